@@ -1,0 +1,608 @@
+//! The executor: runs a kernel over every block of a job on all workers.
+//!
+//! A [`Job`] is one or more [`Region`]s (an input and the offset its data starts at) read in
+//! lock-step: block `i` of the job is bytes `[i * B, (i + 1) * B)` of every region, and the
+//! kernel sees the slices side by side. The job covers the length all regions share (capped by
+//! an optional limit); which regions end exactly there is reported in the [`Extent`], so a
+//! command can say "EOF on FILE".
+//!
+//! The kernel is a closure `Fn(&Block, &[&[u8]]) -> Flow` called from several threads. Workers
+//! take blocks in ascending order (per worker), so a [`StopCheck`] that says "nothing at or past
+//! this offset matters any more" lets each worker stop at its next block without coordination.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::error::EngineError;
+use crate::input::Input;
+use crate::mapguard::GuardedMap;
+use crate::plan::{Layout, Method, Plan};
+
+/// One input read from an offset (relative to the input's own start).
+#[derive(Debug, Clone, Copy)]
+pub struct Region<'a> {
+    /// The input.
+    pub input: &'a Input,
+    /// Bytes of the input skipped before the job's first byte.
+    pub offset: u64,
+}
+
+/// Regions read in lock-step, up to an optional limit.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    /// The regions, at most [`MAX_REGIONS`].
+    pub regions: Vec<Region<'a>>,
+    /// Bytes to process at most.
+    pub limit: Option<u64>,
+}
+
+/// Regions one job can read side by side.
+pub const MAX_REGIONS: usize = 4;
+
+impl<'a> Job<'a> {
+    /// A job over `regions`, with no limit.
+    pub fn new(regions: Vec<Region<'a>>) -> Self {
+        assert!(
+            !regions.is_empty() && regions.len() <= MAX_REGIONS,
+            "a job reads 1 to {MAX_REGIONS} regions"
+        );
+        Job {
+            regions,
+            limit: None,
+        }
+    }
+
+    /// Caps the job at `limit` bytes.
+    pub fn with_limit(mut self, limit: Option<u64>) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The extent, when every region has a known length.
+    pub fn known_extent(&self) -> Option<Extent> {
+        let remaining: Option<Vec<u64>> = self
+            .regions
+            .iter()
+            .map(|r| r.input.len().map(|l| l.saturating_sub(r.offset)))
+            .collect();
+        let remaining = remaining?;
+        let shortest = remaining.iter().copied().min().unwrap_or(0);
+        let len = self.limit.map_or(shortest, |l| l.min(shortest));
+        let limited = self.limit.is_some_and(|l| l <= shortest);
+        let ended = remaining
+            .iter()
+            .map(|&r| !limited && r == len)
+            .collect();
+        Some(Extent { len, ended })
+    }
+
+    /// `(input, offset)` pairs for the planner.
+    pub fn plan_regions(&self) -> Vec<(&'a Input, u64)> {
+        self.regions.iter().map(|r| (r.input, r.offset)).collect()
+    }
+}
+
+/// How far a job went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extent {
+    /// Bytes covered by the job (all regions have at least this many).
+    pub len: u64,
+    /// For each region, whether its data ends exactly at `len` (rather than the limit or the
+    /// other regions ending it).
+    pub ended: Vec<bool>,
+}
+
+/// A block handed to a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    /// Block number within the job.
+    pub index: u64,
+    /// Offset of the block's first byte within the job.
+    pub start: u64,
+    /// Bytes in the block.
+    pub len: usize,
+}
+
+/// What a kernel asks of the executor after a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep going.
+    Continue,
+    /// The answer is known: every worker stops at its next block.
+    Stop,
+}
+
+/// A shared condition that makes workers stop before blocks that cannot matter any more.
+pub trait StopCheck: Sync {
+    /// True when no block starting at or after `block_start` needs processing.
+    fn stop_before(&self, block_start: u64) -> bool;
+}
+
+impl StopCheck for () {
+    fn stop_before(&self, _: u64) -> bool {
+        false
+    }
+}
+
+impl StopCheck for AtomicBool {
+    fn stop_before(&self, _: u64) -> bool {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunStats {
+    /// The bytes the job covered (all of them, unless stopped early).
+    pub extent: Extent,
+    /// Blocks the kernel was called on.
+    pub blocks: u64,
+    /// True when a kernel or stop check ended the run before the last block.
+    pub stopped_early: bool,
+}
+
+/// Called before a worker reads a block: may wait, and returns false to stop the worker.
+pub(crate) type Gate<'g> = &'g (dyn Fn(u64) -> bool + Sync);
+
+/// Runs `visit` over every block of `job` as `plan` says.
+pub fn run_blocks<F>(
+    plan: &Plan,
+    job: &Job<'_>,
+    stop: &dyn StopCheck,
+    visit: F,
+) -> Result<RunStats, EngineError>
+where
+    F: Fn(&Block, &[&[u8]]) -> Flow + Sync,
+{
+    execute(plan, job, stop, None, &visit)
+}
+
+pub(crate) fn execute(
+    plan: &Plan,
+    job: &Job<'_>,
+    stop: &dyn StopCheck,
+    gate: Option<Gate<'_>>,
+    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+) -> Result<RunStats, EngineError> {
+    match (plan.method, job.known_extent()) {
+        (Method::Read, _) | (_, None) => sequential(plan, job, stop, visit),
+        (method, Some(extent)) => parallel(plan, method, job, extent, stop, gate, visit),
+    }
+}
+
+/// The seed's conventional path: one thread, reading one block per region at a time, front to
+/// back. Regular files are read at explicit offsets (so a job can be run again on the same
+/// input); streams are read from their current position and skip by reading.
+fn sequential(
+    plan: &Plan,
+    job: &Job<'_>,
+    stop: &dyn StopCheck,
+    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+) -> Result<RunStats, EngineError> {
+    let n = job.regions.len();
+    let bs = plan.block_size;
+    let mut bufs: Vec<Vec<u8>> = (0..n).map(|_| vec![0u8; bs]).collect();
+    let mut ended = vec![false; n];
+    for (i, r) in job.regions.iter().enumerate() {
+        if !r.input.is_seekable() {
+            ended[i] = r.input.skip_sequential(r.offset)? < r.offset;
+        } else {
+            ended[i] = r.input.len().unwrap_or(0) < r.offset;
+        }
+    }
+    let mut stats = RunStats {
+        extent: Extent { len: 0, ended },
+        blocks: 0,
+        stopped_early: false,
+    };
+    if stats.extent.ended.iter().any(|&e| e) {
+        // A region ran out while skipping: the job is empty.
+        return Ok(stats);
+    }
+    let limit = job.limit.unwrap_or(u64::MAX);
+    let (mut pos, mut index) = (0u64, 0u64);
+    let mut got = vec![0usize; n];
+    while pos < limit {
+        if stop.stop_before(pos) {
+            stats.stopped_early = true;
+            break;
+        }
+        let want = (limit - pos).min(bs as u64) as usize;
+        for (i, r) in job.regions.iter().enumerate() {
+            let buf = &mut bufs[i][..want];
+            got[i] = if r.input.is_seekable() {
+                r.input.read_full_at(buf, r.input.base() + r.offset + pos)?
+            } else {
+                r.input.read_full(buf)?
+            };
+        }
+        let len = got.iter().copied().min().unwrap_or(0);
+        for (e, &g) in stats.extent.ended.iter_mut().zip(&got) {
+            *e = g == len && g < want;
+        }
+        if len > 0 {
+            let block = Block {
+                index,
+                start: pos,
+                len,
+            };
+            let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
+            for (s, b) in slices.iter_mut().zip(&bufs) {
+                *s = &b[..len];
+            }
+            stats.blocks += 1;
+            let flow = visit(&block, &slices[..n]);
+            pos += len as u64;
+            index += 1;
+            if flow == Flow::Stop {
+                stats.stopped_early = true;
+                break;
+            }
+        }
+        if len < want {
+            break;
+        }
+    }
+    if pos >= limit {
+        stats.extent.ended.iter_mut().for_each(|e| *e = false);
+    }
+    stats.extent.len = pos;
+    Ok(stats)
+}
+
+struct Shared<'s> {
+    cursor: AtomicU64,
+    halt: AtomicBool,
+    stopped_early: AtomicBool,
+    blocks: AtomicU64,
+    /// The error of the lowest-numbered failing block.
+    error: Mutex<Option<(u64, EngineError)>>,
+    stop: &'s dyn StopCheck,
+}
+
+impl Shared<'_> {
+    fn fail(&self, index: u64, err: EngineError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|(i, _)| index < *i) {
+            *slot = Some((index, err));
+        }
+        self.halt.store(true, Ordering::Relaxed);
+    }
+}
+
+fn parallel(
+    plan: &Plan,
+    method: Method,
+    job: &Job<'_>,
+    extent: Extent,
+    stop: &dyn StopCheck,
+    gate: Option<Gate<'_>>,
+    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+) -> Result<RunStats, EngineError> {
+    let sizes_before: Vec<u64> = job
+        .regions
+        .iter()
+        .map(|r| r.input.current_size())
+        .collect::<Result<_, _>>()?;
+    let maps: Vec<GuardedMap> = if method == Method::Mmap {
+        job.regions
+            .iter()
+            .map(|r| {
+                GuardedMap::new(
+                    r.input.file(),
+                    r.input.name(),
+                    r.input.base() + r.offset,
+                    extent.len,
+                )
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    let bs = plan.block_size as u64;
+    let n_blocks = extent.len.div_ceil(bs);
+    let shared = Shared {
+        cursor: AtomicU64::new(0),
+        halt: AtomicBool::new(false),
+        stopped_early: AtomicBool::new(false),
+        blocks: AtomicU64::new(0),
+        error: Mutex::new(None),
+        stop,
+    };
+    let threads = plan.threads.max(1);
+    let worker = |t: usize| {
+        let mut bufs: Vec<Vec<u8>> = if method == Method::Pread {
+            job.regions.iter().map(|_| vec![0u8; bs as usize]).collect()
+        } else {
+            Vec::new()
+        };
+        let mut k = 0u64;
+        loop {
+            if shared.halt.load(Ordering::Relaxed) {
+                break;
+            }
+            let index = match plan.layout {
+                Layout::Dynamic => shared.cursor.fetch_add(1, Ordering::Relaxed),
+                Layout::Stripes => t as u64 + k * threads as u64,
+            };
+            k += 1;
+            if index >= n_blocks {
+                break;
+            }
+            let start = index * bs;
+            if shared.stop.stop_before(start) {
+                shared.stopped_early.store(true, Ordering::Relaxed);
+                break;
+            }
+            if let Some(gate) = gate {
+                if !gate(index) {
+                    shared.stopped_early.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+            let len = (extent.len - start).min(bs) as usize;
+            let block = Block { index, start, len };
+            let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
+            if method == Method::Pread {
+                let mut failed = false;
+                for (r, buf) in job.regions.iter().zip(bufs.iter_mut()) {
+                    let at = r.input.base() + r.offset + start;
+                    if let Err(e) = r.input.read_exact_at(&mut buf[..len], at) {
+                        shared.fail(index, e);
+                        failed = true;
+                        break;
+                    }
+                }
+                if failed {
+                    break;
+                }
+                for (s, b) in slices.iter_mut().zip(&bufs) {
+                    *s = &b[..len];
+                }
+            } else {
+                for (s, m) in slices.iter_mut().zip(&maps) {
+                    *s = &m.bytes()[start as usize..start as usize + len];
+                }
+            }
+            let flow = visit(&block, &slices[..job.regions.len()]);
+            shared.blocks.fetch_add(1, Ordering::Relaxed);
+            if let Some((r, _)) = job
+                .regions
+                .iter()
+                .zip(&maps)
+                .find(|(_, m)| m.faulted())
+            {
+                let found = r.input.current_size().unwrap_or(0);
+                shared.fail(
+                    index,
+                    EngineError::Shrank {
+                        path: r.input.name().to_string(),
+                        expected: r.input.base() + r.offset + extent.len,
+                        found,
+                    },
+                );
+                break;
+            }
+            if flow == Flow::Stop {
+                shared.stopped_early.store(true, Ordering::Relaxed);
+                shared.halt.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+    };
+    if threads == 1 {
+        worker(0);
+    } else {
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let worker = &worker;
+                s.spawn(move || worker(t));
+            }
+        });
+    }
+    if let Some((_, err)) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(err);
+    }
+    let stopped_early = shared.stopped_early.load(Ordering::Relaxed);
+    if !stopped_early {
+        for (r, &before) in job.regions.iter().zip(&sizes_before) {
+            let after = r.input.current_size()?;
+            if after != before {
+                return Err(EngineError::Changed {
+                    path: r.input.name().to_string(),
+                    before,
+                    after,
+                });
+            }
+        }
+    }
+    Ok(RunStats {
+        extent,
+        blocks: shared.blocks.load(Ordering::Relaxed),
+        stopped_early,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Strategy;
+    use std::io::Write;
+
+    fn temp_with(data: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(data).unwrap();
+        f.flush().unwrap();
+        f
+    }
+
+    fn plan(method: Method, threads: usize, bs: usize, layout: Layout) -> Plan {
+        Plan {
+            method,
+            threads,
+            block_size: bs,
+            layout,
+            reason: "test".into(),
+        }
+    }
+
+    fn all_plans() -> Vec<Plan> {
+        let mut v = Vec::new();
+        for m in [Method::Read, Method::Pread, Method::Mmap] {
+            for t in [1, 2, 3] {
+                for bs in [1, 7, 64, 4096] {
+                    for l in [Layout::Dynamic, Layout::Stripes] {
+                        v.push(plan(m, t, bs, l));
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn every_plan_visits_every_byte_once() {
+        let data: Vec<u8> = (0..10_007u32).map(|i| (i * 7 % 256) as u8).collect();
+        let f = temp_with(&data);
+        for p in all_plans() {
+            let input = Input::open(f.path()).unwrap();
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 3,
+            }]);
+            let seen = Mutex::new(vec![0u8; data.len() - 3]);
+            let stats = run_blocks(&p, &job, &(), |b, d| {
+                let mut s = seen.lock().unwrap();
+                assert_eq!(d[0].len(), b.len);
+                for (i, &x) in d[0].iter().enumerate() {
+                    s[b.start as usize + i] = x;
+                }
+                Flow::Continue
+            })
+            .unwrap();
+            assert_eq!(stats.extent.len, data.len() as u64 - 3, "{p:?}");
+            assert_eq!(stats.extent.ended, vec![true]);
+            assert_eq!(&seen.into_inner().unwrap()[..], &data[3..], "{p:?}");
+        }
+    }
+
+    #[test]
+    fn extent_reports_which_region_ended() {
+        let a = temp_with(b"0123456789");
+        let b = temp_with(b"01234");
+        for p in all_plans() {
+            let (ia, ib) = (Input::open(a.path()).unwrap(), Input::open(b.path()).unwrap());
+            let job = Job::new(vec![
+                Region {
+                    input: &ia,
+                    offset: 0,
+                },
+                Region {
+                    input: &ib,
+                    offset: 0,
+                },
+            ]);
+            let stats = run_blocks(&p, &job, &(), |_, _| Flow::Continue).unwrap();
+            assert_eq!(stats.extent.len, 5);
+            assert_eq!(stats.extent.ended, vec![false, true], "{p:?}");
+            let limited = job.clone().with_limit(Some(5));
+            let (ia2, ib2) = (Input::open(a.path()).unwrap(), Input::open(b.path()).unwrap());
+            let mut limited2 = limited.clone();
+            limited2.regions[0].input = &ia2;
+            limited2.regions[1].input = &ib2;
+            let stats = run_blocks(&p, &limited2, &(), |_, _| Flow::Continue).unwrap();
+            assert_eq!(stats.extent.len, 5);
+            assert_eq!(stats.extent.ended, vec![false, false], "{p:?}");
+        }
+    }
+
+    #[test]
+    fn flow_stop_ends_the_run_early() {
+        let f = temp_with(&vec![0u8; 1 << 20]);
+        for p in all_plans().into_iter().filter(|p| p.block_size >= 64) {
+            let input = Input::open(f.path()).unwrap();
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }]);
+            let stats = run_blocks(&p, &job, &(), |_, _| Flow::Stop).unwrap();
+            assert!(stats.stopped_early);
+            assert!(stats.blocks <= p.threads as u64, "{p:?} {}", stats.blocks);
+        }
+    }
+
+    #[test]
+    fn file_truncated_while_read_is_an_error_not_a_crash() {
+        let page = crate::sysinfo::page_size();
+        for m in [Method::Pread, Method::Mmap] {
+            let f = temp_with(&vec![b'a'; page * 64]);
+            let input = Input::open(f.path()).unwrap();
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }]);
+            let p = plan(m, 1, page, Layout::Dynamic);
+            let err = run_blocks(&p, &job, &(), |b, d| {
+                if b.index == 0 {
+                    f.as_file().set_len(page as u64 * 2).unwrap();
+                }
+                std::hint::black_box(d[0].iter().map(|&x| x as u64).sum::<u64>());
+                Flow::Continue
+            })
+            .unwrap_err();
+            assert!(
+                matches!(err, EngineError::Shrank { .. }),
+                "{m:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_grown_while_read_is_reported() {
+        let f = temp_with(&vec![b'a'; 8192]);
+        let input = Input::open(f.path()).unwrap();
+        let job = Job::new(vec![Region {
+            input: &input,
+            offset: 0,
+        }]);
+        let p = plan(Method::Pread, 1, 1024, Layout::Dynamic);
+        let err = run_blocks(&p, &job, &(), |b, _| {
+            if b.index == 0 {
+                f.as_file().set_len(100_000).unwrap();
+            }
+            Flow::Continue
+        })
+        .unwrap_err();
+        assert!(matches!(err, EngineError::Changed { .. }), "{err}");
+    }
+
+    #[test]
+    fn planner_output_runs() {
+        let f = temp_with(&vec![b'z'; 100_000]);
+        let input = Input::open(f.path()).unwrap();
+        let job = Job::new(vec![Region {
+            input: &input,
+            offset: 0,
+        }]);
+        for s in Strategy::ALL {
+            let opts = crate::plan::EngineOptions {
+                strategy: s,
+                block_size: Some(4096),
+                ..Default::default()
+            };
+            let p = Plan::choose(
+                &opts,
+                &job.plan_regions(),
+                job.known_extent().map(|e| e.len),
+                crate::plan::Access::SinglePass,
+            );
+            let total = AtomicU64::new(0);
+            run_blocks(&p, &job, &(), |b, _| {
+                total.fetch_add(b.len as u64, Ordering::Relaxed);
+                Flow::Continue
+            })
+            .unwrap();
+            assert_eq!(total.load(Ordering::Relaxed), 100_000, "{s}");
+        }
+    }
+}

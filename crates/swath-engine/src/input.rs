@@ -1,0 +1,277 @@
+//! Inputs: files and standard input, with the facts the planner needs about them.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Path;
+
+use crate::error::EngineError;
+
+/// What kind of byte source an input is; decides which read methods can serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// A regular file: its size is known and it supports positional reads and maps.
+    Regular,
+    /// A pipe, FIFO, terminal, socket or character device: read sequentially only.
+    Stream,
+}
+
+/// An opened input.
+#[derive(Debug)]
+pub struct Input {
+    name: String,
+    file: File,
+    kind: InputKind,
+    /// Size in bytes of a regular file at open time.
+    len: u64,
+    /// Offset at which the data starts: the file position inherited on standard input.
+    base: u64,
+    dev: u64,
+    ino: u64,
+}
+
+impl Input {
+    /// Opens `path`, or standard input when `path` is `-`. `name` is how messages refer to it.
+    ///
+    /// A directory is refused with `EISDIR`, as GNU tools report it.
+    pub fn open(path: &Path) -> Result<Input, EngineError> {
+        let name = path.to_string_lossy().into_owned();
+        if path.as_os_str() == "-" {
+            return Self::stdin(name);
+        }
+        let file = File::open(path).map_err(|e| EngineError::io(&name, e))?;
+        Self::from_file(name, file, false)
+    }
+
+    /// Wraps standard input (a duplicate of descriptor 0) under the given display name.
+    pub fn stdin(name: String) -> Result<Input, EngineError> {
+        let fd = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| EngineError::io(&name, e))?;
+        Self::from_file(name, File::from(fd), true)
+    }
+
+    fn from_file(name: String, file: File, inherit_position: bool) -> Result<Input, EngineError> {
+        let meta = file.metadata().map_err(|e| EngineError::io(&name, e))?;
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            return Err(EngineError::io(
+                name,
+                io::Error::from_raw_os_error(libc::EISDIR),
+            ));
+        }
+        let kind = if ft.is_file() {
+            InputKind::Regular
+        } else {
+            // Pipes, FIFOs, terminals, sockets and devices: read front to back only.
+            InputKind::Stream
+        };
+        let base = if inherit_position && kind == InputKind::Regular {
+            // SAFETY: lseek on a descriptor we own has no memory-safety preconditions.
+            let pos = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_CUR) };
+            if pos < 0 {
+                0
+            } else {
+                pos as u64
+            }
+        } else {
+            0
+        };
+        Ok(Input {
+            name,
+            kind,
+            len: meta.len(),
+            base,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            file,
+        })
+    }
+
+    /// The name used in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kind of source.
+    pub fn kind(&self) -> InputKind {
+        self.kind
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Bytes available from the input's start position, for regular files.
+    pub fn len(&self) -> Option<u64> {
+        match self.kind {
+            InputKind::Regular => Some(self.len.saturating_sub(self.base)),
+            InputKind::Stream => None,
+        }
+    }
+
+    /// True when the input is a regular file with no bytes after its start position.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// Offset in the underlying file where this input's data starts.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// True when positional reads and maps can serve this input.
+    pub fn is_seekable(&self) -> bool {
+        self.kind == InputKind::Regular
+    }
+
+    /// True when both inputs are the same underlying file (same device and inode).
+    pub fn same_file(&self, other: &Input) -> bool {
+        self.dev == other.dev && self.ino == other.ino
+    }
+
+    /// Current size of the underlying file, for detecting changes while reading.
+    pub fn current_size(&self) -> Result<u64, EngineError> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| EngineError::io(&self.name, e))
+    }
+
+    /// Fills `buf` from absolute file offset `offset`; a short file is [`EngineError::Shrank`].
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), EngineError> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => {
+                    return Err(EngineError::Shrank {
+                        path: self.name.clone(),
+                        expected: offset + buf.len() as u64,
+                        found: offset + done as u64,
+                    })
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(EngineError::io(&self.name, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills `buf` from absolute file offset `offset` until it is full or the file ends;
+    /// returns the bytes read.
+    pub fn read_full_at(&self, buf: &mut [u8], offset: u64) -> Result<usize, EngineError> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(EngineError::io(&self.name, e)),
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reads sequentially until `buf` is full or the input ends; returns the bytes read.
+    pub fn read_full(&self, buf: &mut [u8]) -> Result<usize, EngineError> {
+        let mut done = 0;
+        let mut file = &self.file;
+        while done < buf.len() {
+            match file.read(&mut buf[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(EngineError::io(&self.name, e)),
+            }
+        }
+        Ok(done)
+    }
+
+    /// Moves the sequential read position `n` bytes forward: a seek on regular files, reading
+    /// and discarding on streams. Returns how many bytes were actually skipped (fewer at EOF).
+    pub fn skip_sequential(&self, n: u64) -> Result<u64, EngineError> {
+        if n == 0 {
+            return Ok(0);
+        }
+        if self.kind == InputKind::Regular {
+            let fd = self.file.as_raw_fd();
+            // SAFETY: lseek on a descriptor we own has no memory-safety preconditions.
+            let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+            if pos >= 0 {
+                let size = self.len;
+                let target = (pos as u64).saturating_add(n).min(size.max(pos as u64));
+                // SAFETY: as above.
+                let r = unsafe { libc::lseek(fd, target as libc::off_t, libc::SEEK_SET) };
+                if r >= 0 {
+                    return Ok(target - pos as u64);
+                }
+            }
+        }
+        let mut left = n;
+        let mut buf = vec![0u8; 64 * 1024];
+        while left > 0 {
+            let want = left.min(buf.len() as u64) as usize;
+            let got = self.read_full(&mut buf[..want])?;
+            left -= got as u64;
+            if got < want {
+                break;
+            }
+        }
+        Ok(n - left)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn opens_regular_file_with_size() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"hello").unwrap();
+        let input = Input::open(f.path()).unwrap();
+        assert_eq!(input.kind(), InputKind::Regular);
+        assert_eq!(input.len(), Some(5));
+        let mut buf = [0u8; 3];
+        input.read_exact_at(&mut buf, 2).unwrap();
+        assert_eq!(&buf, b"llo");
+        let mut buf = [0u8; 4];
+        match input.read_exact_at(&mut buf, 2) {
+            Err(EngineError::Shrank { found: 5, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn directory_is_refused_with_eisdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Input::open(dir.path()).unwrap_err();
+        assert!(err.to_string().ends_with(": Is a directory"), "{err}");
+    }
+
+    #[test]
+    fn missing_file_names_file_and_cause() {
+        let err = Input::open(Path::new("/nonexistent/swath-x")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/nonexistent/swath-x: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn skip_sequential_stops_at_eof() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"0123456789").unwrap();
+        let input = Input::open(f.path()).unwrap();
+        assert_eq!(input.skip_sequential(4).unwrap(), 4);
+        let mut buf = [0u8; 3];
+        assert_eq!(input.read_full(&mut buf).unwrap(), 3);
+        assert_eq!(&buf, b"456");
+        assert_eq!(input.skip_sequential(100).unwrap(), 3);
+    }
+}

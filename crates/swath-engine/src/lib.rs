@@ -1,0 +1,40 @@
+//! The parallel file engine shared by every swath subcommand.
+//!
+//! A subcommand describes *what* to do with bytes as a small kernel (a closure over block
+//! slices); the engine decides *how* the bytes arrive and who processes them:
+//!
+//! - [`input`]: opening inputs (regular files, standard input, FIFOs) and the facts the planner
+//!   needs about them (size, seekability, identity).
+//! - [`plan`]: choosing a [`Method`] (sequential `read`, positional `pread`, `mmap`) from the
+//!   requested [`Strategy`], the file sizes, the available memory and page-cache residency, and
+//!   cutting the work into blocks handed to threads by a [`Layout`].
+//! - [`exec`]: the executor that runs a kernel over every block of a [`Job`] on all workers,
+//!   stopping early on request, and reporting I/O errors and files that change while read.
+//! - [`firstk`]: the speculative "first K results in file order" table whose cut-off lets workers
+//!   stop without taking a lock on the hot path.
+//! - [`ordered`]: an ordered merge that streams per-block results to one consumer in file order
+//!   with a bounded window of blocks in flight.
+//! - [`output`]: output files written under a temporary name and renamed into place.
+//! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
+//!
+//! The engine never maps a file without a guard: a mapped file truncated under the reader turns
+//! into [`EngineError::Shrank`], never into SIGBUS.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod exec;
+pub mod firstk;
+pub mod input;
+mod mapguard;
+pub mod ordered;
+pub mod output;
+pub mod plan;
+pub mod sysinfo;
+
+pub use error::EngineError;
+pub use exec::{run_blocks, Block, Extent, Flow, Job, Region, RunStats, StopCheck};
+pub use firstk::FirstK;
+pub use input::{Input, InputKind};
+pub use ordered::run_ordered;
+pub use output::AtomicOutput;
+pub use plan::{Access, EngineOptions, Layout, Method, Plan, Strategy};

@@ -1,0 +1,32 @@
+//! Criterion micro-benchmarks of the kernels, each checking its answer before timing.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use swath_kernels::compare::{first_mismatch, first_mismatch_naive, first_mismatch_words};
+use swath_kernels::count::{count_byte, count_byte_naive};
+
+fn compare(c: &mut Criterion) {
+    let len = 256 * 1024;
+    let a: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+    let b = a.clone();
+    let mut g = c.benchmark_group("first_mismatch_equal_256KiB");
+    g.throughput(Throughput::Bytes(len as u64));
+    assert_eq!(first_mismatch(&a, &b), None);
+    g.bench_function("memcmp_chunks", |x| x.iter(|| first_mismatch(black_box(&a), black_box(&b))));
+    g.bench_function("words", |x| x.iter(|| first_mismatch_words(black_box(&a), black_box(&b))));
+    g.bench_function("naive", |x| x.iter(|| first_mismatch_naive(black_box(&a), black_box(&b))));
+    g.finish();
+}
+
+fn count(c: &mut Criterion) {
+    let len = 256 * 1024;
+    let a: Vec<u8> = (0..len).map(|i| if i % 60 == 0 { b'\n' } else { b'a' }).collect();
+    assert_eq!(count_byte(&a, b'\n'), count_byte_naive(&a, b'\n'));
+    let mut g = c.benchmark_group("count_newlines_256KiB");
+    g.throughput(Throughput::Bytes(len as u64));
+    g.bench_function("memchr", |x| x.iter(|| count_byte(black_box(&a), b'\n')));
+    g.bench_function("naive", |x| x.iter(|| count_byte_naive(black_box(&a), b'\n')));
+    g.finish();
+}
+
+criterion_group!(benches, compare, count);
+criterion_main!(benches);

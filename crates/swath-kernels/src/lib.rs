@@ -1,0 +1,12 @@
+//! swath's hot kernels: pure functions over byte slices, with no I/O and no threads.
+//!
+//! Each kernel has a one-line naive reference (`*_naive`) that the fast version is tested
+//! against over inputs padded to hit every alignment and length, and a criterion benchmark
+//! (`benches/kernels.rs`) that shows what the fast version gains.
+//!
+//! - [`compare`]: the first differing byte of two slices, and every differing byte.
+//! - [`count`]: occurrences of a byte (newlines, for line numbers).
+#![deny(missing_docs)]
+
+pub mod compare;
+pub mod count;

@@ -1,0 +1,387 @@
+//! Comparing two inputs: the first K differences (compMP), or every difference in order.
+//!
+//! [`first_differences`] is speculative: workers compare blocks in any order and offer what
+//! they find to a [`FirstK`] table; a worker stops at its next block once the table holds K
+//! differences before it. Line numbers are not counted while comparing on the parallel path,
+//! since identical inputs, the common case, would pay for them for nothing: once the answer is
+//! known, only the prefix up to the last difference is counted, in parallel. On the sequential
+//! path (streams, or `--threads 0`) the data cannot be read twice, so newlines are counted in
+//! the same pass, as GNU cmp does.
+//!
+//! [`stream_differences`] visits every difference (`cmp -l`): each block's differences are
+//! formatted by the workers and written in file order through the engine's ordered merge.
+
+use std::sync::Mutex;
+
+use swath_engine::{
+    run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow, Input,
+    Job, Method, Plan, Region, RunStats,
+};
+use swath_kernels::compare::for_each_mismatch;
+use swath_kernels::count::count_byte;
+
+use crate::lines::newlines_before;
+
+/// A position where the two inputs differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Difference {
+    /// Offset from the start of the compared data (after the skips), 0-based.
+    pub offset: u64,
+    /// The byte in the first input.
+    pub a: u8,
+    /// The byte in the second input.
+    pub b: u8,
+}
+
+/// What to compare: two inputs, bytes skipped at the start of each, and a byte limit.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareSpec<'a> {
+    /// The two inputs.
+    pub inputs: [&'a Input; 2],
+    /// Bytes skipped at the start of each input.
+    pub skip: [u64; 2],
+    /// Bytes compared at most.
+    pub limit: Option<u64>,
+}
+
+impl<'a> CompareSpec<'a> {
+    fn job(&self) -> Job<'a> {
+        Job::new(vec![
+            Region {
+                input: self.inputs[0],
+                offset: self.skip[0],
+            },
+            Region {
+                input: self.inputs[1],
+                offset: self.skip[1],
+            },
+        ])
+        .with_limit(self.limit)
+    }
+
+    /// The plan the engine will use for this comparison.
+    pub fn plan(&self, opts: &EngineOptions) -> Plan {
+        let job = self.job();
+        Plan::choose(
+            opts,
+            &job.plan_regions(),
+            job.known_extent().map(|e| e.len),
+            Access::SinglePass,
+        )
+    }
+}
+
+/// Which line numbers a comparison should report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// None.
+    None,
+    /// Newlines before each reported difference, and in the whole compared data when fewer
+    /// than K differences were found (for "EOF on FILE after byte N, line M").
+    Count,
+}
+
+/// The result of [`first_differences`].
+#[derive(Debug, Clone)]
+pub struct FirstDifferences {
+    /// Up to K differences, in file order.
+    pub diffs: Vec<Difference>,
+    /// With [`Lines::Count`]: newlines in the first input before each difference.
+    pub newlines_before: Vec<u64>,
+    /// With [`Lines::Count`] and fewer than K differences: newlines in all compared data.
+    pub newlines_total: Option<u64>,
+    /// How much was compared, and which input ended there.
+    pub extent: Extent,
+    /// What the engine did.
+    pub plan: Plan,
+    /// Counters of the run.
+    pub stats: RunStats,
+}
+
+/// The first `k` differences of the two inputs, in file order.
+pub fn first_differences(
+    spec: &CompareSpec<'_>,
+    k: usize,
+    lines: Lines,
+    opts: &EngineOptions,
+) -> Result<FirstDifferences, EngineError> {
+    let job = spec.job();
+    let plan = spec.plan(opts);
+    let table: FirstK<(u8, u8)> = FirstK::new(k.max(1));
+    let sequential = plan.method == Method::Read;
+    // Sequential path: blocks arrive in order, so a running count gives line numbers.
+    let seq_lines = Mutex::new((0u64, Vec::<u64>::new()));
+    let count_in_pass = sequential && lines == Lines::Count;
+    let stats = run_blocks(&plan, &job, &table, |block, data| {
+        let (a, b) = (data[0], data[1]);
+        let cutoff = table.cutoff();
+        let mut found = Vec::new();
+        for_each_mismatch(a, b, |i| {
+            let off = block.start + i as u64;
+            if off > cutoff {
+                return false;
+            }
+            found.push((off, (a[i], b[i])));
+            found.len() < k
+        });
+        if count_in_pass {
+            let mut st = seq_lines.lock().unwrap_or_else(|p| p.into_inner());
+            let (running, before) = &mut *st;
+            let mut from = 0usize;
+            let room = k - before.len();
+            for &(off, _) in found.iter().take(room) {
+                let i = (off - block.start) as usize;
+                *running += count_byte(&a[from..i], b'\n');
+                from = i;
+                before.push(*running);
+            }
+            *running += count_byte(&a[from..], b'\n');
+        }
+        table.offer(found);
+        if sequential && table.cutoff() != u64::MAX {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    })?;
+    let diffs: Vec<Difference> = table
+        .into_sorted()
+        .into_iter()
+        .map(|(offset, (a, b))| Difference { offset, a, b })
+        .collect();
+    let mut newlines_before_diffs = Vec::new();
+    let mut newlines_total = None;
+    if lines == Lines::Count {
+        let want_total = diffs.len() < k;
+        if count_in_pass {
+            let (running, before) = seq_lines.into_inner().unwrap_or_else(|p| p.into_inner());
+            newlines_before_diffs = before;
+            newlines_before_diffs.truncate(diffs.len());
+            if want_total {
+                newlines_total = Some(running);
+            }
+        } else {
+            let mut positions: Vec<u64> = diffs.iter().map(|d| d.offset).collect();
+            if want_total {
+                positions.push(stats.extent.len);
+            }
+            let region = Region {
+                input: spec.inputs[0],
+                offset: spec.skip[0],
+            };
+            let mut counts = newlines_before(&plan, region, &positions)?;
+            if want_total {
+                newlines_total = counts.pop();
+            }
+            newlines_before_diffs = counts;
+        }
+    }
+    Ok(FirstDifferences {
+        diffs,
+        newlines_before: newlines_before_diffs,
+        newlines_total,
+        extent: stats.extent.clone(),
+        plan,
+        stats,
+    })
+}
+
+/// The result of [`stream_differences`].
+#[derive(Debug, Clone)]
+pub struct StreamedDifferences {
+    /// How much was compared, and which input ended there.
+    pub extent: Extent,
+    /// What the engine did.
+    pub plan: Plan,
+    /// Counters of the run.
+    pub stats: RunStats,
+}
+
+/// Visits every difference in file order: `emit` formats each block's differences into a
+/// buffer on the worker that found them, and `consume` receives the buffers in file order
+/// (empty ones are skipped). `consume` returning [`Flow::Stop`] ends the comparison.
+pub fn stream_differences<E, C>(
+    spec: &CompareSpec<'_>,
+    opts: &EngineOptions,
+    emit: E,
+    mut consume: C,
+) -> Result<StreamedDifferences, EngineError>
+where
+    E: Fn(Difference, &mut Vec<u8>) + Sync,
+    C: FnMut(&[u8]) -> Flow + Send,
+{
+    let job = spec.job();
+    let plan = spec.plan(opts);
+    let window = plan.threads * 4;
+    let stats = run_ordered(
+        &plan,
+        &job,
+        window,
+        |block, data| {
+            let (a, b) = (data[0], data[1]);
+            let mut out = Vec::new();
+            for_each_mismatch(a, b, |i| {
+                let d = Difference {
+                    offset: block.start + i as u64,
+                    a: a[i],
+                    b: b[i],
+                };
+                emit(d, &mut out);
+                true
+            });
+            out
+        },
+        |_, out| {
+            if out.is_empty() {
+                Flow::Continue
+            } else {
+                consume(&out)
+            }
+        },
+    )?;
+    Ok(StreamedDifferences {
+        extent: stats.extent.clone(),
+        plan,
+        stats,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+    use swath_engine::{Layout, Strategy};
+
+    fn temp(data: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(data).unwrap();
+        f.flush().unwrap();
+        f
+    }
+
+    struct Oracle {
+        diffs: Vec<Difference>,
+        before: Vec<u64>,
+        total: Option<u64>,
+        len: u64,
+        ended: Vec<bool>,
+    }
+
+    fn oracle(a: &[u8], b: &[u8], skip: [u64; 2], limit: Option<u64>, k: usize) -> Oracle {
+        let a = &a[(skip[0] as usize).min(a.len())..];
+        let b = &b[(skip[1] as usize).min(b.len())..];
+        let common = a.len().min(b.len()) as u64;
+        let len = limit.map_or(common, |l| l.min(common));
+        let limited = limit.is_some_and(|l| l <= common);
+        let mut diffs = Vec::new();
+        let mut before = Vec::new();
+        let mut nl = 0u64;
+        for i in 0..len as usize {
+            if a[i] != b[i] && diffs.len() < k {
+                diffs.push(Difference {
+                    offset: i as u64,
+                    a: a[i],
+                    b: b[i],
+                });
+                before.push(nl);
+            }
+            if a[i] == b'\n' {
+                nl += 1;
+            }
+        }
+        let ended = [a.len() as u64, b.len() as u64]
+            .iter()
+            .map(|&r| !limited && r == len)
+            .collect();
+        let total = (diffs.len() < k).then_some(nl);
+        Oracle {
+            diffs,
+            before,
+            total,
+            len,
+            ended,
+        }
+    }
+
+    fn data_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), Just(b'y')], 0..5000)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn every_path_matches_the_oracle(
+            a in data_strategy(),
+            flips in proptest::collection::vec((0usize..5000, 1u8..255), 0..12),
+            resize in -40i64..40,
+            skip in (0u64..30, 0u64..30),
+            limit in proptest::option::of(0u64..6000),
+            k in 1usize..10,
+            threads in -1i64..5,
+            bs in prop_oneof![1usize..70, 100usize..2000],
+            strategy in prop_oneof![Just(Strategy::Auto), Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            stripes in any::<bool>(),
+        ) {
+            let mut b = a.clone();
+            for (p, x) in flips {
+                if p < b.len() { b[p] ^= x; }
+            }
+            let new_len = (b.len() as i64 + resize).max(0) as usize;
+            b.resize(new_len, b'z');
+            let (fa, fb) = (temp(&a), temp(&b));
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit };
+            let opts = EngineOptions {
+                threads: Some(threads),
+                block_size: Some(bs),
+                strategy,
+                layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
+            };
+            let got = first_differences(&spec, k, Lines::Count, &opts).unwrap();
+            let want = oracle(&a, &b, [skip.0, skip.1], limit, k);
+            prop_assert_eq!(&got.diffs, &want.diffs);
+            prop_assert_eq!(&got.newlines_before, &want.before);
+            prop_assert_eq!(got.newlines_total, want.total);
+            if got.diffs.len() < k {
+                prop_assert_eq!(got.extent.len, want.len);
+                prop_assert_eq!(&got.extent.ended, &want.ended);
+            }
+
+            // Streaming every difference gives the oracle's full list.
+            let all = oracle(&a, &b, [skip.0, skip.1], limit, usize::MAX);
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit };
+            let mut seen = Vec::new();
+            let streamed = stream_differences(
+                &spec,
+                &opts,
+                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
+                |bytes| {
+                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+                    Flow::Continue
+                },
+            ).unwrap();
+            let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
+            prop_assert_eq!(seen, want_offsets);
+            prop_assert_eq!(streamed.extent.len, all.len);
+            prop_assert_eq!(streamed.extent.ended, all.ended);
+        }
+    }
+
+    #[test]
+    fn first_difference_in_a_huge_sparse_file_reads_little() {
+        let fa = tempfile::NamedTempFile::new().unwrap();
+        fa.as_file().set_len(1 << 33).unwrap();
+        let fb = tempfile::NamedTempFile::new().unwrap();
+        fb.as_file().set_len(1 << 33).unwrap();
+        use std::os::unix::fs::FileExt;
+        fb.as_file().write_at(b"\x01", 1000).unwrap();
+        let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+        let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None };
+        let got = first_differences(&spec, 1, Lines::Count, &EngineOptions::default()).unwrap();
+        assert_eq!(got.diffs, vec![Difference { offset: 1000, a: 0, b: 1 }]);
+        assert!(got.stats.blocks <= 4, "blocks visited: {}", got.stats.blocks);
+        assert_eq!(got.newlines_before, vec![0]);
+    }
+}

@@ -1,0 +1,13 @@
+//! swath's operations: the kernels of `swath-kernels` run on the engine of `swath-engine`.
+//!
+//! Each operation takes opened inputs and [`swath_engine::EngineOptions`], plans the work, runs
+//! it, and returns plain data (differences, counts) that the command-line layer formats. Nothing
+//! here prints.
+//!
+//! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
+//!   difference streamed in order.
+//! - [`lines`]: line numbers of byte positions, counted in parallel.
+#![deny(missing_docs)]
+
+pub mod compare;
+pub mod lines;
