@@ -32,9 +32,10 @@ pub struct Input {
 }
 
 impl Input {
-    /// Opens `path`, or standard input when `path` is `-`. `name` is how messages refer to it.
+    /// Opens `path`, or standard input when `path` is `-`, which is also how messages name it.
     ///
-    /// A directory is refused with `EISDIR`, as GNU tools report it.
+    /// A directory opens as a stream whose first read fails with `EISDIR`, so the error comes
+    /// at the point GNU tools report it.
     pub fn open(path: &Path) -> Result<Input, EngineError> {
         let name = path.to_string_lossy().into_owned();
         if path.as_os_str() == "-" {
@@ -56,16 +57,11 @@ impl Input {
     fn from_file(name: String, file: File, inherit_position: bool) -> Result<Input, EngineError> {
         let meta = file.metadata().map_err(|e| EngineError::io(&name, e))?;
         let ft = meta.file_type();
-        if ft.is_dir() {
-            return Err(EngineError::io(
-                name,
-                io::Error::from_raw_os_error(libc::EISDIR),
-            ));
-        }
         let kind = if ft.is_file() {
             InputKind::Regular
         } else {
-            // Pipes, FIFOs, terminals, sockets and devices: read front to back only.
+            // Pipes, FIFOs, terminals, sockets and devices: read front to back only. A
+            // directory opens too (GNU tools report it when reading), and fails with EISDIR.
             InputKind::Stream
         };
         let base = if inherit_position && kind == InputKind::Regular {
@@ -248,9 +244,11 @@ mod tests {
     }
 
     #[test]
-    fn directory_is_refused_with_eisdir() {
+    fn directory_fails_on_read_with_eisdir() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Input::open(dir.path()).unwrap_err();
+        let input = Input::open(dir.path()).unwrap();
+        assert_eq!(input.kind(), InputKind::Stream);
+        let err = input.read_full(&mut [0u8; 10]).unwrap_err();
         assert!(err.to_string().ends_with(": Is a directory"), "{err}");
     }
 

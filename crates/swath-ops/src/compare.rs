@@ -90,6 +90,9 @@ pub struct FirstDifferences {
     pub newlines_before: Vec<u64>,
     /// With [`Lines::Count`] and fewer than K differences: newlines in all compared data.
     pub newlines_total: Option<u64>,
+    /// With [`Lines::Count`]: the last compared byte of the first input, if any was compared
+    /// (GNU cmp says "line N" after a final newline and "in line N" otherwise).
+    pub last_byte: Option<u8>,
     /// How much was compared, and which input ended there.
     pub extent: Extent,
     /// What the engine did.
@@ -112,8 +115,17 @@ pub fn first_differences(
     // Sequential path: blocks arrive in order, so a running count gives line numbers.
     let seq_lines = Mutex::new((0u64, Vec::<u64>::new()));
     let count_in_pass = sequential && lines == Lines::Count;
+    let last = Mutex::new(None::<(u64, u8)>);
     let stats = run_blocks(&plan, &job, &table, |block, data| {
         let (a, b) = (data[0], data[1]);
+        if lines == Lines::Count {
+            if let Some(&byte) = a.last() {
+                let mut l = last.lock().unwrap_or_else(|p| p.into_inner());
+                if l.is_none_or(|(i, _)| i < block.index) {
+                    *l = Some((block.index, byte));
+                }
+            }
+        }
         let cutoff = table.cutoff();
         let mut found = Vec::new();
         for_each_mismatch(a, b, |i| {
@@ -180,6 +192,10 @@ pub fn first_differences(
         diffs,
         newlines_before: newlines_before_diffs,
         newlines_total,
+        last_byte: last
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(_, b)| b),
         extent: stats.extent.clone(),
         plan,
         stats,
@@ -343,6 +359,11 @@ mod tests {
             prop_assert_eq!(&got.diffs, &want.diffs);
             prop_assert_eq!(&got.newlines_before, &want.before);
             prop_assert_eq!(got.newlines_total, want.total);
+            if got.diffs.len() < k {
+                let a_region = &a[(skip.0 as usize).min(a.len())..];
+                let want_last = (want.len > 0).then(|| a_region[want.len as usize - 1]);
+                prop_assert_eq!(got.last_byte, want_last);
+            }
             if got.diffs.len() < k {
                 prop_assert_eq!(got.extent.len, want.len);
                 prop_assert_eq!(&got.extent.ended, &want.ended);

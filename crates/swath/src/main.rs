@@ -1,1 +1,75 @@
-fn main(){}
+//! The `swath` command: a thin layer of argument parsing and output formatting over the
+//! engine (`swath-engine`), the kernels (`swath-kernels`) and the operations (`swath-ops`).
+//!
+//! Invoked through a link named after a GNU tool it replaces (`cmp`), it behaves as that
+//! subcommand and prefixes its messages with the tool's name.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod engine_args;
+mod size;
+
+/// Process big files at the speed of the machine.
+///
+/// swath does the everyday jobs of the standard tools (cmp today) with the output users
+/// rely on, splitting the work across all cores inside one big file and choosing the
+/// fastest way to read it.
+#[derive(Parser, Debug)]
+#[command(name = "swath", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compare two files byte by byte (GNU cmp compatible, parallel).
+    Cmp(Box<cmd::cmp::CmpArgs>),
+    /// Generate reproducible test data.
+    #[command(subcommand)]
+    Gen(cmd::gen::GenCommand),
+    /// Generate a pair of test files and compare them with swath and GNU cmp.
+    Demo(cmd::demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    // Die quietly on a closed pipe, as the GNU tools do, instead of reporting EPIPE.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_else(|| OsString::from("swath"));
+    let rest: Vec<OsString> = args.collect();
+    let invoked_as = Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if invoked_as == "cmp" {
+        return cmd::cmp::main("cmp", rest);
+    }
+    if rest.first().is_some_and(|a| a == "cmp") {
+        return cmd::cmp::main("swath cmp", rest[1..].to_vec());
+    }
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Cmp(_) => {
+            // `swath cmp` is dispatched above so that its errors follow GNU cmp's format.
+            return cmd::cmp::main("swath cmp", rest[1..].to_vec());
+        }
+        Command::Gen(g) => cmd::gen::run(g),
+        Command::Demo(d) => cmd::demo::run(d),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("swath: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,841 @@
+//! `swath cmp`: GNU cmp 3.8 compatible comparison, parallel inside the files (compMP).
+//!
+//! Everything a script can observe follows GNU cmp: operands and options (including skips in
+//! C notation with size suffixes, repeated options, abbreviated long options), the messages on
+//! stdout and stderr, and the exit status (0 same, 1 different, 2 trouble). Invoked through a
+//! link named `cmp`, messages are prefixed `cmp:`; as `swath cmp`, `swath cmp:`.
+//!
+//! The extensions are compMP's: `--max-diffs K` reports the first K differences, the engine
+//! options choose threads, block size and read method, `--json` prints a machine-readable
+//! result, and `--time` reports where the time went.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
+use serde::Serialize;
+use swath_engine::{EngineError, EngineOptions, Flow, Input, InputKind};
+use swath_ops::compare::{
+    first_differences, stream_differences, CompareSpec, Difference, Lines,
+};
+
+use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::size::{parse_size, parse_size_prefix, SizeError};
+
+/// Exit status: the inputs are the same.
+const SAME: u8 = 0;
+/// Exit status: the inputs differ.
+const DIFFERENT: u8 = 1;
+/// Exit status: trouble (bad usage, unreadable input, write error).
+const TROUBLE: u8 = 2;
+
+/// Compare two files byte by byte (GNU cmp compatible, parallel inside the files).
+#[derive(Parser, Debug)]
+#[command(
+    name = "cmp",
+    disable_version_flag = true,
+    args_override_self = true,
+    infer_long_args = true,
+    after_help = "SKIP values may be followed by suffixes: kB 1000, K 1024, MB 1,000,000, M 1,048,576, \
+GB, G, and so on for T, P, E, Z, Y. KiB, MiB... are 1024-based as K, M.\n\
+If a FILE is '-' or missing, read standard input.\n\
+Exit status is 0 if inputs are the same, 1 if different, 2 if trouble."
+)]
+pub struct CmpCli {
+    #[command(flatten)]
+    args: CmpArgs,
+}
+
+/// The options of `swath cmp`.
+#[derive(Args, Debug)]
+pub struct CmpArgs {
+    /// Print differing bytes.
+    #[arg(short = 'b', long = "print-bytes")]
+    print_bytes: bool,
+
+    /// Skip the first SKIP bytes of both inputs, or SKIP1 of FILE1 and SKIP2 of FILE2.
+    #[arg(short = 'i', long = "ignore-initial", value_name = "SKIP1[:SKIP2]")]
+    ignore_initial: Vec<String>,
+
+    /// Output byte numbers and differing byte values.
+    #[arg(short = 'l', long = "verbose")]
+    verbose: bool,
+
+    /// Compare at most LIMIT bytes.
+    #[arg(short = 'n', long = "bytes", value_name = "LIMIT")]
+    bytes: Vec<String>,
+
+    /// Suppress all normal output.
+    #[arg(short = 's', long = "quiet", visible_alias = "silent")]
+    quiet: bool,
+
+    /// Report the first K differences, in file order, then stop (compMP's mismatch table:
+    /// K = 8 is the seed's behaviour). Default: 1, or every difference with -l.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    max_diffs: Option<u64>,
+
+    /// Print the result as one JSON object on standard output.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    engine: EngineArgs,
+
+    /// FILE1 FILE2 [SKIP1 [SKIP2]]
+    #[arg(value_name = "FILE1 FILE2 [SKIP1 [SKIP2]]", allow_hyphen_values = false)]
+    operands: Vec<OsString>,
+}
+
+/// What the user asked for, validated.
+#[derive(Debug)]
+struct Request {
+    files: [OsString; 2],
+    skip: [u64; 2],
+    limit: Option<u64>,
+    mode: Mode,
+    print_bytes: bool,
+    max_diffs: Option<u64>,
+    json: bool,
+    engine: EngineOptions,
+    time: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The first difference, with its line (GNU's default).
+    First,
+    /// Every difference (`-l`).
+    All,
+    /// Status only (`-s`).
+    Status,
+}
+
+/// A usage error: GNU prints it, then "Try 'cmp --help' for more information.", exit 2.
+struct Usage(String);
+
+/// Runs cmp with `args` (without the program name); `prog` prefixes messages.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv: Vec<OsString> = std::iter::once(OsString::from(prog)).chain(args).collect();
+    let request = match parse(prog, &argv) {
+        Ok(Ok(r)) => r,
+        Ok(Err(code)) => return code,
+        Err(Usage(msg)) => {
+            eprintln!("{prog}: {msg}");
+            eprintln!("{prog}: Try '{prog} --help' for more information.");
+            return ExitCode::from(TROUBLE);
+        }
+    };
+    let mut out = Output::new(prog);
+    let code = run(prog, &request, &mut out);
+    let code = match out.finish() {
+        Ok(()) => code,
+        Err(()) => TROUBLE,
+    };
+    ExitCode::from(code)
+}
+
+fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usage> {
+    let command = CmpCli::command().name(prog.to_string()).bin_name(prog.to_string());
+    let matches = match command.try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    Ok(Err(ExitCode::SUCCESS))
+                }
+                _ => Err(Usage(gnu_usage_message(&e, argv))),
+            }
+        }
+    };
+    let cli = CmpCli::from_arg_matches(&matches).map_err(|e| Usage(e.to_string()))?;
+    let a = cli.args;
+    if a.verbose && a.quiet {
+        return Err(Usage("options -l and -s are incompatible".into()));
+    }
+    let mut skip = [0u64; 2];
+    for value in &a.ignore_initial {
+        parse_ignore_initial(value, &mut skip)?;
+    }
+    let mut limit: Option<u64> = None;
+    for value in &a.bytes {
+        match parse_size(value) {
+            Ok(n) => limit = Some(limit.map_or(n, |l| l.min(n))),
+            Err(_) => return Err(Usage(format!("invalid --bytes value '{value}'"))),
+        }
+    }
+    let mut ops = a.operands.into_iter();
+    let Some(file0) = ops.next() else {
+        let last = argv
+            .last()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Err(Usage(format!("missing operand after '{last}'")));
+    };
+    let file1 = ops.next().unwrap_or_else(|| OsString::from("-"));
+    for slot in &mut skip {
+        if let Some(v) = ops.next() {
+            let v = v.to_string_lossy().into_owned();
+            let n = parse_skip_value(&v, None)?.0;
+            *slot = (*slot).max(n);
+        }
+    }
+    if let Some(extra) = ops.next() {
+        return Err(Usage(format!("extra operand '{}'", extra.to_string_lossy())));
+    }
+    let mode = if a.verbose {
+        Mode::All
+    } else if a.quiet {
+        Mode::Status
+    } else {
+        Mode::First
+    };
+    Ok(Ok(Request {
+        files: [file0, file1],
+        skip,
+        limit,
+        mode,
+        print_bytes: a.print_bytes,
+        max_diffs: a.max_diffs,
+        json: a.json,
+        engine: a.engine.options(),
+        time: a.engine.time,
+    }))
+}
+
+/// `-i SKIP1[:SKIP2]`: each value raises the skip (GNU keeps the largest given).
+fn parse_ignore_initial(value: &str, skip: &mut [u64; 2]) -> Result<(), Usage> {
+    let (first, used) = parse_skip_value(value, Some(':'))?;
+    skip[0] = skip[0].max(first);
+    if value[used..].starts_with(':') {
+        let rest = &value[used + 1..];
+        let (second, _) = parse_skip_value(rest, None)?;
+        skip[1] = skip[1].max(second);
+    } else {
+        skip[1] = skip[1].max(skip[0]);
+    }
+    Ok(())
+}
+
+fn parse_skip_value(value: &str, delimiter: Option<char>) -> Result<(u64, usize), Usage> {
+    let invalid = || Usage(format!("invalid --ignore-initial value '{value}'"));
+    let (n, used) = match parse_size_prefix(value) {
+        Ok((n, used)) if used == value.len() => (n, used),
+        Ok((n, used)) | Err(SizeError::Trailing(n, used))
+            if delimiter.is_some_and(|d| value[used..].starts_with(d)) =>
+        {
+            (n, used)
+        }
+        Ok(_) | Err(SizeError::Invalid | SizeError::Trailing(..) | SizeError::Overflow) => {
+            return Err(invalid())
+        }
+    };
+    if n > i64::MAX as u64 {
+        return Err(invalid());
+    }
+    Ok((n, used))
+}
+
+/// GNU getopt's wording for clap's parse errors.
+fn gnu_usage_message(e: &clap::Error, argv: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // clap names an argument as "--bytes <LIMIT>" or "-n <LIMIT>"; keep the flag itself.
+    let flag = arg.split([' ', '=']).next().unwrap_or("").to_string();
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            if let Some(long) = flag.strip_prefix("--") {
+                let typed = argv
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .find(|a| a.starts_with(&format!("--{long}")))
+                    .map(|a| a.into_owned())
+                    .unwrap_or(flag.clone());
+                format!("unrecognized option '{typed}'")
+            } else {
+                format!("invalid option -- '{}'", flag.trim_start_matches('-'))
+            }
+        }
+        ErrorKind::InvalidValue | ErrorKind::NoEquals if arg.is_empty() => {
+            "option requires an argument".into()
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let value = match e.get(ContextKind::InvalidValue) {
+                Some(ContextValue::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            if value.is_empty() {
+                requires_argument(&flag, argv)
+            } else {
+                format!("invalid {flag} value '{value}'")
+            }
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+            first.to_string()
+        }
+    }
+}
+
+/// The option missing its argument is the last word typed: GNU names it as typed, in its
+/// long (`option '--bytes' requires an argument`) or short form.
+fn requires_argument(flag: &str, argv: &[OsString]) -> String {
+    let typed = argv
+        .last()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if typed.starts_with("--") {
+        let long = typed.split('=').next().unwrap_or(&typed);
+        let long = if flag.starts_with("--") { flag } else { long };
+        format!("option '{long}' requires an argument")
+    } else if let Some(short) = typed.strip_prefix('-').and_then(|s| s.chars().last()) {
+        format!("option requires an argument -- '{short}'")
+    } else {
+        format!("option '{flag}' requires an argument")
+    }
+}
+
+/// Buffered standard output that remembers the first write error (reported once, at the end,
+/// as GNU's `close_stdout` does).
+struct Output {
+    prog: String,
+    out: io::BufWriter<io::Stdout>,
+    failed: Option<io::Error>,
+}
+
+impl Output {
+    fn new(prog: &str) -> Self {
+        Output {
+            prog: prog.to_string(),
+            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.write_all(bytes) {
+                self.failed = Some(e);
+            }
+        }
+        self.failed.is_none()
+    }
+
+    fn finish(mut self) -> Result<(), ()> {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.failed = Some(e);
+            }
+        }
+        match self.failed {
+            None => Ok(()),
+            Some(e) => {
+                eprintln!(
+                    "{}: write error: {}",
+                    self.prog,
+                    swath_engine::error::os_message(&e)
+                );
+                Err(())
+            }
+        }
+    }
+}
+
+fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
+    let clock = Stopwatch::start();
+    let names: Vec<String> = req
+        .files
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    // GNU opens FILE2 first when it is "-", so a closed stdin is not mistaken for FILE1.
+    let order: [usize; 2] = if req.files[1] == "-" { [1, 0] } else { [0, 1] };
+    let mut opened: [Option<Input>; 2] = [None, None];
+    for &f in &order {
+        match Input::open(std::path::Path::new(&req.files[f])) {
+            Ok(i) => opened[f] = Some(i),
+            Err(e) => {
+                if req.mode != Mode::Status {
+                    eprintln!("{prog}: {e}");
+                }
+                return TROUBLE;
+            }
+        }
+    }
+    let [Some(a), Some(b)] = opened else {
+        return TROUBLE;
+    };
+    let inputs = [&a, &b];
+    if a.same_file(&b) && a.base() + req.skip[0] == b.base() + req.skip[1] {
+        if req.json {
+            emit_json(out, req, &names, &[], None, &[], SAME);
+        }
+        return SAME;
+    }
+    let limit = req.limit;
+    // GNU's shortcut: with -s, two regular files of different sizes differ if more bytes
+    // would be compared than the smaller holds; nothing needs reading.
+    if req.mode == Mode::Status {
+        if let (Some(la), Some(lb)) = (a.len(), b.len()) {
+            let s0 = la.saturating_sub(req.skip[0]);
+            let s1 = lb.saturating_sub(req.skip[1]);
+            if s0 != s1 && limit.is_none_or(|l| s0.min(s1) < l) {
+                return DIFFERENT;
+            }
+        }
+    }
+    let spec = CompareSpec {
+        inputs,
+        skip: req.skip,
+        limit,
+    };
+    let result = match req.mode {
+        Mode::All if req.max_diffs.is_none() => list_all(prog, req, &spec, &names, out),
+        _ => first_k(prog, req, &spec, &names, out),
+    };
+    match result {
+        Ok((code, plan, stats)) => {
+            if req.time {
+                eprint!("{}", clock.report(req.engine.strategy, &plan, Some(&stats)));
+            }
+            code
+        }
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            TROUBLE
+        }
+    }
+}
+
+type Ran = (u8, swath_engine::Plan, swath_engine::RunStats);
+
+/// Default mode, `-s`, and `-l` with `--max-diffs`: the first K differences.
+fn first_k(
+    prog: &str,
+    req: &Request,
+    spec: &CompareSpec<'_>,
+    names: &[String],
+    out: &mut Output,
+) -> Result<Ran, EngineError> {
+    let k = match (req.mode, req.max_diffs) {
+        (Mode::Status, _) => 1,
+        (_, Some(k)) => usize::try_from(k).unwrap_or(usize::MAX),
+        (_, None) => 1,
+    };
+    let lines = if req.mode == Mode::First {
+        Lines::Count
+    } else {
+        Lines::None
+    };
+    let r = first_differences(spec, k, lines, &req.engine)?;
+    let eof = (r.diffs.len() < k)
+        .then(|| eof_side(&r.extent.ended))
+        .flatten();
+    let code = if r.diffs.is_empty() && eof.is_none() {
+        SAME
+    } else {
+        DIFFERENT
+    };
+    if req.json {
+        let lines: Vec<u64> = r.newlines_before.iter().map(|n| n + 1).collect();
+        let eof_info = eof.map(|side| EofInfo {
+            file: names[side].clone(),
+            after_byte: r.extent.len,
+        });
+        emit_json(out, req, names, &r.diffs, eof_info, &lines, code);
+        return Ok((code, r.plan, r.stats));
+    }
+    match req.mode {
+        Mode::Status => {}
+        Mode::First => {
+            let word = if messages_locale_is_posix() && !req.print_bytes {
+                "char"
+            } else {
+                "byte"
+            };
+            for (d, nl) in r.diffs.iter().zip(&r.newlines_before) {
+                let mut line = format!(
+                    "{} {} differ: {word} {}, line {}",
+                    names[0],
+                    names[1],
+                    d.offset + 1,
+                    nl + 1
+                );
+                if req.print_bytes {
+                    line.push_str(&format!(
+                        " is {:3o} {} {:3o} {}",
+                        d.a,
+                        printable(d.a),
+                        d.b,
+                        printable(d.b)
+                    ));
+                }
+                line.push('\n');
+                out.write(line.as_bytes());
+            }
+        }
+        Mode::All => {
+            let width = offset_width(spec, req.limit);
+            let mut buf = Vec::new();
+            for d in &r.diffs {
+                format_verbose(&mut buf, *d, width, req.print_bytes);
+            }
+            out.write(&buf);
+        }
+    }
+    if let (Some(side), false) = (eof, req.mode == Mode::Status) {
+        let total = r.newlines_total.unwrap_or(0);
+        let at_line_end = r.last_byte == Some(b'\n');
+        report_eof(
+            prog,
+            out,
+            &names[side],
+            r.extent.len,
+            (req.mode == Mode::First).then_some((total, at_line_end)),
+        );
+    }
+    Ok((code, r.plan, r.stats))
+}
+
+/// `-l`: every difference, formatted by the workers and written in order.
+fn list_all(
+    prog: &str,
+    req: &Request,
+    spec: &CompareSpec<'_>,
+    names: &[String],
+    out: &mut Output,
+) -> Result<Ran, EngineError> {
+    let width = offset_width(spec, req.limit);
+    let print_bytes = req.print_bytes;
+    if req.json {
+        return list_all_json(req, spec, names, out);
+    }
+    let mut any = false;
+    let r = stream_differences(
+        spec,
+        &req.engine,
+        |d, buf| format_verbose(buf, d, width, print_bytes),
+        |bytes| {
+            any = true;
+            if out.write(bytes) {
+                Flow::Continue
+            } else {
+                Flow::Stop
+            }
+        },
+    )?;
+    let eof = eof_side(&r.extent.ended);
+    if let Some(side) = eof {
+        report_eof(prog, out, &names[side], r.extent.len, None);
+    }
+    let code = if any || eof.is_some() { DIFFERENT } else { SAME };
+    Ok((code, r.plan, r.stats))
+}
+
+fn list_all_json(
+    req: &Request,
+    spec: &CompareSpec<'_>,
+    names: &[String],
+    out: &mut Output,
+) -> Result<Ran, EngineError> {
+    let head = json_head(req, names);
+    out.write(head.as_bytes());
+    let mut first = true;
+    let r = stream_differences(
+        spec,
+        &req.engine,
+        |d, buf| {
+            let item = serde_json::to_string(&JsonDiff::from(d, None)).unwrap_or_default();
+            buf.extend_from_slice(item.as_bytes());
+            buf.push(b',');
+        },
+        |bytes| {
+            // Items arrive as "{..},{..}," per block: drop the separator before the first.
+            if first {
+                first = false;
+            } else {
+                out.write(b",");
+            }
+            if out.write(&bytes[..bytes.len() - 1]) {
+                Flow::Continue
+            } else {
+                Flow::Stop
+            }
+        },
+    )?;
+    let eof = eof_side(&r.extent.ended).map(|side| EofInfo {
+        file: names[side].clone(),
+        after_byte: r.extent.len,
+    });
+    let code = if !first || eof.is_some() {
+        DIFFERENT
+    } else {
+        SAME
+    };
+    let tail = json_tail(eof, code);
+    out.write(tail.as_bytes());
+    Ok((code, r.plan, r.stats))
+}
+
+/// Which input ended first, when exactly one did.
+fn eof_side(ended: &[bool]) -> Option<usize> {
+    match ended {
+        [true, false] => Some(0),
+        [false, true] => Some(1),
+        _ => None,
+    }
+}
+
+fn report_eof(prog: &str, out: &mut Output, file: &str, bytes: u64, line: Option<(u64, bool)>) {
+    // GNU writes pending stdout before the message on stderr.
+    out.flush_now();
+    let msg = if bytes == 0 {
+        format!("{prog}: EOF on {file} which is empty")
+    } else {
+        match line {
+            Some((newlines, true)) => {
+                format!("{prog}: EOF on {file} after byte {bytes}, line {newlines}")
+            }
+            Some((newlines, false)) => format!(
+                "{prog}: EOF on {file} after byte {bytes}, in line {}",
+                newlines + 1
+            ),
+            None => format!("{prog}: EOF on {file} after byte {bytes}"),
+        }
+    };
+    eprintln!("{msg}");
+}
+
+impl Output {
+    fn flush_now(&mut self) {
+        if self.failed.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
+/// Digits of the largest byte number `-l` can print (GNU sizes the column from the regular
+/// files' sizes and the limit).
+fn offset_width(spec: &CompareSpec<'_>, limit: Option<u64>) -> usize {
+    let mut max = limit.unwrap_or(i64::MAX as u64).min(i64::MAX as u64);
+    for (input, skip) in spec.inputs.iter().zip(spec.skip) {
+        if input.kind() == InputKind::Regular {
+            let bytes = input.len().unwrap_or(0).saturating_sub(skip);
+            max = max.min(bytes);
+        }
+    }
+    let mut width = 1;
+    while max >= 10 {
+        max /= 10;
+        width += 1;
+    }
+    width
+}
+
+/// `%3o` of every byte value.
+const fn octal_table() -> [[u8; 3]; 256] {
+    let mut t = [[b' '; 3]; 256];
+    let mut i = 0;
+    while i < 256 {
+        let d = [(i / 64) as u8, ((i / 8) % 8) as u8, (i % 8) as u8];
+        if i >= 64 {
+            t[i][0] = b'0' + d[0];
+        }
+        if i >= 8 {
+            t[i][1] = b'0' + d[1];
+        }
+        t[i][2] = b'0' + d[2];
+        i += 1;
+    }
+    t
+}
+static OCTAL: [[u8; 3]; 256] = octal_table();
+
+/// One `-l` line: `%*d %3o %3o`, or with `-b` `%*d %3o %-4s %3o %s`.
+fn format_verbose(buf: &mut Vec<u8>, d: Difference, width: usize, print_bytes: bool) {
+    let mut digits = [0u8; 20];
+    let mut n = d.offset + 1;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - i;
+    buf.extend(std::iter::repeat_n(b' ', width.saturating_sub(len)));
+    buf.extend_from_slice(&digits[i..]);
+    buf.push(b' ');
+    buf.extend_from_slice(&OCTAL[d.a as usize]);
+    if print_bytes {
+        let s = printable(d.a);
+        buf.push(b' ');
+        buf.extend_from_slice(s.as_bytes());
+        buf.extend(std::iter::repeat_n(b' ', 4usize.saturating_sub(s.len())));
+    }
+    buf.push(b' ');
+    buf.extend_from_slice(&OCTAL[d.b as usize]);
+    if print_bytes {
+        buf.push(b' ');
+        buf.extend_from_slice(printable(d.b).as_bytes());
+    }
+    buf.push(b'\n');
+}
+
+/// GNU cmp's `sprintc`: the byte itself when printable, `^X` for control characters, `M-`
+/// before bytes with the high bit set.
+fn printable(mut c: u8) -> String {
+    let mut s = String::new();
+    if !(0x20..0x7f).contains(&c) {
+        if c >= 128 {
+            s.push_str("M-");
+            c -= 128;
+        }
+        if c < 32 {
+            s.push('^');
+            c += 64;
+        } else if c == 127 {
+            s.push('^');
+            c = b'?';
+        }
+    }
+    s.push(c as char);
+    s
+}
+
+/// True when the messages locale is C or POSIX, where GNU cmp says "char" instead of "byte".
+fn messages_locale_is_posix() -> bool {
+    // SAFETY: setlocale is called before any other thread exists that uses the locale; the
+    // returned pointer is read immediately as a C string and not kept.
+    unsafe {
+        libc::setlocale(libc::LC_ALL, c"".as_ptr());
+        let name = libc::setlocale(libc::LC_MESSAGES, std::ptr::null());
+        if name.is_null() {
+            return true;
+        }
+        let name = std::ffi::CStr::from_ptr(name).to_bytes();
+        name == b"C" || name == b"POSIX"
+    }
+}
+
+#[derive(Serialize)]
+struct JsonDiff {
+    /// 1-based byte number after the skips, as GNU prints it.
+    byte: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
+    byte1: u8,
+    byte2: u8,
+}
+
+impl JsonDiff {
+    fn from(d: Difference, line: Option<u64>) -> Self {
+        JsonDiff {
+            byte: d.offset + 1,
+            line,
+            byte1: d.a,
+            byte2: d.b,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EofInfo {
+    file: String,
+    after_byte: u64,
+}
+
+fn json_head(req: &Request, names: &[String]) -> String {
+    format!(
+        "{{\"file1\":{},\"file2\":{},\"skip1\":{},\"skip2\":{},\"limit\":{},\"differences\":[",
+        serde_json::to_string(&names[0]).unwrap_or_default(),
+        serde_json::to_string(&names[1]).unwrap_or_default(),
+        req.skip[0],
+        req.skip[1],
+        req.limit.map_or("null".to_string(), |l| l.to_string()),
+    )
+}
+
+fn json_tail(eof: Option<EofInfo>, code: u8) -> String {
+    format!(
+        "],\"eof\":{},\"identical\":{}}}\n",
+        serde_json::to_string(&eof).unwrap_or_else(|_| "null".into()),
+        code == SAME
+    )
+}
+
+fn emit_json(
+    out: &mut Output,
+    req: &Request,
+    names: &[String],
+    diffs: &[Difference],
+    eof: Option<EofInfo>,
+    lines: &[u64],
+    code: u8,
+) {
+    let mut s = json_head(req, names);
+    for (i, d) in diffs.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let item = JsonDiff::from(*d, lines.get(i).copied());
+        s.push_str(&serde_json::to_string(&item).unwrap_or_default());
+    }
+    s.push_str(&json_tail(eof, code));
+    out.write(s.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_matches_gnu_sprintc() {
+        assert_eq!(printable(b'a'), "a");
+        assert_eq!(printable(b' '), " ");
+        assert_eq!(printable(b'\n'), "^J");
+        assert_eq!(printable(0), "^@");
+        assert_eq!(printable(127), "^?");
+        assert_eq!(printable(0xe9), "M-i");
+        assert_eq!(printable(0x80), "M-^@");
+        assert_eq!(printable(0xff), "M-^?");
+    }
+
+    #[test]
+    fn verbose_lines_use_gnu_columns() {
+        let mut buf = Vec::new();
+        let d = Difference {
+            offset: 4,
+            a: b'a',
+            b: 0o377,
+        };
+        format_verbose(&mut buf, d, 3, false);
+        format_verbose(&mut buf, d, 3, true);
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "  5 141 377\n  5 141 a    377 M-^?\n"
+        );
+    }
+
+    #[test]
+    fn ignore_initial_takes_the_largest_values() {
+        let mut skip = [0, 0];
+        parse_ignore_initial("5", &mut skip).ok().unwrap();
+        assert_eq!(skip, [5, 5]);
+        parse_ignore_initial("3:9", &mut skip).ok().unwrap();
+        assert_eq!(skip, [5, 9]);
+        parse_ignore_initial("1K:0", &mut skip).ok().unwrap();
+        assert_eq!(skip, [1024, 9]);
+        assert!(parse_ignore_initial("x", &mut skip).is_err());
+        assert!(parse_ignore_initial("1:", &mut skip).is_err());
+    }
+}

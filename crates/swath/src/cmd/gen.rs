@@ -1,0 +1,103 @@
+//! `swath gen`: reproducible test data (random text, mutated copies).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+use swath_gen::{Mutation, Resize, DEFAULT_TEXT_SIZE};
+
+use crate::size::parse_size;
+
+/// What to generate.
+#[derive(Subcommand, Debug)]
+pub enum GenCommand {
+    /// Random words in lines: `swath gen text [SIZE] OUT` (SIZE defaults to the seeds'
+    /// 640,000,000 bytes; suffixes such as 64M or 1GB are accepted).
+    Text(TextArgs),
+    /// A copy of IN with K planted differing bytes, optionally truncated or extended.
+    Mutate(MutateArgs),
+}
+
+/// Arguments of `swath gen text`.
+#[derive(Args, Debug)]
+pub struct TextArgs {
+    /// [SIZE] OUT
+    #[arg(value_name = "[SIZE] OUT", num_args = 1..=2, required = true)]
+    operands: Vec<String>,
+    /// Seed: the same seed and size give the same bytes on every machine.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Arguments of `swath gen mutate`.
+#[derive(Args, Debug)]
+pub struct MutateArgs {
+    /// The file to copy.
+    input: PathBuf,
+    /// Where to write the mutated copy.
+    output: PathBuf,
+    /// Differing bytes to plant in total (the --at offsets count toward it).
+    #[arg(long, default_value_t = 1)]
+    diffs: u64,
+    /// Seed for the random offsets and byte values.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// 0-based offsets that must differ (repeatable; suffixes accepted).
+    #[arg(long, value_name = "OFFSET", value_parser = size_arg)]
+    at: Vec<u64>,
+    /// Keep only the first N bytes.
+    #[arg(long, value_name = "N", value_parser = size_arg, conflicts_with = "extend")]
+    truncate: Option<u64>,
+    /// Append N bytes of random text.
+    #[arg(long, value_name = "N", value_parser = size_arg)]
+    extend: Option<u64>,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|_| format!("invalid size '{s}'"))
+}
+
+/// Runs `swath gen`.
+pub fn run(cmd: GenCommand) -> Result<()> {
+    match cmd {
+        GenCommand::Text(t) => {
+            let (size, out) = match t.operands.as_slice() {
+                [out] => (DEFAULT_TEXT_SIZE, out),
+                [size, out] => match parse_size(size) {
+                    Ok(s) => (s, out),
+                    Err(_) => bail!("invalid size '{size}'"),
+                },
+                _ => bail!("usage: swath gen text [SIZE] OUT"),
+            };
+            swath_gen::text(&PathBuf::from(out), size, t.seed)?;
+            Ok(())
+        }
+        GenCommand::Mutate(m) => {
+            let resize = match (m.truncate, m.extend) {
+                (Some(n), _) => Some(Resize::Truncate(n)),
+                (_, Some(n)) => Some(Resize::Extend(n)),
+                _ => None,
+            };
+            let mutation = Mutation {
+                diffs: m.diffs.max(m.at.len() as u64),
+                at: m.at,
+                seed: m.seed,
+                resize,
+            };
+            let planted = swath_gen::mutate(&m.input, &m.output, &mutation)?;
+            match planted.first() {
+                Some(first) => eprintln!(
+                    "swath gen: planted {} differing bytes in {} (first at byte {})",
+                    planted.len(),
+                    m.output.display(),
+                    first + 1
+                ),
+                None => eprintln!(
+                    "swath gen: planted no differing bytes in {}",
+                    m.output.display()
+                ),
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! One module per subcommand: argument definitions and output formatting; the work itself is
+//! done by the library crates.
+
+pub mod cmp;
+pub mod demo;
+pub mod gen;

@@ -1,0 +1,122 @@
+//! The options every engine-backed subcommand shares, defined once and flattened into each.
+
+use std::time::Instant;
+
+use clap::Args;
+use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy};
+
+use crate::size::parse_size;
+
+/// `--threads`, `--block-size`, `--strategy`, `--layout` and `--time`.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Engine options")]
+pub struct EngineArgs {
+    /// Worker threads (default: one per core). 0 or a negative number selects one thread
+    /// with conventional sequential reads, as compMP's negative thread count.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub threads: Option<i64>,
+
+    /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: chosen from
+    /// the data (256 KiB when it is in the page cache, 4 MiB when it is not).
+    #[arg(long, value_name = "SIZE", value_parser = parse_block_size)]
+    pub block_size: Option<usize>,
+
+    /// How bytes are read: auto, read (one thread, sequential reads), pread (positional
+    /// reads into per-worker buffers), mmap (read-only maps).
+    #[arg(long, value_name = "STRATEGY", default_value = "auto", value_parser = parse_strategy)]
+    pub strategy: Strategy,
+
+    /// How blocks are handed to workers: dynamic (next free block) or stripes (worker t of
+    /// T takes blocks t, t+T, ...).
+    #[arg(long, value_name = "LAYOUT", default_value = "dynamic", value_parser = parse_layout)]
+    pub layout: Layout,
+
+    /// Print elapsed, user and system seconds and the plan (strategy, threads, block size)
+    /// to standard error.
+    #[arg(long)]
+    pub time: bool,
+}
+
+fn parse_block_size(s: &str) -> Result<usize, String> {
+    match parse_size(s) {
+        Ok(0) => Err("block size must be at least 1 byte".into()),
+        Ok(n) if n <= 1 << 30 => Ok(n as usize),
+        Ok(_) => Err("block size must be at most 1 GiB".into()),
+        Err(_) => Err(format!("invalid size '{s}'")),
+    }
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    s.parse()
+}
+
+fn parse_layout(s: &str) -> Result<Layout, String> {
+    s.parse()
+}
+
+impl EngineArgs {
+    /// The engine's view of these options.
+    pub fn options(&self) -> EngineOptions {
+        EngineOptions {
+            threads: self.threads,
+            block_size: self.block_size,
+            strategy: self.strategy,
+            layout: self.layout,
+        }
+    }
+}
+
+/// Measures a command for `--time`.
+#[derive(Debug)]
+pub struct Stopwatch {
+    start: Instant,
+}
+
+impl Stopwatch {
+    /// Starts measuring.
+    pub fn start() -> Self {
+        Stopwatch {
+            start: Instant::now(),
+        }
+    }
+
+    /// The `--time` report: elapsed, user and system time, and what the engine did.
+    pub fn report(&self, requested: Strategy, plan: &Plan, stats: Option<&RunStats>) -> String {
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let (user, sys) = cpu_times();
+        let mut s = format!(
+            "time: elapsed {elapsed:.3} s, user {user:.3} s, system {sys:.3} s\n\
+             plan: strategy {} (requested {requested}: {}), threads {}, block size {}, layout {}",
+            plan.method.name(),
+            plan.reason,
+            plan.threads,
+            plan.block_size,
+            plan.layout.name(),
+        );
+        if let Some(st) = stats {
+            s.push_str(&format!(
+                ", blocks {}, bytes {}{}",
+                st.blocks,
+                st.extent.len,
+                if st.stopped_early {
+                    ", stopped early"
+                } else {
+                    ""
+                }
+            ));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage fills the zeroed struct we pass; no other preconditions.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(usage.ru_utime), secs(usage.ru_stime))
+}
