@@ -69,10 +69,7 @@ impl<'a> Job<'a> {
         let shortest = remaining.iter().copied().min().unwrap_or(0);
         let len = self.limit.map_or(shortest, |l| l.min(shortest));
         let limited = self.limit.is_some_and(|l| l <= shortest);
-        let ended = remaining
-            .iter()
-            .map(|&r| !limited && r == len)
-            .collect();
+        let ended = remaining.iter().map(|&r| !limited && r == len).collect();
         Some(Extent { len, ended })
     }
 
@@ -200,6 +197,11 @@ fn sequential(
         return Ok(stats);
     }
     let limit = job.limit.unwrap_or(u64::MAX);
+    if limit == 0 {
+        for r in &job.regions {
+            r.input.probe()?;
+        }
+    }
     let (mut pos, mut index) = (0u64, 0u64);
     let mut got = vec![0usize; n];
     while pos < limit {
@@ -366,12 +368,7 @@ fn parallel(
             }
             let flow = visit(&block, &slices[..job.regions.len()]);
             shared.blocks.fetch_add(1, Ordering::Relaxed);
-            if let Some((r, _)) = job
-                .regions
-                .iter()
-                .zip(&maps)
-                .find(|(_, m)| m.faulted())
-            {
+            if let Some((r, _)) = job.regions.iter().zip(&maps).find(|(_, m)| m.faulted()) {
                 let found = r.input.current_size().unwrap_or(0);
                 shared.fail(
                     index,
@@ -491,7 +488,10 @@ mod tests {
         let a = temp_with(b"0123456789");
         let b = temp_with(b"01234");
         for p in all_plans() {
-            let (ia, ib) = (Input::open(a.path()).unwrap(), Input::open(b.path()).unwrap());
+            let (ia, ib) = (
+                Input::open(a.path()).unwrap(),
+                Input::open(b.path()).unwrap(),
+            );
             let job = Job::new(vec![
                 Region {
                     input: &ia,
@@ -506,7 +506,10 @@ mod tests {
             assert_eq!(stats.extent.len, 5);
             assert_eq!(stats.extent.ended, vec![false, true], "{p:?}");
             let limited = job.clone().with_limit(Some(5));
-            let (ia2, ib2) = (Input::open(a.path()).unwrap(), Input::open(b.path()).unwrap());
+            let (ia2, ib2) = (
+                Input::open(a.path()).unwrap(),
+                Input::open(b.path()).unwrap(),
+            );
             let mut limited2 = limited.clone();
             limited2.regions[0].input = &ia2;
             limited2.regions[1].input = &ib2;
@@ -550,10 +553,7 @@ mod tests {
                 Flow::Continue
             })
             .unwrap_err();
-            assert!(
-                matches!(err, EngineError::Shrank { .. }),
-                "{m:?}: {err}"
-            );
+            assert!(matches!(err, EngineError::Shrank { .. }), "{m:?}: {err}");
         }
     }
 

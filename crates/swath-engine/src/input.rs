@@ -172,6 +172,18 @@ impl Input {
         Ok(done)
     }
 
+    /// Issues a zero-length read, which surfaces errors such as `EISDIR` without consuming
+    /// data (GNU tools read even when asked for no bytes).
+    pub fn probe(&self) -> Result<(), EngineError> {
+        let mut buf = [0u8; 0];
+        // SAFETY: a zero-length read into a valid (empty) buffer on a descriptor we own.
+        let rc = unsafe { libc::read(self.file.as_raw_fd(), buf.as_mut_ptr().cast(), 0) };
+        if rc < 0 {
+            return Err(EngineError::io(&self.name, io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
     /// Reads sequentially until `buf` is full or the input ends; returns the bytes read.
     pub fn read_full(&self, buf: &mut [u8]) -> Result<usize, EngineError> {
         let mut done = 0;

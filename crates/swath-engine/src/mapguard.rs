@@ -117,9 +117,7 @@ impl GuardedMap {
         let total = usize::try_from(len)
             .ok()
             .and_then(|l| l.checked_add(skew))
-            .ok_or_else(|| {
-                EngineError::io(name, std::io::Error::from_raw_os_error(libc::EFBIG))
-            })?;
+            .ok_or_else(|| EngineError::io(name, std::io::Error::from_raw_os_error(libc::EFBIG)))?;
         // SAFETY: the map is read-only and private to this process. Its one hazard, the file
         // shrinking underneath it, is turned from SIGBUS into a recorded fault by the guard
         // registered below before any byte is read.

@@ -245,7 +245,10 @@ mod tests {
             ..Default::default()
         };
         assert!(mutate(&a, &b, &m).unwrap().is_empty());
-        assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(&a).unwrap()[..100]);
+        assert_eq!(
+            std::fs::read(&b).unwrap(),
+            std::fs::read(&a).unwrap()[..100]
+        );
         let m = Mutation {
             resize: Some(Resize::Extend(77)),
             ..Default::default()

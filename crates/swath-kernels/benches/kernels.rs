@@ -11,20 +11,30 @@ fn compare(c: &mut Criterion) {
     let mut g = c.benchmark_group("first_mismatch_equal_256KiB");
     g.throughput(Throughput::Bytes(len as u64));
     assert_eq!(first_mismatch(&a, &b), None);
-    g.bench_function("memcmp_chunks", |x| x.iter(|| first_mismatch(black_box(&a), black_box(&b))));
-    g.bench_function("words", |x| x.iter(|| first_mismatch_words(black_box(&a), black_box(&b))));
-    g.bench_function("naive", |x| x.iter(|| first_mismatch_naive(black_box(&a), black_box(&b))));
+    g.bench_function("memcmp_chunks", |x| {
+        x.iter(|| first_mismatch(black_box(&a), black_box(&b)))
+    });
+    g.bench_function("words", |x| {
+        x.iter(|| first_mismatch_words(black_box(&a), black_box(&b)))
+    });
+    g.bench_function("naive", |x| {
+        x.iter(|| first_mismatch_naive(black_box(&a), black_box(&b)))
+    });
     g.finish();
 }
 
 fn count(c: &mut Criterion) {
     let len = 256 * 1024;
-    let a: Vec<u8> = (0..len).map(|i| if i % 60 == 0 { b'\n' } else { b'a' }).collect();
+    let a: Vec<u8> = (0..len)
+        .map(|i| if i % 60 == 0 { b'\n' } else { b'a' })
+        .collect();
     assert_eq!(count_byte(&a, b'\n'), count_byte_naive(&a, b'\n'));
     let mut g = c.benchmark_group("count_newlines_256KiB");
     g.throughput(Throughput::Bytes(len as u64));
     g.bench_function("memchr", |x| x.iter(|| count_byte(black_box(&a), b'\n')));
-    g.bench_function("naive", |x| x.iter(|| count_byte_naive(black_box(&a), b'\n')));
+    g.bench_function("naive", |x| {
+        x.iter(|| count_byte_naive(black_box(&a), b'\n'))
+    });
     g.finish();
 }
 

@@ -17,10 +17,15 @@ mod tests {
 
     #[test]
     fn every_alignment() {
-        let data: Vec<u8> = (0..1000u32).map(|i| if i % 7 == 0 { b'\n' } else { b'x' }).collect();
+        let data: Vec<u8> = (0..1000u32)
+            .map(|i| if i % 7 == 0 { b'\n' } else { b'x' })
+            .collect();
         for s in 0..64 {
             for e in (s..data.len()).step_by(13) {
-                assert_eq!(count_byte(&data[s..e], b'\n'), count_byte_naive(&data[s..e], b'\n'));
+                assert_eq!(
+                    count_byte(&data[s..e], b'\n'),
+                    count_byte_naive(&data[s..e], b'\n')
+                );
             }
         }
     }

@@ -14,8 +14,8 @@
 use std::sync::Mutex;
 
 use swath_engine::{
-    run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow, Input,
-    Job, Method, Plan, Region, RunStats,
+    run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow, Input, Job,
+    Method, Plan, Region, RunStats,
 };
 use swath_kernels::compare::for_each_mismatch;
 use swath_kernels::count::count_byte;
@@ -398,11 +398,29 @@ mod tests {
         fb.as_file().set_len(1 << 33).unwrap();
         use std::os::unix::fs::FileExt;
         fb.as_file().write_at(b"\x01", 1000).unwrap();
-        let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
-        let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None };
+        let (ia, ib) = (
+            Input::open(fa.path()).unwrap(),
+            Input::open(fb.path()).unwrap(),
+        );
+        let spec = CompareSpec {
+            inputs: [&ia, &ib],
+            skip: [0, 0],
+            limit: None,
+        };
         let got = first_differences(&spec, 1, Lines::Count, &EngineOptions::default()).unwrap();
-        assert_eq!(got.diffs, vec![Difference { offset: 1000, a: 0, b: 1 }]);
-        assert!(got.stats.blocks <= 4, "blocks visited: {}", got.stats.blocks);
+        assert_eq!(
+            got.diffs,
+            vec![Difference {
+                offset: 1000,
+                a: 0,
+                b: 1
+            }]
+        );
+        assert!(
+            got.stats.blocks <= 4,
+            "blocks visited: {}",
+            got.stats.blocks
+        );
         assert_eq!(got.newlines_before, vec![0]);
     }
 }

@@ -1,7 +1,10 @@
-//! Sizes on the command line, parsed as GNU tools parse them (`xstrtoumax` with the suffixes
-//! `kKMGTPEZY`): a number in C notation (decimal, `0x` hexadecimal, leading-`0` octal), then
+//! Sizes on the command line, parsed as GNU tools parse them (`xstrtoimax` with the suffixes
+//! `kKMGTPEZY0`): optional white space and sign, a number in C notation (decimal, `0x`
+//! hexadecimal, leading-`0` octal) or none at all (then 1, so `k` alone is 1024), then
 //! optionally a multiplier: `K`/`k` = 1024, `M`, `G`, `T`, `P`, `E`, `Z`, `Y` powers of 1024;
-//! followed by `B` for powers of 1000 (`kB`, `MB`) or `iB` for powers of 1024 (`KiB`, `MiB`).
+//! followed by `B` or `D` for powers of 1000 (`kB`, `MD`) or `iB` for powers of 1024
+//! (`KiB`). Values above the largest signed 64-bit number overflow; negative values other
+//! than zero are invalid.
 
 /// Why a size did not parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +34,8 @@ pub fn parse_size_prefix(text: &str) -> Result<(u64, usize), SizeError> {
     while i < bytes.len() && (bytes[i] as char).is_ascii_whitespace() {
         i += 1;
     }
-    if i < bytes.len() && bytes[i] == b'-' {
-        return Err(SizeError::Invalid);
-    }
-    if i < bytes.len() && bytes[i] == b'+' {
+    let negative = bytes.get(i) == Some(&b'-');
+    if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
         i += 1;
     }
     let (radix, digits_start) = if bytes[i..].starts_with(b"0x") || bytes[i..].starts_with(b"0X") {
@@ -52,14 +53,28 @@ pub fn parse_size_prefix(text: &str) -> Result<(u64, usize), SizeError> {
     let mut value: u64 = 0;
     let mut overflow = false;
     while let Some(d) = bytes.get(j).and_then(|&c| (c as char).to_digit(radix)) {
-        match value.checked_mul(radix as u64).and_then(|v| v.checked_add(d as u64)) {
+        match value
+            .checked_mul(radix as u64)
+            .and_then(|v| v.checked_add(d as u64))
+        {
             Some(v) => value = v,
             None => overflow = true,
         }
         j += 1;
     }
     if j == digits_start {
+        // No digits: a lone suffix letter stands for 1 of its unit.
+        if bytes.get(j).is_some_and(|c| b"kKMGTPEZY".contains(c)) && !negative {
+            value = 1;
+        } else {
+            return Err(SizeError::Invalid);
+        }
+    }
+    if negative && (value != 0 || j < bytes.len()) {
         return Err(SizeError::Invalid);
+    }
+    if value > i64::MAX as u64 {
+        overflow = true;
     }
     let Some(&suffix) = bytes.get(j) else {
         return if overflow {
@@ -87,7 +102,7 @@ pub fn parse_size_prefix(text: &str) -> Result<(u64, usize), SizeError> {
     };
     let (base, used) = match (bytes.get(j + 1), bytes.get(j + 2)) {
         (Some(b'i'), Some(b'B')) => (1024u64, 3),
-        (Some(b'B'), _) => (1000u64, 2),
+        (Some(b'B' | b'D'), _) => (1000u64, 2),
         _ => (1024u64, 1),
     };
     let mut scaled = Some(value);
@@ -95,7 +110,7 @@ pub fn parse_size_prefix(text: &str) -> Result<(u64, usize), SizeError> {
         scaled = scaled.and_then(|v| v.checked_mul(base));
     }
     match scaled {
-        Some(v) if !overflow => Ok((v, j + used)),
+        Some(v) if !overflow && v <= i64::MAX as u64 => Ok((v, j + used)),
         _ => Err(SizeError::Overflow),
     }
 }
@@ -111,7 +126,12 @@ mod tests {
         assert_eq!(parse_size("0x10"), Ok(16));
         assert_eq!(parse_size("010"), Ok(8));
         assert_eq!(parse_size("+5"), Ok(5));
+        assert_eq!(parse_size(" 5"), Ok(5));
+        assert_eq!(parse_size("-0"), Ok(0));
         assert_eq!(parse_size("-5"), Err(SizeError::Invalid));
+        assert_eq!(parse_size("08"), Err(SizeError::Trailing(0, 1)));
+        assert_eq!(parse_size("k"), Ok(1024));
+        assert_eq!(parse_size("kB"), Ok(1000));
         assert_eq!(parse_size(""), Err(SizeError::Invalid));
         assert_eq!(parse_size("x"), Err(SizeError::Invalid));
     }
@@ -128,6 +148,13 @@ mod tests {
         assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
         assert_eq!(parse_size("1E"), Ok(1 << 60));
         assert_eq!(parse_size("16E"), Err(SizeError::Overflow));
+        assert_eq!(parse_size("8E"), Err(SizeError::Overflow));
+        assert_eq!(parse_size("7E"), Ok(7 << 60));
+        assert_eq!(parse_size("9223372036854775807"), Ok(i64::MAX as u64));
+        assert_eq!(parse_size("9223372036854775808"), Err(SizeError::Overflow));
+        assert_eq!(parse_size("0Z"), Ok(0));
+        assert_eq!(parse_size("3kD"), Ok(3000));
+        assert_eq!(parse_size("1m"), Err(SizeError::Trailing(1, 1)));
         assert_eq!(parse_size("1Y"), Err(SizeError::Overflow));
         assert_eq!(parse_size("99999999999999999999"), Err(SizeError::Overflow));
         assert_eq!(parse_size("1Q"), Err(SizeError::Trailing(1, 1)));

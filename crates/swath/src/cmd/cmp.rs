@@ -16,9 +16,7 @@ use std::process::ExitCode;
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use serde::Serialize;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, InputKind};
-use swath_ops::compare::{
-    first_differences, stream_differences, CompareSpec, Difference, Lines,
-};
+use swath_ops::compare::{first_differences, stream_differences, CompareSpec, Difference, Lines};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::size::{parse_size, parse_size_prefix, SizeError};
@@ -51,11 +49,21 @@ pub struct CmpCli {
 #[derive(Args, Debug)]
 pub struct CmpArgs {
     /// Print differing bytes.
-    #[arg(short = 'b', long = "print-bytes")]
+    #[arg(
+        short = 'b',
+        long = "print-bytes",
+        short_alias = 'c',
+        alias = "print-chars"
+    )]
     print_bytes: bool,
 
     /// Skip the first SKIP bytes of both inputs, or SKIP1 of FILE1 and SKIP2 of FILE2.
-    #[arg(short = 'i', long = "ignore-initial", value_name = "SKIP1[:SKIP2]")]
+    #[arg(
+        short = 'i',
+        long = "ignore-initial",
+        value_name = "SKIP1[:SKIP2]",
+        allow_hyphen_values = true
+    )]
     ignore_initial: Vec<String>,
 
     /// Output byte numbers and differing byte values.
@@ -63,12 +71,21 @@ pub struct CmpArgs {
     verbose: bool,
 
     /// Compare at most LIMIT bytes.
-    #[arg(short = 'n', long = "bytes", value_name = "LIMIT")]
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        value_name = "LIMIT",
+        allow_hyphen_values = true
+    )]
     bytes: Vec<String>,
 
     /// Suppress all normal output.
     #[arg(short = 's', long = "quiet", visible_alias = "silent")]
     quiet: bool,
+
+    /// Output version information and exit.
+    #[arg(short = 'v', long = "version")]
+    version: bool,
 
     /// Report the first K differences, in file order, then stop (compMP's mismatch table:
     /// K = 8 is the seed's behaviour). Default: 1, or every difference with -l.
@@ -83,7 +100,10 @@ pub struct CmpArgs {
     engine: EngineArgs,
 
     /// FILE1 FILE2 [SKIP1 [SKIP2]]
-    #[arg(value_name = "FILE1 FILE2 [SKIP1 [SKIP2]]", allow_hyphen_values = false)]
+    #[arg(
+        value_name = "FILE1 FILE2 [SKIP1 [SKIP2]]",
+        allow_hyphen_values = false
+    )]
     operands: Vec<OsString>,
 }
 
@@ -109,6 +129,9 @@ enum Mode {
     All,
     /// Status only (`-s`).
     Status,
+    /// Standard output is /dev/null: stop at the first difference, print nothing on stdout
+    /// (GNU's internal `type_no_stdout`).
+    NoStdout,
 }
 
 /// A usage error: GNU prints it, then "Try 'cmp --help' for more information.", exit 2.
@@ -135,8 +158,77 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// GNU cmp's long options, in the order of its option table (getopt lists ambiguous
+/// possibilities in this order), and whether each takes an argument.
+const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
+    ("print-bytes", false),
+    ("print-chars", false),
+    ("ignore-initial", true),
+    ("verbose", false),
+    ("bytes", true),
+    ("silent", false),
+    ("quiet", false),
+    ("version", false),
+    ("help", false),
+];
+
+/// Resolves abbreviated long options the way GNU getopt does for cmp's own options (so
+/// `--s` is `--silent` even though swath adds `--strategy`), and reports getopt's
+/// ambiguity and "doesn't allow an argument" errors. Other options are left to clap.
+fn expand_gnu_long_options(argv: &[OsString]) -> Result<Vec<OsString>, Usage> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut options_ended = false;
+    for (i, arg) in argv.iter().enumerate() {
+        let text = arg.to_string_lossy();
+        if i == 0 || options_ended || !text.starts_with("--") || text.len() == 2 {
+            options_ended |= i > 0 && text == "--";
+            out.push(arg.clone());
+            continue;
+        }
+        let body = &text[2..];
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let exact = GNU_LONG_OPTIONS.iter().find(|(n, _)| *n == name);
+        let candidates: Vec<&(&str, bool)> = GNU_LONG_OPTIONS
+            .iter()
+            .filter(|(n, _)| n.starts_with(name))
+            .collect();
+        let chosen = match (exact, candidates.as_slice()) {
+            (Some(o), _) => o,
+            (None, [one]) => *one,
+            (None, []) => {
+                out.push(arg.clone());
+                continue;
+            }
+            (None, many) => {
+                let list: Vec<String> = many.iter().map(|(n, _)| format!("'--{n}'")).collect();
+                return Err(Usage(format!(
+                    "option '--{name}' is ambiguous; possibilities: {}",
+                    list.join(" ")
+                )));
+            }
+        };
+        if value.is_some() && !chosen.1 {
+            return Err(Usage(format!(
+                "option '--{}' doesn't allow an argument",
+                chosen.0
+            )));
+        }
+        out.push(match value {
+            Some(v) => OsString::from(format!("--{}={v}", chosen.0)),
+            None => OsString::from(format!("--{}", chosen.0)),
+        });
+    }
+    Ok(out)
+}
+
 fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usage> {
-    let command = CmpCli::command().name(prog.to_string()).bin_name(prog.to_string());
+    let argv = &expand_gnu_long_options(argv)?;
+    let command = CmpCli::command()
+        .name(prog.to_string())
+        .bin_name(prog.to_string());
     let matches = match command.try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => {
@@ -151,6 +243,10 @@ fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usa
     };
     let cli = CmpCli::from_arg_matches(&matches).map_err(|e| Usage(e.to_string()))?;
     let a = cli.args;
+    if a.version {
+        println!("cmp (swath) {}", env!("CARGO_PKG_VERSION"));
+        return Ok(Err(ExitCode::SUCCESS));
+    }
     if a.verbose && a.quiet {
         return Err(Usage("options -l and -s are incompatible".into()));
     }
@@ -182,12 +278,17 @@ fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usa
         }
     }
     if let Some(extra) = ops.next() {
-        return Err(Usage(format!("extra operand '{}'", extra.to_string_lossy())));
+        return Err(Usage(format!(
+            "extra operand '{}'",
+            extra.to_string_lossy()
+        )));
     }
-    let mode = if a.verbose {
-        Mode::All
-    } else if a.quiet {
+    let mode = if a.quiet {
         Mode::Status
+    } else if stdout_is_dev_null() {
+        Mode::NoStdout
+    } else if a.verbose {
+        Mode::All
     } else {
         Mode::First
     };
@@ -276,7 +377,11 @@ fn gnu_usage_message(e: &clap::Error, argv: &[OsString]) -> String {
         }
         _ => {
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
             first.to_string()
         }
     }
@@ -300,30 +405,38 @@ fn requires_argument(flag: &str, argv: &[OsString]) -> String {
     }
 }
 
-/// Buffered standard output that remembers the first write error (reported once, at the end,
-/// as GNU's `close_stdout` does).
+/// Buffered standard output that remembers the first write error, reported at exit as GNU
+/// cmp's `check_stdout` does: `standard output: CAUSE` when everything written fit in
+/// stdio's 4096-byte buffer (the error surfaced at close), `write failed` otherwise.
 struct Output {
     prog: String,
     out: io::BufWriter<io::Stdout>,
+    written: u64,
     failed: Option<io::Error>,
 }
+
+/// stdio's buffer for a pipe, file or device: where GNU's wording of a write error changes.
+const STDIO_BUFFER: u64 = 4096;
 
 impl Output {
     fn new(prog: &str) -> Self {
         Output {
             prog: prog.to_string(),
             out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+            written: 0,
             failed: None,
         }
     }
 
-    fn write(&mut self, bytes: &[u8]) -> bool {
+    /// Writes `bytes`; after a failure the output is dropped (the comparison goes on, as
+    /// GNU's does, so that its messages on stderr still appear).
+    fn write(&mut self, bytes: &[u8]) {
+        self.written += bytes.len() as u64;
         if self.failed.is_none() {
             if let Err(e) = self.out.write_all(bytes) {
                 self.failed = Some(e);
             }
         }
-        self.failed.is_none()
     }
 
     fn finish(mut self) -> Result<(), ()> {
@@ -334,16 +447,37 @@ impl Output {
         }
         match self.failed {
             None => Ok(()),
-            Some(e) => {
+            Some(e) if self.written <= STDIO_BUFFER => {
                 eprintln!(
-                    "{}: write error: {}",
+                    "{}: standard output: {}",
                     self.prog,
                     swath_engine::error::os_message(&e)
                 );
                 Err(())
             }
+            Some(_) => {
+                eprintln!("{}: write failed", self.prog);
+                Err(())
+            }
         }
     }
+}
+
+/// True when standard output is the null device (GNU cmp then skips formatting).
+fn stdout_is_dev_null() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(null) = std::fs::metadata("/dev/null") else {
+        return false;
+    };
+    // SAFETY: fstat on descriptor 1 fills the zeroed struct; no other preconditions.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(1, &mut st) != 0 {
+            return false;
+        }
+        st
+    };
+    st.st_dev == null.dev() && st.st_ino == null.ino()
 }
 
 fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
@@ -353,10 +487,14 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
         .iter()
         .map(|f| f.to_string_lossy().into_owned())
         .collect();
-    // GNU opens FILE2 first when it is "-", so a closed stdin is not mistaken for FILE1.
+    // GNU opens FILE2 first when it is "-", so a closed stdin is not mistaken for FILE1;
+    // before opening the second, the same name with the same skips is identical.
     let order: [usize; 2] = if req.files[1] == "-" { [1, 0] } else { [0, 1] };
     let mut opened: [Option<Input>; 2] = [None, None];
-    for &f in &order {
+    for (step, &f) in order.iter().enumerate() {
+        if step == 1 && req.skip[0] == req.skip[1] && req.files[0] == req.files[1] {
+            return identical(out, req, &names);
+        }
         match Input::open(std::path::Path::new(&req.files[f])) {
             Ok(i) => opened[f] = Some(i),
             Err(e) => {
@@ -371,11 +509,12 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
         return TROUBLE;
     };
     let inputs = [&a, &b];
-    if a.same_file(&b) && a.base() + req.skip[0] == b.base() + req.skip[1] {
-        if req.json {
-            emit_json(out, req, &names, &[], None, &[], SAME);
+    // The same file at the same position (pipes have none, so two ends of one pipe match).
+    if a.same_file(&b) {
+        let position = |i: &Input, skip: u64| i.is_seekable().then(|| i.base() + skip);
+        if position(&a, req.skip[0]) == position(&b, req.skip[1]) {
+            return identical(out, req, &names);
         }
-        return SAME;
     }
     let limit = req.limit;
     // GNU's shortcut: with -s, two regular files of different sizes differ if more bytes
@@ -412,6 +551,14 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
     }
 }
 
+/// Identical without reading: exit 0 (and, with `--json`, say so).
+fn identical(out: &mut Output, req: &Request, names: &[String]) -> u8 {
+    if req.json {
+        emit_json(out, req, names, &[], None, &[], SAME);
+    }
+    SAME
+}
+
 type Ran = (u8, swath_engine::Plan, swath_engine::RunStats);
 
 /// Default mode, `-s`, and `-l` with `--max-diffs`: the first K differences.
@@ -423,7 +570,7 @@ fn first_k(
     out: &mut Output,
 ) -> Result<Ran, EngineError> {
     let k = match (req.mode, req.max_diffs) {
-        (Mode::Status, _) => 1,
+        (Mode::Status | Mode::NoStdout, _) => 1,
         (_, Some(k)) => usize::try_from(k).unwrap_or(usize::MAX),
         (_, None) => 1,
     };
@@ -451,7 +598,7 @@ fn first_k(
         return Ok((code, r.plan, r.stats));
     }
     match req.mode {
-        Mode::Status => {}
+        Mode::Status | Mode::NoStdout => {}
         Mode::First => {
             let word = if messages_locale_is_posix() && !req.print_bytes {
                 "char"
@@ -493,7 +640,6 @@ fn first_k(
         let at_line_end = r.last_byte == Some(b'\n');
         report_eof(
             prog,
-            out,
             &names[side],
             r.extent.len,
             (req.mode == Mode::First).then_some((total, at_line_end)),
@@ -522,18 +668,19 @@ fn list_all(
         |d, buf| format_verbose(buf, d, width, print_bytes),
         |bytes| {
             any = true;
-            if out.write(bytes) {
-                Flow::Continue
-            } else {
-                Flow::Stop
-            }
+            out.write(bytes);
+            Flow::Continue
         },
     )?;
     let eof = eof_side(&r.extent.ended);
     if let Some(side) = eof {
-        report_eof(prog, out, &names[side], r.extent.len, None);
+        report_eof(prog, &names[side], r.extent.len, None);
     }
-    let code = if any || eof.is_some() { DIFFERENT } else { SAME };
+    let code = if any || eof.is_some() {
+        DIFFERENT
+    } else {
+        SAME
+    };
     Ok((code, r.plan, r.stats))
 }
 
@@ -561,11 +708,8 @@ fn list_all_json(
             } else {
                 out.write(b",");
             }
-            if out.write(&bytes[..bytes.len() - 1]) {
-                Flow::Continue
-            } else {
-                Flow::Stop
-            }
+            out.write(&bytes[..bytes.len() - 1]);
+            Flow::Continue
         },
     )?;
     let eof = eof_side(&r.extent.ended).map(|side| EofInfo {
@@ -591,9 +735,7 @@ fn eof_side(ended: &[bool]) -> Option<usize> {
     }
 }
 
-fn report_eof(prog: &str, out: &mut Output, file: &str, bytes: u64, line: Option<(u64, bool)>) {
-    // GNU writes pending stdout before the message on stderr.
-    out.flush_now();
+fn report_eof(prog: &str, file: &str, bytes: u64, line: Option<(u64, bool)>) {
     let msg = if bytes == 0 {
         format!("{prog}: EOF on {file} which is empty")
     } else {
@@ -609,16 +751,6 @@ fn report_eof(prog: &str, out: &mut Output, file: &str, bytes: u64, line: Option
         }
     };
     eprintln!("{msg}");
-}
-
-impl Output {
-    fn flush_now(&mut self) {
-        if self.failed.is_none() {
-            if let Err(e) = self.out.flush() {
-                self.failed = Some(e);
-            }
-        }
-    }
 }
 
 /// Digits of the largest byte number `-l` can print (GNU sizes the column from the regular

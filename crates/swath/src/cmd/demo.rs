@@ -44,7 +44,10 @@ pub fn run(args: DemoArgs) -> Result<()> {
     let same = dir.join(format!("text-{size}.same"));
     let diff = dir.join(format!("text-{size}.diff"));
     if size == DEFAULT_TEXT_SIZE {
-        eprintln!("swath demo: the seeds' {size}-byte text file, in {}", dir.display());
+        eprintln!(
+            "swath demo: the seeds' {size}-byte text file, in {}",
+            dir.display()
+        );
     }
     ensure(&a, size, || swath_gen::text(&a, size, 1))?;
     ensure(&same, size, || swath_gen::text(&same, size, 1))?;
@@ -117,7 +120,11 @@ pub fn run(args: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn ensure(path: &Path, size: u64, make: impl FnOnce() -> Result<(), swath_engine::EngineError>) -> Result<()> {
+fn ensure(
+    path: &Path,
+    size: u64,
+    make: impl FnOnce() -> Result<(), swath_engine::EngineError>,
+) -> Result<()> {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == size) {
         return Ok(());
     }
@@ -157,7 +164,10 @@ fn time_runs(cmd: &[std::ffi::OsString], runs: usize) -> Result<(Vec<u8>, Durati
     for _ in 0..runs.max(1) {
         let (out, t) = run_once()?;
         if out != first {
-            bail!("{} gave different answers across runs", cmd[0].to_string_lossy());
+            bail!(
+                "{} gave different answers across runs",
+                cmd[0].to_string_lossy()
+            );
         }
         times.push(t);
     }

@@ -1,0 +1,80 @@
+//! `swath gen`: reproducible files of the requested size, mutations that GNU cmp confirms.
+
+use std::process::Command;
+
+use crate::util::{same_as_gnu, swath_bin, Dir};
+
+fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
+    Command::new(swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn text_then_mutate_plants_what_it_says() {
+    let dir = Dir::new();
+    assert!(swath(&dir, &["gen", "text", "3M", "a", "--seed", "4"])
+        .status
+        .success());
+    assert_eq!(std::fs::metadata(dir.path("a")).unwrap().len(), 3 << 20);
+    assert!(swath(&dir, &["gen", "text", "3M", "a2", "--seed", "4"])
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read(dir.path("a")).unwrap(),
+        std::fs::read(dir.path("a2")).unwrap()
+    );
+    let out = swath(
+        &dir,
+        &[
+            "gen", "mutate", "a", "b", "--diffs", "50", "--at", "1000", "--seed", "2",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let gnu = same_as_gnu(&dir, &["-l", "a", "b"]);
+    assert_eq!(gnu.stdout.lines().count(), 50);
+    assert!(gnu
+        .stdout
+        .lines()
+        .any(|l| l.trim_start().starts_with("1001 ")));
+    assert!(swath(
+        &dir,
+        &[
+            "gen",
+            "mutate",
+            "a",
+            "c",
+            "--diffs",
+            "0",
+            "--truncate",
+            "1M"
+        ]
+    )
+    .status
+    .success());
+    let gnu = same_as_gnu(&dir, &["a", "c"]);
+    // Every 1 MiB chunk of generated text ends with a newline, so GNU says "line N".
+    assert!(
+        gnu.stderr
+            .starts_with("cmp: EOF on c after byte 1048576, line "),
+        "{gnu:?}"
+    );
+    assert_eq!(gnu.status, Some(1));
+}
+
+#[test]
+fn bad_arguments_are_reported() {
+    let dir = Dir::new();
+    let out = swath(&dir, &["gen", "text", "12Q", "a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath: invalid size '12Q'\n"
+    );
+    let out = swath(&dir, &["gen", "mutate", "nope", "b"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: No such file or directory"));
+    assert!(!dir.path("b").exists());
+}

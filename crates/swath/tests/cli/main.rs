@@ -1,0 +1,5 @@
+//! Command-line tests of `swath`, in one binary: GNU differential tests and edge cases.
+
+mod cmp;
+mod gen;
+mod util;

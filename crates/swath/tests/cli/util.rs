@@ -1,0 +1,121 @@
+//! Test helpers: a temporary directory, the swath binary under a tool's name, and running a
+//! command to capture stdout, stderr and exit status for byte-for-byte comparison.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A scratch directory with the swath binary linked as `cmp` inside it.
+pub struct Dir {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Dir {
+    pub fn new() -> Dir {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        // Everyone may enter, so tests can run tools as an unprivileged user.
+        std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(swath_bin(), tmp.path().join("cmp")).unwrap();
+        Dir { tmp }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    pub fn write(&self, name: &str, data: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, data).unwrap();
+        p
+    }
+
+    /// The swath binary invoked through the `cmp` link.
+    pub fn swath_cmp(&self) -> PathBuf {
+        self.path("cmp")
+    }
+
+    /// Directories whose `cmp` is GNU's and swath's, for running `cmp` from PATH (so both
+    /// see argv[0] = "cmp" even through sh or setpriv).
+    pub fn bin_dirs(&self) -> [PathBuf; 2] {
+        let gnu = self.path("gnu-bin");
+        if !gnu.exists() {
+            std::fs::create_dir(&gnu).unwrap();
+            std::os::unix::fs::symlink(gnu_cmp(), gnu.join("cmp")).unwrap();
+        }
+        [gnu, self.tmp.path().to_path_buf()]
+    }
+}
+
+pub fn swath_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_swath"))
+}
+
+/// GNU cmp, which the differential tests need (CI installs diffutils).
+pub fn gnu_cmp() -> PathBuf {
+    let p = PathBuf::from("/usr/bin/cmp");
+    assert!(
+        p.exists(),
+        "GNU cmp is required for the differential tests: apt-get install diffutils"
+    );
+    p
+}
+
+/// What a command did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: Option<i32>,
+}
+
+/// Runs `program args` in `cwd` with `stdin` (a file, or nothing) and a fixed locale.
+pub fn run(
+    program: &Path,
+    args: &[&OsStr],
+    cwd: &Path,
+    stdin: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Outcome {
+    // Both tools see argv[0] = "cmp", as when a script runs `cmp` from PATH.
+    let mut cmd = Command::new(program);
+    std::os::unix::process::CommandExt::arg0(&mut cmd, "cmp");
+    cmd.args(args).current_dir(cwd).env_remove("LANGUAGE");
+    for var in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    match stdin {
+        Some(p) => cmd.stdin(std::fs::File::open(p).unwrap()),
+        None => cmd.stdin(Stdio::null()),
+    };
+    let out = cmd.output().expect("run command");
+    Outcome {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status.code(),
+    }
+}
+
+/// Runs GNU cmp and swath-as-cmp with the same arguments and requires identical outcomes.
+pub fn same_as_gnu(dir: &Dir, args: &[&str]) -> Outcome {
+    same_as_gnu_with(dir, args, None, &[])
+}
+
+pub fn same_as_gnu_with(
+    dir: &Dir,
+    args: &[&str],
+    stdin: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Outcome {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let gnu = run(&gnu_cmp(), &args, dir.tmp.path(), stdin, env);
+    let ours = run(&dir.swath_cmp(), &args, dir.tmp.path(), stdin, env);
+    assert_eq!(ours, gnu, "cmp {args:?} (env {env:?})");
+    gnu
+}
