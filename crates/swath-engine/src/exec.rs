@@ -286,21 +286,23 @@ fn parallel(
         .iter()
         .map(|r| r.input.current_size())
         .collect::<Result<_, _>>()?;
-    let maps: Vec<GuardedMap> = if method == Method::Mmap {
-        job.regions
-            .iter()
-            .map(|r| {
-                GuardedMap::new(
-                    r.input.file(),
-                    r.input.name(),
-                    r.input.base() + r.offset,
-                    extent.len,
-                )
-            })
-            .collect::<Result<_, _>>()?
-    } else {
-        Vec::new()
-    };
+    let mut method = method;
+    let mut maps: Vec<GuardedMap> = Vec::new();
+    if method == Method::Mmap {
+        for r in &job.regions {
+            let at = r.input.base() + r.offset;
+            match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
+                Ok(Some(m)) => maps.push(m),
+                // No guard slot left (never map unguarded), or a file that cannot be mapped
+                // (some special filesystems): read it instead.
+                Ok(None) | Err(_) => {
+                    maps.clear();
+                    method = Method::Pread;
+                    break;
+                }
+            }
+        }
+    }
     let bs = plan.block_size as u64;
     let n_blocks = extent.len.div_ceil(bs);
     let shared = Shared {

@@ -17,9 +17,9 @@ use memmap2::{Advice, Mmap, MmapOptions};
 
 use crate::error::EngineError;
 
-/// Maps that can be registered at once; a map beyond this count falls back to no guard, so
-/// the planner never maps more than a handful of files at a time.
-const SLOTS: usize = 64;
+/// Maps that can be registered at once. When all are taken, [`GuardedMap::new`] refuses to
+/// map (the executor then reads with `pread`), so no map is ever unguarded.
+const SLOTS: usize = 256;
 
 struct Slot {
     start: AtomicUsize,
@@ -101,15 +101,21 @@ pub(crate) struct GuardedMap {
 
 impl GuardedMap {
     /// Maps `len` bytes of `file` starting at `offset`. An empty range maps nothing.
-    pub(crate) fn new(file: &File, name: &str, offset: u64, len: u64) -> Result<Self, EngineError> {
+    /// Returns `Ok(None)` when every guard slot is taken.
+    pub(crate) fn new(
+        file: &File,
+        name: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Option<Self>, EngineError> {
         install_handler();
         if len == 0 {
-            return Ok(GuardedMap {
+            return Ok(Some(GuardedMap {
                 map: None,
                 skew: 0,
                 len: 0,
                 slot: None,
-            });
+            }));
         }
         let page = crate::sysinfo::page_size() as u64;
         let aligned = offset / page * page;
@@ -123,14 +129,16 @@ impl GuardedMap {
         // registered below before any byte is read.
         let map = unsafe { MmapOptions::new().offset(aligned).len(total).map(file) }
             .map_err(|e| EngineError::io(name, e))?;
+        let Some(slot) = register(map.as_ptr() as usize, total) else {
+            return Ok(None);
+        };
         let _ = map.advise(Advice::Sequential);
-        let slot = register(map.as_ptr() as usize, total);
-        Ok(GuardedMap {
+        Ok(Some(GuardedMap {
             map: Some(map),
             skew,
             len: len as usize,
-            slot,
-        })
+            slot: Some(slot),
+        }))
     }
 
     /// The mapped bytes.
@@ -187,7 +195,9 @@ mod tests {
         let page = crate::sysinfo::page_size();
         f.write_all(&vec![b'x'; page * 4]).unwrap();
         f.flush().unwrap();
-        let map = GuardedMap::new(f.as_file(), "t", 0, (page * 4) as u64).unwrap();
+        let map = GuardedMap::new(f.as_file(), "t", 0, (page * 4) as u64)
+            .unwrap()
+            .unwrap();
         assert!(!map.faulted());
         assert_eq!(map.bytes()[0], b'x');
         f.as_file().set_len(page as u64).unwrap();
@@ -202,9 +212,9 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         let data: Vec<u8> = (0..20000u32).map(|i| (i % 251) as u8).collect();
         f.write_all(&data).unwrap();
-        let map = GuardedMap::new(f.as_file(), "t", 4099, 7000).unwrap();
+        let map = GuardedMap::new(f.as_file(), "t", 4099, 7000).unwrap().unwrap();
         assert_eq!(map.bytes(), &data[4099..11099]);
-        let empty = GuardedMap::new(f.as_file(), "t", 5, 0).unwrap();
+        let empty = GuardedMap::new(f.as_file(), "t", 5, 0).unwrap().unwrap();
         assert!(empty.bytes().is_empty());
     }
 }
