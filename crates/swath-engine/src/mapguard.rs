@@ -212,7 +212,9 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         let data: Vec<u8> = (0..20000u32).map(|i| (i % 251) as u8).collect();
         f.write_all(&data).unwrap();
-        let map = GuardedMap::new(f.as_file(), "t", 4099, 7000).unwrap().unwrap();
+        let map = GuardedMap::new(f.as_file(), "t", 4099, 7000)
+            .unwrap()
+            .unwrap();
         assert_eq!(map.bytes(), &data[4099..11099]);
         let empty = GuardedMap::new(f.as_file(), "t", 5, 0).unwrap().unwrap();
         assert!(empty.bytes().is_empty());

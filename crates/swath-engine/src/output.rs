@@ -27,9 +27,11 @@ impl AtomicOutput {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Created 0666 less the umask, as any new file; not tempfile's private 0600.
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{file_name}."))
             .suffix(".swath-tmp")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| EngineError::io(name, e))?;
         Ok(AtomicOutput {
@@ -86,6 +88,16 @@ mod tests {
         out.commit(true).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // SAFETY: umask only reads and restores the process's file creation mask.
+        let mask = unsafe {
+            let m = libc::umask(0o022);
+            libc::umask(m);
+            m
+        };
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&target).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o666 & !(mask as u32));
     }
 
     #[test]

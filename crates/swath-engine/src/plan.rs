@@ -184,6 +184,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// One block of `block_size` read positionally on the calling thread: for a quick look
+    /// at the start of the data before committing to a parallel plan.
+    pub fn inline(block_size: usize, reason: &str) -> Plan {
+        Plan {
+            method: Method::Pread,
+            threads: 1,
+            block_size: block_size.max(1),
+            layout: Layout::Dynamic,
+            reason: reason.to_string(),
+        }
+    }
+
     /// Chooses a plan for reading `len` bytes (unknown for streams) from each of `regions`
     /// (an input and the offset its data starts at).
     pub fn choose(

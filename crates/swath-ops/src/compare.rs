@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use swath_engine::{
     run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow, Input, Job,
-    Method, Plan, Region, RunStats,
+    Method, Plan, Region, RunStats, Strategy,
 };
 use swath_kernels::compare::for_each_mismatch;
 use swath_kernels::count::count_byte;
@@ -102,6 +102,11 @@ pub struct FirstDifferences {
 }
 
 /// The first `k` differences of the two inputs, in file order.
+///
+/// With the `auto` strategy on regular files, the first [`PROBE_BYTES`] are compared first on
+/// the calling thread with plain positional reads: when the answer lies there (or the inputs
+/// are that small) no thread is started, nothing is mapped and no residency is sampled, so an
+/// early difference costs what it costs GNU cmp.
 pub fn first_differences(
     spec: &CompareSpec<'_>,
     k: usize,
@@ -109,14 +114,44 @@ pub fn first_differences(
     opts: &EngineOptions,
 ) -> Result<FirstDifferences, EngineError> {
     let job = spec.job();
-    let plan = spec.plan(opts);
+    let probe_allowed = opts.strategy == Strategy::Auto
+        && opts.threads.is_none_or(|t| t > 0)
+        && spec.inputs.iter().all(|i| i.is_seekable());
+    if probe_allowed {
+        if let Some(extent) = job.known_extent() {
+            let whole = extent.len <= PROBE_BYTES;
+            let probe_job = if whole {
+                job.clone()
+            } else {
+                job.clone().with_limit(Some(PROBE_BYTES))
+            };
+            let probe = Plan::inline(PROBE_BYTES as usize, "answered by the first block");
+            let r = first_differences_with(spec, &probe_job, probe, k, lines)?;
+            if whole || r.diffs.len() == k {
+                return Ok(r);
+            }
+        }
+    }
+    first_differences_with(spec, &job, spec.plan(opts), k, lines)
+}
+
+/// Bytes compared on the calling thread before planning the parallel run.
+pub const PROBE_BYTES: u64 = 64 * 1024;
+
+fn first_differences_with(
+    spec: &CompareSpec<'_>,
+    job: &Job<'_>,
+    plan: Plan,
+    k: usize,
+    lines: Lines,
+) -> Result<FirstDifferences, EngineError> {
     let table: FirstK<(u8, u8)> = FirstK::new(k.max(1));
     let sequential = plan.method == Method::Read;
     // Sequential path: blocks arrive in order, so a running count gives line numbers.
     let seq_lines = Mutex::new((0u64, Vec::<u64>::new()));
     let count_in_pass = sequential && lines == Lines::Count;
     let last = Mutex::new(None::<(u64, u8)>);
-    let stats = run_blocks(&plan, &job, &table, |block, data| {
+    let stats = run_blocks(&plan, job, &table, |block, data| {
         let (a, b) = (data[0], data[1]);
         if lines == Lines::Count {
             if let Some(&byte) = a.last() {
