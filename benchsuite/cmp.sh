@@ -45,17 +45,25 @@ for c in "${cases[@]}"; do check $c; done
 echo "answers checked: swath cmp and GNU cmp agree on all cases"
 
 { echo "# machine"; nproc; free -g | head -2; uname -r; cmp --version | head -1; "$swath" --version; } > "$out/cmp-machine.txt"
-for c in "${cases[@]}"; do
-  name=$(echo "$c" | tr ' .' '__')
-  hyperfine -N -i --warmup 2 -r "$runs" --output=pipe \
-    --export-markdown "$out/cmp-hot-$name.md" --export-json "$out/cmp-hot-$name.json" \
-    "$swath cmp $c" "cmp $c"
-done
+paired=$here/paired.py
+rounds=${ROUNDS:-5}
+table=$out/cmp.md
+{
+  echo "| case (640,000,000-byte pair unless noted) | swath cmp | GNU cmp | swath/GNU per round: median (range) | speed-up |"
+  echo "|---|---:|---:|---:|---:|"
+} > "$table"
+hot() {
+  "$paired" "cmp-hot-$1" "$swath cmp $2" "cmp $2" --rounds "$rounds" --runs 3 --warmup 2 | sed "s/^| cmp-hot-$1 /| $3 /" | tee -a "$table"
+}
+hot same "a.txt same.txt" "hot, identical"
+hot first "a.txt first.txt" "hot, difference at byte 1"
+hot mid "a.txt mid.txt" "hot, difference in the middle"
+hot last "a.txt last.txt" "hot, difference at the last byte"
+hot many "-l a.txt many.txt" "hot, -l, 1,000,000 differences"
+hot sparse "sparse1 sparse2" "8 GiB sparse pair, difference at byte 1001"
 if [ "$(id -u)" = 0 ]; then
-  hyperfine -N -i -r "$cold_runs" --output=pipe \
-    --prepare 'sh -c "sync; echo 3 > /proc/sys/vm/drop_caches"' \
-    --export-markdown "$out/cmp-cold.md" --export-json "$out/cmp-cold.json" \
-    "$swath cmp a.txt same.txt" "cmp a.txt same.txt"
+  "$paired" cmp-cold-same "$swath cmp a.txt same.txt" "cmp a.txt same.txt" --rounds "${COLD_ROUNDS:-6}" --runs 2 --warmup 0 \
+    --prepare 'sh -c "sync; echo 3 > /proc/sys/vm/drop_caches"' | sed 's/^| cmp-cold-same /| cold, identical /' | tee -a "$table"
 else
   echo "cmp.sh: not root: skipping the cold-cache runs (they drop the page cache)" >&2
 fi

@@ -314,12 +314,21 @@ fn parallel(
         stop,
     };
     let threads = plan.threads.max(1);
+    let per_range = n_blocks.div_ceil(threads as u64);
     let worker = |t: usize| {
         let mut bufs: Vec<Vec<u8>> = if method == Method::Pread {
             job.regions.iter().map(|_| vec![0u8; bs as usize]).collect()
         } else {
             Vec::new()
         };
+        // Workers streaming their own range read through their own descriptors, so each
+        // stream gets its own read-ahead.
+        let own: Vec<Option<std::fs::File>> =
+            if method == Method::Pread && plan.layout == Layout::Ranges && threads > 1 {
+                job.regions.iter().map(|r| r.input.reopen()).collect()
+            } else {
+                job.regions.iter().map(|_| None).collect()
+            };
         let mut k = 0u64;
         loop {
             if shared.halt.load(Ordering::Relaxed) {
@@ -328,6 +337,8 @@ fn parallel(
             let index = match plan.layout {
                 Layout::Dynamic => shared.cursor.fetch_add(1, Ordering::Relaxed),
                 Layout::Stripes => t as u64 + k * threads as u64,
+                Layout::Ranges if k >= per_range => break,
+                Layout::Ranges => t as u64 * per_range + k,
             };
             k += 1;
             if index >= n_blocks {
@@ -349,9 +360,10 @@ fn parallel(
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
             if method == Method::Pread {
                 let mut failed = false;
-                for (r, buf) in job.regions.iter().zip(bufs.iter_mut()) {
+                for ((r, buf), file) in job.regions.iter().zip(bufs.iter_mut()).zip(&own) {
                     let at = r.input.base() + r.offset + start;
-                    if let Err(e) = r.input.read_exact_at(&mut buf[..len], at) {
+                    let file = file.as_ref().unwrap_or(r.input.file());
+                    if let Err(e) = r.input.read_exact_at_via(file, &mut buf[..len], at) {
                         shared.fail(index, e);
                         failed = true;
                         break;
@@ -450,7 +462,7 @@ mod tests {
         for m in [Method::Read, Method::Pread, Method::Mmap] {
             for t in [1, 2, 3] {
                 for bs in [1, 7, 64, 4096] {
-                    for l in [Layout::Dynamic, Layout::Stripes] {
+                    for l in [Layout::Dynamic, Layout::Stripes, Layout::Ranges] {
                         v.push(plan(m, t, bs, l));
                     }
                 }

@@ -137,11 +137,34 @@ impl Input {
             .map_err(|e| EngineError::io(&self.name, e))
     }
 
+    /// A second open file description of the same file, with its own read-ahead state, so
+    /// that a worker reading its own contiguous range is seen by the kernel as one sequential
+    /// stream. `None` when the file cannot be reopened (the shared descriptor is used then).
+    pub fn reopen(&self) -> Option<File> {
+        File::open(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+            .ok()
+            .filter(|f| {
+                f.metadata()
+                    .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
+            })
+    }
+
     /// Fills `buf` from absolute file offset `offset`; a short file is [`EngineError::Shrank`].
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), EngineError> {
+        self.read_exact_at_via(&self.file, buf, offset)
+    }
+
+    /// As [`Input::read_exact_at`], through `file` (this input's own or a [`Input::reopen`]ed
+    /// descriptor).
+    pub fn read_exact_at_via(
+        &self,
+        file: &File,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> Result<(), EngineError> {
         let mut done = 0;
         while done < buf.len() {
-            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+            match file.read_at(&mut buf[done..], offset + done as u64) {
                 Ok(0) => {
                     return Err(EngineError::Shrank {
                         path: self.name.clone(),
@@ -253,6 +276,10 @@ mod tests {
             Err(EngineError::Shrank { found: 5, .. }) => {}
             other => panic!("{other:?}"),
         }
+        let again = input.reopen().expect("reopen through /proc/self/fd");
+        let mut buf = [0u8; 2];
+        input.read_exact_at_via(&again, &mut buf, 0).unwrap();
+        assert_eq!(&buf, b"he");
     }
 
     #[test]

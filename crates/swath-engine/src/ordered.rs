@@ -130,7 +130,7 @@ mod tests {
         f.write_all(&data).unwrap();
         for method in [Method::Read, Method::Pread, Method::Mmap] {
             for threads in [1, 2, 4] {
-                for layout in [Layout::Dynamic, Layout::Stripes] {
+                for layout in [Layout::Dynamic, Layout::Stripes, Layout::Ranges] {
                     let input = Input::open(f.path()).unwrap();
                     let job = Job::new(vec![Region {
                         input: &input,

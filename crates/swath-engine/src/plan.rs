@@ -2,28 +2,34 @@
 //!
 //! # The `auto` rule
 //!
-//! Measured on the reference machine (2 cores, Linux 6.18, ext4; commands and figures in
-//! `BENCHMARKS.md`): for one pass of a vectorised kernel, a read-only map beats positional
-//! reads, hot and cold. Comparing the seeds' 640,000,000-byte pair, hot: 50-55 ms mapped
-//! against 88-103 ms with `pread` (which spends 150-180 ms of system time copying page-cache
-//! pages into its buffers); the map costs one fault per folio, and the kernel keeps much of
-//! the page cache in large folios (up to 2 MiB). With small folios (a file written in 4 KiB
-//! pieces, 29,000 faults) the map still won, 86 ms against 99 ms. Cold, the map's faults with
-//! `MADV_SEQUENTIAL` read ahead well: 0.89 of GNU cmp's time and 0.88 of `pread`'s (medians of
-//! 10 alternating runs). The advice that `pread` is 2 to 3 times faster than `mmap` holds for
-//! scalar per-byte loops, which are compute-bound either way, not for kernels that run at
-//! memory speed. So:
+//! Measured on the reference machine (2 cores, Linux 6.18, ext4 on a virtual disk; commands
+//! and figures in `BENCHMARKS.md`), comparing the seeds' 640,000,000-byte pair:
+//!
+//! - **Hot** (in the page cache), a read-only map beats positional reads: 50-55 ms mapped
+//!   against 88-103 ms with `pread`, which spends 150-180 ms of system time copying
+//!   page-cache pages into its buffers. The map costs one fault per folio, and the kernel
+//!   keeps much of the page cache in large folios (up to 2 MiB); with small folios (a file
+//!   written in 4 KiB pieces, 29,000 faults) the map still won, 86 ms against 99 ms. The
+//!   advice that `pread` is 2 to 3 times faster than `mmap` holds for scalar per-byte loops,
+//!   compute-bound either way, not for kernels that run at memory speed.
+//! - **Cold** (page cache dropped), the device is the limit, and what matters is that the
+//!   kernel's read-ahead sees one sequential stream per file: one thread reading each input
+//!   front to back took 0.87 of GNU cmp's time (median of 8 alternating rounds), parallel
+//!   `pread` workers 1.03, one contiguous range per worker through its own descriptor 1.03,
+//!   and maps 1.32 (their fault-driven read-ahead falls behind).
+//!
+//! So:
 //!
 //! 1. Any input that cannot be read positionally (pipe, FIFO, terminal), or a thread count of
 //!    zero or less (the seed's "negative threads"), uses [`Method::Read`]: one thread,
 //!    sequential reads of one block at a time.
-//! 2. The bytes that must come from the device are the inputs' size times the fraction *not*
-//!    in the page cache (residency, sampled with `mincore`). When they exceed the available
-//!    memory (`MemAvailable`, or the cgroup's headroom when lower), the data cannot stay
-//!    cached: [`Method::Pread`] streams it in [`COLD_BLOCK`] requests through reused buffers.
-//! 3. Otherwise [`Method::Mmap`] with [`HOT_BLOCK`] blocks (256 KiB measured best: 50 ms,
-//!    against 52 ms at 64 KiB and 73 ms at 2 MiB). A file that cannot be mapped, or a map
-//!    that cannot be guarded, falls back to `pread` at run time.
+//! 2. Data mostly not in the page cache (residency below [`HOT_RESIDENCY`], sampled with
+//!    `mincore`), or more data to read from the device than there is available memory
+//!    (`MemAvailable`, or the cgroup's headroom when lower), also uses [`Method::Read`]:
+//!    sequential streams that read-ahead keeps busy, through reused buffers.
+//! 3. Otherwise [`Method::Mmap`] with [`DEFAULT_BLOCK`] blocks (256 KiB measured best: 50 ms,
+//!    against 52 ms at 64 KiB and 73 ms at 2 MiB) on all cores. A file that cannot be
+//!    mapped, or a map that cannot be guarded, falls back to `pread` at run time.
 //!
 //! The thread count is the number of cores unless given, and never more than the number of
 //! blocks, so a small file is handled inline without spawning threads.
@@ -34,10 +40,10 @@ use std::str::FromStr;
 use crate::input::Input;
 use crate::sysinfo;
 
-/// Block size for data that is mostly in the page cache: fits in L2 with room for two inputs.
-pub const HOT_BLOCK: usize = 256 * 1024;
-/// Block size when streaming data larger than memory: large requests keep the device busy.
-pub const COLD_BLOCK: usize = 4 * 1024 * 1024;
+/// Default block size: fits in L2 with room for two inputs; measured best for maps.
+pub const DEFAULT_BLOCK: usize = 256 * 1024;
+/// Below this fraction of the data in the page cache, data is read as cold.
+pub const HOT_RESIDENCY: f64 = 0.5;
 
 /// The read method requested by the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -119,6 +125,9 @@ pub enum Layout {
     Dynamic,
     /// Worker `t` of `T` takes blocks `t, t + T, t + 2T, ...` (the seed's fixed stripes).
     Stripes,
+    /// Worker `t` of `T` takes the `t`-th contiguous range of blocks, front to back: one
+    /// sequential stream per worker, which the kernel's read-ahead serves best on cold data.
+    Ranges,
 }
 
 impl Layout {
@@ -127,6 +136,7 @@ impl Layout {
         match self {
             Layout::Dynamic => "dynamic",
             Layout::Stripes => "stripes",
+            Layout::Ranges => "ranges",
         }
     }
 }
@@ -137,8 +147,9 @@ impl FromStr for Layout {
         match s {
             "dynamic" => Ok(Layout::Dynamic),
             "stripes" => Ok(Layout::Stripes),
+            "ranges" => Ok(Layout::Ranges),
             _ => Err(format!(
-                "unknown layout '{s}' (expected dynamic or stripes)"
+                "unknown layout '{s}' (expected dynamic, stripes or ranges)"
             )),
         }
     }
@@ -210,7 +221,7 @@ impl Plan {
         let sequential = |reason: String| Plan {
             method: Method::Read,
             threads: 1,
-            block_size: opts.block_size.unwrap_or(HOT_BLOCK),
+            block_size: opts.block_size.unwrap_or(DEFAULT_BLOCK),
             layout: opts.layout,
             reason,
         };
@@ -229,13 +240,16 @@ impl Plan {
             return sequential("threads <= 0 selects conventional sequential reads".into());
         }
         let len = len.unwrap_or(0);
-        let (method, default_block, reason) = match opts.strategy {
+        let (method, reason) = match opts.strategy {
             Strategy::Read => return sequential("requested".into()),
-            Strategy::Pread => (Method::Pread, HOT_BLOCK, "requested".to_string()),
-            Strategy::Mmap => (Method::Mmap, HOT_BLOCK, "requested".to_string()),
-            Strategy::Auto => auto_method(regions, len, access),
+            Strategy::Pread => (Method::Pread, "requested".to_string()),
+            Strategy::Mmap => (Method::Mmap, "requested".to_string()),
+            Strategy::Auto => match auto_method(regions, len, access) {
+                Ok(chosen) => chosen,
+                Err(why) => return sequential(why),
+            },
         };
-        let block_size = opts.block_size.unwrap_or(default_block).max(1);
+        let block_size = opts.block_size.unwrap_or(DEFAULT_BLOCK).max(1);
         let blocks = len.div_ceil(block_size as u64).max(1);
         let threads = (requested_threads as u64).min(blocks) as usize;
         Plan {
@@ -248,7 +262,12 @@ impl Plan {
     }
 }
 
-fn auto_method(regions: &[(&Input, u64)], len: u64, access: Access) -> (Method, usize, String) {
+/// The `auto` choice for seekable inputs; `Err(reason)` means sequential reads.
+fn auto_method(
+    regions: &[(&Input, u64)],
+    len: u64,
+    access: Access,
+) -> Result<(Method, String), String> {
     let total: u64 = len.saturating_mul(regions.len() as u64);
     let residency = regions
         .iter()
@@ -258,27 +277,23 @@ fn auto_method(regions: &[(&Input, u64)], len: u64, access: Access) -> (Method, 
         .fold(1.0f64, f64::min);
     let from_device = (total as f64 * (1.0 - residency)) as u64;
     let avail = sysinfo::available_memory();
-    let fits = avail.is_none_or(|a| from_device <= a);
     let cached = format!("{:.0}% in page cache", residency * 100.0);
-    if !fits {
-        return (
-            Method::Pread,
-            COLD_BLOCK,
-            format!(
-                "{cached}, {from_device} bytes to read exceed available memory ({} bytes): streamed",
-                avail.unwrap_or(0)
-            ),
-        );
+    if avail.is_some_and(|a| from_device > a) {
+        return Err(format!(
+            "{cached}, {from_device} bytes to read exceed available memory ({} bytes): sequential streams",
+            avail.unwrap_or(0)
+        ));
     }
-    let why = match access {
-        Access::Repeated => "repeated access",
-        Access::SinglePass => "fits in memory",
-    };
-    (
-        Method::Mmap,
-        HOT_BLOCK,
-        format!("{cached}, {why}: read-only maps, no copies"),
-    )
+    match access {
+        Access::Repeated => Ok((
+            Method::Mmap,
+            format!("{cached}, repeated access: read-only maps"),
+        )),
+        Access::SinglePass if residency < HOT_RESIDENCY => Err(format!(
+            "{cached}: sequential streams for the kernel's read-ahead"
+        )),
+        Access::SinglePass => Ok((Method::Mmap, format!("{cached}: read-only maps, no copies"))),
+    }
 }
 
 #[cfg(test)]
@@ -356,14 +371,30 @@ mod tests {
             Some(len),
             Access::SinglePass,
         );
-        assert_eq!(p.method, Method::Pread);
-        assert_eq!(p.block_size, COLD_BLOCK);
-        let small = Plan::choose(
+        assert_eq!(p.method, Method::Read);
+    }
+
+    #[test]
+    fn cold_data_is_read_sequentially_and_hot_data_mapped() {
+        // A hole is not in the page cache: cold.
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().set_len(1 << 30).unwrap();
+        let i = Input::open(f.path()).unwrap();
+        let p = Plan::choose(
             &EngineOptions::default(),
             &[(&i, 0)],
             Some(1 << 30),
             Access::SinglePass,
         );
-        assert_eq!(small.method, Method::Mmap);
+        assert_eq!(p.method, Method::Read);
+        assert!(p.reason.contains("0% in page cache"), "{}", p.reason);
+        let (_g, hot) = file_of(1 << 20);
+        let p = Plan::choose(
+            &EngineOptions::default(),
+            &[(&hot, 0)],
+            Some(1 << 20),
+            Access::SinglePass,
+        );
+        assert_eq!(p.method, Method::Mmap);
     }
 }

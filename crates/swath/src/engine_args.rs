@@ -16,8 +16,7 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub threads: Option<i64>,
 
-    /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: chosen from
-    /// the data (256 KiB when it is in the page cache, 4 MiB when it is not).
+    /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: 256 KiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_block_size)]
     pub block_size: Option<usize>,
 
@@ -26,8 +25,9 @@ pub struct EngineArgs {
     #[arg(long, value_name = "STRATEGY", default_value = "auto", value_parser = parse_strategy)]
     pub strategy: Strategy,
 
-    /// How blocks are handed to workers: dynamic (next free block) or stripes (worker t of
-    /// T takes blocks t, t+T, ...).
+    /// How blocks are handed to workers: dynamic (next free block), stripes (worker t of T
+    /// takes blocks t, t+T, ...) or ranges (worker t takes the t-th contiguous range, through
+    /// its own descriptor).
     #[arg(long, value_name = "LAYOUT", default_value = "dynamic", value_parser = parse_layout)]
     pub layout: Layout,
 

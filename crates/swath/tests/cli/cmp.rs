@@ -8,7 +8,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use swath_gen::{Mutation, Resize};
 
-use crate::util::{run, same_as_gnu, same_as_gnu_with, swath_bin, Dir, Outcome};
+use crate::util::{run, same_as_gnu, same_as_gnu_sh, same_as_gnu_with, swath_bin, Dir, Outcome};
 
 /// Engine settings every differential case is repeated under.
 const ENGINE_VARIANTS: &[&[&str]] = &[
@@ -40,6 +40,16 @@ const ENGINE_VARIANTS: &[&[&str]] = &[
         "stripes",
     ],
     &["--strategy", "read", "--block-size", "100"],
+    &[
+        "--threads",
+        "3",
+        "--layout",
+        "ranges",
+        "--strategy",
+        "pread",
+        "--block-size",
+        "999",
+    ],
 ];
 
 /// Runs GNU cmp with `args`, and swath with `args` under every engine setting.
@@ -250,7 +260,6 @@ fn gnu_option_spellings() {
 #[test]
 fn stdout_to_dev_null_stops_at_the_first_difference() {
     let dir = text_pair_dir();
-    let [gnu_dir, swath_dir] = dir.bin_dirs();
     for args in [
         "a one",
         "-l a many",
@@ -259,20 +268,7 @@ fn stdout_to_dev_null_stops_at_the_first_difference() {
         "empty a",
         "a same",
     ] {
-        let script = |bin_dir: &std::path::Path| {
-            let out = Command::new("/bin/sh")
-                .arg("-c")
-                .arg(format!("cmp {args} > /dev/null"))
-                .env("PATH", bin_dir)
-                .current_dir(dir.tmp.path())
-                .output()
-                .unwrap();
-            (
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-                out.status.code(),
-            )
-        };
-        assert_eq!(script(&swath_dir), script(&gnu_dir), "{args}");
+        same_as_gnu_sh(&dir, &format!("cmp {args} > /dev/null"));
     }
 }
 
@@ -373,22 +369,7 @@ fn standard_input_as_file_and_pipe() {
     }
     // A real pipe: both tools read the file through `cat`.
     for args in ["- one", "-l - many", "- short", "-b - first", "- long"] {
-        let script = |tool: &std::path::Path| {
-            let out = Command::new("sh")
-                .arg("-c")
-                .arg(format!("cat a | {} {args}", tool.display()))
-                .current_dir(dir.tmp.path())
-                .env_remove("LC_ALL")
-                .env_remove("LANG")
-                .output()
-                .unwrap();
-            (out.stdout, out.stderr, out.status.code())
-        };
-        assert_eq!(
-            script(&dir.swath_cmp()),
-            script(&crate::util::gnu_cmp()),
-            "{args}"
-        );
+        same_as_gnu_sh(&dir, &format!("cat a | cmp {args}"));
     }
 }
 
@@ -589,22 +570,8 @@ fn write_error_on_stdout() {
     if !full.exists() {
         return;
     }
-    let [gnu_dir, swath_dir] = dir.bin_dirs();
     for args in ["-l a many", "a one", "-l a first", "a short"] {
-        let script = |bin_dir: &std::path::Path| {
-            let out = Command::new("/bin/sh")
-                .arg("-c")
-                .arg(format!("cmp {args} > /dev/full"))
-                .env("PATH", bin_dir)
-                .current_dir(dir.tmp.path())
-                .output()
-                .unwrap();
-            (
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-                out.status.code(),
-            )
-        };
-        assert_eq!(script(&swath_dir), script(&gnu_dir), "{args}");
+        same_as_gnu_sh(&dir, &format!("cmp {args} > /dev/full"));
     }
 }
 
@@ -619,7 +586,7 @@ proptest! {
             Just(vec![]), Just(vec!["-l"]), Just(vec!["-b"]), Just(vec!["-lb"]), Just(vec!["-s"]),
             Just(vec!["-n", "100"]), Just(vec!["-i", "3:5"]), Just(vec!["-l", "-i", "17"]),
         ],
-        engine in 0usize..7,
+        engine in 0usize..8,
     ) {
         let dir = Dir::new();
         let mut b = a.clone();

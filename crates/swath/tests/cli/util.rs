@@ -119,3 +119,28 @@ pub fn same_as_gnu_with(
     assert_eq!(ours, gnu, "cmp {args:?} (env {env:?})");
     gnu
 }
+
+/// Runs the shell command `script` (which calls `cmp` from PATH) once with GNU's cmp and once
+/// with swath's, and requires identical stdout, stderr and exit status.
+pub fn same_as_gnu_sh(dir: &Dir, script: &str) -> Outcome {
+    let [gnu_dir, swath_dir] = dir.bin_dirs();
+    let go = |bin_dir: &Path| {
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(script)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+            .env_remove("LC_ALL")
+            .env_remove("LANG")
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        Outcome {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            status: out.status.code(),
+        }
+    };
+    let gnu = go(&gnu_dir);
+    assert_eq!(go(&swath_dir), gnu, "sh -c {script:?}");
+    gnu
+}
