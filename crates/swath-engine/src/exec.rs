@@ -34,6 +34,8 @@ pub struct Job<'a> {
     pub regions: Vec<Region<'a>>,
     /// Bytes to process at most.
     pub limit: Option<u64>,
+    /// Counter of bytes processed so far (per region), for progress bars.
+    pub progress: Option<&'a AtomicU64>,
 }
 
 /// Regions one job can read side by side.
@@ -49,6 +51,7 @@ impl<'a> Job<'a> {
         Job {
             regions,
             limit: None,
+            progress: None,
         }
     }
 
@@ -56,6 +59,18 @@ impl<'a> Job<'a> {
     pub fn with_limit(mut self, limit: Option<u64>) -> Self {
         self.limit = limit;
         self
+    }
+
+    /// Adds each block's length to `counter` once the kernel has processed it.
+    pub fn with_progress(mut self, counter: Option<&'a AtomicU64>) -> Self {
+        self.progress = counter;
+        self
+    }
+
+    fn advance(&self, bytes: usize) {
+        if let Some(p) = self.progress {
+            p.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
     }
 
     /// The extent, when every region has a known length.
@@ -234,6 +249,7 @@ fn sequential(
             }
             stats.blocks += 1;
             let flow = visit(&block, &slices[..n]);
+            job.advance(len);
             pos += len as u64;
             index += 1;
             if flow == Flow::Stop {
@@ -382,6 +398,7 @@ fn parallel(
             }
             let flow = visit(&block, &slices[..job.regions.len()]);
             shared.blocks.fetch_add(1, Ordering::Relaxed);
+            job.advance(len);
             if let Some((r, _)) = job.regions.iter().zip(&maps).find(|(_, m)| m.faulted()) {
                 let found = r.input.current_size().unwrap_or(0);
                 shared.fail(
@@ -494,6 +511,22 @@ mod tests {
             assert_eq!(stats.extent.len, data.len() as u64 - 3, "{p:?}");
             assert_eq!(stats.extent.ended, vec![true]);
             assert_eq!(&seen.into_inner().unwrap()[..], &data[3..], "{p:?}");
+        }
+    }
+
+    #[test]
+    fn progress_counts_every_byte() {
+        let f = temp_with(&vec![3u8; 100_000]);
+        for p in all_plans() {
+            let input = Input::open(f.path()).unwrap();
+            let done = AtomicU64::new(0);
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }])
+            .with_progress(Some(&done));
+            run_blocks(&p, &job, &(), |_, _| Flow::Continue).unwrap();
+            assert_eq!(done.load(Ordering::Relaxed), 100_000, "{p:?}");
         }
     }
 

@@ -11,6 +11,7 @@
 //! [`stream_differences`] visits every difference (`cmp -l`): each block's differences are
 //! formatted by the workers and written in file order through the engine's ordered merge.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use swath_engine::{
@@ -42,6 +43,8 @@ pub struct CompareSpec<'a> {
     pub skip: [u64; 2],
     /// Bytes compared at most.
     pub limit: Option<u64>,
+    /// Counter of bytes compared so far, for a progress bar.
+    pub progress: Option<&'a AtomicU64>,
 }
 
 impl<'a> CompareSpec<'a> {
@@ -57,6 +60,7 @@ impl<'a> CompareSpec<'a> {
             },
         ])
         .with_limit(self.limit)
+        .with_progress(self.progress)
     }
 
     /// The plan the engine will use for this comparison.
@@ -382,7 +386,7 @@ mod tests {
             b.resize(new_len, b'z');
             let (fa, fb) = (temp(&a), temp(&b));
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
-            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit };
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
             let opts = EngineOptions {
                 threads: Some(threads),
                 block_size: Some(bs),
@@ -407,7 +411,7 @@ mod tests {
             // Streaming every difference gives the oracle's full list.
             let all = oracle(&a, &b, [skip.0, skip.1], limit, usize::MAX);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
-            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit };
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
             let mut seen = Vec::new();
             let streamed = stream_differences(
                 &spec,
@@ -441,6 +445,7 @@ mod tests {
             inputs: [&ia, &ib],
             skip: [0, 0],
             limit: None,
+            progress: None,
         };
         let got = first_differences(&spec, 1, Lines::Count, &EngineOptions::default()).unwrap();
         assert_eq!(

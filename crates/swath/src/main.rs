@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod engine_args;
+mod progress;
 mod size;
 
 /// Process big files at the speed of the machine.

@@ -19,6 +19,7 @@ use swath_engine::{EngineError, EngineOptions, Flow, Input, InputKind};
 use swath_ops::compare::{first_differences, stream_differences, CompareSpec, Difference, Lines};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::progress::with_progress;
 use crate::size::{parse_size, parse_size_prefix, SizeError};
 
 /// Exit status: the inputs are the same.
@@ -528,15 +529,27 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
             }
         }
     }
-    let spec = CompareSpec {
-        inputs,
-        skip: req.skip,
-        limit,
+    let total = match (a.len(), b.len()) {
+        (Some(la), Some(lb)) => {
+            let common = la
+                .saturating_sub(req.skip[0])
+                .min(lb.saturating_sub(req.skip[1]));
+            Some(limit.map_or(common, |l| l.min(common)))
+        }
+        _ => None,
     };
-    let result = match req.mode {
-        Mode::All if req.max_diffs.is_none() => list_all(prog, req, &spec, &names, out),
-        _ => first_k(prog, req, &spec, &names, out),
-    };
+    let result = with_progress(total, prog, |counter| {
+        let spec = CompareSpec {
+            inputs,
+            skip: req.skip,
+            limit,
+            progress: Some(counter),
+        };
+        match req.mode {
+            Mode::All if req.max_diffs.is_none() => list_all(prog, req, &spec, &names, out),
+            _ => first_k(prog, req, &spec, &names, out),
+        }
+    });
     match result {
         Ok((code, plan, stats)) => {
             if req.time {
