@@ -108,9 +108,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
             ratio
         );
         let answer = String::from_utf8_lossy(&swath_out);
-        if !answer.trim().is_empty() {
-            println!("  answer: {}", answer.trim());
-        }
+        println!("  answer: {}", answer.trim().replace('\n', " "));
     }
     println!(
         "medians of {} runs after a warm-up, files of {size} bytes in {}",
@@ -156,7 +154,7 @@ fn time_runs(cmd: &[std::ffi::OsString], runs: usize) -> Result<(Vec<u8>, Durati
         let elapsed = start.elapsed();
         let mut text = out.stdout;
         text.extend_from_slice(&out.stderr);
-        text.extend_from_slice(format!("[exit {}]", out.status.code().unwrap_or(-1)).as_bytes());
+        text.extend_from_slice(format!("(exit status {})", out.status.code().unwrap_or(-1)).as_bytes());
         Ok((text, elapsed))
     };
     let (first, _) = run_once()?;
