@@ -859,8 +859,9 @@ fn printable(mut c: u8) -> String {
 
 /// True when the messages locale is C or POSIX, where GNU cmp says "char" instead of "byte".
 fn messages_locale_is_posix() -> bool {
-    // SAFETY: setlocale is called before any other thread exists that uses the locale; the
-    // returned pointer is read immediately as a C string and not kept.
+    // SAFETY: no other thread is running (the engine's workers and the progress thread are
+    // joined before results are formatted), so changing the locale races with nothing; the
+    // returned pointer is read at once as a C string and not kept.
     unsafe {
         libc::setlocale(libc::LC_ALL, c"".as_ptr());
         let name = libc::setlocale(libc::LC_MESSAGES, std::ptr::null());

@@ -154,7 +154,9 @@ fn time_runs(cmd: &[std::ffi::OsString], runs: usize) -> Result<(Vec<u8>, Durati
         let elapsed = start.elapsed();
         let mut text = out.stdout;
         text.extend_from_slice(&out.stderr);
-        text.extend_from_slice(format!("(exit status {})", out.status.code().unwrap_or(-1)).as_bytes());
+        text.extend_from_slice(
+            format!("(exit status {})", out.status.code().unwrap_or(-1)).as_bytes(),
+        );
         Ok((text, elapsed))
     };
     let (first, _) = run_once()?;
