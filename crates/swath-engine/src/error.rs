@@ -9,13 +9,14 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// An operating-system error on a named file.
-    #[error("{path}: {}", os_message(.source))]
+    // The cause is part of the message, not a separate `source`, so that error chains
+    // printed with `{:#}` do not repeat it.
+    #[error("{path}: {}", os_message(.cause))]
     Io {
         /// The file as the user named it.
         path: String,
         /// The underlying error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     /// The file became shorter than planned while it was being read.
     #[error("{path}: file shrank while being read (expected {expected} bytes, found {found})")]
@@ -44,7 +45,7 @@ impl EngineError {
     pub fn io(path: impl Into<String>, source: io::Error) -> Self {
         EngineError::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

@@ -208,7 +208,17 @@ fn sequential(
         stopped_early: false,
     };
     if stats.extent.ended.iter().any(|&e| e) {
-        // A region ran out while skipping: the job is empty.
+        // A region ran out while skipping: the job is empty, and any other region that has
+        // no byte left ended there too.
+        for (i, r) in job.regions.iter().enumerate() {
+            if !stats.extent.ended[i] {
+                stats.extent.ended[i] = if r.input.is_seekable() {
+                    r.input.len().unwrap_or(0) <= r.offset
+                } else {
+                    r.input.read_full(&mut [0u8; 1])? == 0
+                };
+            }
+        }
         return Ok(stats);
     }
     let limit = job.limit.unwrap_or(u64::MAX);

@@ -1,18 +1,93 @@
 //! Atomic output files: written under a temporary name beside the target, renamed into place
-//! only when complete, removed if anything goes wrong.
+//! only when complete, removed if anything goes wrong, including SIGINT, SIGTERM and SIGHUP
+//! (a handler unlinks every registered temporary file, then lets the signal take its default
+//! course).
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Once;
 
 use crate::error::EngineError;
+
+/// Temporary files that a fatal signal must remove.
+const TEMP_SLOTS: usize = 32;
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] = [NO_PATH; TEMP_SLOTS];
+static HANDLERS: Once = Once::new();
+
+extern "C" fn remove_temps_and_die(sig: libc::c_int) {
+    for slot in TEMP_PATHS.iter() {
+        let p = slot.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: `p` is a NUL-terminated path owned by the registry until unregistered;
+            // unlink is async-signal-safe.
+            unsafe { libc::unlink(p) };
+        }
+    }
+    // SAFETY: restoring the default action and re-raising are async-signal-safe.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+fn install_handlers() {
+    HANDLERS.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: querying and setting dispositions with valid sigaction structs; a signal
+            // the parent chose to ignore (nohup) stays ignored.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old);
+                if old.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = remove_temps_and_die as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+fn register_temp(path: &Path) -> Option<usize> {
+    install_handlers();
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?.into_raw();
+    for (i, slot) in TEMP_PATHS.iter().enumerate() {
+        if slot
+            .compare_exchange(std::ptr::null_mut(), c, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            return Some(i);
+        }
+    }
+    // SAFETY: `c` came from CString::into_raw above and was not stored anywhere.
+    drop(unsafe { CString::from_raw(c) });
+    None
+}
+
+fn unregister_temp(slot: usize) {
+    let p = TEMP_PATHS[slot].swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if !p.is_null() {
+        // SAFETY: `p` came from CString::into_raw in register_temp and is no longer shared.
+        drop(unsafe { CString::from_raw(p) });
+    }
+}
 
 /// An output file under construction. Dropping it without [`AtomicOutput::commit`] removes
 /// the temporary file and leaves any existing target untouched.
 #[derive(Debug)]
 pub struct AtomicOutput {
-    temp: tempfile::NamedTempFile,
+    /// Always `Some` until `commit` takes it.
+    temp: Option<tempfile::NamedTempFile>,
     target: PathBuf,
+    slot: Option<usize>,
 }
 
 impl AtomicOutput {
@@ -34,35 +109,67 @@ impl AtomicOutput {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| EngineError::io(name, e))?;
+        let slot = register_temp(temp.path());
         Ok(AtomicOutput {
-            temp,
+            temp: Some(temp),
             target: target.to_path_buf(),
+            slot,
         })
     }
 
     /// The temporary file to write into.
     pub fn file(&self) -> &File {
-        self.temp.as_file()
+        self.temp().as_file()
     }
 
     /// The temporary file's path.
     pub fn temp_path(&self) -> &Path {
-        self.temp.path()
+        self.temp().path()
+    }
+
+    fn temp(&self) -> &tempfile::NamedTempFile {
+        self.temp
+            .as_ref()
+            .expect("the temporary file lives until commit")
+    }
+
+    /// Gives the temporary file the permission bits `mode` (for example the input's).
+    pub fn set_mode(&self, mode: u32) -> Result<(), EngineError> {
+        use std::os::unix::fs::PermissionsExt;
+        self.file()
+            .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
+            .map_err(|e| EngineError::io(self.target.to_string_lossy(), e))
     }
 
     /// Flushes to disk when `sync` is true, then renames the file over the target.
-    pub fn commit(self, sync: bool) -> Result<(), EngineError> {
+    pub fn commit(mut self, sync: bool) -> Result<(), EngineError> {
         let name = self.target.to_string_lossy().into_owned();
         if sync {
-            self.temp
-                .as_file()
+            self.file()
                 .sync_all()
                 .map_err(|e| EngineError::io(&name, e))?;
         }
-        self.temp
+        let slot = self.slot.take();
+        let temp = self
+            .temp
+            .take()
+            .expect("the temporary file lives until commit");
+        let result = temp
             .persist(&self.target)
-            .map_err(|e| EngineError::io(name, io::Error::from(e)))?;
-        Ok(())
+            .map_err(|e| EngineError::io(&name, io::Error::from(e)));
+        if let Some(s) = slot {
+            unregister_temp(s);
+        }
+        result.map(|_| ())
+    }
+}
+
+impl Drop for AtomicOutput {
+    fn drop(&mut self) {
+        // The temporary file itself is removed by NamedTempFile's own drop.
+        if let Some(s) = self.slot.take() {
+            unregister_temp(s);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use swath_kernels::compare::{first_mismatch, first_mismatch_naive, first_mismatch_words};
 use swath_kernels::count::{count_byte, count_byte_naive};
+use swath_kernels::transform::Cipher;
 
 fn compare(c: &mut Criterion) {
     let len = 256 * 1024;
@@ -38,5 +39,37 @@ fn count(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, compare, count);
+fn transform(c: &mut Criterion) {
+    let len = 256 * 1024;
+    let src: Vec<u8> = (0..len)
+        .map(|i| b"The quick brown fox 0123456789\n"[i % 31])
+        .collect();
+    for (name, cipher) in [
+        ("shift", Cipher::bytes(3)),
+        ("alphabet", Cipher::alphabet(3)),
+    ] {
+        let mut want = src.clone();
+        cipher.apply_naive(&mut want);
+        let mut got = src.clone();
+        cipher.apply(&mut got);
+        assert_eq!(got, want);
+        let mut g = c.benchmark_group(format!("{name}_in_place_256KiB"));
+        g.throughput(Throughput::Bytes(len as u64));
+        let mut buf = src.clone();
+        g.bench_function("simd", |x| x.iter(|| cipher.apply(black_box(&mut buf))));
+        g.bench_function("scalar_table", |x| {
+            x.iter(|| cipher.apply_scalar(black_box(&mut buf)))
+        });
+        g.bench_function("naive", |x| {
+            x.iter(|| cipher.apply_naive(black_box(&mut buf)))
+        });
+        let mut dst = vec![0u8; len];
+        g.bench_function("simd_copy", |x| {
+            x.iter(|| cipher.apply_copy(black_box(&src), black_box(&mut dst)))
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, compare, count, transform);
 criterion_main!(benches);

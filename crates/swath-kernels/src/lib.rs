@@ -6,7 +6,9 @@
 //!
 //! - [`compare`]: the first differing byte of two slices, and every differing byte.
 //! - [`count`]: occurrences of a byte (newlines, for line numbers).
+//! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod count;
+pub mod transform;

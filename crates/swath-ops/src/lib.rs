@@ -7,7 +7,9 @@
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
+//! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod lines;
+pub mod transform;

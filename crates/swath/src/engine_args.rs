@@ -7,10 +7,24 @@ use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy};
 
 use crate::size::parse_size;
 
-/// `--threads`, `--block-size`, `--strategy`, `--layout` and `--time`.
+/// `--threads`, `--block-size`, `--strategy`, `--layout` and `--time`, for commands that
+/// read through the engine.
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Engine options")]
 pub struct EngineArgs {
+    #[command(flatten)]
+    pub workers: WorkerArgs,
+
+    /// How bytes are read: auto, read (one thread, sequential reads), pread (positional
+    /// reads into per-worker buffers), mmap (read-only maps).
+    #[arg(long, value_name = "STRATEGY", default_value = "auto", value_parser = parse_strategy)]
+    pub strategy: Strategy,
+}
+
+/// `--threads`, `--block-size`, `--layout` and `--time`: shared by every command that runs
+/// workers, whatever its own `--strategy` choices are.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WorkerArgs {
     /// Worker threads (default: one per core). 0 or a negative number selects one thread
     /// with conventional sequential reads, as compMP's negative thread count.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -19,11 +33,6 @@ pub struct EngineArgs {
     /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: 256 KiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_block_size)]
     pub block_size: Option<usize>,
-
-    /// How bytes are read: auto, read (one thread, sequential reads), pread (positional
-    /// reads into per-worker buffers), mmap (read-only maps).
-    #[arg(long, value_name = "STRATEGY", default_value = "auto", value_parser = parse_strategy)]
-    pub strategy: Strategy,
 
     /// How blocks are handed to workers: dynamic (next free block), stripes (worker t of T
     /// takes blocks t, t+T, ...) or ranges (worker t takes the t-th contiguous range, through
@@ -58,9 +67,19 @@ impl EngineArgs {
     /// The engine's view of these options.
     pub fn options(&self) -> EngineOptions {
         EngineOptions {
+            strategy: self.strategy,
+            ..self.workers.options()
+        }
+    }
+}
+
+impl WorkerArgs {
+    /// The engine's view of these options (with the `auto` read strategy).
+    pub fn options(&self) -> EngineOptions {
+        EngineOptions {
             threads: self.threads,
             block_size: self.block_size,
-            strategy: self.strategy,
+            strategy: Strategy::Auto,
             layout: self.layout,
         }
     }
@@ -80,13 +99,19 @@ impl Stopwatch {
         }
     }
 
-    /// The `--time` report: elapsed, user and system time, and what the engine did.
-    pub fn report(&self, requested: Strategy, plan: &Plan, stats: Option<&RunStats>) -> String {
+    /// The first line of a `--time` report: elapsed, user and system seconds.
+    pub fn times(&self) -> String {
         let elapsed = self.start.elapsed().as_secs_f64();
         let (user, sys) = cpu_times();
+        format!("time: elapsed {elapsed:.3} s, user {user:.3} s, system {sys:.3} s")
+    }
+
+    /// The `--time` report: elapsed, user and system time, and what the engine did.
+    pub fn report(&self, requested: Strategy, plan: &Plan, stats: Option<&RunStats>) -> String {
         let mut s = format!(
-            "time: elapsed {elapsed:.3} s, user {user:.3} s, system {sys:.3} s\n\
+            "{}\n\
              plan: strategy {} (requested {requested}: {}), threads {}, block size {}, layout {}",
+            self.times(),
             plan.method.name(),
             plan.reason,
             plan.threads,

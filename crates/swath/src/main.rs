@@ -31,6 +31,8 @@ struct Cli {
 enum Command {
     /// Compare two files byte by byte (GNU cmp compatible, parallel).
     Cmp(Box<cmd::cmp::CmpArgs>),
+    /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
+    Cipher(Box<cmd::cipher::CipherArgs>),
     /// Generate reproducible test data.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
@@ -39,10 +41,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Die quietly on a closed pipe, as the GNU tools do, instead of reporting EPIPE.
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    // Die quietly on a closed pipe, as the GNU tools do, instead of reporting EPIPE; and turn
+    // an exceeded file-size limit into an EFBIG error we report (and clean up after) rather
+    // than a SIGXFSZ that kills the process mid-write.
+    // SAFETY: setting signal dispositions before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_else(|| OsString::from("swath"));
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
             // `swath cmp` is dispatched above so that its errors follow GNU cmp's format.
             return cmd::cmp::main("swath cmp", rest[1..].to_vec());
         }
+        Command::Cipher(c) => cmd::cipher::run(*c),
         Command::Gen(g) => cmd::gen::run(g),
         Command::Demo(d) => cmd::demo::run(d),
     };

@@ -302,7 +302,7 @@ fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usa
         max_diffs: a.max_diffs,
         json: a.json,
         engine: a.engine.options(),
-        time: a.engine.time,
+        time: a.engine.workers.time,
     }))
 }
 

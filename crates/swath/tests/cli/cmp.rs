@@ -278,6 +278,8 @@ fn empty_missing_and_same_inputs() {
     dir.write("empty2", b"");
     for args in [
         &["empty", "empty2"][..],
+        &["-i", "1:0", "empty", "empty2"][..],
+        &["-i", "0:1", "empty", "a"][..],
         &["empty", "a"][..],
         &["a", "empty"][..],
         &["-l", "empty", "a"][..],

@@ -1,0 +1,189 @@
+//! `swath cipher`: every strategy gives `tr`'s bytes, round trips restore the input, and no
+//! failure or interruption leaves a partial output or a temporary file behind.
+
+use std::process::{Command, Stdio};
+
+use crate::util::{swath_bin, Dir};
+
+const STRATEGIES: [&str; 7] = [
+    "auto",
+    "stream",
+    "mmap",
+    "threads",
+    "pool",
+    "uring",
+    "mmap-threads",
+];
+
+fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
+    Command::new(swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap()
+}
+
+fn leftovers(dir: &Dir) -> Vec<String> {
+    std::fs::read_dir(dir.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("swath-tmp"))
+        .collect()
+}
+
+#[test]
+fn every_strategy_matches_tr_and_round_trips() {
+    let dir = Dir::new();
+    let data: Vec<u8> = (0..300_007u32).map(|i| (i * 7 + i / 13) as u8).collect();
+    dir.write("in", &data);
+    let tr = Command::new("sh")
+        .arg("-c")
+        .arg(r"tr '\000-\377' '\005-\377\000-\004' < in > want")
+        .current_dir(dir.tmp.path())
+        .status()
+        .unwrap();
+    assert!(tr.success());
+    let want = std::fs::read(dir.path("want")).unwrap();
+    for s in STRATEGIES {
+        for extra in [
+            &[][..],
+            &["--threads", "3", "--block-size", "4097"][..],
+            &["--scalar", "--layout", "stripes"][..],
+        ] {
+            let mut args = vec!["cipher", "--shift", "5", "--strategy", s];
+            args.extend_from_slice(extra);
+            args.extend(["in", "out"]);
+            let out = swath(&dir, &args);
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            assert_eq!(std::fs::read(dir.path("out")).unwrap(), want, "{args:?}");
+            let back = swath(
+                &dir,
+                &["cipher", "--shift", "-5", "--strategy", s, "out", "back"],
+            );
+            assert!(back.status.success());
+            assert_eq!(std::fs::read(dir.path("back")).unwrap(), data, "{s}");
+        }
+    }
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
+fn alphabet_variant_and_streams() {
+    let dir = Dir::new();
+    dir.write("in", b"Hello, World 2026! zZ9\n");
+    let out = Command::new(swath_bin())
+        .args(["cipher", "--alphabet", "--shift", "1", "-", "-"])
+        .current_dir(dir.tmp.path())
+        .stdin(std::fs::File::open(dir.path("in")).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"Ifmmp, Xpsme 3137! aA0\n");
+}
+
+#[test]
+fn permission_bits_follow_the_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    let p = dir.write("in", b"abc");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(swath(&dir, &["cipher", "--shift", "1", "in", "out"])
+        .status
+        .success());
+    let mode = std::fs::metadata(dir.path("out"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+#[test]
+fn refuses_to_overwrite_its_input() {
+    let dir = Dir::new();
+    dir.write("in", b"precious");
+    std::os::unix::fs::symlink("in", dir.path("link")).unwrap();
+    for target in ["in", "link", "./in"] {
+        let out = swath(&dir, &["cipher", "--shift", "1", "in", target]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("are the same file"), "{err}");
+    }
+    assert_eq!(std::fs::read(dir.path("in")).unwrap(), b"precious");
+}
+
+#[test]
+fn errors_leave_no_output_and_no_temporary_file() {
+    let dir = Dir::new();
+    dir.write("old", b"keep me");
+    let out = swath(&dir, &["cipher", "--shift", "1", "missing", "old"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath: missing: No such file or directory\n"
+    );
+    assert_eq!(std::fs::read(dir.path("old")).unwrap(), b"keep me");
+    std::fs::create_dir(dir.path("d")).unwrap();
+    let out = swath(&dir, &["cipher", "--shift", "1", "d", "old"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("d: Is a directory"));
+    assert_eq!(std::fs::read(dir.path("old")).unwrap(), b"keep me");
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
+fn file_size_limit_mid_run_is_a_clear_error() {
+    let dir = Dir::new();
+    dir.write("in", &vec![b'x'; 3 << 20]);
+    dir.write("old", b"keep me");
+    for s in STRATEGIES {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -f 1024; exec {} cipher --shift 1 --strategy {s} in old",
+                swath_bin().display()
+            ))
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{s}: {err}");
+        assert!(err.contains("File too large"), "{s}: {err}");
+        assert_eq!(err.lines().count(), 1, "{s}: {err}");
+        assert_eq!(std::fs::read(dir.path("old")).unwrap(), b"keep me", "{s}");
+        assert!(leftovers(&dir).is_empty(), "{s}: {:?}", leftovers(&dir));
+    }
+}
+
+#[test]
+fn interrupted_run_leaves_nothing_behind() {
+    let dir = Dir::new();
+    let f = std::fs::File::create(dir.path("big")).unwrap();
+    f.set_len(6 << 30).unwrap();
+    for (sig, strategy) in [(libc::SIGINT, "stream"), (libc::SIGTERM, "threads")] {
+        let mut child = Command::new(swath_bin())
+            .args([
+                "cipher",
+                "--shift",
+                "1",
+                "--strategy",
+                strategy,
+                "big",
+                "out",
+            ])
+            .current_dir(dir.tmp.path())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{strategy}: finished before the signal");
+        assert!(!dir.path("out").exists(), "{strategy}");
+        assert!(
+            leftovers(&dir).is_empty(),
+            "{strategy}: {:?}",
+            leftovers(&dir)
+        );
+    }
+}
