@@ -6,10 +6,12 @@
 //!
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
+//! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod copy;
 pub mod lines;
 pub mod transform;

@@ -33,6 +33,8 @@ enum Command {
     Cmp(Box<cmd::cmp::CmpArgs>),
     /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
     Cipher(Box<cmd::cipher::CipherArgs>),
+    /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
+    Cp(cmd::cp::CpArgs),
     /// Generate reproducible test data.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
             return cmd::cmp::main("swath cmp", rest[1..].to_vec());
         }
         Command::Cipher(c) => cmd::cipher::run(*c),
+        Command::Cp(c) => cmd::cp::run(c),
         Command::Gen(g) => cmd::gen::run(g),
         Command::Demo(d) => cmd::demo::run(d),
     };

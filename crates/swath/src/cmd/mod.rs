@@ -3,5 +3,6 @@
 
 pub mod cipher;
 pub mod cmp;
+pub mod cp;
 pub mod demo;
 pub mod gen;

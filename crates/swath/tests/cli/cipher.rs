@@ -187,3 +187,32 @@ fn interrupted_run_leaves_nothing_behind() {
         );
     }
 }
+
+#[test]
+fn cp_copies_keeps_mode_and_refuses_itself() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let p = dir.write("src", &data);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(swath(&dir, &["cp", "src", "dst"]).status.success());
+    assert_eq!(std::fs::read(dir.path("dst")).unwrap(), data);
+    let mode = std::fs::metadata(dir.path("dst"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    std::fs::create_dir(dir.path("sub")).unwrap();
+    assert!(swath(&dir, &["cp", "src", "sub"]).status.success());
+    assert_eq!(std::fs::read(dir.path("sub/src")).unwrap(), data);
+    let out = swath(&dir, &["cp", "src", "./src"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are the same file"));
+    let out = swath(&dir, &["cp", "nope", "dst"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath: nope: No such file or directory\n"
+    );
+    assert_eq!(std::fs::read(dir.path("dst")).unwrap(), data);
+    assert!(leftovers(&dir).is_empty());
+}

@@ -1,0 +1,73 @@
+//! `swath cp SRC DST`: a fast copy with the same output safety as every swath output (a
+//! temporary file renamed into place, removed on error or interruption), keeping the source's
+//! permission bits. DST may be a directory, as with cp.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use swath_engine::{AtomicOutput, Input};
+use swath_ops::copy::copy_file;
+
+use crate::engine_args::{Stopwatch, WorkerArgs};
+
+/// Arguments of `swath cp`.
+#[derive(Args, Debug)]
+pub struct CpArgs {
+    /// Flush the copy to disk before renaming it into place.
+    #[arg(long)]
+    sync: bool,
+
+    #[command(flatten)]
+    workers: WorkerArgs,
+
+    /// The file to copy.
+    source: PathBuf,
+
+    /// The copy, or a directory to copy into.
+    dest: PathBuf,
+}
+
+/// Runs `swath cp`.
+pub fn run(args: CpArgs) -> Result<()> {
+    let clock = Stopwatch::start();
+    let input = Input::open(&args.source)?;
+    let meta = input.file().metadata()?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file", args.source.display());
+    }
+    let mut dest = args.dest.clone();
+    if dest.is_dir() {
+        if let Some(name) = args.source.file_name() {
+            dest = dest.join(name);
+        }
+    }
+    if let Ok(d) = std::fs::metadata(&dest) {
+        if d.dev() == meta.dev() && d.ino() == meta.ino() {
+            bail!(
+                "'{}' and '{}' are the same file",
+                args.source.display(),
+                dest.display()
+            );
+        }
+    }
+    let out = AtomicOutput::create(&dest)?;
+    out.set_mode(meta.mode())?;
+    let threads = match args.workers.threads {
+        Some(t) if t > 0 => t as usize,
+        Some(_) => 1,
+        None => swath_engine::sysinfo::cores(),
+    };
+    let method = copy_file(&input, out.file(), &dest.to_string_lossy(), threads)?;
+    out.commit(args.sync)?;
+    if args.workers.time {
+        eprintln!("{}", clock.times());
+        eprintln!(
+            "plan: method {}, threads {threads}, bytes {}",
+            method.name(),
+            meta.len()
+        );
+    }
+    Ok(())
+}
