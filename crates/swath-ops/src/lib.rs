@@ -7,11 +7,13 @@
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
+//! - [`inplace`]: crash-safe in-place transformation with an undo journal.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod copy;
+pub mod inplace;
 pub mod lines;
 pub mod transform;

@@ -9,6 +9,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use swath_engine::{AtomicOutput, Input};
 use swath_kernels::transform::Cipher;
+use swath_ops::inplace::{transform_in_place, InPlaceParams, InPlaceReport};
 use swath_ops::transform::{
     transform_stream, transform_to_file, CipherStrategy, TransformReport, TransformSpec,
 };
@@ -19,8 +20,13 @@ use crate::engine_args::{Stopwatch, WorkerArgs};
 #[derive(Args, Debug)]
 pub struct CipherArgs {
     /// Added to every byte, modulo 256 (-255 to 255); a negative shift decrypts.
-    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-255..=255))]
-    shift: i64,
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        required_unless_present = "resume",
+        value_parser = clap::value_parser!(i64).range(-255..=255)
+    )]
+    shift: Option<i64>,
 
     /// Rotate A-Z, a-z and 0-9 within their own ranges ('Z' + 1 = 'A', '9' + 1 = '0');
     /// other bytes are unchanged.
@@ -45,15 +51,29 @@ pub struct CipherArgs {
     #[arg(long)]
     sync: bool,
 
+    /// Transform INPUT in its own blocks, with no second copy; a small journal beside it
+    /// makes an interrupted run recoverable (rerun the command, or use --resume).
+    #[arg(long, conflicts_with = "output")]
+    in_place: bool,
+
+    /// Finish an interrupted --in-place run on FILE, with the parameters it started with.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "in_place", "shift"])]
+    resume: Option<PathBuf>,
+
     #[command(flatten)]
     workers: WorkerArgs,
 
     /// The file to transform (`-` for standard input).
-    input: PathBuf,
+    #[arg(required_unless_present = "resume")]
+    input: Option<PathBuf>,
 
     /// Where to write the result (`-` for standard output).
-    output: PathBuf,
+    #[arg(required_unless_present_any = ["resume", "in_place"])]
+    output: Option<PathBuf>,
 }
+
+/// Bytes per journaled block of an in-place run when `--block-size` is not given.
+const IN_PLACE_BLOCK: usize = 16 << 20;
 
 fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
     s.parse()
@@ -62,12 +82,31 @@ fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
 /// Runs `swath cipher`.
 pub fn run(args: CipherArgs) -> Result<()> {
     let clock = Stopwatch::start();
-    let cipher = if args.alphabet {
-        Cipher::alphabet(args.shift)
-    } else {
-        Cipher::bytes(args.shift)
+    if let Some(file) = &args.resume {
+        let r = transform_in_place(file, None)?;
+        report_in_place(&args, &clock, &r);
+        return Ok(());
+    }
+    let (Some(shift), Some(in_path)) = (args.shift, args.input.clone()) else {
+        bail!("--shift and INPUT are required");
     };
-    let input = Input::open(&args.input)?;
+    if args.in_place {
+        let params = InPlaceParams {
+            shift,
+            alphabet: args.alphabet,
+            block_size: args.workers.block_size.unwrap_or(IN_PLACE_BLOCK) as u64,
+        };
+        let r = transform_in_place(&in_path, Some(params))?;
+        report_in_place(&args, &clock, &r);
+        return Ok(());
+    }
+    let out_path = args.output.clone().unwrap_or_default();
+    let cipher = if args.alphabet {
+        Cipher::alphabet(shift)
+    } else {
+        Cipher::bytes(shift)
+    };
+    let input = Input::open(&in_path)?;
     let spec = TransformSpec {
         input: &input,
         cipher,
@@ -76,7 +115,7 @@ pub fn run(args: CipherArgs) -> Result<()> {
         strategy: args.strategy,
         queue_depth: args.queue_depth,
     };
-    let report = if args.output.as_os_str() == "-" {
+    let report = if out_path.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
         let mut r = transform_stream(&spec, &mut lock, "standard output")?;
@@ -86,12 +125,12 @@ pub fn run(args: CipherArgs) -> Result<()> {
         }
         r
     } else {
-        refuse_same_file(&input, &args.input, &args.output)?;
-        let out = AtomicOutput::create(&args.output)?;
+        refuse_same_file(&input, &in_path, &out_path)?;
+        let out = AtomicOutput::create(&out_path)?;
         if let Ok(meta) = input.file().metadata() {
             out.set_mode(meta.mode())?;
         }
-        let name = args.output.to_string_lossy().into_owned();
+        let name = out_path.to_string_lossy().into_owned();
         let r = transform_to_file(&spec, out.file(), &name)?;
         out.commit(args.sync)?;
         r
@@ -101,6 +140,21 @@ pub fn run(args: CipherArgs) -> Result<()> {
         eprintln!("{}", describe(&args, &report));
     }
     Ok(())
+}
+
+fn report_in_place(args: &CipherArgs, clock: &Stopwatch, r: &InPlaceReport) {
+    if args.workers.time {
+        eprintln!("{}", clock.times());
+        eprintln!(
+            "plan: in place, journaled blocks of {} bytes, {} blocks, resumed at block {}{}, shift {}{}",
+            r.params.block_size,
+            r.blocks,
+            r.resumed_at,
+            if r.restored { " (a half-written block restored)" } else { "" },
+            r.params.shift,
+            if r.params.alphabet { " (alphabet)" } else { "" },
+        );
+    }
 }
 
 fn refuse_same_file(input: &Input, in_path: &Path, out_path: &Path) -> Result<()> {
@@ -131,7 +185,7 @@ fn describe(args: &CipherArgs, r: &TransformReport) -> String {
         r.layout.name(),
         if args.scalar { "scalar" } else { "simd" },
         args.queue_depth,
-        args.shift,
+        args.shift.unwrap_or(0),
         if args.alphabet { " (alphabet)" } else { "" },
         r.bytes
     )

@@ -216,3 +216,81 @@ fn cp_copies_keeps_mode_and_refuses_itself() {
     assert_eq!(std::fs::read(dir.path("dst")).unwrap(), data);
     assert!(leftovers(&dir).is_empty());
 }
+
+#[test]
+fn in_place_runs_killed_at_random_moments_always_recover() {
+    let dir = Dir::new();
+    let data: Vec<u8> = (0..(12u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut want = data.clone();
+    for b in want.iter_mut() {
+        *b = b.wrapping_add(9);
+    }
+    let path = dir.path("f");
+    let journal = dir.path(".f.swath-journal");
+    let run = |args: &[&str]| {
+        Command::new(swath_bin())
+            .args(args)
+            .current_dir(dir.tmp.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let fresh = [
+        "cipher",
+        "--shift",
+        "9",
+        "--in-place",
+        "--block-size",
+        "128K",
+        "f",
+    ];
+    let mut killed_mid_run = 0;
+    // A fixed pseudo-random sequence of kill delays, so failures reproduce.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for round in 0..10 {
+        std::fs::write(&path, &data).unwrap();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = 2 + seed % 250;
+        let mut child = run(&fresh);
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        if !status.success() && journal.exists() {
+            killed_mid_run += 1;
+        }
+        if !journal.exists() && std::fs::read(&path).unwrap() == data {
+            // Killed before it started: the file must be untouched; run it fully.
+            assert!(run(&fresh).wait().unwrap().success());
+        }
+        // Recover: alternately with --resume and by running the same command again; kill
+        // the first recovery attempt of some rounds too.
+        if round % 3 == 2 && journal.exists() {
+            let mut again = run(&["cipher", "--resume", "f"]);
+            std::thread::sleep(std::time::Duration::from_millis(seed % 40));
+            let _ = again.kill();
+            let _ = again.wait();
+        }
+        if journal.exists() {
+            let args: Vec<&str> = if round % 2 == 0 {
+                vec!["cipher", "--resume", "f"]
+            } else {
+                fresh.to_vec()
+            };
+            let out = run(&args).wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {out:?}");
+        }
+        assert!(!journal.exists(), "round {round}");
+        assert!(
+            std::fs::read(&path).unwrap() == want,
+            "round {round}: file is not fully transformed"
+        );
+    }
+    assert!(
+        killed_mid_run >= 3,
+        "only {killed_mid_run} runs were killed mid-way"
+    );
+}
