@@ -475,13 +475,7 @@ mod tests {
     }
 
     fn plan(method: Method, threads: usize, bs: usize, layout: Layout) -> Plan {
-        Plan {
-            method,
-            threads,
-            block_size: bs,
-            layout,
-            reason: "test".into(),
-        }
+        Plan::fixed(method, threads, bs, layout)
     }
 
     fn all_plans() -> Vec<Plan> {

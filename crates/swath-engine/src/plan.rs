@@ -195,6 +195,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan given in full by the caller (benchmarks, tests, commands with their own
+    /// strategies).
+    pub fn fixed(method: Method, threads: usize, block_size: usize, layout: Layout) -> Plan {
+        Plan {
+            method,
+            threads: threads.max(1),
+            block_size: block_size.max(1),
+            layout,
+            reason: "fixed".to_string(),
+        }
+    }
+
     /// One block of `block_size` read positionally on the calling thread: for a quick look
     /// at the start of the data before committing to a parallel plan.
     pub fn inline(block_size: usize, reason: &str) -> Plan {

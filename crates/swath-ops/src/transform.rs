@@ -270,16 +270,6 @@ fn one_region_job<'a>(input: &'a Input) -> Job<'a> {
     Job::new(vec![Region { input, offset: 0 }])
 }
 
-fn plan(method: Method, threads: usize, bs: usize, layout: Layout) -> Plan {
-    Plan {
-        method,
-        threads,
-        block_size: bs,
-        layout,
-        reason: String::new(),
-    }
-}
-
 /// A writable map of the output shared by workers that write disjoint blocks.
 struct SharedOut {
     ptr: *mut u8,
@@ -322,7 +312,7 @@ fn mapped(
     };
     let job = one_region_job(spec.input);
     let stats = run_blocks(
-        &plan(Method::Mmap, threads, bs, spec.engine.layout),
+        &Plan::fixed(Method::Mmap, threads, bs, spec.engine.layout),
         &job,
         &(),
         |b, d| {
@@ -362,7 +352,7 @@ fn positional(
     let job = one_region_job(spec.input);
     let failed = std::sync::Mutex::new(None::<io::Error>);
     let stats = run_blocks(
-        &plan(Method::Pread, threads, bs, spec.engine.layout),
+        &Plan::fixed(Method::Pread, threads, bs, spec.engine.layout),
         &job,
         &(),
         |b, d| {
