@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::util::{swath_bin, Dir};
+use crate::util::{swath, swath_bin, Dir};
 
 const STRATEGIES: [&str; 7] = [
     "auto",
@@ -14,14 +14,6 @@ const STRATEGIES: [&str; 7] = [
     "uring",
     "mmap-threads",
 ];
-
-fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
-    Command::new(swath_bin())
-        .args(args)
-        .current_dir(dir.tmp.path())
-        .output()
-        .unwrap()
-}
 
 fn leftovers(dir: &Dir) -> Vec<String> {
     std::fs::read_dir(dir.tmp.path())

@@ -1,16 +1,6 @@
 //! `swath gen`: reproducible files of the requested size, mutations that GNU cmp confirms.
 
-use std::process::Command;
-
-use crate::util::{same_as_gnu, swath_bin, Dir};
-
-fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
-    Command::new(swath_bin())
-        .args(args)
-        .current_dir(dir.tmp.path())
-        .output()
-        .unwrap()
-}
+use crate::util::{same_as_gnu, swath, Dir};
 
 #[test]
 fn text_then_mutate_plants_what_it_says() {

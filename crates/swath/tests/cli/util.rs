@@ -144,3 +144,12 @@ pub fn same_as_gnu_sh(dir: &Dir, script: &str) -> Outcome {
     assert_eq!(go(&swath_dir), gnu, "sh -c {script:?}");
     gnu
 }
+
+/// Runs `swath ARGS` in the scratch directory.
+pub fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
+    Command::new(swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap()
+}
