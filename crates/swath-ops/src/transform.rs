@@ -13,7 +13,6 @@
 //! The output is a regular file sized to the input before any worker starts, so blocks can
 //! be written in any order; streaming to a pipe is only possible with `Stream`.
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -246,7 +245,7 @@ pub fn transform_to_file(
             Ok(report(strategy, t, spec.engine.layout))
         }
         CipherStrategy::Threads => {
-            positional(spec, out, out_name, threads, bs)?;
+            positional(spec, out, out_name, len, threads, bs)?;
             Ok(report(strategy, threads, spec.engine.layout))
         }
         CipherStrategy::Pool => {
@@ -302,6 +301,7 @@ fn mapped(
     if len == 0 {
         return Ok(empty_stats());
     }
+    reserve(out, out_name, len)?;
     // SAFETY: the output is our own temporary file, sized above and touched by no one else;
     // the input side is read through the engine's guarded maps.
     let mut map =
@@ -327,6 +327,20 @@ fn mapped(
     Ok(stats)
 }
 
+/// Allocates the output's blocks before it is mapped: writing a page of a map that the
+/// filesystem cannot back (disk full) raises SIGBUS, while `posix_fallocate` reports ENOSPC.
+/// Filesystems that cannot preallocate are left to chance (the map is then the only option
+/// the user asked for).
+fn reserve(out: &File, out_name: &str, len: u64) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: posix_fallocate on a descriptor we own, with a valid range.
+    let rc = unsafe { libc::posix_fallocate(out.as_raw_fd(), 0, len as libc::off_t) };
+    match rc {
+        0 | libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        e => Err(EngineError::io(out_name, io::Error::from_raw_os_error(e))),
+    }
+}
+
 fn empty_stats() -> RunStats {
     RunStats {
         extent: swath_engine::Extent {
@@ -338,41 +352,76 @@ fn empty_stats() -> RunStats {
     }
 }
 
-thread_local! {
-    static OUT_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
+/// cciMT: `threads` workers, each with its own input and output descriptors (as the seed's
+/// threads each open their own handles), reading, transforming and writing their blocks
+/// with positional I/O: round-robin stripes with `--layout stripes`, contiguous ranges with
+/// `ranges`, the next free block otherwise.
 fn positional(
     spec: &TransformSpec<'_>,
     out: &File,
     out_name: &str,
+    len: u64,
     threads: usize,
     bs: usize,
-) -> Result<RunStats, EngineError> {
-    let job = one_region_job(spec.input);
-    let failed = std::sync::Mutex::new(None::<io::Error>);
-    let stats = run_blocks(
-        &Plan::fixed(Method::Pread, threads, bs, spec.engine.layout),
-        &job,
-        &(),
-        |b, d| {
-            OUT_BUF.with_borrow_mut(|buf| {
-                buf.resize(b.len, 0);
-                apply_copy(spec, d[0], buf);
-                match out.write_all_at(buf, b.start) {
-                    Ok(()) => Flow::Continue,
-                    Err(e) => {
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        Flow::Stop
-                    }
-                }
+) -> Result<(), EngineError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let blocks = len.div_ceil(bs as u64);
+    let threads = threads.clamp(1, blocks.max(1) as usize);
+    let per_range = blocks.div_ceil(threads as u64);
+    let cursor = AtomicU64::new(0);
+    let halt = AtomicBool::new(false);
+    let out_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out));
+    let worker = |t: usize| -> Result<(), EngineError> {
+        let own_in = spec.input.reopen();
+        let in_file = own_in.as_ref().unwrap_or(spec.input.file());
+        let own_out = std::fs::OpenOptions::new().write(true).open(&out_path).ok();
+        let out_file = own_out.as_ref().unwrap_or(out);
+        let mut buf = vec![0u8; bs];
+        for k in 0u64.. {
+            if halt.load(Ordering::Relaxed) {
+                break;
+            }
+            let i = match spec.engine.layout {
+                Layout::Dynamic => cursor.fetch_add(1, Ordering::Relaxed),
+                Layout::Stripes => t as u64 + k * threads as u64,
+                Layout::Ranges if k >= per_range => break,
+                Layout::Ranges => t as u64 * per_range + k,
+            };
+            if i >= blocks {
+                break;
+            }
+            let start = i * bs as u64;
+            let n = (len - start).min(bs as u64) as usize;
+            let step = spec
+                .input
+                .read_exact_at_via(in_file, &mut buf[..n], spec.input.base() + start)
+                .and_then(|()| {
+                    apply(spec, &mut buf[..n]);
+                    out_file
+                        .write_all_at(&buf[..n], start)
+                        .map_err(|e| EngineError::io(out_name, e))
+                });
+            if let Err(e) = step {
+                halt.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let worker = &worker;
+                s.spawn(move || worker(t))
             })
-        },
-    )?;
-    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(EngineError::io(out_name, e));
-    }
-    Ok(stats)
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("cipher worker panicked"))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect::<Result<(), EngineError>>()
+    })
 }
 
 fn pool(
@@ -478,12 +527,10 @@ fn uring(
                     );
                 }
                 if (res as usize) < n {
-                    return Err(EngineError::Shrank {
-                        path: in_name.clone(),
-                        expected: len,
-                        found: i * bs as u64 + res as u64,
-                    }
-                    .into());
+                    // A short read: finish it synchronously (EOF there means the file shrank).
+                    let got = res as usize;
+                    let at = spec.input.base() + i * bs as u64 + got as u64;
+                    spec.input.read_exact_at(&mut bufs[slot][got..n], at)?;
                 }
                 apply(spec, &mut bufs[slot][..n]);
                 let sqe = opcode::Write::new(out_fd, bufs[slot].as_ptr(), n as u32)
@@ -495,13 +542,16 @@ fn uring(
                     .map_err(|_| EngineError::io(out_name, io::Error::other("ring full")))?;
                 in_flight += 1;
             } else {
-                if res < 0 || (res as usize) < n {
-                    let e = if res < 0 {
-                        io::Error::from_raw_os_error(-res)
-                    } else {
-                        io::Error::from(io::ErrorKind::WriteZero)
-                    };
+                if res < 0 {
+                    let e = io::Error::from_raw_os_error(-res);
                     return Err(EngineError::io(out_name, e).into());
+                }
+                if (res as usize) < n {
+                    // A short write: finish it synchronously, which either completes it or
+                    // reports the real cause (a full disk, a file-size limit).
+                    let done_part = res as usize;
+                    out.write_all_at(&bufs[slot][done_part..n], i * bs as u64 + done_part as u64)
+                        .map_err(|e| EngineError::io(out_name, e))?;
                 }
                 done += 1;
                 if next < blocks {
@@ -522,7 +572,6 @@ fn uring(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::io::Write as _;
 
     fn run(
         data: &[u8],

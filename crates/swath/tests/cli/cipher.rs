@@ -286,3 +286,66 @@ fn in_place_runs_killed_at_random_moments_always_recover() {
         "only {killed_mid_run} runs were killed mid-way"
     );
 }
+
+/// A 1 MiB tmpfs mounted for the test's lifetime (needs root; `None` otherwise).
+struct SmallFs {
+    path: std::path::PathBuf,
+}
+
+impl SmallFs {
+    fn mount(dir: &Dir) -> Option<SmallFs> {
+        let path = dir.path("small");
+        std::fs::create_dir(&path).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&path)
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(SmallFs { path })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.path).status();
+    }
+}
+
+#[test]
+fn full_disk_is_a_clear_error_and_leaves_nothing() {
+    let dir = Dir::new();
+    let Some(fs) = SmallFs::mount(&dir) else {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        assert_ne!(euid, 0, "root could not mount a tmpfs");
+        eprintln!("full-disk test skipped: mounting a tmpfs needs root");
+        return;
+    };
+    dir.write("in", &vec![b'x'; 3 << 20]);
+    std::fs::write(fs.path.join("old"), b"keep me").unwrap();
+    for s in STRATEGIES {
+        let out = swath(
+            &dir,
+            &["cipher", "--shift", "1", "--strategy", s, "in", "small/old"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{s}: {err}");
+        assert!(err.contains("No space left on device"), "{s}: {err}");
+        assert_eq!(err.lines().count(), 1, "{s}: {err}");
+        assert_eq!(
+            std::fs::read(fs.path.join("old")).unwrap(),
+            b"keep me",
+            "{s}"
+        );
+        let names: Vec<_> = std::fs::read_dir(&fs.path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{s}: {names:?}");
+    }
+    let out = swath(&dir, &["cp", "in", "small/old"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+    assert_eq!(std::fs::read(fs.path.join("old")).unwrap(), b"keep me");
+}
