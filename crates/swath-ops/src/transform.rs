@@ -198,7 +198,8 @@ pub fn transform_stream(
 pub const DEFAULT_BLOCK: usize = 256 * 1024;
 
 /// Transforms the input (a regular file of known size) into `out`, a regular file that
-/// this function sizes to the input, with the positional strategies.
+/// this function sizes to the input, with the positional strategies. `out` must be open for
+/// reading and writing (the mapped strategies map it shared).
 pub fn transform_to_file(
     spec: &TransformSpec<'_>,
     out: &File,

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod cmd;
 mod engine_args;
 mod progress;
@@ -35,6 +36,9 @@ enum Command {
     Cipher(Box<cmd::cipher::CipherArgs>),
     /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
     Cp(cmd::cp::CpArgs),
+    /// Run the seed articles' experiments: tables, CSV/JSON and SVG charts.
+    #[command(subcommand)]
+    Bench(cmd::bench::BenchCommand),
     /// Generate reproducible test data.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::Cipher(c) => cmd::cipher::run(*c),
         Command::Cp(c) => cmd::cp::run(c),
         Command::Gen(g) => cmd::gen::run(g),
+        Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(d) => cmd::demo::run(d),
     };
     match result {

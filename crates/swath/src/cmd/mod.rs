@@ -1,6 +1,7 @@
 //! One module per subcommand: argument definitions and output formatting; the work itself is
 //! done by the library crates.
 
+pub mod bench;
 pub mod cipher;
 pub mod cmp;
 pub mod cp;

@@ -1,0 +1,173 @@
+//! `swath bench`: the seed articles' experiments (`cipher`: the cci family's Table 1 and
+//! Figure 1; `write`: seed 004's parallel writes), with a table on stdout, raw runs as CSV
+//! and JSON, an SVG chart, and a progress bar on a terminal.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use swath_ops::transform::CipherStrategy;
+
+use crate::bench::{self, cipher::CipherBench, write::WriteBench};
+use crate::size::parse_size;
+
+/// Which experiment.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Every cipher strategy x block size x thread count on one file, beside tr, dd and cp.
+    Cipher(CipherBenchArgs),
+    /// T threads writing their ranges of one 256 MiB file, threads per run vs pre-spawned.
+    Write(WriteBenchArgs),
+}
+
+/// Arguments of `swath bench cipher`.
+#[derive(Args, Debug)]
+pub struct CipherBenchArgs {
+    /// The file to transform (default: DIR/cipher-input, the seeds' 640,000,000-byte text,
+    /// generated if missing).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Scratch directory for generated input and outputs.
+    #[arg(long, default_value = "bench-data")]
+    dir: PathBuf,
+    /// Where the table, CSV, JSON and SVG go.
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// Timed runs per configuration.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Strategies, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "stream,mmap,threads,pool,uring,mmap-threads", value_parser = parse_strategy)]
+    strategies: Vec<CipherStrategy>,
+    /// Block sizes, comma-separated (suffixes accepted).
+    #[arg(long, value_delimiter = ',', default_value = "512,4K,16K,64K,256K,1M", value_parser = size_arg)]
+    block_sizes: Vec<u64>,
+    /// Thread counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    threads: Vec<usize>,
+    /// Skip tr, dd and cp.
+    #[arg(long)]
+    no_peers: bool,
+}
+
+/// Arguments of `swath bench write`.
+#[derive(Args, Debug)]
+pub struct WriteBenchArgs {
+    /// Directory for the written file.
+    #[arg(long, default_value = "bench-data")]
+    dir: PathBuf,
+    /// Where the table, CSV, JSON and SVG go.
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// Timed runs per configuration (the article used 100).
+    #[arg(long, default_value_t = 100)]
+    runs: usize,
+    /// Block sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "4K,64K,256K", value_parser = size_arg)]
+    block_sizes: Vec<u64>,
+    /// Thread counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+    threads: Vec<usize>,
+    /// Bytes written per run.
+    #[arg(long, default_value_t = bench::write::FILE_BYTES, value_parser = size_arg)]
+    size: u64,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    match parse_size(s) {
+        Ok(0) | Err(_) => Err(format!("invalid size '{s}'")),
+        Ok(n) => Ok(n),
+    }
+}
+
+fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
+    match s.parse::<CipherStrategy>()? {
+        CipherStrategy::Auto => Err("bench the concrete strategies, not auto".into()),
+        st => Ok(st),
+    }
+}
+
+fn progress(total: u64, label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix}: [{bar:30}] {pos}/{len} runs, eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// Runs `swath bench`.
+pub fn run(cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Cipher(a) => {
+            if a.runs == 0 || a.threads.contains(&0) {
+                bail!("--runs and --threads must be at least 1");
+            }
+            std::fs::create_dir_all(&a.dir)?;
+            let input = match a.input {
+                Some(p) => p,
+                None => {
+                    let p = a.dir.join("cipher-input");
+                    let size = swath_gen::DEFAULT_TEXT_SIZE;
+                    if std::fs::metadata(&p).map(|m| m.len()).ok() != Some(size) {
+                        eprintln!("swath bench: generating {} ({size} bytes)", p.display());
+                        swath_gen::text(&p, size, 1)?;
+                    }
+                    p
+                }
+            };
+            let b = CipherBench {
+                input: input.clone(),
+                scratch: a.dir.clone(),
+                strategies: a.strategies,
+                blocks: a.block_sizes,
+                threads: a.threads,
+                runs: a.runs,
+                peers: !a.no_peers,
+            };
+            let bar = progress(bench::cipher::total_runs(&b), "swath bench cipher");
+            let runs = bench::cipher::run(&b, || bar.inc(1))?;
+            bar.finish_and_clear();
+            let bytes = std::fs::metadata(&input)?.len();
+            let title = format!("cipher --shift 3 of {bytes} bytes: time by block size");
+            finish(&a.out, "cipher", &title, &runs)
+        }
+        BenchCommand::Write(a) => {
+            if a.runs == 0 || a.threads.contains(&0) {
+                bail!("--runs and --threads must be at least 1");
+            }
+            std::fs::create_dir_all(&a.dir)?;
+            let b = WriteBench {
+                path: a.dir.join("bench-write.out"),
+                bytes: a.size,
+                blocks: a.block_sizes,
+                threads: a.threads,
+                runs: a.runs,
+            };
+            let bar = progress(bench::write::total_runs(&b), "swath bench write");
+            let runs = bench::write::run(&b, || bar.inc(1))?;
+            bar.finish_and_clear();
+            let title = format!("writing {} bytes in T ranges: time by block size", a.size);
+            finish(&a.out, "write", &title, &runs)
+        }
+    }
+}
+
+fn finish(out: &std::path::Path, name: &str, title: &str, runs: &[bench::Run]) -> Result<()> {
+    let summaries = bench::summarize(runs);
+    println!("{title}");
+    print!("{}", bench::table(&summaries));
+    bench::save(out, name, title, runs)?;
+    println!(
+        "raw runs: {0}/{name}.csv, {0}/{name}.json; chart: {0}/{name}.svg",
+        out.display()
+    );
+    Ok(())
+}
