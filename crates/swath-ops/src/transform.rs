@@ -116,25 +116,19 @@ pub struct TransformReport {
     pub bytes: u64,
 }
 
-/// The `auto` choice: mapped input and output on all cores for a regular file that fits in
-/// memory; streaming otherwise.
+/// The `auto` choice, from `swath bench cipher` on the reference machine (2 cores, the
+/// 640,000,000-byte file, hot, medians of 3; BENCHMARKS.md): `threads` with one worker per
+/// core and 256 KiB blocks was fastest (121.5 ms; `pool` 126.6 ms at 1 MiB, `uring` 160.7
+/// ms, `mmap-threads` 144.7-223 ms and erratic, `stream` 208 ms, `cp` 193.8 ms, `tr` 853.7
+/// ms). Maps lose on the write side: every page of the new output is faulted in and zeroed
+/// before it is overwritten. Streams (pipes) can only be streamed.
 pub fn choose(input: &Input) -> (CipherStrategy, String) {
     match input.len() {
         None => (CipherStrategy::Stream, "input is not a regular file".into()),
-        Some(len) => {
-            let avail = swath_engine::sysinfo::available_memory();
-            if avail.is_some_and(|a| len.saturating_mul(2) > a) {
-                (
-                    CipherStrategy::Stream,
-                    "input and output exceed available memory".into(),
-                )
-            } else {
-                (
-                    CipherStrategy::MmapThreads,
-                    "regular file that fits in memory".into(),
-                )
-            }
-        }
+        Some(_) => (
+            CipherStrategy::Threads,
+            "regular file: positional reads and writes on every core".into(),
+        ),
     }
 }
 
