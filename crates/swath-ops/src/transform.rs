@@ -114,6 +114,8 @@ pub struct TransformReport {
     pub layout: Layout,
     /// Bytes transformed.
     pub bytes: u64,
+    /// Set when the requested strategy could not run and another one did: what happened.
+    pub fallback: Option<String>,
 }
 
 /// The `auto` choice, from `swath bench cipher` on the reference machine (2 cores, the
@@ -184,6 +186,7 @@ pub fn transform_stream(
         block_size: bs,
         layout: Layout::Dynamic,
         bytes: pos,
+        fallback: None,
     })
 }
 
@@ -222,6 +225,7 @@ pub fn transform_to_file(
         block_size: bs,
         layout,
         bytes: len,
+        fallback: None,
     };
     match strategy {
         CipherStrategy::Auto | CipherStrategy::Stream => {
@@ -252,7 +256,9 @@ pub fn transform_to_file(
             Err(UringError::Unavailable(why)) => {
                 let mut w = out;
                 let mut r = transform_stream(spec, &mut w, out_name)?;
-                r.reason = format!("io_uring unavailable ({why}): fell back to stream");
+                let note = format!("io_uring is unavailable ({why}): used the stream strategy");
+                r.reason = note.clone();
+                r.fallback = Some(note);
                 Ok(r)
             }
             Err(UringError::Engine(e)) => Err(e),
@@ -449,6 +455,10 @@ fn pool(
     })
 }
 
+/// Environment variable that makes io_uring count as unavailable (for sandboxes whose
+/// seccomp filters fail its calls in other ways, and to test the fallback).
+pub const NO_IO_URING: &str = "SWATH_NO_IO_URING";
+
 enum UringError {
     Unavailable(String),
     Engine(EngineError),
@@ -472,6 +482,9 @@ fn uring(
     use io_uring::{opcode, types, IoUring};
     use std::os::fd::AsRawFd;
     let depth = spec.queue_depth.clamp(1, 256);
+    if std::env::var_os(NO_IO_URING).is_some() {
+        return Err(UringError::Unavailable(format!("{NO_IO_URING} is set")));
+    }
     let mut ring = IoUring::new(depth * 2).map_err(|e| UringError::Unavailable(e.to_string()))?;
     let in_fd = types::Fd(spec.input.file().as_raw_fd());
     let out_fd = types::Fd(out.as_raw_fd());
@@ -628,7 +641,7 @@ mod tests {
         f.as_file().set_len(len).unwrap();
         f.as_file().write_all_at(b"abc", len - 3).unwrap();
         let input = Input::open(f.path()).unwrap();
-        for strategy in [CipherStrategy::MmapThreads, CipherStrategy::Threads] {
+        for strategy in CipherStrategy::ALL {
             let out = tempfile::NamedTempFile::new().unwrap();
             let spec = TransformSpec {
                 input: &input,

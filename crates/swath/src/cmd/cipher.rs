@@ -121,7 +121,12 @@ pub fn run(args: CipherArgs) -> Result<()> {
         let mut r = transform_stream(&spec, &mut lock, "standard output")?;
         lock.flush()?;
         if args.strategy != CipherStrategy::Stream && args.strategy != CipherStrategy::Auto {
-            r.reason = "output is a stream: fell back to stream".into();
+            let note = format!(
+                "the output is a stream: used the stream strategy instead of {}",
+                args.strategy.name()
+            );
+            r.reason = note.clone();
+            r.fallback = Some(note);
         }
         r
     } else {
@@ -135,6 +140,9 @@ pub fn run(args: CipherArgs) -> Result<()> {
         out.commit(args.sync)?;
         r
     };
+    if let Some(note) = &report.fallback {
+        eprintln!("swath cipher: {note}");
+    }
     if args.workers.time {
         eprintln!("{}", clock.times());
         eprintln!("{}", describe(&args, &report));

@@ -349,3 +349,21 @@ fn full_disk_is_a_clear_error_and_leaves_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
     assert_eq!(std::fs::read(fs.path.join("old")).unwrap(), b"keep me");
 }
+
+#[test]
+fn unavailable_io_uring_is_reported_with_the_fallback() {
+    let dir = Dir::new();
+    dir.write("in", b"abc");
+    let out = Command::new(swath_bin())
+        .args(["cipher", "--shift", "1", "--strategy", "uring", "in", "out"])
+        .env("SWATH_NO_IO_URING", "1")
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read(dir.path("out")).unwrap(), b"bcd");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath cipher: io_uring is unavailable (SWATH_NO_IO_URING is set): used the stream strategy\n"
+    );
+}
