@@ -180,7 +180,7 @@ fn refuse_same_file(input: &Input, in_path: &Path, out_path: &Path) -> Result<()
 
 fn describe(args: &CipherArgs, r: &TransformReport) -> String {
     format!(
-        "plan: strategy {} (requested {}{}), threads {}, block size {}, layout {}, kernel {}, queue depth {}, shift {}{}, bytes {}",
+        "plan: strategy {} (requested {}{}), threads {}, block size {}, layout {}, kernel {}, queue depth {}, shift {}{}, sync {}, bytes {}",
         r.strategy.name(),
         args.strategy.name(),
         if r.reason.is_empty() {
@@ -195,6 +195,7 @@ fn describe(args: &CipherArgs, r: &TransformReport) -> String {
         args.queue_depth,
         args.shift.unwrap_or(0),
         if args.alphabet { " (alphabet)" } else { "" },
+        if args.sync { "yes" } else { "no" },
         r.bytes
     )
 }
