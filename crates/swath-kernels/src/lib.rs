@@ -6,9 +6,11 @@
 //!
 //! - [`compare`]: the first differing byte of two slices, and every differing byte.
 //! - [`count`]: occurrences of a byte (newlines, for line numbers).
+//! - [`wc`]: lines, words, characters, bytes and the longest line, in mergeable chunks.
 //! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod count;
 pub mod transform;
+pub mod wc;
