@@ -341,6 +341,88 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
     c.t
 }
 
+/// A block of a larger input cut at an arbitrary byte: the tally of its middle, plus the
+/// bytes at its edges that may belong to a character split by the cut. Folding the blocks
+/// in order with [`fold_blocks`] decodes each junction as the whole input would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockTally {
+    head: [u8; 3],
+    head_len: u8,
+    body: Tally,
+    tail: [u8; 3],
+    tail_len: u8,
+}
+
+/// Tallies one block of a larger input (any cut position).
+pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
+    if enc == Encoding::C {
+        return BlockTally {
+            head: [0; 3],
+            head_len: 0,
+            body: tally(data, enc),
+            tail: [0; 3],
+            tail_len: 0,
+        };
+    }
+    // Leading continuation bytes may finish a character begun in the previous block.
+    let start = utf8_boundary(data, 0);
+    // A trailing incomplete (but so far valid) sequence may be finished by the next block.
+    let mut end = data.len();
+    let back = data.len().saturating_sub(3).max(start);
+    for i in (back..data.len()).rev() {
+        let b = data[i];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => 1,
+        };
+        if i + need > data.len()
+            && std::str::from_utf8(&data[i..]).is_err_and(|e| e.error_len().is_none())
+        {
+            end = i;
+        }
+        break;
+    }
+    let mut head = [0u8; 3];
+    head[..start].copy_from_slice(&data[..start]);
+    let mut tail = [0u8; 3];
+    tail[..data.len() - end].copy_from_slice(&data[end..]);
+    BlockTally {
+        head,
+        head_len: start as u8,
+        body: tally(&data[start..end], enc),
+        tail,
+        tail_len: (data.len() - end) as u8,
+    }
+}
+
+/// Folds the blocks of one input, in order, into the input's tally.
+pub fn fold_blocks(blocks: impl IntoIterator<Item = BlockTally>, enc: Encoding) -> Tally {
+    let mut acc = Tally::default();
+    let mut pending: Vec<u8> = Vec::new();
+    for b in blocks {
+        pending.extend_from_slice(&b.head[..b.head_len as usize]);
+        if b.body.bytes == 0 && b.tail_len == 0 {
+            // A block of continuation bytes only: the split character may go on.
+            continue;
+        }
+        if !pending.is_empty() {
+            acc = acc.merge(tally(&pending, enc));
+            pending.clear();
+        }
+        acc = acc.merge(b.body);
+        pending.extend_from_slice(&b.tail[..b.tail_len as usize]);
+    }
+    if !pending.is_empty() {
+        acc = acc.merge(tally(&pending, enc));
+    }
+    acc
+}
+
 /// Moves a cut at `at` forward to the next UTF-8 character boundary (past at most three
 /// continuation bytes), so that both sides decode as the whole would.
 pub fn utf8_boundary(data: &[u8], mut at: usize) -> usize {
@@ -436,6 +518,21 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn blocks_cut_anywhere_fold_to_the_whole(
+            data in pieces(),
+            bs in 1usize..40,
+            utf8 in any::<bool>(),
+        ) {
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let whole = tally(&data, enc);
+            let folded = fold_blocks(data.chunks(bs).map(|c| tally_block(c, enc)), enc);
+            prop_assert_eq!(
+                (folded.lines, folded.words, folded.chars, folded.bytes, folded.max_line()),
+                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
+            );
+        }
+
         #[test]
         fn any_cuts_merge_to_the_whole(
             data in pieces(),
