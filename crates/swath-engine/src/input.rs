@@ -195,6 +195,21 @@ impl Input {
         Ok(done)
     }
 
+    /// Moves the file position (shared with the descriptor this input was duplicated from,
+    /// such as standard input) past `consumed` bytes of this input's data, as sequential
+    /// reads would have left it; the engine itself reads positionally and moves nothing.
+    pub fn mark_consumed(&self, consumed: u64) -> Result<(), EngineError> {
+        if self.kind != InputKind::Regular {
+            return Ok(());
+        }
+        let to = (self.base + consumed) as libc::off_t;
+        // SAFETY: lseek on a descriptor we own has no memory-safety preconditions.
+        if unsafe { libc::lseek(self.file.as_raw_fd(), to, libc::SEEK_SET) } < 0 {
+            return Err(EngineError::io(&self.name, io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
     /// Issues a zero-length read, which surfaces errors such as `EISDIR` without consuming
     /// data (GNU tools read even when asked for no bytes).
     pub fn probe(&self) -> Result<(), EngineError> {

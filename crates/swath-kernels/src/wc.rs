@@ -327,6 +327,12 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
                             .unwrap_or_default()
                             .chars()
                             .for_each(|ch| c.step(class_char(ch)));
+                        if let Some(n) = glibc_extended(bad) {
+                            // glibc decodes these as one (non-printable) character.
+                            c.step(Class::Other { is_char: true });
+                            rest = &bad[n..];
+                            continue;
+                        }
                         let skip = e.error_len().unwrap_or(bad.len());
                         for _ in 0..skip {
                             c.step(Class::Other { is_char: false });
@@ -341,15 +347,66 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
     c.t
 }
 
+/// Sequences that glibc's UTF-8 decoder accepts beyond standard UTF-8 (values above
+/// U+10FFFF in 4 bytes, and the old 5- and 6-byte forms): their length, when `b` starts
+/// with a complete one.
+fn glibc_extended(b: &[u8]) -> Option<usize> {
+    let (len, min_second) = match *b.first()? {
+        0xF4 => (4, 0x90),
+        0xF5..=0xF7 => (4, 0x80),
+        0xF8 => (5, 0x88),
+        0xF9..=0xFB => (5, 0x80),
+        0xFC => (6, 0x84),
+        0xFD => (6, 0x80),
+        _ => return None,
+    };
+    (b.len() >= len && b[1] >= min_second && b[1..len].iter().all(|&x| x & 0xC0 == 0x80))
+        .then_some(len)
+}
+
+/// Bytes a sequence starting with `lead` has in glibc's decoder (1 for bytes that cannot
+/// start one).
+fn sequence_len(lead: u8) -> usize {
+    match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        0xF8..=0xFB => 5,
+        0xFC..=0xFD => 6,
+        _ => 1,
+    }
+}
+
+/// True when `b` (a lead byte and what follows it) could still become a valid character
+/// if more continuation bytes came.
+fn incomplete_prefix(b: &[u8]) -> bool {
+    let need = sequence_len(b[0]);
+    if need == 1 || b.len() >= need || !b[1..].iter().all(|&x| x & 0xC0 == 0x80) {
+        return false;
+    }
+    match (b[0], b.get(1)) {
+        (_, None) => true,
+        (0xE0, Some(&x)) => x >= 0xA0,
+        (0xED, Some(&x)) => x <= 0x9F,
+        (0xF0, Some(&x)) => x >= 0x90,
+        (0xF8, Some(&x)) => x >= 0x88,
+        (0xFC, Some(&x)) => x >= 0x84,
+        _ => true,
+    }
+}
+
+/// Longest character (glibc's 6-byte form): how far junction bytes can reach.
+const MAX_SEQ: usize = 6;
+
 /// A block of a larger input cut at an arbitrary byte: the tally of its middle, plus the
 /// bytes at its edges that may belong to a character split by the cut. Folding the blocks
 /// in order with [`fold_blocks`] decodes each junction as the whole input would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockTally {
-    head: [u8; 3],
+    head: [u8; MAX_SEQ - 1],
     head_len: u8,
     body: Tally,
-    tail: [u8; 3],
+    tail: [u8; MAX_SEQ - 1],
     tail_len: u8,
 }
 
@@ -357,10 +414,10 @@ pub struct BlockTally {
 pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
     if enc == Encoding::C {
         return BlockTally {
-            head: [0; 3],
+            head: [0; MAX_SEQ - 1],
             head_len: 0,
             body: tally(data, enc),
-            tail: [0; 3],
+            tail: [0; MAX_SEQ - 1],
             tail_len: 0,
         };
     }
@@ -368,28 +425,19 @@ pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
     let start = utf8_boundary(data, 0);
     // A trailing incomplete (but so far valid) sequence may be finished by the next block.
     let mut end = data.len();
-    let back = data.len().saturating_sub(3).max(start);
+    let back = data.len().saturating_sub(MAX_SEQ - 1).max(start);
     for i in (back..data.len()).rev() {
-        let b = data[i];
-        if b & 0xC0 == 0x80 {
+        if data[i] & 0xC0 == 0x80 {
             continue;
         }
-        let need = match b {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => 1,
-        };
-        if i + need > data.len()
-            && std::str::from_utf8(&data[i..]).is_err_and(|e| e.error_len().is_none())
-        {
+        if incomplete_prefix(&data[i..]) {
             end = i;
         }
         break;
     }
-    let mut head = [0u8; 3];
+    let mut head = [0u8; MAX_SEQ - 1];
     head[..start].copy_from_slice(&data[..start]);
-    let mut tail = [0u8; 3];
+    let mut tail = [0u8; MAX_SEQ - 1];
     tail[..data.len() - end].copy_from_slice(&data[end..]);
     BlockTally {
         head,
@@ -423,11 +471,11 @@ pub fn fold_blocks(blocks: impl IntoIterator<Item = BlockTally>, enc: Encoding) 
     acc
 }
 
-/// Moves a cut at `at` forward to the next UTF-8 character boundary (past at most three
-/// continuation bytes), so that both sides decode as the whole would.
+/// Moves a cut at `at` forward to the next character boundary (past at most five
+/// continuation bytes, glibc's longest form), so that both sides decode as the whole would.
 pub fn utf8_boundary(data: &[u8], mut at: usize) -> usize {
     let mut moved = 0;
-    while at < data.len() && moved < 3 && (data[at] & 0xC0) == 0x80 {
+    while at < data.len() && moved < MAX_SEQ - 1 && (data[at] & 0xC0) == 0x80 {
         at += 1;
         moved += 1;
     }
@@ -467,6 +515,9 @@ mod tests {
         assert_eq!(t(b"a\xff b\n", Encoding::Utf8), (1, 2, 4, 5));
         assert_eq!(t(b"\xff\n", Encoding::Utf8), (1, 0, 1, 2));
         assert_eq!(t(b"\xff \xff\n", Encoding::Utf8), (1, 0, 2, 4));
+        assert_eq!(t(b"\xf4\x90\x80\x80", Encoding::Utf8), (0, 0, 1, 4));
+        assert_eq!(t(b"\xfc\x84\x80\x80\x80\x80", Encoding::Utf8), (0, 0, 1, 6));
+        assert_eq!(t(b"\xed\xa0\x80", Encoding::Utf8), (0, 0, 0, 3));
         assert_eq!(t(b"a\x1cb\n", Encoding::C), (1, 1, 4, 4));
         assert_eq!(t(b"\xff\n", Encoding::C), (1, 0, 2, 2));
         assert_eq!(tally(b"a\tb\n12345678901\n", Encoding::C).max_line(), 11);

@@ -6,6 +6,7 @@
 //!
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
+//! - [`count`]: wc counts of one input, in parallel blocks folded in order.
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`inplace`]: crash-safe in-place transformation with an undo journal.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
@@ -14,6 +15,7 @@
 
 pub mod compare;
 pub mod copy;
+pub mod count;
 pub mod inplace;
 pub mod lines;
 pub mod transform;

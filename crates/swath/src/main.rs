@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod cmd;
 mod engine_args;
+mod gnu_args;
 mod progress;
 mod size;
 
@@ -32,6 +33,8 @@ struct Cli {
 enum Command {
     /// Compare two files byte by byte (GNU cmp compatible, parallel).
     Cmp(Box<cmd::cmp::CmpArgs>),
+    /// Count lines, words, characters and bytes (GNU wc compatible, parallel).
+    Wc(Box<cmd::wc::WcArgs>),
     /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
     Cipher(Box<cmd::cipher::CipherArgs>),
     /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
@@ -65,6 +68,12 @@ fn main() -> ExitCode {
     if invoked_as == "cmp" {
         return cmd::cmp::main("cmp", rest);
     }
+    if invoked_as == "wc" {
+        return cmd::wc::main("wc", rest);
+    }
+    if rest.first().is_some_and(|a| a == "wc") {
+        return cmd::wc::main("swath wc", rest[1..].to_vec());
+    }
     if rest.first().is_some_and(|a| a == "cmp") {
         return cmd::cmp::main("swath cmp", rest[1..].to_vec());
     }
@@ -75,6 +84,7 @@ fn main() -> ExitCode {
             return cmd::cmp::main("swath cmp", rest[1..].to_vec());
         }
         Command::Cipher(c) => cmd::cipher::run(*c),
+        Command::Wc(_) => return cmd::wc::main("swath wc", rest[1..].to_vec()),
         Command::Cp(c) => cmd::cp::run(c),
         Command::Gen(g) => cmd::gen::run(g),
         Command::Bench(b) => cmd::bench::run(b),

@@ -19,6 +19,7 @@ use swath_engine::{EngineError, EngineOptions, Flow, Input, InputKind};
 use swath_ops::compare::{first_differences, stream_differences, CompareSpec, Difference, Lines};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
 use crate::progress::with_progress;
 use crate::size::{parse_size, parse_size_prefix, SizeError};
 
@@ -173,60 +174,8 @@ const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
     ("help", false),
 ];
 
-/// Resolves abbreviated long options the way GNU getopt does for cmp's own options (so
-/// `--s` is `--silent` even though swath adds `--strategy`), and reports getopt's
-/// ambiguity and "doesn't allow an argument" errors. Other options are left to clap.
-fn expand_gnu_long_options(argv: &[OsString]) -> Result<Vec<OsString>, Usage> {
-    let mut out = Vec::with_capacity(argv.len());
-    let mut options_ended = false;
-    for (i, arg) in argv.iter().enumerate() {
-        let text = arg.to_string_lossy();
-        if i == 0 || options_ended || !text.starts_with("--") || text.len() == 2 {
-            options_ended |= i > 0 && text == "--";
-            out.push(arg.clone());
-            continue;
-        }
-        let body = &text[2..];
-        let (name, value) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
-        };
-        let exact = GNU_LONG_OPTIONS.iter().find(|(n, _)| *n == name);
-        let candidates: Vec<&(&str, bool)> = GNU_LONG_OPTIONS
-            .iter()
-            .filter(|(n, _)| n.starts_with(name))
-            .collect();
-        let chosen = match (exact, candidates.as_slice()) {
-            (Some(o), _) => o,
-            (None, [one]) => *one,
-            (None, []) => {
-                out.push(arg.clone());
-                continue;
-            }
-            (None, many) => {
-                let list: Vec<String> = many.iter().map(|(n, _)| format!("'--{n}'")).collect();
-                return Err(Usage(format!(
-                    "option '--{name}' is ambiguous; possibilities: {}",
-                    list.join(" ")
-                )));
-            }
-        };
-        if value.is_some() && !chosen.1 {
-            return Err(Usage(format!(
-                "option '--{}' doesn't allow an argument",
-                chosen.0
-            )));
-        }
-        out.push(match value {
-            Some(v) => OsString::from(format!("--{}={v}", chosen.0)),
-            None => OsString::from(format!("--{}", chosen.0)),
-        });
-    }
-    Ok(out)
-}
-
 fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usage> {
-    let argv = &expand_gnu_long_options(argv)?;
+    let argv = &expand_gnu_long_options(argv, &GNU_LONG_OPTIONS).map_err(Usage)?;
     let command = CmpCli::command()
         .name(prog.to_string())
         .bin_name(prog.to_string());
@@ -337,73 +286,6 @@ fn parse_skip_value(value: &str, delimiter: Option<char>) -> Result<(u64, usize)
         return Err(invalid());
     }
     Ok((n, used))
-}
-
-/// GNU getopt's wording for clap's parse errors.
-fn gnu_usage_message(e: &clap::Error, argv: &[OsString]) -> String {
-    use clap::error::{ContextKind, ContextValue};
-    let arg = match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(s)) => s.clone(),
-        _ => String::new(),
-    };
-    // clap names an argument as "--bytes <LIMIT>" or "-n <LIMIT>"; keep the flag itself.
-    let flag = arg.split([' ', '=']).next().unwrap_or("").to_string();
-    match e.kind() {
-        ErrorKind::UnknownArgument => {
-            if let Some(long) = flag.strip_prefix("--") {
-                let typed = argv
-                    .iter()
-                    .map(|a| a.to_string_lossy())
-                    .find(|a| a.starts_with(&format!("--{long}")))
-                    .map(|a| a.into_owned())
-                    .unwrap_or(flag.clone());
-                format!("unrecognized option '{typed}'")
-            } else {
-                format!("invalid option -- '{}'", flag.trim_start_matches('-'))
-            }
-        }
-        ErrorKind::InvalidValue | ErrorKind::NoEquals if arg.is_empty() => {
-            "option requires an argument".into()
-        }
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
-            let value = match e.get(ContextKind::InvalidValue) {
-                Some(ContextValue::String(s)) => s.clone(),
-                _ => String::new(),
-            };
-            if value.is_empty() {
-                requires_argument(&flag, argv)
-            } else {
-                format!("invalid {flag} value '{value}'")
-            }
-        }
-        _ => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            first.to_string()
-        }
-    }
-}
-
-/// The option missing its argument is the last word typed: GNU names it as typed, in its
-/// long (`option '--bytes' requires an argument`) or short form.
-fn requires_argument(flag: &str, argv: &[OsString]) -> String {
-    let typed = argv
-        .last()
-        .map(|a| a.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if typed.starts_with("--") {
-        let long = typed.split('=').next().unwrap_or(&typed);
-        let long = if flag.starts_with("--") { flag } else { long };
-        format!("option '{long}' requires an argument")
-    } else if let Some(short) = typed.strip_prefix('-').and_then(|s| s.chars().last()) {
-        format!("option requires an argument -- '{short}'")
-    } else {
-        format!("option '{flag}' requires an argument")
-    }
 }
 
 /// Buffered standard output that remembers the first write error, reported at exit as GNU

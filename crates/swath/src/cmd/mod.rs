@@ -7,3 +7,4 @@ pub mod cmp;
 pub mod cp;
 pub mod demo;
 pub mod gen;
+pub mod wc;

@@ -4,3 +4,4 @@ mod cipher;
 mod cmp;
 mod gen;
 mod util;
+mod wc;

@@ -19,7 +19,9 @@ impl Dir {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
-        std::os::unix::fs::symlink(swath_bin(), tmp.path().join("cmp")).unwrap();
+        for tool in ["cmp", "wc"] {
+            std::os::unix::fs::symlink(swath_bin(), tmp.path().join(tool)).unwrap();
+        }
         Dir { tmp }
     }
 
@@ -45,6 +47,7 @@ impl Dir {
         if !gnu.exists() {
             std::fs::create_dir(&gnu).unwrap();
             std::os::unix::fs::symlink(gnu_cmp(), gnu.join("cmp")).unwrap();
+            std::os::unix::fs::symlink("/usr/bin/wc", gnu.join("wc")).unwrap();
         }
         [gnu, self.tmp.path().to_path_buf()]
     }
@@ -120,9 +123,14 @@ pub fn same_as_gnu_with(
     gnu
 }
 
-/// Runs the shell command `script` (which calls `cmp` from PATH) once with GNU's cmp and once
-/// with swath's, and requires identical stdout, stderr and exit status.
+/// Runs the shell command `script` (which calls `cmp` or `wc` from PATH) once with GNU's
+/// tools and once with swath's, and requires identical stdout, stderr and exit status.
 pub fn same_as_gnu_sh(dir: &Dir, script: &str) -> Outcome {
+    same_as_gnu_sh_env(dir, script, &[])
+}
+
+/// As [`same_as_gnu_sh`], with extra environment variables (a locale, for example).
+pub fn same_as_gnu_sh_env(dir: &Dir, script: &str, env: &[(&str, &str)]) -> Outcome {
     let [gnu_dir, swath_dir] = dir.bin_dirs();
     let go = |bin_dir: &Path| {
         let out = Command::new("/bin/sh")
@@ -131,6 +139,7 @@ pub fn same_as_gnu_sh(dir: &Dir, script: &str) -> Outcome {
             .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
             .env_remove("LC_ALL")
             .env_remove("LANG")
+            .envs(env.iter().copied())
             .current_dir(dir.tmp.path())
             .output()
             .unwrap();

@@ -1,0 +1,77 @@
+//! Counting lines, words, characters, bytes and the longest line of one input (wc), on all
+//! cores: blocks are tallied in any order and folded in file order.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use swath_engine::{
+    run_blocks, Access, EngineError, EngineOptions, Flow, Input, Job, Plan, Region, RunStats,
+};
+use swath_kernels::wc::{fold_blocks, tally_block, Encoding, Tally};
+
+/// Counts all of `input` (from its current position for standard input).
+pub fn count_input(
+    input: &Input,
+    enc: Encoding,
+    opts: &EngineOptions,
+) -> Result<(Tally, Plan, RunStats), EngineError> {
+    let job = Job::new(vec![Region { input, offset: 0 }]);
+    let plan = Plan::choose(
+        opts,
+        &job.plan_regions(),
+        job.known_extent().map(|e| e.len),
+        Access::SinglePass,
+    );
+    let blocks = Mutex::new(BTreeMap::new());
+    let stats = run_blocks(&plan, &job, &(), |b, d| {
+        let t = tally_block(d[0], enc);
+        blocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(b.index, t);
+        Flow::Continue
+    })?;
+    let blocks = blocks.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok((fold_blocks(blocks.into_values(), enc), plan, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+    use swath_engine::{Layout, Strategy};
+    use swath_kernels::wc::tally;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn every_plan_counts_like_one_pass(
+            data in proptest::collection::vec(prop_oneof![
+                Just(b'a'), Just(b' '), Just(b'\n'), Just(b'\t'), Just(0xe4u8), Just(0xb8u8), Just(0xadu8), Just(0xffu8)
+            ], 0..5000),
+            threads in -1i64..4,
+            bs in 1usize..300,
+            strategy in prop_oneof![Just(Strategy::Auto), Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            stripes in any::<bool>(),
+            utf8 in any::<bool>(),
+        ) {
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&data).unwrap();
+            let input = Input::open(f.path()).unwrap();
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let opts = EngineOptions {
+                threads: Some(threads),
+                block_size: Some(bs),
+                strategy,
+                layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
+            };
+            let (t, _, _) = count_input(&input, enc, &opts).unwrap();
+            let w = tally(&data, enc);
+            prop_assert_eq!(
+                (t.lines, t.words, t.chars, t.bytes, t.max_line()),
+                (w.lines, w.words, w.chars, w.bytes, w.max_line())
+            );
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! `swath wc`: GNU wc 9.1 compatible counts (output, column widths, messages, exit status),
+//! each file counted on all cores. Invoked through a link named `wc`, messages are prefixed
+//! `wc:`. `--total=WHEN` is the later coreutils' option, as an extension.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
+use swath_engine::{EngineError, Input};
+use swath_kernels::wc::Encoding;
+use swath_ops::count::count_input;
+
+use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
+
+/// GNU wc's long options (getopt resolves abbreviations against these).
+const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
+    ("bytes", false),
+    ("chars", false),
+    ("lines", false),
+    ("files0-from", true),
+    ("max-line-length", false),
+    ("words", false),
+    ("debug", false),
+    ("help", false),
+    ("version", false),
+];
+
+/// Print newline, word, and byte counts for each FILE (GNU wc compatible, parallel).
+#[derive(Parser, Debug)]
+#[command(
+    name = "wc",
+    disable_version_flag = true,
+    args_override_self = true,
+    infer_long_args = true
+)]
+pub struct WcCli {
+    #[command(flatten)]
+    args: WcArgs,
+}
+
+/// The options of `swath wc`.
+#[derive(Args, Debug)]
+pub struct WcArgs {
+    /// Print the byte counts.
+    #[arg(short = 'c', long = "bytes")]
+    bytes: bool,
+    /// Print the character counts.
+    #[arg(short = 'm', long = "chars")]
+    chars: bool,
+    /// Print the newline counts.
+    #[arg(short = 'l', long = "lines")]
+    lines: bool,
+    /// Read input from the files named, NUL-terminated, in file F (- for standard input).
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<OsString>,
+    /// Print the maximum display width.
+    #[arg(short = 'L', long = "max-line-length")]
+    max_line_length: bool,
+    /// Print the word counts.
+    #[arg(short = 'w', long = "words")]
+    words: bool,
+    /// When to print a line with total counts: auto (more than one file), always, only, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "only", "never"])]
+    total: String,
+    /// Accepted for compatibility; prints nothing.
+    #[arg(long, hide = true)]
+    debug: bool,
+    /// Output version information and exit.
+    #[arg(long)]
+    version: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// FILE...
+    files: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Selected {
+    lines: bool,
+    words: bool,
+    chars: bool,
+    bytes: bool,
+    max: bool,
+}
+
+impl Selected {
+    fn count(&self) -> usize {
+        [self.lines, self.words, self.chars, self.bytes, self.max]
+            .iter()
+            .filter(|&&b| b)
+            .count()
+    }
+}
+
+/// Runs wc with `args` (without the program name); `prog` prefixes messages.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv: Vec<OsString> = std::iter::once(OsString::from(prog)).chain(args).collect();
+    let usage = |msg: String| {
+        eprintln!("{prog}: {msg}");
+        eprintln!("Try '{prog} --help' for more information.");
+        ExitCode::from(1)
+    };
+    let argv = match expand_gnu_long_options(&argv, &GNU_LONG_OPTIONS) {
+        Ok(a) => a,
+        Err(m) => return usage(m),
+    };
+    let command = WcCli::command()
+        .name(prog.to_string())
+        .bin_name(prog.to_string());
+    let matches = match command.try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => return usage(gnu_usage_message(&e, &argv)),
+    };
+    let a = match WcCli::from_arg_matches(&matches) {
+        Ok(c) => c.args,
+        Err(e) => return usage(e.to_string()),
+    };
+    if a.version {
+        println!("wc (swath) {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    let mut sel = Selected {
+        lines: a.lines,
+        words: a.words,
+        chars: a.chars,
+        bytes: a.bytes,
+        max: a.max_line_length,
+    };
+    if sel.count() == 0 {
+        sel = Selected {
+            lines: true,
+            words: true,
+            chars: false,
+            bytes: true,
+            max: false,
+        };
+    }
+    // Names: operands, or the NUL-separated list, or standard input without a name.
+    let (names, list_in_memory): (Vec<Option<OsString>>, bool) = match &a.files0_from {
+        Some(f) => {
+            if let Some(extra) = a.files.first() {
+                return usage(format!(
+                    "extra operand '{}'\nfile operands cannot be combined with --files0-from",
+                    extra.to_string_lossy()
+                ));
+            }
+            match read_names(f) {
+                Ok((n, regular)) => (n.into_iter().map(Some).collect(), regular),
+                Err(e) => {
+                    eprintln!(
+                        "{prog}: cannot open '{}' for reading: {}",
+                        f.to_string_lossy(),
+                        swath_engine::error::os_message(&e)
+                    );
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        None if a.files.is_empty() => (vec![None], true),
+        None => (a.files.iter().cloned().map(Some).collect(), true),
+    };
+    let enc = if utf8_locale() {
+        Encoding::Utf8
+    } else {
+        Encoding::C
+    };
+    let nfiles = if list_in_memory { names.len() } else { 0 };
+    let width = number_width(&names, nfiles, sel);
+    let clock = Stopwatch::start();
+    let mut out = io::stdout().lock();
+    let mut failed = false;
+    let mut totals = [0u64; 5];
+    let only_total = a.total == "only";
+    let mut last_plan = None;
+    for (i, name) in names.iter().enumerate() {
+        let label = name.as_ref().map(|n| n.to_string_lossy().into_owned());
+        if name.as_ref().is_some_and(|n| n.is_empty()) {
+            match &a.files0_from {
+                Some(f) => eprintln!(
+                    "{prog}: {}:{}: invalid zero-length file name",
+                    f.to_string_lossy(),
+                    i + 1
+                ),
+                None => eprintln!("{prog}: invalid zero-length file name"),
+            }
+            failed = true;
+            continue;
+        }
+        let path = name.clone().unwrap_or_else(|| OsString::from("-"));
+        let shown = label
+            .clone()
+            .unwrap_or_else(|| "standard input".to_string());
+        let input = match Input::open(Path::new(&path)) {
+            Ok(i) => i,
+            Err(e) => {
+                report(prog, &shown, &e);
+                failed = true;
+                continue;
+            }
+        };
+        let counts = match count_one(&input, enc, sel, &a.engine) {
+            Ok((c, plan)) => {
+                if plan.is_some() && path == "-" {
+                    // Leave standard input where reading it would have (`wc - -`).
+                    let _ = input.mark_consumed(c[3]);
+                }
+                last_plan = plan;
+                c
+            }
+            Err(e) => {
+                report(prog, &shown, &e);
+                failed = true;
+                [0; 5]
+            }
+        };
+        totals[0] += counts[0];
+        totals[1] += counts[1];
+        totals[2] += counts[2];
+        totals[3] += counts[3];
+        totals[4] = totals[4].max(counts[4]);
+        if !only_total {
+            let line = format_line(&counts, sel, width, label.as_deref());
+            if out
+                .write_all(line.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                return write_error(prog);
+            }
+        }
+    }
+    let print_total = match a.total.as_str() {
+        "always" | "only" => true,
+        "never" => false,
+        _ => names.len() > 1,
+    };
+    if print_total {
+        let label = if only_total { None } else { Some("total") };
+        let w = if only_total { 1 } else { width };
+        let line = format_line(&totals, sel, w, label);
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return write_error(prog);
+        }
+    }
+    if a.engine.workers.time {
+        eprintln!("{}", clock.times());
+        if let Some((plan, stats)) = &last_plan {
+            eprint!(
+                "{}",
+                clock
+                    .report(a.engine.strategy, plan, Some(stats))
+                    .lines()
+                    .nth(1)
+                    .map(|l| format!("{l} (last file)\n"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    ExitCode::from(failed as u8)
+}
+
+fn write_error(prog: &str) -> ExitCode {
+    eprintln!("{prog}: write error");
+    ExitCode::from(1)
+}
+
+fn report(prog: &str, name: &str, e: &EngineError) {
+    let text = e.to_string();
+    // The engine names the file as opened ("-" for standard input); GNU names it as given.
+    let cause = match e {
+        EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
+        _ => text
+            .split_once(": ")
+            .map(|x| x.1.to_string())
+            .unwrap_or(text),
+    };
+    let shown = if name == "standard input" {
+        "'standard input'".to_string()
+    } else {
+        name.to_string()
+    };
+    eprintln!("{prog}: {shown}: {cause}");
+}
+
+type Counted = (
+    [u64; 5],
+    Option<(swath_engine::Plan, swath_engine::RunStats)>,
+);
+
+/// lines, words, chars, bytes, max line length of one input.
+fn count_one(
+    input: &Input,
+    enc: Encoding,
+    sel: Selected,
+    engine: &EngineArgs,
+) -> Result<Counted, EngineError> {
+    let bytes_only =
+        sel.bytes && !sel.lines && !sel.words && !sel.max && (!sel.chars || enc == Encoding::C);
+    if bytes_only {
+        // GNU's shortcut: a regular file's size, unless it is a multiple of the page size
+        // (files in /proc and /sys report 4096 or 0 whatever they hold).
+        if let (Some(len), Ok(meta)) = (input.len(), input.file().metadata()) {
+            if meta.is_file() && meta.size() % 4096 != 0 {
+                return Ok(([0, 0, len, len, 0], None));
+            }
+        }
+    }
+    let (t, plan, stats) = count_input(input, enc, &engine.options())?;
+    let chars = if enc == Encoding::C { t.bytes } else { t.chars };
+    Ok((
+        [t.lines, t.words, chars, t.bytes, t.max_line()],
+        Some((plan, stats)),
+    ))
+}
+
+fn format_line(c: &[u64; 5], sel: Selected, width: usize, name: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    for (on, v) in [sel.lines, sel.words, sel.chars, sel.bytes, sel.max]
+        .iter()
+        .zip(c)
+    {
+        if *on {
+            parts.push(format!("{v:>width$}"));
+        }
+    }
+    let mut line = parts.join(" ");
+    if let Some(n) = name {
+        line.push(' ');
+        line.push_str(n);
+    }
+    line.push('\n');
+    line
+}
+
+/// GNU's `compute_number_width`: digits of the total size of the regular files named
+/// (at least 7 when one is not a regular file), or 1 for a single input with one count.
+fn number_width(names: &[Option<OsString>], nfiles: usize, sel: Selected) -> usize {
+    if nfiles == 0 || (nfiles == 1 && sel.count() == 1) {
+        return 1;
+    }
+    let mut total: u64 = 0;
+    let mut minimum = 1;
+    for name in names {
+        let meta = match name {
+            None => std::fs::metadata("/dev/stdin").ok().and(fstat0()),
+            Some(n) if n == "-" => fstat0(),
+            Some(n) if n.is_empty() => None,
+            Some(n) => std::fs::metadata(n).ok().map(|m| (m.is_file(), m.len())),
+        };
+        match meta {
+            Some((true, len)) => total += len,
+            Some((false, _)) => minimum = 7,
+            None => {}
+        }
+    }
+    let mut width = 1;
+    while total >= 10 {
+        total /= 10;
+        width += 1;
+    }
+    width.max(minimum)
+}
+
+fn fstat0() -> Option<(bool, u64)> {
+    // SAFETY: fstat on descriptor 0 into a zeroed struct.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(0, &mut st) != 0 {
+            return None;
+        }
+        Some((
+            st.st_mode & libc::S_IFMT == libc::S_IFREG,
+            st.st_size as u64,
+        ))
+    }
+}
+
+/// Reads NUL-separated names; the second value says whether the list came from a regular
+/// file (GNU then sizes the columns from the files; from a pipe it cannot).
+fn read_names(f: &OsString) -> io::Result<(Vec<OsString>, bool)> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut data = Vec::new();
+    let regular = if f == "-" {
+        io::stdin().lock().read_to_end(&mut data)?;
+        fstat0().is_some_and(|(r, _)| r)
+    } else {
+        let mut file = std::fs::File::open(f)?;
+        let regular = file.metadata()?.is_file();
+        file.read_to_end(&mut data)?;
+        regular
+    };
+    let mut names: Vec<OsString> = data
+        .split(|&b| b == 0)
+        .map(|n| OsString::from_vec(n.to_vec()))
+        .collect();
+    if data.last().is_none_or(|&b| b == 0) {
+        names.pop();
+    }
+    Ok((names, regular))
+}
+
+/// True when the character type locale (LC_ALL, LC_CTYPE, LANG) is UTF-8.
+fn utf8_locale() -> bool {
+    // SAFETY: called on the main thread before any worker starts; the returned string is
+    // read at once and not kept.
+    unsafe {
+        libc::setlocale(libc::LC_ALL, c"".as_ptr());
+        let cs = libc::nl_langinfo(libc::CODESET);
+        !cs.is_null() && std::ffi::CStr::from_ptr(cs).to_bytes() == b"UTF-8"
+    }
+}
