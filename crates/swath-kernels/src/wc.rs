@@ -101,6 +101,15 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// A tally of only newlines and bytes (when nothing else was asked for).
+    pub fn lines_and_bytes(lines: u64, bytes: u64) -> Tally {
+        Tally {
+            lines,
+            bytes,
+            ..Tally::default()
+        }
+    }
+
     /// The tally of this stretch followed by `next`.
     pub fn merge(self, next: Tally) -> Tally {
         let joined_word = self.ends_in_word == Some(true) && next.starts_in_word;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use swath_engine::{EngineError, Input};
 use swath_kernels::wc::Encoding;
-use swath_ops::count::count_input;
+use swath_ops::count::{count_input, Need};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
@@ -317,7 +317,12 @@ fn count_one(
             }
         }
     }
-    let (t, plan, stats) = count_input(input, enc, &engine.options())?;
+    let need = if sel.words || sel.chars || sel.max {
+        Need::All
+    } else {
+        Need::Lines
+    };
+    let (t, plan, stats) = count_input(input, enc, need, &engine.options())?;
     let chars = if enc == Encoding::C { t.bytes } else { t.chars };
     Ok((
         [t.lines, t.words, chars, t.bytes, t.max_line()],
