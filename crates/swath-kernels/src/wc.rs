@@ -356,6 +356,117 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
     c.t
 }
 
+/// Lines, words and bytes of a block made only of printable ASCII and ASCII white space
+/// (the common case), with vector instructions; `None` when the block holds anything else
+/// (control characters, non-ASCII bytes), which the general state machine must handle.
+/// The result's longest-line fields are not computed: use it only when `-L` is not asked.
+pub fn tally_words_fast(data: &[u8]) -> Option<Tally> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        unsafe { sse2::tally_words(data) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = data;
+        None
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use super::Tally;
+    use std::arch::x86_64::*;
+
+    /// Bit masks (one bit per byte of 16) of white space, printable bytes, and newlines.
+    #[inline(always)]
+    unsafe fn classify(v: __m128i) -> (u32, u32, u32) {
+        // SAFETY: SSE2 intrinsics on registers only; SSE2 is part of the x86_64 baseline.
+        unsafe {
+            let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
+            let ctl = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(14)),
+            );
+            let space = _mm_or_si128(sp, ctl);
+            // Signed compares: bytes >= 0x80 are negative, so never printable.
+            let print = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(0x20)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)),
+            );
+            let nl = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
+            (
+                _mm_movemask_epi8(space) as u32,
+                _mm_movemask_epi8(print) as u32,
+                _mm_movemask_epi8(nl) as u32,
+            )
+        }
+    }
+
+    /// # Safety
+    /// SSE2 must be available (always, on x86_64).
+    pub(super) unsafe fn tally_words(data: &[u8]) -> Option<Tally> {
+        let (mut lines, mut words) = (0u64, 0u64);
+        // Whether the byte before the current one was printable (a block starts as if after
+        // white space; the merge joins words across blocks).
+        let mut prev_print = 0u32;
+        // 64 bytes a step: four 16-byte classifications joined into 64-bit masks.
+        let mut chunks = data.chunks_exact(64);
+        for c in &mut chunks {
+            let (mut space, mut print, mut nl) = (0u64, 0u64, 0u64);
+            for k in 0..4 {
+                // SAFETY: `c` holds 64 readable bytes; unaligned loads are allowed.
+                let (s, p, n) = unsafe { classify(_mm_loadu_si128(c.as_ptr().add(16 * k).cast())) };
+                space |= (s as u64) << (16 * k);
+                print |= (p as u64) << (16 * k);
+                nl |= (n as u64) << (16 * k);
+            }
+            if space | print != u64::MAX {
+                return None;
+            }
+            lines += nl.count_ones() as u64;
+            let before = (print << 1) | prev_print as u64;
+            words += (print & !before).count_ones() as u64;
+            prev_print = (print >> 63) as u32;
+        }
+        let rest = chunks.remainder();
+        let mut chunks = rest.chunks_exact(16);
+        for c in &mut chunks {
+            // SAFETY: `c` holds 16 readable bytes; unaligned loads are allowed.
+            let (space, print, nl) = unsafe { classify(_mm_loadu_si128(c.as_ptr().cast())) };
+            if space | print != 0xFFFF {
+                return None;
+            }
+            lines += nl.count_ones() as u64;
+            let before = (print << 1) | prev_print;
+            words += (print & !before & 0xFFFF).count_ones() as u64;
+            prev_print = print >> 15;
+        }
+        for &b in chunks.remainder() {
+            let space = b == b' ' || (9..=13).contains(&b);
+            let print = (0x21..=0x7e).contains(&b);
+            if !space && !print {
+                return None;
+            }
+            lines += (b == b'\n') as u64;
+            words += (print && prev_print == 0) as u64;
+            prev_print = print as u32;
+        }
+        let first_print = data.first().map(|&b| (0x21..=0x7e).contains(&b));
+        let last_print = data.last().map(|&b| (0x21..=0x7e).contains(&b));
+        Some(Tally {
+            lines,
+            words,
+            chars: data.len() as u64,
+            bytes: data.len() as u64,
+            starts_in_word: first_print.unwrap_or(false),
+            ends_in_word: last_print,
+            saw_word_char: first_print.is_some(),
+            ..Tally::default()
+        })
+    }
+}
+
 /// Sequences that glibc's UTF-8 decoder accepts beyond standard UTF-8 (values above
 /// U+10FFFF in 4 bytes, and the old 5- and 6-byte forms): their length, when `b` starts
 /// with a complete one.
@@ -454,6 +565,21 @@ pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
         body: tally(&data[start..end], enc),
         tail,
         tail_len: (data.len() - end) as u8,
+    }
+}
+
+/// As [`tally_block`], but through [`tally_words_fast`] when the block allows it: the
+/// longest-line width of the folded result is then not valid (use only without `-L`).
+pub fn tally_block_no_width(data: &[u8], enc: Encoding) -> BlockTally {
+    match tally_words_fast(data) {
+        Some(body) => BlockTally {
+            head: [0; MAX_SEQ - 1],
+            head_len: 0,
+            body,
+            tail: [0; MAX_SEQ - 1],
+            tail_len: 0,
+        },
+        None => tally_block(data, enc),
     }
 }
 
@@ -578,6 +704,31 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn fast_word_tally_matches_the_state_machine(
+            data in proptest::collection::vec(prop_oneof![
+                Just(b'a'), Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r'), Just(0x0bu8),
+                Just(b'~'), Just(b'!'), Just(0x01u8), Just(0xc3u8),
+            ], 0..300),
+            bs in 1usize..100,
+            utf8 in any::<bool>(),
+        ) {
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let whole = tally(&data, enc);
+            // Merging fast tallies where possible and slow ones elsewhere gives the whole.
+            let mut acc = Tally::default();
+            for chunk in data.chunks(bs) {
+                let t = tally_words_fast(chunk).unwrap_or_else(|| tally(chunk, enc));
+                if let Some(f) = tally_words_fast(chunk) {
+                    let s = tally(chunk, enc);
+                    prop_assert_eq!((f.lines, f.words, f.chars, f.bytes), (s.lines, s.words, s.chars, s.bytes));
+                    prop_assert_eq!((f.starts_in_word, f.ends_in_word, f.saw_word_char), (s.starts_in_word, s.ends_in_word, s.saw_word_char));
+                }
+                acc = acc.merge(t);
+            }
+            prop_assert_eq!((acc.lines, acc.words, acc.bytes), (whole.lines, whole.words, whole.bytes));
+        }
+
         #[test]
         fn blocks_cut_anywhere_fold_to_the_whole(
             data in pieces(),

@@ -317,8 +317,10 @@ fn count_one(
             }
         }
     }
-    let need = if sel.words || sel.chars || sel.max {
+    let need = if sel.max {
         Need::All
+    } else if sel.words || sel.chars {
+        Need::NoWidth
     } else {
         Need::Lines
     };
