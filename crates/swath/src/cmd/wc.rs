@@ -180,62 +180,110 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let mut totals = [0u64; 5];
     let only_total = a.total == "only";
     let mut last_plan = None;
-    for (i, name) in names.iter().enumerate() {
-        let label = name.as_ref().map(|n| n.to_string_lossy().into_owned());
-        if name.as_ref().is_some_and(|n| n.is_empty()) {
-            match &a.files0_from {
-                Some(f) => eprintln!(
-                    "{prog}: {}:{}: invalid zero-length file name",
-                    f.to_string_lossy(),
-                    i + 1
-                ),
-                None => eprintln!("{prog}: invalid zero-length file name"),
+    // Small regular files are counted whole, several at once, on a pool of workers; large
+    // files and standard input one at a time on all cores; results are printed in order.
+    let small: Vec<bool> = names
+        .iter()
+        .map(|n| match n {
+            Some(n) if !n.is_empty() && n != "-" => {
+                std::fs::metadata(n).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
             }
-            failed = true;
-            continue;
+            _ => false,
+        })
+        .collect();
+    let pool_jobs: Vec<usize> = (0..names.len()).filter(|&i| small[i]).collect();
+    let slots: Vec<std::sync::Mutex<Option<FileOutcome>>> =
+        names.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let ready = std::sync::Condvar::new();
+    let cursor = std::sync::atomic::AtomicUsize::new(0);
+    let single = EngineArgs {
+        workers: crate::engine_args::WorkerArgs {
+            threads: Some(1),
+            ..a.engine.workers.clone()
+        },
+        strategy: a.engine.strategy,
+    };
+    let pool_size = if pool_jobs.len() > 1 {
+        swath_engine::sysinfo::cores()
+    } else {
+        0
+    };
+    let result = std::thread::scope(|scope| -> Result<(), ExitCode> {
+        for _ in 0..pool_size {
+            scope.spawn(|| loop {
+                let k = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = pool_jobs.get(k) else { break };
+                let outcome = process(&names[i], enc, sel, &single);
+                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+                ready.notify_all();
+            });
         }
-        let path = name.clone().unwrap_or_else(|| OsString::from("-"));
-        let shown = label
-            .clone()
-            .unwrap_or_else(|| "standard input".to_string());
-        let input = match Input::open(Path::new(&path)) {
-            Ok(i) => i,
-            Err(e) => {
-                report(prog, &shown, &e);
-                failed = true;
-                continue;
-            }
-        };
-        let counts = match count_one(&input, enc, sel, &a.engine) {
-            Ok((c, plan)) => {
-                if plan.is_some() && path == "-" {
-                    // Leave standard input where reading it would have (`wc - -`).
-                    let _ = input.mark_consumed(c[3]);
+        for (i, name) in names.iter().enumerate() {
+            let outcome = if pool_size > 0 && small[i] {
+                let mut slot = slots[i].lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if let Some(o) = slot.take() {
+                        break o;
+                    }
+                    slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
                 }
-                last_plan = plan;
-                c
-            }
-            Err(e) => {
-                report(prog, &shown, &e);
-                failed = true;
-                [0; 5]
-            }
-        };
-        totals[0] += counts[0];
-        totals[1] += counts[1];
-        totals[2] += counts[2];
-        totals[3] += counts[3];
-        totals[4] = totals[4].max(counts[4]);
-        if !only_total {
-            let line = format_line(&counts, sel, width, label.as_deref());
-            if out
-                .write_all(line.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
-                return write_error(prog);
+            } else {
+                process(name, enc, sel, &a.engine)
+            };
+            let label = name.as_ref().map(|n| n.to_string_lossy().into_owned());
+            let shown = label
+                .clone()
+                .unwrap_or_else(|| "standard input".to_string());
+            let counts = match outcome {
+                FileOutcome::EmptyName => {
+                    match &a.files0_from {
+                        Some(f) => eprintln!(
+                            "{prog}: {}:{}: invalid zero-length file name",
+                            f.to_string_lossy(),
+                            i + 1
+                        ),
+                        None => eprintln!("{prog}: invalid zero-length file name"),
+                    }
+                    failed = true;
+                    continue;
+                }
+                FileOutcome::OpenError(e) => {
+                    report(prog, &shown, &e);
+                    failed = true;
+                    continue;
+                }
+                FileOutcome::ReadError(e) => {
+                    report(prog, &shown, &e);
+                    failed = true;
+                    [0; 5]
+                }
+                FileOutcome::Counted(c, plan) => {
+                    if plan.is_some() {
+                        last_plan = plan;
+                    }
+                    c
+                }
+            };
+            totals[0] += counts[0];
+            totals[1] += counts[1];
+            totals[2] += counts[2];
+            totals[3] += counts[3];
+            totals[4] = totals[4].max(counts[4]);
+            if !only_total {
+                let line = format_line(&counts, sel, width, label.as_deref());
+                if out
+                    .write_all(line.as_bytes())
+                    .and_then(|_| out.flush())
+                    .is_err()
+                {
+                    return Err(write_error(prog));
+                }
             }
         }
+        Ok(())
+    });
+    if let Err(code) = result {
+        return code;
     }
     let print_total = match a.total.as_str() {
         "always" | "only" => true,
@@ -269,6 +317,50 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
     }
     ExitCode::from(failed as u8)
+}
+
+/// Files smaller than this are counted whole by one worker of the pool.
+const SMALL_FILE: u64 = 8 << 20;
+
+/// What counting one name gave.
+enum FileOutcome {
+    /// The name was empty.
+    EmptyName,
+    /// The file could not be opened: a message, no count line.
+    OpenError(EngineError),
+    /// Reading failed: a message, then a line of zeros.
+    ReadError(EngineError),
+    /// The counts (lines, words, chars, bytes, longest line) and what the engine did.
+    Counted(
+        [u64; 5],
+        Option<(swath_engine::Plan, swath_engine::RunStats)>,
+    ),
+}
+
+fn process(
+    name: &Option<OsString>,
+    enc: Encoding,
+    sel: Selected,
+    engine: &EngineArgs,
+) -> FileOutcome {
+    if name.as_ref().is_some_and(|n| n.is_empty()) {
+        return FileOutcome::EmptyName;
+    }
+    let path = name.clone().unwrap_or_else(|| OsString::from("-"));
+    let input = match Input::open(Path::new(&path)) {
+        Ok(i) => i,
+        Err(e) => return FileOutcome::OpenError(e),
+    };
+    match count_one(&input, enc, sel, engine) {
+        Ok((c, plan)) => {
+            if plan.is_some() && path == "-" {
+                // Leave standard input where reading it would have (`wc - -`).
+                let _ = input.mark_consumed(c[3]);
+            }
+            FileOutcome::Counted(c, plan)
+        }
+        Err(e) => FileOutcome::ReadError(e),
+    }
 }
 
 fn write_error(prog: &str) -> ExitCode {

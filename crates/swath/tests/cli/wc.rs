@@ -115,3 +115,30 @@ fn stdin_pipes_and_errors() {
         }
     }
 }
+
+#[test]
+fn many_files_counted_in_parallel_print_in_order() {
+    let dir = corpus();
+    let mut names = Vec::new();
+    for i in 0..60 {
+        let name = format!("f{i:02}");
+        let body: Vec<u8> = (0..(i * 997 % 5000))
+            .map(|k| b"ab cd\n\t\xc3\xa9x "[(k + i) % 11])
+            .collect();
+        dir.write(&name, &body);
+        names.push(name);
+        if i % 17 == 5 {
+            names.push("missing".to_string());
+        }
+        if i == 30 {
+            names.push("big".to_string());
+            names.push("utf8".to_string());
+        }
+    }
+    let list = names.join(" ");
+    for env in LOCALES {
+        for opts in ["", "-lwmcL", "-c"] {
+            same_as_gnu_sh_env(&dir, &format!("wc {opts} {list}"), env);
+        }
+    }
+}
