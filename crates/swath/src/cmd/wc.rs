@@ -196,12 +196,17 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         names.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let ready = std::sync::Condvar::new();
     let cursor = std::sync::atomic::AtomicUsize::new(0);
+    // A small file is read front to back by one worker: no residency sampling, no map to
+    // set up and tear down, which would cost more than counting it.
     let single = EngineArgs {
         workers: crate::engine_args::WorkerArgs {
             threads: Some(1),
             ..a.engine.workers.clone()
         },
-        strategy: a.engine.strategy,
+        strategy: match a.engine.strategy {
+            swath_engine::Strategy::Auto => swath_engine::Strategy::Read,
+            s => s,
+        },
     };
     let pool_size = if pool_jobs.len() > 1 {
         swath_engine::sysinfo::cores()
