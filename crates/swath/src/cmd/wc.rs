@@ -14,7 +14,7 @@ use swath_kernels::wc::Encoding;
 use swath_ops::count::{count_input, Need};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
-use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
+use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
 
 /// GNU wc's long options (getopt resolves abbreviations against these).
 const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
@@ -235,16 +235,21 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             } else {
                 process(name, enc, sel, &a.engine)
             };
-            let label = name.as_ref().map(|n| n.to_string_lossy().into_owned());
-            let shown = label
-                .clone()
-                .unwrap_or_else(|| "standard input".to_string());
+            // Output lines show names raw, unless a newline would break the line.
+            let label: Option<Vec<u8>> = name.as_ref().map(|n| {
+                use std::os::unix::ffi::OsStrExt;
+                if n.as_bytes().contains(&b'\n') {
+                    quote_name(n, enc == Encoding::Utf8).into_bytes()
+                } else {
+                    n.as_bytes().to_vec()
+                }
+            });
             let counts = match outcome {
                 FileOutcome::EmptyName => {
                     match &a.files0_from {
                         Some(f) => eprintln!(
                             "{prog}: {}:{}: invalid zero-length file name",
-                            f.to_string_lossy(),
+                            quote_name(f, enc == Encoding::Utf8),
                             i + 1
                         ),
                         None => eprintln!("{prog}: invalid zero-length file name"),
@@ -253,12 +258,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                     continue;
                 }
                 FileOutcome::OpenError(e) => {
-                    report(prog, &shown, &e);
+                    report(prog, name.as_deref(), &e, enc == Encoding::Utf8);
                     failed = true;
                     continue;
                 }
                 FileOutcome::ReadError(e) => {
-                    report(prog, &shown, &e);
+                    report(prog, name.as_deref(), &e, enc == Encoding::Utf8);
                     failed = true;
                     [0; 5]
                 }
@@ -276,11 +281,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             totals[4] = totals[4].max(counts[4]);
             if !only_total {
                 let line = format_line(&counts, sel, width, label.as_deref());
-                if out
-                    .write_all(line.as_bytes())
-                    .and_then(|_| out.flush())
-                    .is_err()
-                {
+                if out.write_all(&line).and_then(|_| out.flush()).is_err() {
                     return Err(write_error(prog));
                 }
             }
@@ -296,14 +297,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         _ => names.len() > 1,
     };
     if print_total {
-        let label = if only_total { None } else { Some("total") };
+        let label: Option<&[u8]> = if only_total { None } else { Some(b"total") };
         let w = if only_total { 1 } else { width };
         let line = format_line(&totals, sel, w, label);
-        if out
-            .write_all(line.as_bytes())
-            .and_then(|_| out.flush())
-            .is_err()
-        {
+        if out.write_all(&line).and_then(|_| out.flush()).is_err() {
             return write_error(prog);
         }
     }
@@ -373,7 +370,7 @@ fn write_error(prog: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn report(prog: &str, name: &str, e: &EngineError) {
+fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
     let text = e.to_string();
     // The engine names the file as opened ("-" for standard input); GNU names it as given.
     let cause = match e {
@@ -383,10 +380,9 @@ fn report(prog: &str, name: &str, e: &EngineError) {
             .map(|x| x.1.to_string())
             .unwrap_or(text),
     };
-    let shown = if name == "standard input" {
-        "'standard input'".to_string()
-    } else {
-        name.to_string()
+    let shown = match name {
+        None => "'standard input'".to_string(),
+        Some(n) => quote_name(n, utf8),
     };
     eprintln!("{prog}: {shown}: {cause}");
 }
@@ -429,7 +425,7 @@ fn count_one(
     ))
 }
 
-fn format_line(c: &[u64; 5], sel: Selected, width: usize, name: Option<&str>) -> String {
+fn format_line(c: &[u64; 5], sel: Selected, width: usize, name: Option<&[u8]>) -> Vec<u8> {
     let mut parts = Vec::new();
     for (on, v) in [sel.lines, sel.words, sel.chars, sel.bytes, sel.max]
         .iter()
@@ -439,12 +435,12 @@ fn format_line(c: &[u64; 5], sel: Selected, width: usize, name: Option<&str>) ->
             parts.push(format!("{v:>width$}"));
         }
     }
-    let mut line = parts.join(" ");
+    let mut line = parts.join(" ").into_bytes();
     if let Some(n) = name {
-        line.push(' ');
-        line.push_str(n);
+        line.push(b' ');
+        line.extend_from_slice(n);
     }
-    line.push('\n');
+    line.push(b'\n');
     line
 }
 

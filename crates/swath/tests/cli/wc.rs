@@ -142,3 +142,26 @@ fn many_files_counted_in_parallel_print_in_order() {
         }
     }
 }
+
+#[test]
+fn file_names_are_quoted_as_gnu_quotes_them() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = corpus();
+    for raw in [&b"nl\nname"[..], b"bad\xff", b"sp ace", b"it's"] {
+        std::fs::write(
+            dir.tmp.path().join(std::ffi::OsStr::from_bytes(raw)),
+            b"x y\n",
+        )
+        .unwrap();
+    }
+    for script in [
+        "wc \"$(printf 'nl\\nname')\" ascii",
+        "wc \"$(printf 'bad\\377')\" ascii",
+        "wc 'sp ace' \"it's\" ascii",
+        "wc 'no such' \"it's \\$x\" \"$(printf 'tab\\tx')\" \"$(printf '\\303\\251')\" ascii",
+    ] {
+        for env in LOCALES {
+            same_as_gnu_sh_env(&dir, script, env);
+        }
+    }
+}
