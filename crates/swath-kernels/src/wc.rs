@@ -32,6 +32,7 @@ pub struct Segment {
 }
 
 impl Segment {
+    #[inline(always)]
     fn apply(self, c: u64) -> u64 {
         match self.tab {
             None => c + self.w,
@@ -40,6 +41,7 @@ impl Segment {
     }
 
     /// This stretch followed by `next`.
+    #[inline(always)]
     fn then(self, next: Segment) -> Segment {
         match (self.tab, next.tab) {
             (_, None) => Segment {
@@ -61,6 +63,7 @@ impl Segment {
         }
     }
 
+    #[inline(always)]
     fn advance(&mut self, width: u64) {
         match &mut self.tab {
             None => self.w += width,
@@ -172,6 +175,7 @@ enum Class {
     Other { is_char: bool },
 }
 
+#[inline(always)]
 fn class_c(b: u8) -> Class {
     match b {
         b'\n' => Class::Newline,
@@ -239,6 +243,7 @@ impl Counter {
         }
     }
 
+    #[inline(always)]
     fn reset_column(&mut self) {
         let line = if self.t.has_reset {
             self.t.suffix.apply(0)
@@ -252,6 +257,7 @@ impl Counter {
         self.t.suffix = Segment::default();
     }
 
+    #[inline(always)]
     fn column(&mut self) -> &mut Segment {
         if self.t.has_reset {
             &mut self.t.suffix
@@ -260,6 +266,7 @@ impl Counter {
         }
     }
 
+    #[inline(always)]
     fn separator(&mut self) {
         if !self.t.saw_word_char {
             self.t.saw_word_char = true;
@@ -269,6 +276,7 @@ impl Counter {
         self.t.ends_in_word = Some(false);
     }
 
+    #[inline(always)]
     fn step(&mut self, class: Class) {
         match class {
             Class::Newline => {
@@ -324,6 +332,15 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
         Encoding::Utf8 => {
             let mut rest = data;
             while !rest.is_empty() {
+                // ASCII runs need no decoding: one class per byte, as in the C locale.
+                let ascii = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+                if ascii > 0 {
+                    for &b in &rest[..ascii] {
+                        c.step(class_c(b));
+                    }
+                    rest = &rest[ascii..];
+                    continue;
+                }
                 match std::str::from_utf8(rest) {
                     Ok(s) => {
                         s.chars().for_each(|ch| c.step(class_char(ch)));
@@ -354,6 +371,67 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
     }
     c.t.bytes = data.len() as u64;
     c.t
+}
+
+/// The full tally of an ASCII block (any ASCII bytes), with a tight loop that tracks the
+/// column as a plain number after the first line reset (the general counter keeps a column
+/// transformation for every stretch). Same result as [`tally`] for ASCII data, in either
+/// encoding; `None` for data with non-ASCII bytes.
+pub fn tally_ascii(data: &[u8]) -> Option<Tally> {
+    if !data.is_ascii() {
+        return None;
+    }
+    let Some(p) = data.iter().position(|&b| matches!(b, b'\n' | b'\r' | 0x0c)) else {
+        return Some(tally(data, Encoding::C));
+    };
+    let head = tally(&data[..p], Encoding::C);
+    let (mut lines, mut words, mut max, mut col) = (0u64, 0u64, 0u64, 0u64);
+    let mut in_word = false;
+    for &b in &data[p..] {
+        match b {
+            b'\n' => {
+                lines += 1;
+                max = max.max(col);
+                col = 0;
+                in_word = false;
+            }
+            b'\r' | 0x0c => {
+                max = max.max(col);
+                col = 0;
+                in_word = false;
+            }
+            b'\t' => {
+                col = col / 8 * 8 + 8;
+                in_word = false;
+            }
+            b' ' => {
+                col += 1;
+                in_word = false;
+            }
+            0x0b => in_word = false,
+            0x21..=0x7e => {
+                col += 1;
+                words += !in_word as u64;
+                in_word = true;
+            }
+            _ => {}
+        }
+    }
+    let len = (data.len() - p) as u64;
+    let rest = Tally {
+        lines,
+        words,
+        chars: len,
+        bytes: len,
+        inner_max: max,
+        prefix: Segment::default(),
+        suffix: Segment { w: col, tab: None },
+        has_reset: true,
+        starts_in_word: false,
+        ends_in_word: Some(in_word),
+        saw_word_char: true,
+    };
+    Some(head.merge(rest))
 }
 
 /// Lines, words and bytes of a block made only of printable ASCII and ASCII white space
@@ -532,11 +610,16 @@ pub struct BlockTally {
 
 /// Tallies one block of a larger input (any cut position).
 pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
-    if enc == Encoding::C {
+    let ascii = if enc == Encoding::C {
+        Some(tally_ascii(data).unwrap_or_else(|| tally(data, enc)))
+    } else {
+        tally_ascii(data)
+    };
+    if let Some(body) = ascii {
         return BlockTally {
             head: [0; MAX_SEQ - 1],
             head_len: 0,
-            body: tally(data, enc),
+            body,
             tail: [0; MAX_SEQ - 1],
             tail_len: 0,
         };
@@ -704,6 +787,35 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn ascii_tally_matches_the_state_machine(
+            data in proptest::collection::vec(prop_oneof![
+                Just(b'a'), Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r'), Just(0x0bu8),
+                Just(0x0cu8), Just(b'~'), Just(0x01u8), Just(0x7fu8),
+            ], 0..300),
+            cuts in proptest::collection::vec(0usize..300, 0..5),
+        ) {
+            let whole = tally(&data, Encoding::C);
+            let fast = tally_ascii(&data).unwrap();
+            prop_assert_eq!(
+                (fast.lines, fast.words, fast.chars, fast.bytes, fast.max_line()),
+                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
+            );
+            // And as pieces merged with each other.
+            let mut points: Vec<usize> = cuts.iter().map(|&c| c.min(data.len())).collect();
+            points.sort();
+            let mut acc = Tally::default();
+            let mut prev = 0;
+            for q in points.into_iter().chain([data.len()]) {
+                acc = acc.merge(tally_ascii(&data[prev..q]).unwrap());
+                prev = q;
+            }
+            prop_assert_eq!(
+                (acc.lines, acc.words, acc.chars, acc.bytes, acc.max_line()),
+                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
+            );
+        }
+
         #[test]
         fn fast_word_tally_matches_the_state_machine(
             data in proptest::collection::vec(prop_oneof![
