@@ -207,6 +207,16 @@ impl Plan {
         }
     }
 
+    /// Chooses a plan for `job` (its regions, and its length when known).
+    pub fn for_job(opts: &EngineOptions, job: &crate::exec::Job<'_>, access: Access) -> Plan {
+        Plan::choose(
+            opts,
+            &job.plan_regions(),
+            job.known_extent().map(|e| e.len),
+            access,
+        )
+    }
+
     /// One block of `block_size` read positionally on the calling thread: for a quick look
     /// at the start of the data before committing to a parallel plan.
     pub fn inline(block_size: usize, reason: &str) -> Plan {

@@ -65,13 +65,7 @@ impl<'a> CompareSpec<'a> {
 
     /// The plan the engine will use for this comparison.
     pub fn plan(&self, opts: &EngineOptions) -> Plan {
-        let job = self.job();
-        Plan::choose(
-            opts,
-            &job.plan_regions(),
-            job.known_extent().map(|e| e.len),
-            Access::SinglePass,
-        )
+        Plan::for_job(opts, &self.job(), Access::SinglePass)
     }
 }
 

@@ -31,12 +31,7 @@ pub fn count_input(
         return count_lines(input, opts);
     }
     let job = Job::new(vec![Region { input, offset: 0 }]);
-    let plan = Plan::choose(
-        opts,
-        &job.plan_regions(),
-        job.known_extent().map(|e| e.len),
-        Access::SinglePass,
-    );
+    let plan = Plan::for_job(opts, &job, Access::SinglePass);
     let blocks = Mutex::new(BTreeMap::new());
     let stats = run_blocks(&plan, &job, &(), |b, d| {
         let t = if need == Need::NoWidth {
@@ -60,12 +55,7 @@ fn count_lines(
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     let job = Job::new(vec![Region { input, offset: 0 }]);
-    let plan = Plan::choose(
-        opts,
-        &job.plan_regions(),
-        job.known_extent().map(|e| e.len),
-        Access::SinglePass,
-    );
+    let plan = Plan::for_job(opts, &job, Access::SinglePass);
     let lines = AtomicU64::new(0);
     let stats = run_blocks(&plan, &job, &(), |_, d| {
         lines.fetch_add(
