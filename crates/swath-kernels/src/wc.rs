@@ -20,6 +20,16 @@ pub enum Encoding {
     C,
     /// UTF-8; invalid bytes are not characters.
     Utf8,
+    /// UTF-8 with `POSIXLY_CORRECT` set: the no-break spaces (U+00A0, U+2007, U+202F,
+    /// U+2060) are not word separators, as GNU wc then treats them.
+    Utf8Posix,
+}
+
+impl Encoding {
+    /// True for the UTF-8 encodings.
+    pub fn is_utf8(self) -> bool {
+        self != Encoding::C
+    }
 }
 
 /// A column transformation: a stretch of text without line resets moves the column from
@@ -217,6 +227,18 @@ fn class_ranges() -> &'static [(u32, u32, Class)] {
     })
 }
 
+/// The no-break spaces GNU wc counts as word separators unless `POSIXLY_CORRECT` is set.
+fn nbsp(u: u32) -> bool {
+    matches!(u, 0x00A0 | 0x2007 | 0x202F | 0x2060)
+}
+
+fn class_char_posix(c: char) -> Class {
+    match class_char(c) {
+        Class::Space(w) if nbsp(c as u32) => Class::Print(w),
+        other => other,
+    }
+}
+
 fn class_char(c: char) -> Class {
     let u = c as u32;
     if u < 0x80 {
@@ -329,7 +351,12 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
                 c.step(class_c(b));
             }
         }
-        Encoding::Utf8 => {
+        Encoding::Utf8 | Encoding::Utf8Posix => {
+            let class_char = if enc == Encoding::Utf8Posix {
+                class_char_posix
+            } else {
+                class_char
+            };
             let mut rest = data;
             while !rest.is_empty() {
                 // ASCII runs need no decoding: one class per byte, as in the C locale.
@@ -736,6 +763,9 @@ mod tests {
         assert_eq!(t(b"\xf4\x90\x80\x80", Encoding::Utf8), (0, 0, 1, 4));
         assert_eq!(t(b"\xfc\x84\x80\x80\x80\x80", Encoding::Utf8), (0, 0, 1, 6));
         assert_eq!(t(b"\xed\xa0\x80", Encoding::Utf8), (0, 0, 0, 3));
+        assert_eq!(t(b"a\xc2\xa0b", Encoding::Utf8Posix), (0, 1, 3, 4));
+        assert_eq!(t(b"a\xe2\x80\x87b", Encoding::Utf8Posix), (0, 1, 3, 5));
+        assert_eq!(t(b"a\xe3\x80\x80b", Encoding::Utf8Posix), (0, 2, 3, 5));
         assert_eq!(t(b"a\x1cb\n", Encoding::C), (1, 1, 4, 4));
         assert_eq!(t(b"\xff\n", Encoding::C), (1, 0, 2, 2));
         assert_eq!(tally(b"a\tb\n12345678901\n", Encoding::C).max_line(), 11);
@@ -747,7 +777,7 @@ mod tests {
             .iter()
             .map(|&c| {
                 let c = c.min(data.len());
-                if enc == Encoding::Utf8 {
+                if enc.is_utf8() {
                     utf8_boundary(data, c)
                 } else {
                     c

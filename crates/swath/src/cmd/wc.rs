@@ -167,10 +167,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         None if a.files.is_empty() => (vec![None], true),
         None => (a.files.iter().cloned().map(Some).collect(), true),
     };
-    let enc = if utf8_locale() {
-        Encoding::Utf8
-    } else {
-        Encoding::C
+    let enc = match (utf8_locale(), std::env::var_os("POSIXLY_CORRECT").is_some()) {
+        (false, _) => Encoding::C,
+        (true, false) => Encoding::Utf8,
+        (true, true) => Encoding::Utf8Posix,
     };
     let nfiles = if list_in_memory { names.len() } else { 0 };
     let width = number_width(&names, nfiles, sel);
@@ -239,7 +239,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             let label: Option<Vec<u8>> = name.as_ref().map(|n| {
                 use std::os::unix::ffi::OsStrExt;
                 if n.as_bytes().contains(&b'\n') {
-                    quote_name(n, enc == Encoding::Utf8).into_bytes()
+                    quote_name(n, enc.is_utf8()).into_bytes()
                 } else {
                     n.as_bytes().to_vec()
                 }
@@ -249,7 +249,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                     match &a.files0_from {
                         Some(f) => eprintln!(
                             "{prog}: {}:{}: invalid zero-length file name",
-                            quote_name(f, enc == Encoding::Utf8),
+                            quote_name(f, enc.is_utf8()),
                             i + 1
                         ),
                         None => eprintln!("{prog}: invalid zero-length file name"),
@@ -258,12 +258,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                     continue;
                 }
                 FileOutcome::OpenError(e) => {
-                    report(prog, name.as_deref(), &e, enc == Encoding::Utf8);
+                    report(prog, name.as_deref(), &e, enc.is_utf8());
                     failed = true;
                     continue;
                 }
                 FileOutcome::ReadError(e) => {
-                    report(prog, name.as_deref(), &e, enc == Encoding::Utf8);
+                    report(prog, name.as_deref(), &e, enc.is_utf8());
                     failed = true;
                     [0; 5]
                 }

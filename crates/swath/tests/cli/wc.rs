@@ -165,3 +165,18 @@ fn file_names_are_quoted_as_gnu_quotes_them() {
         }
     }
 }
+
+#[test]
+fn posixly_correct_keeps_no_break_spaces_inside_words() {
+    let dir = corpus();
+    dir.write(
+        "nbsp",
+        "a\u{a0}b c\u{2007}d e\u{202f}f g\u{2060}h i\u{3000}j\n".as_bytes(),
+    );
+    for env in [
+        &[("LC_ALL", "C.UTF-8"), ("POSIXLY_CORRECT", "1")][..],
+        &[("LC_ALL", "C.UTF-8")][..],
+    ] {
+        same_as_gnu_sh_env(&dir, "wc -lwmcL nbsp utf8", env);
+    }
+}
