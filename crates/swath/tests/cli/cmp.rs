@@ -340,11 +340,7 @@ fn unreadable_file() {
             .env_remove("LANG")
             .output()
             .unwrap();
-        Outcome {
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            status: out.status.code(),
-        }
+        Outcome::from(out)
     };
     let [gnu_dir, swath_dir] = dir.bin_dirs();
     let gnu = wrap(&gnu_dir);

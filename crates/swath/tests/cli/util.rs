@@ -75,6 +75,16 @@ pub struct Outcome {
     pub status: Option<i32>,
 }
 
+impl From<std::process::Output> for Outcome {
+    fn from(out: std::process::Output) -> Self {
+        Outcome {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            status: out.status.code(),
+        }
+    }
+}
+
 /// Runs `program args` in `cwd` with `stdin` (a file, or nothing) and a fixed locale.
 pub fn run(
     program: &Path,
@@ -97,12 +107,7 @@ pub fn run(
         Some(p) => cmd.stdin(std::fs::File::open(p).unwrap()),
         None => cmd.stdin(Stdio::null()),
     };
-    let out = cmd.output().expect("run command");
-    Outcome {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        status: out.status.code(),
-    }
+    cmd.output().expect("run command").into()
 }
 
 /// Runs GNU cmp and swath-as-cmp with the same arguments and requires identical outcomes.
@@ -143,11 +148,7 @@ pub fn same_as_gnu_sh_env(dir: &Dir, script: &str, env: &[(&str, &str)]) -> Outc
             .current_dir(dir.tmp.path())
             .output()
             .unwrap();
-        Outcome {
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            status: out.status.code(),
-        }
+        Outcome::from(out)
     };
     let gnu = go(&gnu_dir);
     assert_eq!(go(&swath_dir), gnu, "sh -c {script:?}");

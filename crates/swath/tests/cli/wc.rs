@@ -69,11 +69,7 @@ fn engine_settings_do_not_change_the_counts() {
                 .current_dir(dir.tmp.path())
                 .output()
                 .unwrap();
-            let ours = crate::util::Outcome {
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                status: out.status.code(),
-            };
+            let ours = crate::util::Outcome::from(out);
             assert_eq!(ours.stdout, gnu.stdout, "{extra} {env:?}");
         }
     }
