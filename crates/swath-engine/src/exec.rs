@@ -36,6 +36,23 @@ pub struct Job<'a> {
     pub limit: Option<u64>,
     /// Counter of bytes processed so far (per region), for progress bars.
     pub progress: Option<&'a AtomicU64>,
+    /// How the job's bytes are cut into the slices the kernel sees.
+    pub framing: Framing,
+}
+
+/// How a job's bytes are cut into the slices a kernel sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Block `i` is exactly bytes `[i * B, (i + 1) * B)`.
+    #[default]
+    Bytes,
+    /// Whole lines: block `i` holds the lines that *start* in `[i * B, (i + 1) * B)`, each
+    /// up to and including its newline (the last one up to the job's end). No line is cut
+    /// and every line is seen once; the bytes past the nominal end are the block's overlap
+    /// with the next one. A block inside one long line is empty. Line framing is how grep
+    /// and the log reports split a file: a match never spans a newline, so no result is
+    /// lost at a seam and line numbers add up per block. Single-region jobs only.
+    Lines,
 }
 
 /// Regions one job can read side by side.
@@ -52,7 +69,18 @@ impl<'a> Job<'a> {
             regions,
             limit: None,
             progress: None,
+            framing: Framing::Bytes,
         }
+    }
+
+    /// Cuts the job's blocks as `framing` says.
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        assert!(
+            framing == Framing::Bytes || self.regions.len() == 1,
+            "line framing reads one region"
+        );
+        self.framing = framing;
+        self
     }
 
     /// Caps the job at `limit` bytes.
@@ -109,9 +137,9 @@ pub struct Extent {
 pub struct Block {
     /// Block number within the job.
     pub index: u64,
-    /// Offset of the block's first byte within the job.
+    /// Offset of the slice's first byte within the job.
     pub start: u64,
-    /// Bytes in the block.
+    /// Bytes in the slice.
     pub len: usize,
 }
 
@@ -177,6 +205,9 @@ pub(crate) fn execute(
     visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
 ) -> Result<RunStats, EngineError> {
     match (plan.method, job.known_extent()) {
+        (Method::Read, _) | (_, None) if job.framing == Framing::Lines => {
+            sequential_lines(plan, job, stop, visit)
+        }
         (Method::Read, _) | (_, None) => sequential(plan, job, stop, visit),
         (method, Some(extent)) => parallel(plan, method, job, extent, stop, gate, visit),
     }
@@ -276,6 +307,148 @@ fn sequential(
     }
     stats.extent.len = pos;
     Ok(stats)
+}
+
+/// The sequential path with line framing: each block is the complete lines read so far; the
+/// partial line at the end of a read is carried into the next block.
+fn sequential_lines(
+    plan: &Plan,
+    job: &Job<'_>,
+    stop: &dyn StopCheck,
+    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+) -> Result<RunStats, EngineError> {
+    let r = job.regions[0];
+    let mut stats = RunStats {
+        extent: Extent {
+            len: 0,
+            ended: vec![false],
+        },
+        blocks: 0,
+        stopped_early: false,
+    };
+    let skipped = if r.input.is_seekable() {
+        r.input.len().unwrap_or(0).min(r.offset)
+    } else {
+        r.input.skip_sequential(r.offset)?
+    };
+    if skipped < r.offset {
+        stats.extent.ended[0] = true;
+        return Ok(stats);
+    }
+    let limit = job.limit.unwrap_or(u64::MAX);
+    if limit == 0 {
+        r.input.probe()?;
+    }
+    let bs = plan.block_size;
+    let mut buf: Vec<u8> = Vec::with_capacity(bs * 2);
+    // Job offset of buf[0], bytes read so far, next block number.
+    let (mut first, mut pos, mut index) = (0u64, 0u64, 0u64);
+    while pos < limit {
+        if stop.stop_before(first) {
+            stats.stopped_early = true;
+            break;
+        }
+        let want = (limit - pos).min(bs as u64) as usize;
+        let old = buf.len();
+        buf.resize(old + want, 0);
+        let got = if r.input.is_seekable() {
+            r.input
+                .read_full_at(&mut buf[old..], r.input.base() + r.offset + pos)?
+        } else {
+            r.input.read_full(&mut buf[old..])?
+        };
+        buf.truncate(old + got);
+        pos += got as u64;
+        let at_end = got < want || pos >= limit;
+        stats.extent.ended[0] = got < want;
+        let cut = if at_end {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf[old..]) {
+                Some(i) => old + i + 1,
+                None => continue,
+            }
+        };
+        if cut > 0 {
+            let block = Block {
+                index,
+                start: first,
+                len: cut,
+            };
+            stats.blocks += 1;
+            let flow = visit(&block, &[&buf[..cut]]);
+            job.advance(cut);
+            index += 1;
+            first += cut as u64;
+            buf.drain(..cut);
+            if flow == Flow::Stop {
+                stats.stopped_early = true;
+                break;
+            }
+        }
+        if at_end {
+            break;
+        }
+    }
+    stats.extent.len = pos;
+    Ok(stats)
+}
+
+/// The first line start at or after `from`, looking no further than `to` (`to` when no line
+/// starts in `[from, to)`); `data` is the job's bytes from offset `origin`, and the byte
+/// before `from` must be in it unless `from` is 0.
+fn line_start(data: &[u8], origin: u64, from: u64, to: u64) -> u64 {
+    if from == 0 || data[(from - 1 - origin) as usize] == b'\n' {
+        return from;
+    }
+    let (a, b) = ((from - origin) as usize, (to - origin) as usize);
+    memchr::memchr(b'\n', &data[a..b]).map_or(to, |i| from + i as u64 + 1)
+}
+
+/// The end of the line that contains byte `at - 1` (just past its newline, or `total`).
+fn line_end(data: &[u8], origin: u64, at: u64, total: u64) -> u64 {
+    if at >= total || data[(at - 1 - origin) as usize] == b'\n' {
+        return at.min(total);
+    }
+    let a = (at - origin) as usize;
+    memchr::memchr(b'\n', &data[a..]).map_or(total, |i| at + i as u64 + 1)
+}
+
+/// Reads the lines that start in `[start, end)` of region `r` into `buf` (with one byte of
+/// look-behind, and as far past `end` as the last line needs): returns the job offset of
+/// the first line and where the lines lie in `buf`.
+fn read_lines(
+    r: &Region<'_>,
+    file: &std::fs::File,
+    buf: &mut Vec<u8>,
+    start: u64,
+    end: u64,
+    total: u64,
+) -> Result<(u64, std::ops::Range<usize>), EngineError> {
+    let origin = start.saturating_sub(1);
+    let at = |o: u64| r.input.base() + r.offset + o;
+    buf.clear();
+    buf.resize((end - origin) as usize, 0);
+    r.input.read_exact_at_via(file, buf, at(origin))?;
+    let a = line_start(buf, origin, start, end);
+    if a == end {
+        return Ok((end, 0..0));
+    }
+    let mut pos = end;
+    let mut step = 64 * 1024u64;
+    while pos < total && buf.last() != Some(&b'\n') {
+        let n = step.min(total - pos) as usize;
+        let old = buf.len();
+        buf.resize(old + n, 0);
+        r.input.read_exact_at_via(file, &mut buf[old..], at(pos))?;
+        pos += n as u64;
+        if let Some(i) = memchr::memchr(b'\n', &buf[old..]) {
+            buf.truncate(old + i + 1);
+            break;
+        }
+        step = step.saturating_mul(2);
+    }
+    Ok((a, (a - origin) as usize..buf.len()))
 }
 
 struct Shared<'s> {
@@ -382,9 +555,37 @@ fn parallel(
                 }
             }
             let len = (extent.len - start).min(bs) as usize;
-            let block = Block { index, start, len };
+            let mut block = Block { index, start, len };
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
-            if method == Method::Pread {
+            if job.framing == Framing::Lines {
+                let end = start + len as u64;
+                if method == Method::Pread {
+                    let r = &job.regions[0];
+                    let file = own[0].as_ref().unwrap_or(r.input.file());
+                    match read_lines(r, file, &mut bufs[0], start, end, extent.len) {
+                        Ok((a, range)) => {
+                            block.start = a;
+                            block.len = range.len();
+                            slices[0] = &bufs[0][range];
+                        }
+                        Err(e) => {
+                            shared.fail(index, e);
+                            break;
+                        }
+                    }
+                } else {
+                    let m = maps[0].bytes();
+                    let a = line_start(m, 0, start, end);
+                    let b = if a == end {
+                        end
+                    } else {
+                        line_end(m, 0, end, extent.len)
+                    };
+                    block.start = a;
+                    block.len = (b - a) as usize;
+                    slices[0] = &m[a as usize..b as usize];
+                }
+            } else if method == Method::Pread {
                 let mut failed = false;
                 for ((r, buf), file) in job.regions.iter().zip(bufs.iter_mut()).zip(&own) {
                     let at = r.input.base() + r.offset + start;
@@ -515,6 +716,79 @@ mod tests {
             assert_eq!(stats.extent.len, data.len() as u64 - 3, "{p:?}");
             assert_eq!(stats.extent.ended, vec![true]);
             assert_eq!(&seen.into_inner().unwrap()[..], &data[3..], "{p:?}");
+        }
+    }
+
+    /// Line framing: every line whole, once, in a block that starts at a line start, for
+    /// every plan (sequential ones carry partial lines, parallel ones look around).
+    fn check_lines(data: &[u8], plans: &[Plan]) {
+        let f = temp_with(data);
+        for p in plans {
+            let input = Input::open(f.path()).unwrap();
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }])
+            .with_framing(Framing::Lines);
+            let blocks = Mutex::new(Vec::new());
+            run_blocks(p, &job, &(), |b, d| {
+                assert_eq!(d[0].len(), b.len);
+                let s = b.start as usize;
+                assert_eq!(d[0], &data[s..s + b.len], "{p:?} {b:?}");
+                blocks.lock().unwrap().push((b.index, b.start, b.len));
+                Flow::Continue
+            })
+            .unwrap();
+            let mut blocks = blocks.into_inner().unwrap();
+            blocks.sort();
+            let mut pos = 0usize;
+            for &(_, start, len) in &blocks {
+                if len == 0 {
+                    continue;
+                }
+                assert_eq!(start as usize, pos, "{p:?}: a gap or an overlap");
+                assert!(
+                    pos == 0 || data[pos - 1] == b'\n',
+                    "{p:?}: cut inside a line"
+                );
+                pos += len;
+                assert!(
+                    pos == data.len() || data[pos - 1] == b'\n',
+                    "{p:?}: line cut"
+                );
+            }
+            assert_eq!(pos, data.len(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn line_framing_keeps_lines_whole() {
+        let mut data = Vec::new();
+        for i in 0..3000u32 {
+            data.extend(std::iter::repeat_n(b'x', (i * 37 % 23) as usize));
+            data.push(b'\n');
+        }
+        data.extend(std::iter::repeat_n(b'y', 5000));
+        data.extend_from_slice(b"\n\nlast");
+        check_lines(&data, &all_plans());
+        check_lines(b"", &all_plans());
+        check_lines(b"\n", &all_plans());
+        check_lines(b"no newline at all", &all_plans());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn line_framing_any_cut(
+            data in proptest::collection::vec(proptest::prop_oneof![
+                9 => proptest::prelude::Just(b'a'), 2 => proptest::prelude::Just(b'\n')
+            ], 0..3000),
+            threads in 1usize..4,
+            bs in 1usize..200,
+            m in 0usize..3,
+        ) {
+            let method = [Method::Read, Method::Pread, Method::Mmap][m];
+            check_lines(&data, &[plan(method, threads, bs, Layout::Dynamic)]);
         }
     }
 

@@ -14,6 +14,7 @@
 //!   stop without taking a lock on the hot path.
 //! - [`ordered`]: an ordered merge that streams per-block results to one consumer in file order
 //!   with a bounded window of blocks in flight.
+//! - [`many`]: many inputs at once, small ones whole on a pool, results in argument order.
 //! - [`output`]: output files written under a temporary name and renamed into place.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
 //!
@@ -25,6 +26,7 @@ pub mod error;
 pub mod exec;
 pub mod firstk;
 pub mod input;
+pub mod many;
 mod mapguard;
 pub mod ordered;
 pub mod output;
@@ -32,9 +34,10 @@ pub mod plan;
 pub mod sysinfo;
 
 pub use error::EngineError;
-pub use exec::{run_blocks, Block, Extent, Flow, Job, Region, RunStats, StopCheck};
+pub use exec::{run_blocks, Block, Extent, Flow, Framing, Job, Region, RunStats, StopCheck};
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};
+pub use many::run_many;
 pub use ordered::run_ordered;
 pub use output::AtomicOutput;
 pub use plan::{Access, EngineOptions, Layout, Method, Plan, Strategy};

@@ -185,13 +185,13 @@ mod tests {
         std::fs::write(&target, b"old").unwrap();
         {
             let out = AtomicOutput::create(&target).unwrap();
-            (&*out.file()).write_all(b"half").unwrap();
+            out.file().write_all(b"half").unwrap();
             // dropped without commit
         }
         assert_eq!(std::fs::read(&target).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let out = AtomicOutput::create(&target).unwrap();
-        (&*out.file()).write_all(b"new").unwrap();
+        out.file().write_all(b"new").unwrap();
         out.commit(true).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

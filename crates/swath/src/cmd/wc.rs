@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
-use swath_engine::{EngineError, Input};
+use swath_engine::{EngineError, Flow, Input};
 use swath_kernels::wc::Encoding;
 use swath_ops::count::{count_input, Need};
 
@@ -191,11 +191,6 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             _ => false,
         })
         .collect();
-    let pool_jobs: Vec<usize> = (0..names.len()).filter(|&i| small[i]).collect();
-    let slots: Vec<std::sync::Mutex<Option<FileOutcome>>> =
-        names.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let ready = std::sync::Condvar::new();
-    let cursor = std::sync::atomic::AtomicUsize::new(0);
     // A small file is read front to back by one worker: no residency sampling, no map to
     // set up and tear down, which would cost more than counting it.
     let single = EngineArgs {
@@ -208,33 +203,20 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             s => s,
         },
     };
-    let pool_size = if pool_jobs.len() > 1 {
-        swath_engine::sysinfo::cores()
-    } else {
-        0
-    };
-    let result = std::thread::scope(|scope| -> Result<(), ExitCode> {
-        for _ in 0..pool_size {
-            scope.spawn(|| loop {
-                let k = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = pool_jobs.get(k) else { break };
-                let outcome = process(&names[i], enc, sel, &single);
-                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
-                ready.notify_all();
-            });
-        }
-        for (i, name) in names.iter().enumerate() {
-            let outcome = if pool_size > 0 && small[i] {
-                let mut slot = slots[i].lock().unwrap_or_else(|p| p.into_inner());
-                loop {
-                    if let Some(o) = slot.take() {
-                        break o;
-                    }
-                    slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
-                }
-            } else {
-                process(name, enc, sel, &a.engine)
-            };
+    let mut write_failed = false;
+    swath_engine::run_many(
+        &small,
+        swath_engine::sysinfo::cores(),
+        |i, pooled| {
+            process(
+                &names[i],
+                enc,
+                sel,
+                if pooled { &single } else { &a.engine },
+            )
+        },
+        |i, outcome| {
+            let name = &names[i];
             // Output lines show names raw, unless a newline would break the line.
             let label: Option<Vec<u8>> = name.as_ref().map(|n| {
                 use std::os::unix::ffi::OsStrExt;
@@ -255,12 +237,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                         None => eprintln!("{prog}: invalid zero-length file name"),
                     }
                     failed = true;
-                    continue;
+                    return Flow::Continue;
                 }
                 FileOutcome::OpenError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
                     failed = true;
-                    continue;
+                    return Flow::Continue;
                 }
                 FileOutcome::ReadError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
@@ -282,15 +264,17 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             if !only_total {
                 let line = format_line(&counts, sel, width, label.as_deref());
                 if out.write_all(&line).and_then(|_| out.flush()).is_err() {
-                    return Err(write_error(prog));
+                    write_failed = true;
+                    return Flow::Stop;
                 }
             }
-        }
-        Ok(())
-    });
-    if let Err(code) = result {
-        return code;
+            Flow::Continue
+        },
+    );
+    if write_failed {
+        return write_error(prog);
     }
+
     let print_total = match a.total.as_str() {
         "always" | "only" => true,
         "never" => false,
