@@ -8,9 +8,13 @@
 //! - [`count`]: occurrences of a byte (newlines, for line numbers).
 //! - [`wc`]: lines, words, characters, bytes and the longest line, in mergeable chunks.
 //! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
+//! - [`pattern`]: GNU grep patterns (BRE, ERE, fixed, Perl) translated into `regex` syntax.
+//! - [`search`]: which lines of a block of whole lines match (grep), with a line-by-line oracle.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod count;
+pub mod pattern;
+pub mod search;
 pub mod transform;
 pub mod wc;

@@ -237,6 +237,17 @@ pub fn quote_name(name: &std::ffi::OsStr, utf8: bool) -> String {
     out
 }
 
+/// True when the character type locale (LC_ALL, LC_CTYPE, LANG) is UTF-8.
+pub fn utf8_locale() -> bool {
+    // SAFETY: called on the main thread before any worker starts; the returned string is
+    // read at once and not kept.
+    unsafe {
+        libc::setlocale(libc::LC_ALL, c"".as_ptr());
+        let cs = libc::nl_langinfo(libc::CODESET);
+        !cs.is_null() && std::ffi::CStr::from_ptr(cs).to_bytes() == b"UTF-8"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::quote_name;

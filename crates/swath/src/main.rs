@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod cmd;
 mod engine_args;
+mod getopt;
 mod gnu_args;
 mod progress;
 mod size;
@@ -35,6 +36,13 @@ enum Command {
     Cmp(Box<cmd::cmp::CmpArgs>),
     /// Count lines, words, characters and bytes (GNU wc compatible, parallel).
     Wc(Box<cmd::wc::WcArgs>),
+    /// Search for patterns in files (GNU grep compatible, parallel); `swath grep --help`.
+    #[command(disable_help_flag = true)]
+    Grep {
+        /// Options, patterns and files, as GNU grep takes them.
+        #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<OsString>,
+    },
     /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
     Cipher(Box<cmd::cipher::CipherArgs>),
     /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
@@ -71,6 +79,12 @@ fn main() -> ExitCode {
     if invoked_as == "wc" {
         return cmd::wc::main("wc", rest);
     }
+    if invoked_as == "grep" {
+        return cmd::grep::main("grep", rest);
+    }
+    if rest.first().is_some_and(|a| a == "grep") {
+        return cmd::grep::main("swath grep", rest[1..].to_vec());
+    }
     if rest.first().is_some_and(|a| a == "wc") {
         return cmd::wc::main("swath wc", rest[1..].to_vec());
     }
@@ -85,6 +99,7 @@ fn main() -> ExitCode {
         }
         Command::Cipher(c) => cmd::cipher::run(*c),
         Command::Wc(_) => return cmd::wc::main("swath wc", rest[1..].to_vec()),
+        Command::Grep { .. } => return cmd::grep::main("swath grep", rest[1..].to_vec()),
         Command::Cp(c) => cmd::cp::run(c),
         Command::Gen(g) => cmd::gen::run(g),
         Command::Bench(b) => cmd::bench::run(b),

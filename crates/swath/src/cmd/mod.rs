@@ -7,4 +7,5 @@ pub mod cmp;
 pub mod cp;
 pub mod demo;
 pub mod gen;
+pub mod grep;
 pub mod wc;

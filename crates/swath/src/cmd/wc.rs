@@ -167,7 +167,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         None if a.files.is_empty() => (vec![None], true),
         None => (a.files.iter().cloned().map(Some).collect(), true),
     };
-    let enc = match (utf8_locale(), std::env::var_os("POSIXLY_CORRECT").is_some()) {
+    let enc = match (
+        crate::gnu_args::utf8_locale(),
+        std::env::var_os("POSIXLY_CORRECT").is_some(),
+    ) {
         (false, _) => Encoding::C,
         (true, false) => Encoding::Utf8,
         (true, true) => Encoding::Utf8Posix,
@@ -493,15 +496,4 @@ fn read_names(f: &OsString) -> io::Result<(Vec<OsString>, bool)> {
         names.pop();
     }
     Ok((names, regular))
-}
-
-/// True when the character type locale (LC_ALL, LC_CTYPE, LANG) is UTF-8.
-fn utf8_locale() -> bool {
-    // SAFETY: called on the main thread before any worker starts; the returned string is
-    // read at once and not kept.
-    unsafe {
-        libc::setlocale(libc::LC_ALL, c"".as_ptr());
-        let cs = libc::nl_langinfo(libc::CODESET);
-        !cs.is_null() && std::ffi::CStr::from_ptr(cs).to_bytes() == b"UTF-8"
-    }
 }

@@ -3,5 +3,6 @@
 mod cipher;
 mod cmp;
 mod gen;
+mod grep;
 mod util;
 mod wc;

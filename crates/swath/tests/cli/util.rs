@@ -19,7 +19,7 @@ impl Dir {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
-        for tool in ["cmp", "wc"] {
+        for tool in ["cmp", "wc", "grep"] {
             std::os::unix::fs::symlink(swath_bin(), tmp.path().join(tool)).unwrap();
         }
         Dir { tmp }
@@ -48,6 +48,7 @@ impl Dir {
             std::fs::create_dir(&gnu).unwrap();
             std::os::unix::fs::symlink(gnu_cmp(), gnu.join("cmp")).unwrap();
             std::os::unix::fs::symlink("/usr/bin/wc", gnu.join("wc")).unwrap();
+            std::os::unix::fs::symlink("/usr/bin/grep", gnu.join("grep")).unwrap();
         }
         [gnu, self.tmp.path().to_path_buf()]
     }

@@ -1,0 +1,477 @@
+//! Line search: which lines of a buffer of whole lines match a set of GNU grep patterns.
+//!
+//! A [`Matcher`] compiles GNU grep patterns (translated by [`crate::pattern`]) into one
+//! `regex::bytes::Regex` in multi-line mode whose matches never span a newline, so it can run
+//! over a whole block of lines at once: one search finds the next matching line, however many
+//! lines lie before it, which is what makes counting as fast as the regex engine's literal and
+//! DFA scans. Lines are then found around the match with `memchr`. If a pattern can match a
+//! newline anyway (`-P` syntax such as `[^a]`), a match that spans one is re-checked on its
+//! own line, so the result is always per line.
+//!
+//! The scanning functions take a buffer that holds whole lines (the engine's line framing): a
+//! line ends at its newline, and the last one may end at the buffer's end without one.
+//! [`lines_naive`] is the one-line-at-a-time reference they are tested against.
+
+use std::ops::Range;
+
+use memchr::{memchr, memrchr};
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::pattern::{translate_with_warnings, PatternError, Syntax};
+
+/// How patterns are read and matched (grep's -G/-E/-F/-P, -i, -w, -x and the locale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchOptions {
+    /// The pattern syntax.
+    pub syntax: Syntax,
+    /// Ignore case (-i).
+    pub ignore_case: bool,
+    /// Match whole words only (-w): no word character right before or after the match.
+    pub word: bool,
+    /// Match whole lines only (-x).
+    pub line: bool,
+    /// A UTF-8 locale: characters rather than bytes.
+    pub utf8: bool,
+}
+
+/// Every pattern that does not compile, with its index in `patterns` (GNU reports them all,
+/// in order, before giving up).
+pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, PatternError)> {
+    patterns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            translate_with_warnings(&case_classes(p, opts), opts.syntax, opts.utf8)
+                .err()
+                .map(|e| (i, e))
+        })
+        .collect()
+}
+
+/// With -i, GNU reads `[:lower:]` and `[:upper:]` as `[:alpha:]` (so they match letters that
+/// have no case, such as CJK).
+fn case_classes(p: &[u8], opts: MatchOptions) -> std::borrow::Cow<'_, [u8]> {
+    let regex = matches!(opts.syntax, Syntax::Basic | Syntax::Extended);
+    if !(opts.ignore_case && regex && p.windows(7).any(|w| w == b"[:lower" || w == b"[:upper")) {
+        return std::borrow::Cow::Borrowed(p);
+    }
+    let mut out = p.to_vec();
+    for class in [&b"[:lower:]"[..], b"[:upper:]"] {
+        let mut i = 0;
+        while i + class.len() <= out.len() {
+            if &out[i..i + class.len()] == class {
+                out[i..i + class.len()].copy_from_slice(b"[:alpha:]");
+                i += class.len();
+            } else {
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A compiled set of patterns.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    /// `None` when there are no patterns at all (`-f /dev/null`): nothing matches.
+    re: Option<Regex>,
+    /// Re-check each candidate line on its own. The regex crate's Unicode word boundaries
+    /// next to invalid UTF-8 depend on where the haystack starts; judging the line alone
+    /// keeps `-w` results the same however a file is cut into blocks.
+    verify_lines: bool,
+    /// The same patterns with POSIX's leftmost-longest rule, for printing matches (`-o`,
+    /// colour): the regex crate finds where the leftmost match starts, this finds how far
+    /// the longest one from there reaches, as GNU grep prints it.
+    longest: Option<regex_automata::meta::Regex>,
+    /// The combined pattern and options, to build `longest` on demand.
+    source: String,
+    opts: Option<MatchOptions>,
+}
+
+impl Matcher {
+    /// Compiles `patterns` (each one line, without its newline); returns the matcher and
+    /// GNU's warnings about the patterns (such as a stray backslash).
+    pub fn new(
+        patterns: &[Vec<u8>],
+        opts: MatchOptions,
+    ) -> Result<(Matcher, Vec<String>), PatternError> {
+        if patterns.is_empty() {
+            return Ok((
+                Matcher {
+                    re: None,
+                    verify_lines: false,
+                    longest: None,
+                    source: String::new(),
+                    opts: None,
+                },
+                Vec::new(),
+            ));
+        }
+        let mut warnings = Vec::new();
+        let mut parts = Vec::with_capacity(patterns.len());
+        for p in patterns {
+            let (t, w) = translate_with_warnings(&case_classes(p, opts), opts.syntax, opts.utf8)?;
+            for w in w {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+            parts.push(format!("(?:{t})"));
+        }
+        let mut re = parts.join("|");
+        if opts.line {
+            re = format!("^(?:{re})$");
+        } else if opts.word {
+            re = format!(r"\b{{start-half}}(?:{re})\b{{end-half}}");
+        }
+        let source = re.clone();
+        let re = RegexBuilder::new(&re)
+            .multi_line(true)
+            .unicode(opts.utf8)
+            .case_insensitive(opts.ignore_case)
+            .size_limit(1 << 30)
+            .dfa_size_limit(1 << 30)
+            .build()
+            .map_err(|e| PatternError {
+                message: regex_error_message(&e),
+            })?;
+        Ok((
+            Matcher {
+                re: Some(re),
+                verify_lines: opts.word && opts.utf8,
+                longest: None,
+                source,
+                opts: Some(opts),
+            },
+            warnings,
+        ))
+    }
+
+    /// The first match in `hay` starting at or after `at` (the bytes before `at` are still
+    /// seen by anchors and word boundaries).
+    pub fn find_at(&self, hay: &[u8], at: usize) -> Option<Range<usize>> {
+        self.re.as_ref()?.find_at(hay, at).map(|m| m.range())
+    }
+
+    /// True when `line` (one line, no newline) contains a match.
+    pub fn is_match_line(&self, line: &[u8]) -> bool {
+        self.re.as_ref().is_some_and(|r| r.is_match(line))
+    }
+
+    /// Makes [`Matcher::matches_in_line`] report leftmost-longest matches, as GNU grep
+    /// prints and colours them (the line selection does not change).
+    pub fn use_longest_matches(&mut self) -> Result<(), PatternError> {
+        use regex_automata::{meta, util::syntax, MatchKind};
+        let Some(o) = self.opts else { return Ok(()) };
+        let built = meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .match_kind(MatchKind::All)
+                    .utf8_empty(false)
+                    .nfa_size_limit(Some(1 << 30))
+                    .dfa_size_limit(Some(1 << 30)),
+            )
+            .syntax(
+                syntax::Config::new()
+                    .multi_line(true)
+                    .unicode(o.utf8)
+                    .utf8(false)
+                    .case_insensitive(o.ignore_case),
+            )
+            .build(&self.source)
+            .map_err(|e| PatternError {
+                message: e.to_string(),
+            })?;
+        self.longest = Some(built);
+        Ok(())
+    }
+
+    /// Every non-empty match in `line` (one line), in order, as grep -o prints them: each
+    /// starts where the leftmost match does and, after [`Matcher::use_longest_matches`],
+    /// ends where the longest match from there does.
+    pub fn matches_in_line<'a>(
+        &'a self,
+        line: &'a [u8],
+    ) -> impl Iterator<Item = Range<usize>> + 'a {
+        let mut at = 0usize;
+        std::iter::from_fn(move || loop {
+            if at > line.len() {
+                return None;
+            }
+            let m = self.find_at(line, at)?;
+            let mut end = m.end;
+            if let Some(l) = &self.longest {
+                let input = regex_automata::Input::new(line)
+                    .span(m.start..line.len())
+                    .anchored(regex_automata::Anchored::Yes);
+                if let Some(x) = l.search(&input) {
+                    end = end.max(x.end());
+                }
+            }
+            if end == m.start {
+                // An empty match: GNU skips it; look again one character on.
+                at = m.start + next_char_len(&line[m.start..]);
+                continue;
+            }
+            at = end;
+            return Some(m.start..end);
+        })
+    }
+
+    /// The next line at or after `from` (a line start in `hay`) that contains a match, as the
+    /// range of its bytes without the newline.
+    pub fn next_matching_line(&self, hay: &[u8], from: usize) -> Option<Range<usize>> {
+        let mut at = from;
+        loop {
+            if at > hay.len() {
+                return None;
+            }
+            let m = self.find_at(hay, at)?;
+            if m.start == hay.len() && hay.last().is_none_or(|&b| b == b'\n') {
+                // An empty match after the last newline: there is no line there.
+                return None;
+            }
+            let ls = memrchr(b'\n', &hay[at..m.start]).map_or(at, |i| at + i + 1);
+            let le = memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |i| m.start + i);
+            if m.end <= le && (!self.verify_lines || self.is_match_line(&hay[ls..le])) {
+                return Some(ls..le);
+            }
+            if m.end <= le {
+                at = le + 1;
+                continue;
+            }
+            // The match spans a newline (a pattern that can match one): judge the line alone.
+            if self.is_match_line(&hay[ls..le]) {
+                return Some(ls..le);
+            }
+            at = le + 1;
+        }
+    }
+}
+
+/// Bytes of the character at the start of `s` (1 for an invalid byte or the end).
+fn next_char_len(s: &[u8]) -> usize {
+    match s.first() {
+        None => 1,
+        Some(&b) if b < 0x80 => 1,
+        Some(_) => {
+            let n = s.len().min(4);
+            (1..=n)
+                .find(|&k| std::str::from_utf8(&s[..k]).is_ok())
+                .unwrap_or(1)
+        }
+    }
+}
+
+/// The regex crate's compile error as one line.
+fn regex_error_message(e: &regex::Error) -> String {
+    match e {
+        regex::Error::CompiledTooBig(_) => "regular expression too big".to_string(),
+        other => {
+            let text = other.to_string();
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            last.trim_start_matches("error: ").trim().to_string()
+        }
+    }
+}
+
+/// Calls `f(line)` for each line of `hay` selected by `m` (matching, or not matching with
+/// `invert`), in order, with the line's range without its newline; `f` returns false to
+/// stop. `hay` holds whole lines.
+pub fn for_each_selected(
+    m: &Matcher,
+    hay: &[u8],
+    invert: bool,
+    mut f: impl FnMut(Range<usize>) -> bool,
+) {
+    let mut from = 0usize;
+    while from < hay.len() {
+        let next = m.next_matching_line(hay, from);
+        if !invert {
+            let Some(line) = next else { return };
+            from = line.end + 1;
+            if !f(line) {
+                return;
+            }
+            continue;
+        }
+        let stop = next.as_ref().map_or(hay.len(), |l| l.start);
+        while from < stop {
+            let end = memchr(b'\n', &hay[from..stop]).map_or(stop, |i| from + i);
+            if !f(from..end) {
+                return;
+            }
+            from = end + 1;
+        }
+        match next {
+            Some(line) => from = line.end + 1,
+            None => return,
+        }
+    }
+}
+
+/// How many lines of `hay` are selected, stopping at `max`.
+pub fn count_selected(m: &Matcher, hay: &[u8], invert: bool, max: u64) -> u64 {
+    if max == 0 {
+        return 0;
+    }
+    if invert && max == u64::MAX {
+        let mut matching = 0u64;
+        for_each_selected(m, hay, false, |_| {
+            matching += 1;
+            true
+        });
+        return lines_in(hay) - matching;
+    }
+    let mut n = 0u64;
+    for_each_selected(m, hay, invert, |_| {
+        n += 1;
+        n < max
+    });
+    n
+}
+
+/// Lines in a buffer of whole lines (a last line without a newline counts).
+pub fn lines_in(hay: &[u8]) -> u64 {
+    crate::count::count_byte(hay, b'\n') + u64::from(hay.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// The reference: ranges of the selected lines, testing each line on its own.
+pub fn lines_naive(m: &Matcher, hay: &[u8], invert: bool) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < hay.len() {
+        let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
+        if m.is_match_line(&hay[start..end]) != invert {
+            out.push(start..end);
+        }
+        start = end + 1;
+    }
+    out
+}
+
+/// True when `line` has a byte sequence that glibc's UTF-8 decoder rejects (GNU grep then
+/// treats the file as binary). glibc accepts a few forms beyond standard UTF-8.
+pub fn has_encoding_error(line: &[u8]) -> bool {
+    let mut rest = line;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(_) => return false,
+            Err(e) => {
+                let bad = &rest[e.valid_up_to()..];
+                match crate::wc::glibc_extended(bad) {
+                    Some(n) => rest = &bad[n..],
+                    None => return true,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn matcher(p: &[&str], syntax: Syntax, word: bool, line: bool) -> Matcher {
+        let pats: Vec<Vec<u8>> = p.iter().map(|s| s.as_bytes().to_vec()).collect();
+        Matcher::new(
+            &pats,
+            MatchOptions {
+                syntax,
+                ignore_case: false,
+                word,
+                line,
+                utf8: true,
+            },
+        )
+        .unwrap()
+        .0
+    }
+
+    fn selected(m: &Matcher, hay: &[u8], invert: bool) -> Vec<Range<usize>> {
+        let mut v = Vec::new();
+        for_each_selected(m, hay, invert, |r| {
+            v.push(r);
+            true
+        });
+        v
+    }
+
+    #[test]
+    fn empty_pattern_selects_every_line_and_no_pattern_none() {
+        let m = matcher(&[""], Syntax::Basic, false, false);
+        assert_eq!(selected(&m, b"a\n\nb", false), vec![0..1, 2..2, 3..4]);
+        assert_eq!(selected(&m, b"a\n", false), vec![0..1]);
+        assert_eq!(selected(&m, b"", false), Vec::<Range<usize>>::new());
+        let none = Matcher::new(
+            &[],
+            MatchOptions {
+                syntax: Syntax::Basic,
+                ignore_case: false,
+                word: false,
+                line: false,
+                utf8: false,
+            },
+        )
+        .unwrap()
+        .0;
+        assert_eq!(
+            selected(&none, b"a\nb\n", false),
+            Vec::<Range<usize>>::new()
+        );
+        assert_eq!(selected(&none, b"a\nb\n", true), vec![0..1, 2..3]);
+    }
+
+    #[test]
+    fn word_and_line_options() {
+        let w = matcher(&["foo"], Syntax::Fixed, true, false);
+        assert!(w.is_match_line(b"a foo b"));
+        assert!(w.is_match_line(b"foo"));
+        assert!(!w.is_match_line(b"foobar"));
+        assert!(w.is_match_line(b"foobar foo"));
+        let x = matcher(&["ab"], Syntax::Fixed, false, true);
+        assert_eq!(selected(&x, b"ab\nabc\nab", false), vec![0..2, 7..9]);
+    }
+
+    #[test]
+    fn a_match_spanning_lines_is_judged_per_line() {
+        let m = matcher(&["a[^x]b"], Syntax::Perl, false, false);
+        assert_eq!(selected(&m, b"a\nb\nazb\n", false), vec![4..7]);
+    }
+
+    #[test]
+    fn glibc_encoding_errors() {
+        assert!(!has_encoding_error("caf\u{e9}".as_bytes()));
+        assert!(has_encoding_error(b"a\xffb"));
+        assert!(has_encoding_error(b"\xed\xa0\x80"));
+        assert!(!has_encoding_error(b"\xf4\x90\x80\x80"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn block_scan_agrees_with_line_by_line(
+            hay in proptest::collection::vec(prop_oneof![
+                Just(b'a'), Just(b'b'), Just(b' '), Just(b'\n'), Just(b'x'), Just(0xc3u8), Just(0xa9u8)
+            ], 0..300),
+            pat in prop_oneof![
+                Just("a"), Just("ab"), Just(""), Just("^a"), Just("b$"), Just("^$"), Just("a.b"),
+                Just("x*"), Just("[^a]b"), Just("\\(ab\\)\\{2\\}"), Just("é"), Just("a\\|b x")
+            ],
+            word in any::<bool>(),
+            line in any::<bool>(),
+            invert in any::<bool>(),
+        ) {
+            let m = matcher(&[pat], Syntax::Basic, word, line);
+            let want = lines_naive(&m, &hay, invert);
+            prop_assert_eq!(selected(&m, &hay, invert), want.clone());
+            prop_assert_eq!(count_selected(&m, &hay, invert, u64::MAX), want.len() as u64);
+            prop_assert_eq!(count_selected(&m, &hay, invert, 2), want.len().min(2) as u64);
+        }
+    }
+}

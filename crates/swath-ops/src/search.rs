@@ -1,0 +1,438 @@
+//! grep over one input on all cores: selected lines in file order, counts, or "is there one".
+//!
+//! The input is cut into blocks of whole lines (the engine's line framing), each searched by a
+//! worker with the [`Matcher`]; results come back in file order through the engine's ordered
+//! merge, so line numbers are the lines of the blocks before plus those within the block.
+//! Counting without a limit and "is there a match" skip the ordered merge: counts are summed
+//! as blocks finish, and the first match anywhere stops every worker.
+//!
+//! Binary input follows GNU grep 3.8. Without `-a`, the file turns binary at the first NUL
+//! byte, from the start of the 96 KiB read buffer GNU would have seen it in ([`GNU_BUFFER`]):
+//! lines ending before that point are text; after it nothing is printed, the first selected
+//! line ends the search with "binary file matches", and NUL bytes separate lines as newlines
+//! do. In a UTF-8 locale a line (or, with `-o`, a match) about to be printed that is not valid
+//! text does the same. Because the turn can happen up to one buffer before the NUL, a block's
+//! lines are handed on only once the blocks up to a buffer past them have been seen.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use memchr::memchr;
+use swath_engine::{
+    run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, Plan,
+    Region, RunStats,
+};
+use swath_kernels::search::{count_selected, for_each_selected, has_encoding_error, Matcher};
+
+/// GNU grep's read size: a NUL makes the file binary from the buffer it is read in.
+pub const GNU_BUFFER: u64 = 96 * 1024;
+
+/// What the caller wants from the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every selected line (or match, with `only_matching`), in order.
+    Print,
+    /// How many lines are selected.
+    Count,
+    /// Whether any line is selected (`-q`, `-l`, `-L`).
+    Exists,
+}
+
+/// How files with NUL bytes are treated (`--binary-files`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// GNU's default: "binary file matches" instead of the lines.
+    Binary,
+    /// `-a`: as text.
+    Text,
+    /// `-I`: a binary file matches nothing.
+    WithoutMatch,
+}
+
+/// Options of one search.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchOptions {
+    /// What to produce.
+    pub mode: Mode,
+    /// Select the lines that do not match (`-v`).
+    pub invert: bool,
+    /// Stop after this many selected lines (`-m`; `u64::MAX` for no limit).
+    pub max_count: u64,
+    /// Binary file handling.
+    pub binary: Binary,
+    /// A UTF-8 locale: lines with encoding errors count as binary.
+    pub utf8: bool,
+    /// Line numbers are wanted (`-n`).
+    pub line_numbers: bool,
+    /// Match positions within lines are wanted (`-o`, colour).
+    pub matches: bool,
+    /// `-o`: only the matches are printed, so only they must be valid text.
+    pub only_matching: bool,
+}
+
+/// One selected line, handed to the caller in file order.
+#[derive(Debug)]
+pub struct Selected<'a> {
+    /// Line number (1-based; meaningful only when line numbers were asked for).
+    pub number: u64,
+    /// Offset of the line's first byte in the input.
+    pub offset: u64,
+    /// The line, without its newline.
+    pub line: &'a [u8],
+    /// Non-empty matches within the line (when asked for), in order.
+    pub matches: &'a [Range<usize>],
+}
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct SearchOutcome {
+    /// Selected lines (capped by the limit); what grep's exit status and `-c` report.
+    pub selected: u64,
+    /// The search ended because the input is binary and a line was selected.
+    pub binary_matched: bool,
+    /// With a limit that was reached: the offset just past the last selected line, where
+    /// GNU grep leaves a shared standard input for the next reader.
+    pub resume_at: Option<u64>,
+    /// The plan and what the engine did.
+    pub run: Option<(Plan, RunStats)>,
+}
+
+/// A selected line as a worker found it.
+#[derive(Debug)]
+struct Hit {
+    /// Offsets (in the input) of the line's first byte and of its end (the newline).
+    start: u64,
+    end: u64,
+    /// Newlines in the block before this line.
+    rel: u64,
+    /// The line's bytes in the block's `text` (empty for lines past a NUL).
+    text: Range<usize>,
+    /// Its matches in the block's `ranges`.
+    matches: Range<usize>,
+    /// Not valid text in a UTF-8 locale: the line (or with `-o`, its matches from the first
+    /// that is not text on, which were left out of `matches`) must not be printed.
+    bad: bool,
+    /// Past the block's first NUL buffer: never printed.
+    zapped: bool,
+}
+
+/// One block's findings.
+#[derive(Debug, Default)]
+struct Found {
+    end: u64,
+    newlines: u64,
+    first_nul: Option<u64>,
+    hits: Vec<Hit>,
+    text: Vec<u8>,
+    ranges: Vec<Range<usize>>,
+}
+
+/// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
+/// returns [`Flow::Stop`] to end the search (a closed output).
+pub fn search(
+    input: &Input,
+    m: &Matcher,
+    o: &SearchOptions,
+    engine: &EngineOptions,
+    progress: Option<&AtomicU64>,
+    emit: &mut (dyn FnMut(&Selected<'_>) -> Flow + Send),
+) -> Result<SearchOutcome, EngineError> {
+    let job = Job::new(vec![Region { input, offset: 0 }])
+        .with_framing(Framing::Lines)
+        .with_progress(progress);
+    let plan = Plan::for_job(engine, &job, Access::SinglePass);
+    if o.max_count == 0 {
+        // GNU reads nothing at all.
+        return Ok(SearchOutcome {
+            selected: 0,
+            binary_matched: false,
+            resume_at: Some(0),
+            run: None,
+        });
+    }
+    let unordered = o.binary != Binary::WithoutMatch && o.max_count == u64::MAX;
+    if unordered && o.mode == Mode::Count {
+        let total = AtomicU64::new(0);
+        let stats = run_blocks(&plan, &job, &(), |_, d| {
+            let n = split_at_nul(o, d[0], |part| count_selected(m, part, o.invert, u64::MAX));
+            total.fetch_add(n, Ordering::Relaxed);
+            Flow::Continue
+        })?;
+        return Ok(SearchOutcome {
+            selected: total.into_inner(),
+            binary_matched: false,
+            resume_at: None,
+            run: Some((plan, stats)),
+        });
+    }
+    if o.binary != Binary::WithoutMatch && o.mode == Mode::Exists {
+        let found = AtomicBool::new(false);
+        let stats = run_blocks(&plan, &job, &found, |_, d| {
+            let n = split_at_nul(o, d[0], |part| count_selected(m, part, o.invert, 1));
+            if n > 0 {
+                found.store(true, Ordering::Relaxed);
+                return Flow::Stop;
+            }
+            Flow::Continue
+        })?;
+        return Ok(SearchOutcome {
+            selected: u64::from(found.into_inner()),
+            binary_matched: false,
+            resume_at: None,
+            run: Some((plan, stats)),
+        });
+    }
+    let total = input.len();
+    let mut state = Emitter {
+        o,
+        total,
+        line: 0,
+        seen_end: 0,
+        binary_from: None,
+        pending: VecDeque::new(),
+        selected: 0,
+        binary_matched: false,
+        resume_at: None,
+        done: false,
+        emit,
+    };
+    let window = plan.threads * 4;
+    let stats = run_ordered(
+        &plan,
+        &job,
+        window,
+        |b, d| scan(m, o, d[0], b.start),
+        |_, found| state.take(found),
+    )?;
+    if !state.done {
+        state.seen_end = u64::MAX;
+        state.flush();
+    }
+    Ok(SearchOutcome {
+        selected: state.selected,
+        binary_matched: state.binary_matched,
+        resume_at: state.resume_at,
+        run: Some((plan, stats)),
+    })
+}
+
+/// Runs `f` on the text part of `data` and on its NUL-separated part (GNU's view once the file
+/// is binary: NULs end lines), returning the sum.
+fn split_at_nul(o: &SearchOptions, data: &[u8], mut f: impl FnMut(&[u8]) -> u64) -> u64 {
+    if o.binary == Binary::Text {
+        return f(data);
+    }
+    match memchr(0, data) {
+        None => f(data),
+        Some(nul) => {
+            let split = memchr::memrchr(b'\n', &data[..nul]).map_or(0, |i| i + 1);
+            let zapped: Vec<u8> = data[split..]
+                .iter()
+                .map(|&b| if b == 0 { b'\n' } else { b })
+                .collect();
+            f(&data[..split]) + f(&zapped)
+        }
+    }
+}
+
+/// A worker's search of one block of whole lines starting at input offset `at`.
+fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
+    let mut f = Found {
+        end: at + data.len() as u64,
+        ..Found::default()
+    };
+    let check_text = o.utf8 && o.binary != Binary::Text;
+    // Lines before the buffer holding the block's first NUL are text.
+    let mut text_len = data.len();
+    if o.binary != Binary::Text {
+        if let Some(nul) = memchr(0, data) {
+            let turn = (at + nul as u64) / GNU_BUFFER * GNU_BUFFER;
+            let upto = turn.saturating_sub(at) as usize;
+            text_len = memchr::memrchr(b'\n', &data[..upto]).map_or(0, |i| i + 1);
+            f.first_nul = Some(at + nul as u64);
+        }
+    }
+    let text = &data[..text_len];
+    let mut last = 0usize;
+    let mut rel = 0u64;
+    let mut left = o.max_count;
+    for_each_selected(m, text, o.invert, |r| {
+        if o.line_numbers {
+            rel += swath_kernels::count::count_byte(&text[last..r.start], b'\n');
+            last = r.start;
+        }
+        let mut hit = Hit {
+            start: at + r.start as u64,
+            end: at + r.end as u64,
+            rel,
+            text: 0..0,
+            matches: f.ranges.len()..f.ranges.len(),
+            bad: false,
+            zapped: false,
+        };
+        let line = &text[r.clone()];
+        if o.mode == Mode::Print {
+            if o.matches {
+                for x in m.matches_in_line(line) {
+                    // With -o, GNU prints a line's matches up to the first that is not text.
+                    if check_text && o.only_matching && has_encoding_error(&line[x.clone()]) {
+                        hit.bad = true;
+                        break;
+                    }
+                    f.ranges.push(x);
+                }
+                hit.matches.end = f.ranges.len();
+            }
+            if check_text && !o.only_matching {
+                hit.bad = has_encoding_error(line);
+            }
+            let from = f.text.len();
+            f.text.extend_from_slice(line);
+            hit.text = from..f.text.len();
+        }
+        f.hits.push(hit);
+        left -= 1;
+        left > 0
+    });
+    if left > 0 && text_len < data.len() {
+        // Past the turn: lines end at NULs too, and nothing is printed.
+        let zapped: Vec<u8> = data[text_len..]
+            .iter()
+            .map(|&b| if b == 0 { b'\n' } else { b })
+            .collect();
+        let base = at + text_len as u64;
+        for_each_selected(m, &zapped, o.invert, |r| {
+            f.hits.push(Hit {
+                start: base + r.start as u64,
+                end: base + r.end as u64,
+                rel: 0,
+                text: 0..0,
+                matches: 0..0,
+                bad: false,
+                zapped: true,
+            });
+            left -= 1;
+            left > 0
+        });
+    }
+    if o.line_numbers {
+        f.newlines = swath_kernels::count::count_byte(data, b'\n');
+    }
+    f
+}
+
+/// The consumer: takes blocks in order, decides where the file turned binary, and hands
+/// selected lines to the caller.
+struct Emitter<'e> {
+    o: &'e SearchOptions,
+    total: Option<u64>,
+    /// Lines before the first pending block.
+    line: u64,
+    /// End of the last block taken.
+    seen_end: u64,
+    /// Offset from which the file is binary, once a NUL has been seen.
+    binary_from: Option<u64>,
+    pending: VecDeque<Found>,
+    selected: u64,
+    binary_matched: bool,
+    resume_at: Option<u64>,
+    done: bool,
+    emit: &'e mut (dyn FnMut(&Selected<'_>) -> Flow + Send),
+}
+
+impl Emitter<'_> {
+    fn take(&mut self, found: Found) -> Flow {
+        self.seen_end = found.end;
+        if self.binary_from.is_none() && self.o.binary != Binary::Text {
+            if let Some(nul) = found.first_nul {
+                self.binary_from = Some(nul / GNU_BUFFER * GNU_BUFFER);
+            }
+        }
+        self.pending.push_back(found);
+        self.flush();
+        if self.done {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// True when every line of `f` is known to be text or binary.
+    fn decided(&self, f: &Found) -> bool {
+        if self.binary_from.is_some() || self.o.binary == Binary::Text {
+            return true;
+        }
+        let Some(last) = f.hits.last() else {
+            return true;
+        };
+        let safe_until = (last.end / GNU_BUFFER + 1) * GNU_BUFFER;
+        self.seen_end >= safe_until || self.total.is_some_and(|t| self.seen_end >= t)
+    }
+
+    fn flush(&mut self) {
+        while !self.done {
+            let Some(front) = self.pending.front() else {
+                return;
+            };
+            if !self.decided(front) {
+                return;
+            }
+            let f = self.pending.pop_front().expect("front exists");
+            self.hand_on(&f);
+            self.line += f.newlines;
+        }
+    }
+
+    fn hand_on(&mut self, f: &Found) {
+        for hit in &f.hits {
+            let binary = hit.zapped || self.binary_from.is_some_and(|b| hit.end >= b);
+            if binary {
+                if self.o.binary == Binary::WithoutMatch {
+                    self.selected = 0;
+                    self.done = true;
+                    return;
+                }
+                self.selected += 1;
+                if self.o.mode != Mode::Count {
+                    self.binary_matched = self.o.mode == Mode::Print;
+                    self.done = true;
+                    return;
+                }
+            } else {
+                self.selected += 1;
+                if self.o.mode == Mode::Print {
+                    let line = &f.text[hit.text.clone()];
+                    let sel = Selected {
+                        number: self.line + hit.rel + 1,
+                        offset: hit.start,
+                        line,
+                        matches: &f.ranges[hit.matches.clone()],
+                    };
+                    // Not text (UTF-8): GNU leaves out what it cannot print, goes on, and
+                    // says "binary file matches" after the file.
+                    self.binary_matched |= hit.bad;
+                    let show = !hit.bad || (self.o.only_matching && !sel.matches.is_empty());
+                    if show && (self.emit)(&sel) == Flow::Stop {
+                        self.done = true;
+                        return;
+                    }
+                }
+                if self.o.mode == Mode::Exists {
+                    self.done = true;
+                    return;
+                }
+            }
+            if self.selected >= self.o.max_count {
+                let next = hit.end + 1;
+                self.resume_at = Some(self.total.map_or(next, |t| next.min(t)));
+                self.done = true;
+                return;
+            }
+        }
+        if self.o.binary == Binary::WithoutMatch && self.binary_from.is_some_and(|b| f.end > b) {
+            self.selected = 0;
+            self.done = true;
+        }
+    }
+}
