@@ -83,6 +83,10 @@ pub struct Matcher {
     /// colour): the regex crate finds where the leftmost match starts, this finds how far
     /// the longest one from there reaches, as GNU grep prints it.
     longest: Option<regex_automata::meta::Regex>,
+    /// No match can contain a NUL byte or depend on what surrounds it (no anchors or word
+    /// boundaries): a block with no match has none either when NULs end lines, as they do
+    /// in GNU grep once a file is binary.
+    nul_blind: bool,
     /// The combined pattern and options, to build `longest` on demand.
     source: String,
     opts: Option<MatchOptions>,
@@ -101,6 +105,7 @@ impl Matcher {
                     re: None,
                     verify_lines: false,
                     longest: None,
+                    nul_blind: true,
                     source: String::new(),
                     opts: None,
                 },
@@ -140,6 +145,7 @@ impl Matcher {
                 re: Some(re),
                 verify_lines: opts.word && opts.utf8,
                 longest: None,
+                nul_blind: nul_blind(&source, opts),
                 source,
                 opts: Some(opts),
             },
@@ -156,6 +162,12 @@ impl Matcher {
     /// True when `line` (one line, no newline) contains a match.
     pub fn is_match_line(&self, line: &[u8]) -> bool {
         self.re.as_ref().is_some_and(|r| r.is_match(line))
+    }
+
+    /// True when a block without a match also has none once NUL bytes end lines (see
+    /// [`Matcher::new`]): the NUL scan can then wait until a match is found.
+    pub fn nul_blind(&self) -> bool {
+        self.nul_blind
     }
 
     /// Makes [`Matcher::matches_in_line`] report leftmost-longest matches, as GNU grep
@@ -246,6 +258,35 @@ impl Matcher {
             }
             at = le + 1;
         }
+    }
+}
+
+/// Whether the compiled pattern `re` has no look-around and no way to match a NUL byte.
+fn nul_blind(re: &str, o: MatchOptions) -> bool {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn has_nul(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => false,
+            HirKind::Literal(l) => l.0.contains(&0),
+            HirKind::Class(Class::Unicode(c)) => {
+                c.ranges().first().is_some_and(|r| r.start() == '\0')
+            }
+            HirKind::Class(Class::Bytes(c)) => c.ranges().first().is_some_and(|r| r.start() == 0),
+            HirKind::Repetition(r) => has_nul(&r.sub),
+            HirKind::Capture(c) => has_nul(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_nul),
+        }
+    }
+    let parsed = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .unicode(o.utf8)
+        .utf8(false)
+        .case_insensitive(o.ignore_case)
+        .build()
+        .parse(re);
+    match parsed {
+        Ok(h) => h.properties().look_set().is_empty() && !has_nul(&h),
+        Err(_) => false,
     }
 }
 

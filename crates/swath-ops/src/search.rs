@@ -155,7 +155,9 @@ pub fn search(
     if unordered && o.mode == Mode::Count {
         let total = AtomicU64::new(0);
         let stats = run_blocks(&plan, &job, &(), |_, d| {
-            let n = split_at_nul(o, d[0], |part| count_selected(m, part, o.invert, u64::MAX));
+            let n = split_at_nul(o, m, d[0], |part| {
+                count_selected(m, part, o.invert, u64::MAX)
+            });
             total.fetch_add(n, Ordering::Relaxed);
             Flow::Continue
         })?;
@@ -169,7 +171,7 @@ pub fn search(
     if o.binary != Binary::WithoutMatch && o.mode == Mode::Exists {
         let found = AtomicBool::new(false);
         let stats = run_blocks(&plan, &job, &found, |_, d| {
-            let n = split_at_nul(o, d[0], |part| count_selected(m, part, o.invert, 1));
+            let n = split_at_nul(o, m, d[0], |part| count_selected(m, part, o.invert, 1));
             if n > 0 {
                 found.store(true, Ordering::Relaxed);
                 return Flow::Stop;
@@ -219,10 +221,46 @@ pub fn search(
 
 /// Runs `f` on the text part of `data` and on its NUL-separated part (GNU's view once the file
 /// is binary: NULs end lines), returning the sum.
-fn split_at_nul(o: &SearchOptions, data: &[u8], mut f: impl FnMut(&[u8]) -> u64) -> u64 {
+fn split_at_nul(
+    o: &SearchOptions,
+    m: &Matcher,
+    data: &[u8],
+    mut f: impl FnMut(&[u8]) -> u64,
+) -> u64 {
     if o.binary == Binary::Text {
         return f(data);
     }
+    if !o.invert && m.nul_blind() {
+        // Nothing selected as text means nothing selected with NULs ending lines either:
+        // scan for NULs only where something matched.
+        let n = f(data);
+        if n == 0 || memchr(0, data).is_none() {
+            return n;
+        }
+    }
+    // Pieces of whole lines small enough that the search finds in cache the bytes the NUL
+    // scan just brought in.
+    let mut total = 0;
+    let mut rest = data;
+    while !rest.is_empty() {
+        let cut = if rest.len() <= PIECE {
+            rest.len()
+        } else {
+            match memchr::memrchr(b'\n', &rest[..PIECE]) {
+                Some(i) => i + 1,
+                None => memchr(b'\n', &rest[PIECE..]).map_or(rest.len(), |i| PIECE + i + 1),
+            }
+        };
+        total += split_piece_at_nul(&rest[..cut], &mut f);
+        rest = &rest[cut..];
+    }
+    total
+}
+
+/// Bytes of lines scanned for NULs and then searched while still in the cache.
+const PIECE: usize = 32 * 1024;
+
+fn split_piece_at_nul(data: &[u8], mut f: impl FnMut(&[u8]) -> u64) -> u64 {
     match memchr(0, data) {
         None => f(data),
         Some(nul) => {
@@ -433,6 +471,146 @@ impl Emitter<'_> {
         if self.o.binary == Binary::WithoutMatch && self.binary_from.is_some_and(|b| f.end > b) {
             self.selected = 0;
             self.done = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+    use swath_engine::{Layout, Strategy as Read};
+    use swath_kernels::pattern::Syntax;
+    use swath_kernels::search::MatchOptions;
+
+    /// What the oracle and the engine report: selected lines (number, offset, text) as
+    /// printed, the count, and the binary flag.
+    type Report = (Vec<(u64, u64, Vec<u8>)>, u64, bool);
+
+    /// GNU grep's rules applied one line at a time, front to back.
+    fn oracle(data: &[u8], m: &Matcher, o: &SearchOptions) -> Report {
+        let turn = match (o.binary, memchr(0, data)) {
+            (Binary::Text, _) | (_, None) => u64::MAX,
+            (_, Some(p)) => p as u64 / GNU_BUFFER * GNU_BUFFER,
+        };
+        let (mut printed, mut selected, mut binary) = (Vec::new(), 0u64, false);
+        if o.max_count == 0 {
+            return (printed, 0, false);
+        }
+        let mut start = 0usize;
+        let mut number = 0u64;
+        while start < data.len() {
+            let end = memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+            number += 1;
+            let line = &data[start..end];
+            if (end as u64) < turn {
+                if m.is_match_line(line) != o.invert {
+                    selected += 1;
+                    if o.mode == Mode::Exists {
+                        return (printed, 1, false);
+                    }
+                    if o.mode == Mode::Print {
+                        printed.push((number, start as u64, line.to_vec()));
+                    }
+                    if selected >= o.max_count {
+                        return (printed, selected, binary);
+                    }
+                }
+            } else {
+                if o.binary == Binary::WithoutMatch {
+                    return (printed, 0, false);
+                }
+                // Binary from here: NULs end lines too, nothing is printed.
+                let rest: Vec<u8> = data[start..]
+                    .iter()
+                    .map(|&b| if b == 0 { b'\n' } else { b })
+                    .collect();
+                for seg in lines_of(&rest) {
+                    if m.is_match_line(seg) != o.invert {
+                        selected += 1;
+                        if o.mode != Mode::Count {
+                            binary = o.mode == Mode::Print;
+                            return (printed, selected, binary);
+                        }
+                        if selected >= o.max_count {
+                            return (printed, selected, binary);
+                        }
+                    }
+                }
+                return (printed, selected, binary);
+            }
+            start = end + 1;
+        }
+        (printed, selected, binary)
+    }
+
+    fn lines_of(d: &[u8]) -> Vec<&[u8]> {
+        let mut v: Vec<&[u8]> = d.split(|&b| b == b'\n').collect();
+        if d.last().is_none_or(|&b| b == b'\n') {
+            v.pop();
+        }
+        v
+    }
+
+    fn run(data: &[u8], m: &Matcher, o: &SearchOptions, e: &EngineOptions) -> Report {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(data).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        let mut printed = Vec::new();
+        let out = search(&input, m, o, e, None, &mut |s| {
+            printed.push((s.number, s.offset, s.line.to_vec()));
+            Flow::Continue
+        })
+        .unwrap();
+        (printed, out.selected, out.binary_matched)
+    }
+
+    fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
+        let small = proptest::collection::vec(
+            prop_oneof![
+                8 => Just(b'a'), 3 => Just(b'b'), 2 => Just(b' '), 3 => Just(b'\n'), 1 => Just(0u8)
+            ],
+            0..2000,
+        );
+        // A text longer than GNU's first buffer with a NUL late in it.
+        let late = (0usize..3000, any::<bool>()).prop_map(|(at, nul)| {
+            let mut d: Vec<u8> = b"ab a\nbb\n".repeat(30_000);
+            if nul {
+                d[100_000 + at] = 0;
+            }
+            d
+        });
+        prop_oneof![9 => small, 1 => late]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(160))]
+        #[test]
+        fn every_plan_selects_as_gnu_does(
+            data in data_strategy(),
+            pat in prop_oneof![Just("a"), Just("ab"), Just("^b"), Just("a$"), Just("b b"), Just(""), Just("^$")],
+            syntax in prop_oneof![Just(Syntax::Basic), Just(Syntax::Fixed)],
+            word in any::<bool>(),
+            invert in any::<bool>(),
+            mode in prop_oneof![Just(Mode::Print), Just(Mode::Count), Just(Mode::Exists)],
+            max in prop_oneof![Just(u64::MAX), Just(0u64), Just(1u64), Just(3u64)],
+            binary in prop_oneof![Just(Binary::Binary), Just(Binary::Text), Just(Binary::WithoutMatch)],
+            threads in -1i64..4,
+            bs in prop_oneof![1usize..64, 4096usize..70_000],
+            strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap)],
+        ) {
+            let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
+                syntax, ignore_case: false, word, line: false, utf8: false,
+            }).unwrap();
+            let o = SearchOptions {
+                mode, invert, max_count: max, binary, utf8: false,
+                line_numbers: true, matches: false, only_matching: false,
+            };
+            let e = EngineOptions {
+                threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
+            };
+            prop_assert_eq!(run(&data, &m, &o, &e), oracle(&data, &m, &o));
         }
     }
 }
