@@ -6,6 +6,7 @@
 //!
 //! - [`compare`]: the first differing byte of two slices, and every differing byte.
 //! - [`count`]: occurrences of a byte (newlines, for line numbers).
+//! - [`logs`]: access-log fields (Wide Finder 2, Apache/nginx combined), parsed by hand.
 //! - [`wc`]: lines, words, characters, bytes and the longest line, in mergeable chunks.
 //! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
 //! - [`pattern`]: GNU grep patterns (BRE, ERE, fixed, Perl) translated into `regex` syntax.
@@ -14,6 +15,7 @@
 
 pub mod compare;
 pub mod count;
+pub mod logs;
 pub mod pattern;
 pub mod search;
 pub mod transform;

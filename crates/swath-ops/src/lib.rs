@@ -10,6 +10,7 @@
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`inplace`]: crash-safe in-place transformation with an undo journal.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
+//! - [`logs`]: the Wide Finder 2 report and a log summary, per-worker tables merged.
 //! - [`search`]: grep's selected lines, counts and first matches, in parallel line blocks.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
@@ -19,5 +20,6 @@ pub mod copy;
 pub mod count;
 pub mod inplace;
 pub mod lines;
+pub mod logs;
 pub mod search;
 pub mod transform;

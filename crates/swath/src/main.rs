@@ -45,6 +45,10 @@ enum Command {
     },
     /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
     Cipher(Box<cmd::cipher::CipherArgs>),
+    /// Reports over web-server access logs: the Wide Finder 2 report, a GoAccess-style
+    /// summary.
+    #[command(subcommand)]
+    Logs(cmd::logs::LogsCommand),
     /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
     Cp(cmd::cp::CpArgs),
     /// Run the seed articles' experiments: tables, CSV/JSON and SVG charts.
@@ -101,6 +105,10 @@ fn main() -> ExitCode {
         Command::Wc(_) => return cmd::wc::main("swath wc", rest[1..].to_vec()),
         Command::Grep { .. } => return cmd::grep::main("swath grep", rest[1..].to_vec()),
         Command::Cp(c) => cmd::cp::run(c),
+        Command::Logs(l) => match cmd::logs::run(l) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Gen(g) => cmd::gen::run(g),
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(d) => cmd::demo::run(d),

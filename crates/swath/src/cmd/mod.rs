@@ -8,4 +8,5 @@ pub mod cp;
 pub mod demo;
 pub mod gen;
 pub mod grep;
+pub mod logs;
 pub mod wc;

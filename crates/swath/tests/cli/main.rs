@@ -4,5 +4,6 @@ mod cipher;
 mod cmp;
 mod gen;
 mod grep;
+mod logs;
 mod util;
 mod wc;

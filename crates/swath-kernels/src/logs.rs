@@ -1,0 +1,457 @@
+//! Access-log line parsing by hand, at byte level: the Wide Finder 2 fields, the article-URI
+//! test, and the Apache/nginx combined format for summaries.
+//!
+//! Nothing here allocates: fields are slices of the line. Each parser has a plain
+//! reference (`*_naive`, written with `split` and a regular expression) that the tests check
+//! it against.
+
+/// The white space that separates Wide Finder 2 fields: space, tab, CR, vertical tab, form
+/// feed (a newline ends the line before any of them is seen).
+#[inline]
+pub fn is_wf2_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
+}
+
+/// The fields a Wide Finder 2 line is read by (1-based positions 1, 6, 7, 9, 10, 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wf2Fields<'a> {
+    /// Field 1: the client.
+    pub client: &'a [u8],
+    /// Field 6: the quoted method (`"GET` for the lines that count).
+    pub method: &'a [u8],
+    /// Field 7: the URI.
+    pub uri: &'a [u8],
+    /// Field 9: the status.
+    pub status: &'a [u8],
+    /// Field 10: the byte count.
+    pub bytes: &'a [u8],
+    /// Field 11: the quoted referrer.
+    pub referrer: &'a [u8],
+}
+
+/// Splits `line` (no newline) at runs of white space and returns its fields 1, 6, 7, 9, 10
+/// and 11, or `None` when it has fewer than 11 fields (a malformed line). Only the first 11
+/// fields are looked at. On x86-64 the line is classified 64 bytes at a time (SSE2 compares
+/// into a bit mask whose edges are the field boundaries); elsewhere byte by byte.
+#[inline]
+pub fn wf2_fields(line: &[u8]) -> Option<Wf2Fields<'_>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        wf2_fields_sse2(line)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        wf2_fields_scalar(line)
+    }
+}
+
+/// Bit i set when byte i of `chunk` (up to 64 bytes; missing bytes count as white space)
+/// is Wide Finder 2 white space.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn space_mask(chunk: &[u8]) -> u64 {
+    use std::arch::x86_64::*;
+    let mut buf = [b' '; 64];
+    let bytes: &[u8] = if chunk.len() >= 64 {
+        &chunk[..64]
+    } else {
+        buf[..chunk.len()].copy_from_slice(chunk);
+        &buf
+    };
+    let mut m = 0u64;
+    for k in 0..4 {
+        // SAFETY: `bytes` has 64 readable bytes, so each 16-byte unaligned load at 16 * k is
+        // in bounds; SSE2 is part of the x86-64 baseline.
+        let part = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().add(16 * k) as *const __m128i);
+            let sp = _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8));
+            // 9..=13 (tab, newline, vertical tab, form feed, CR): v - 9 <= 4 unsigned, via
+            // min(v - 9, 4) == v - 9.
+            let d = _mm_sub_epi8(v, _mm_set1_epi8(9));
+            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(4)), d);
+            _mm_movemask_epi8(_mm_or_si128(sp, ctl)) as u32 as u64
+        };
+        m |= part << (16 * k);
+    }
+    m
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn wf2_fields_sse2(line: &[u8]) -> Option<Wf2Fields<'_>> {
+    let mut f: [&[u8]; 11] = [&[]; 11];
+    let mut n = 0usize;
+    let mut start = 0usize;
+    // Whether the byte before the current chunk is white space (the line start counts).
+    let mut prev_space = 1u64;
+    let mut base = 0usize;
+    while base < line.len() {
+        let w = space_mask(&line[base..]);
+        let shifted = (w << 1) | prev_space;
+        let mut edges = (!w & shifted) | (w & !shifted);
+        while edges != 0 {
+            let i = edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            if w >> i & 1 == 0 {
+                start = base + i;
+            } else {
+                f[n] = &line[start..(base + i).min(line.len())];
+                n += 1;
+                if n == 11 {
+                    return Some(Wf2Fields {
+                        client: f[0],
+                        method: f[5],
+                        uri: f[6],
+                        status: f[8],
+                        bytes: f[9],
+                        referrer: f[10],
+                    });
+                }
+            }
+        }
+        prev_space = w >> 63;
+        base += 64;
+    }
+    if prev_space == 0 {
+        // A field running to the end of the line (a multiple of 64 bytes long).
+        f[n] = &line[start..];
+        n += 1;
+        if n == 11 {
+            return Some(Wf2Fields {
+                client: f[0],
+                method: f[5],
+                uri: f[6],
+                status: f[8],
+                bytes: f[9],
+                referrer: f[10],
+            });
+        }
+    }
+    None
+}
+
+/// [`wf2_fields`] byte by byte.
+#[inline]
+pub fn wf2_fields_scalar(line: &[u8]) -> Option<Wf2Fields<'_>> {
+    let mut f: [&[u8]; 11] = [&[]; 11];
+    let mut n = 0usize;
+    let mut i = 0usize;
+    let len = line.len();
+    while n < 11 {
+        while i < len && is_wf2_space(line[i]) {
+            i += 1;
+        }
+        if i == len {
+            return None;
+        }
+        let start = i;
+        while i < len && !is_wf2_space(line[i]) {
+            i += 1;
+        }
+        f[n] = &line[start..i];
+        n += 1;
+    }
+    Some(Wf2Fields {
+        client: f[0],
+        method: f[5],
+        uri: f[6],
+        status: f[8],
+        bytes: f[9],
+        referrer: f[10],
+    })
+}
+
+/// The reference for [`wf2_fields`]: a split on white space, keeping the non-empty pieces.
+pub fn wf2_fields_naive(line: &[u8]) -> Option<Wf2Fields<'_>> {
+    let f: Vec<&[u8]> = line
+        .split(|&b| is_wf2_space(b))
+        .filter(|p| !p.is_empty())
+        .collect();
+    (f.len() >= 11).then(|| Wf2Fields {
+        client: f[0],
+        method: f[5],
+        uri: f[6],
+        status: f[8],
+        bytes: f[9],
+        referrer: f[10],
+    })
+}
+
+/// A byte count: ASCII digits (saturating), `-` or anything else is 0.
+#[inline]
+pub fn byte_count(field: &[u8]) -> u64 {
+    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    field.iter().fold(0u64, |n, &d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    })
+}
+
+/// True when `uri` is a Wide Finder 2 article: `^/ongoing/When/\d\d\dx/\d\d\d\d/\d\d/\d\d/[^
+/// .]+$`, with ASCII digits and the last part any bytes but space and `.`.
+#[inline]
+pub fn is_article(uri: &[u8]) -> bool {
+    const HEAD: &[u8] = b"/ongoing/When/";
+    let Some(rest) = uri.strip_prefix(HEAD) else {
+        return false;
+    };
+    // ddd x / dddd / dd / dd /  = 3+1+1+4+1+2+1+2+1 = 16 bytes
+    if rest.len() < 17 {
+        return false;
+    }
+    let d = |i: usize| rest[i].is_ascii_digit();
+    let shape = d(0)
+        && d(1)
+        && d(2)
+        && rest[3] == b'x'
+        && rest[4] == b'/'
+        && d(5)
+        && d(6)
+        && d(7)
+        && d(8)
+        && rest[9] == b'/'
+        && d(10)
+        && d(11)
+        && rest[12] == b'/'
+        && d(13)
+        && d(14)
+        && rest[15] == b'/';
+    shape && rest[16..].iter().all(|&b| b != b' ' && b != b'.')
+}
+
+/// The referrer as Wide Finder 2 counts it: the field without its surrounding quotes, or
+/// `None` for `"-"` and for self-references (fields starting with `self_prefix`, which
+/// includes the opening quote).
+#[inline]
+pub fn counted_referrer<'a>(field: &'a [u8], self_prefix: &[u8]) -> Option<&'a [u8]> {
+    if field == b"\"-\"" || field.starts_with(self_prefix) {
+        return None;
+    }
+    let f = field.strip_prefix(b"\"").unwrap_or(field);
+    Some(f.strip_suffix(b"\"").unwrap_or(f))
+}
+
+/// One request of an Apache common or combined (or nginx default) log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Request<'a> {
+    /// The client (host name or address).
+    pub client: &'a [u8],
+    /// The time stamp between the brackets, e.g. `10/Oct/2000:13:55:36 -0700`.
+    pub time: &'a [u8],
+    /// The method of the request line.
+    pub method: &'a [u8],
+    /// The URI of the request line (the whole request line when it has no spaces).
+    pub uri: &'a [u8],
+    /// The status code (three digits).
+    pub status: u16,
+    /// The response size (`-` is 0).
+    pub bytes: u64,
+    /// The referrer, without quotes (empty in the common format).
+    pub referrer: &'a [u8],
+    /// The user agent, without quotes (empty in the common format).
+    pub agent: &'a [u8],
+}
+
+/// A quoted field starting at `line[i] == '"'`, with Apache's `\"` and `\\` escapes: the
+/// content (escapes left in) and the index after the closing quote.
+#[inline]
+fn quoted(line: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if line.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        let k = j + memchr::memchr2(b'"', b'\\', line.get(j..)?)?;
+        if line[k] == b'\\' {
+            j = k + 2;
+            continue;
+        }
+        return Some((&line[i + 1..k], k + 1));
+    }
+}
+
+/// An unquoted field at `i` (up to a space): the field and the index after it.
+#[inline]
+fn token(line: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    let rest = line.get(i..)?;
+    let n = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+    (n > 0).then(|| (&rest[..n], i + n))
+}
+
+#[inline]
+fn space(line: &[u8], i: usize) -> Option<usize> {
+    (line.get(i) == Some(&b' ')).then_some(i + 1)
+}
+
+/// Parses an Apache common or combined line (`%h %l %u %t "%r" %>s %b` and optionally
+/// ` "%{Referer}i" "%{User-agent}i"`; nginx's default format is the same), or `None` when
+/// the line does not have that shape.
+pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let (client, i) = token(line, 0)?;
+    let (_ident, i) = token(line, space(line, i)?)?;
+    let i = space(line, i)?;
+    // %u may itself contain no spaces; the time follows in brackets.
+    let (_user, i) = token(line, i)?;
+    let i = space(line, i)?;
+    if line.get(i) != Some(&b'[') {
+        return None;
+    }
+    let close = i + memchr::memchr(b']', &line[i..])?;
+    let time = &line[i + 1..close];
+    let i = space(line, close + 1)?;
+    let (request, i) = quoted(line, i)?;
+    let i = space(line, i)?;
+    let (status, i) = token(line, i)?;
+    if status.len() != 3 || !status.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let status = status
+        .iter()
+        .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'));
+    let i = space(line, i)?;
+    let (bytes, i) = token(line, i)?;
+    if bytes != b"-" && !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut r = Request {
+        client,
+        time,
+        status,
+        bytes: byte_count(bytes),
+        ..Request::default()
+    };
+    let mut parts = request.splitn(3, |&b| b == b' ');
+    let first = parts.next().unwrap_or_default();
+    match parts.next() {
+        Some(uri) => {
+            r.method = first;
+            r.uri = uri;
+        }
+        None => r.uri = first,
+    }
+    if i == line.len() {
+        return Some(r);
+    }
+    let i = space(line, i)?;
+    let (referrer, i) = quoted(line, i)?;
+    let i = space(line, i)?;
+    let (agent, _) = quoted(line, i)?;
+    r.referrer = referrer;
+    r.agent = agent;
+    Some(r)
+}
+
+/// Month number (1-12) of an English three-letter abbreviation.
+pub fn month_number(m: &[u8]) -> Option<u8> {
+    const MONTHS: [&[u8; 3]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    MONTHS.iter().position(|x| &x[..] == m).map(|p| p as u8 + 1)
+}
+
+/// Day (`YYYY-MM-DD` as a number YYYYMMDD) and hour of an Apache time stamp
+/// `DD/Mon/YYYY:HH:MM:SS +ZZZZ`, in the log's own time zone.
+pub fn day_and_hour(time: &[u8]) -> Option<(u32, u8)> {
+    if time.len() < 14 || time[2] != b'/' || time[6] != b'/' || time[11] != b':' {
+        return None;
+    }
+    let num = |s: &[u8]| -> Option<u32> {
+        s.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let day = num(&time[0..2])?;
+    let month = u32::from(month_number(&time[3..6])?);
+    let year = num(&time[7..11])?;
+    let hour = num(&time[12..14])?;
+    (hour < 24).then_some((year * 10000 + month * 100 + day, hour as u8))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn wf2_fields_of_a_combined_line() {
+        let line =
+            b"1.2.3.4 - - [10/Oct/2007:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 123 \"-\" \"UA x\"";
+        let f = wf2_fields(line).unwrap();
+        assert_eq!(f.client, b"1.2.3.4");
+        assert_eq!(f.method, b"\"GET");
+        assert_eq!(f.uri, b"/a");
+        assert_eq!(f.status, b"200");
+        assert_eq!(f.bytes, b"123");
+        assert_eq!(f.referrer, b"\"-\"");
+        assert_eq!(wf2_fields(b"a b c d e f g h i j"), None);
+    }
+
+    #[test]
+    fn articles() {
+        assert!(is_article(b"/ongoing/When/200x/2007/10/09/Foo-Bar"));
+        assert!(!is_article(b"/ongoing/When/200x/2007/10/09/"));
+        assert!(!is_article(b"/ongoing/When/200x/2007/10/09/a.b"));
+        assert!(!is_article(b"/ongoing/When/20xx/2007/10/09/a"));
+        assert!(is_article(b"/ongoing/When/200x/2007/10/09/\xff"));
+    }
+
+    #[test]
+    fn referrers() {
+        let me = b"\"http://www.tbray.org/ongoing/";
+        assert_eq!(counted_referrer(b"\"-\"", me), None);
+        assert_eq!(
+            counted_referrer(b"\"http://www.tbray.org/ongoing/x\"", me),
+            None
+        );
+        assert_eq!(
+            counted_referrer(b"\"http://a/\"", me),
+            Some(&b"http://a/"[..])
+        );
+        assert_eq!(counted_referrer(b"x", me), Some(&b"x"[..]));
+    }
+
+    #[test]
+    fn combined_and_common_lines() {
+        let l = br#"::1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a?b=\"c\" HTTP/1.0" 404 - "http://r/" "Mozilla \"x\" y""#;
+        let r = parse_request(l).unwrap();
+        assert_eq!(r.client, b"::1");
+        assert_eq!(r.method, b"GET");
+        assert_eq!(r.uri, br#"/a?b=\"c\""#);
+        assert_eq!((r.status, r.bytes), (404, 0));
+        assert_eq!(r.referrer, b"http://r/");
+        assert_eq!(r.agent, br#"Mozilla \"x\" y"#);
+        assert_eq!(day_and_hour(r.time), Some((20001010, 13)));
+        let c =
+            parse_request(b"h - - [01/Jan/2020:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5").unwrap();
+        assert_eq!((c.uri, c.bytes, c.agent), (&b"/"[..], 5, &b""[..]));
+        assert_eq!(parse_request(b"garbage"), None);
+        assert_eq!(parse_request(b"h - - [x] \"GET /\" 2000 5"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn fields_match_the_split_reference(
+            line in proptest::collection::vec(prop_oneof![
+                Just(b' '), Just(b'\t'), Just(b'\r'), Just(0x0bu8), Just(0x0cu8), Just(b'a'), Just(b'"'), Just(0xffu8)
+            ], 0..200)
+        ) {
+            prop_assert_eq!(wf2_fields(&line), wf2_fields_naive(&line));
+            prop_assert_eq!(wf2_fields_scalar(&line), wf2_fields_naive(&line));
+        }
+
+        #[test]
+        fn article_test_matches_the_regex(
+            tail in proptest::collection::vec(prop_oneof![
+                Just(b'0'), Just(b'7'), Just(b'x'), Just(b'/'), Just(b'.'), Just(b' '), Just(b'a'), Just(0xe9u8)
+            ], 0..24),
+            head in prop_oneof![Just(&b"/ongoing/When/"[..]), Just(&b"/ongoing/When/200x/2007/10/09/"[..]), Just(&b"/x"[..])]
+        ) {
+            let re = regex::bytes::Regex::new(r"(?-u)^/ongoing/When/[0-9]{3}x/[0-9]{4}/[0-9]{2}/[0-9]{2}/[^ .]+$").unwrap();
+            let uri = [head, &tail[..]].concat();
+            prop_assert_eq!(is_article(&uri), re.is_match(&uri));
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! Access-log reports on all cores: the Wide Finder 2 report and a GoAccess-style summary.
+//!
+//! The seed's design (Bartoschek's Wide Finder 2 entry): the log is cut into chunks at line
+//! boundaries (the engine's line framing), workers take chunks as they free up, each worker
+//! keeps its own tables, and the tables are merged once at the end, in a report phase that
+//! picks the top N of each. Tables are keyed by the bytes of the field, copied once per
+//! distinct key: no allocation per line, and memory grows with the distinct keys, not with
+//! the log. A worker's tables are taken from a pool for each chunk and returned after it,
+//! so there are as many table sets as workers, whatever the number of chunks.
+//!
+//! Compressed or piped logs are decoded or read on one thread, which hands chunks of whole
+//! lines to the workers.
+
+use std::io::Read;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+use hashbrown::HashMap;
+use swath_engine::{
+    run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, Plan, Region,
+    RunStats,
+};
+use swath_kernels::logs::{
+    byte_count, counted_referrer, day_and_hour, is_article, parse_request, wf2_fields,
+};
+
+/// Counts by key (the bytes of a field).
+pub type Table = HashMap<Key, u64>;
+
+/// Keys up to this many bytes live inside the table's bucket.
+const INLINE: usize = 46;
+
+/// A table key: the bytes of a field, stored in the bucket itself when short (most URIs,
+/// clients and referrers), so a lookup reads one cache line instead of chasing a pointer
+/// to a separately allocated key; longer keys are boxed.
+#[derive(Clone)]
+pub enum Key {
+    /// A key of at most [`INLINE`] bytes.
+    Inline(u8, [u8; INLINE]),
+    /// A longer key.
+    Heap(Box<[u8]>),
+}
+
+impl Key {
+    /// The key's bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Key::Inline(n, b) => &b[..usize::from(*n)],
+            Key::Heap(b) => b,
+        }
+    }
+
+    #[inline]
+    fn new(k: &[u8]) -> Key {
+        if k.len() <= INLINE {
+            let mut b = [0u8; INLINE];
+            b[..k.len()].copy_from_slice(k);
+            Key::Inline(k.len() as u8, b)
+        } else {
+            Key::Heap(k.into())
+        }
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.bytes().escape_ascii().to_string())
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.bytes() == o.bytes()
+    }
+}
+
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.bytes().hash(h)
+    }
+}
+
+/// Looks a key up by its bytes (hashing as `[u8]` does, as [`Key`]'s `Hash` does too).
+#[derive(Hash)]
+struct Probe<'a>(&'a [u8]);
+
+impl hashbrown::Equivalent<Key> for Probe<'_> {
+    #[inline]
+    fn equivalent(&self, k: &Key) -> bool {
+        self.0 == k.bytes()
+    }
+}
+
+#[inline]
+fn add(t: &mut Table, key: &[u8], n: u64) {
+    match t.get_mut(&Probe(key)) {
+        Some(v) => *v = v.saturating_add(n),
+        None => {
+            t.insert(Key::new(key), n);
+        }
+    }
+}
+
+fn merge_table(into: &mut Table, from: Table) {
+    let (mut big, small) = if into.len() >= from.len() {
+        (std::mem::take(into), from)
+    } else {
+        (from, std::mem::take(into))
+    };
+    for (k, v) in small {
+        let e = big.entry(k).or_insert(0);
+        *e = e.saturating_add(v);
+    }
+    *into = big;
+}
+
+/// The `n` largest entries, by count descending then key ascending (bytewise).
+pub fn top(t: &Table, n: usize) -> Vec<(&[u8], u64)> {
+    let mut v: Vec<(&[u8], u64)> = t.iter().map(|(k, &c)| (k.bytes(), c)).collect();
+    let order = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
+    if v.len() > n && n > 0 {
+        v.select_nth_unstable_by(n - 1, order);
+        v.truncate(n);
+    }
+    v.truncate(n);
+    v.sort_unstable_by(order);
+    v
+}
+
+/// A report built line by line into per-worker tables that merge.
+pub trait LineReport: Default + Send {
+    /// What the report needs to read a line (patterns, prefixes).
+    type Config: Sync;
+    /// Adds one line (without its newline).
+    fn line(&mut self, config: &Self::Config, line: &[u8]);
+    /// Adds another worker's tables.
+    fn merge(&mut self, other: Self);
+}
+
+/// Feeds every line of a block of whole lines to `report`.
+#[inline]
+fn feed<R: LineReport>(report: &mut R, config: &R::Config, block: &[u8]) {
+    let mut rest = block;
+    while !rest.is_empty() {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        report.line(config, line);
+        rest = next;
+    }
+}
+
+/// Builds a report over all of `input` on all cores.
+pub fn report_input<R: LineReport>(
+    input: &Input,
+    config: &R::Config,
+    engine: &EngineOptions,
+    progress: Option<&AtomicU64>,
+    into: &mut R,
+) -> Result<(Plan, RunStats), EngineError> {
+    let job = Job::new(vec![Region { input, offset: 0 }])
+        .with_framing(Framing::Lines)
+        .with_progress(progress);
+    let plan = Plan::for_job(engine, &job, Access::SinglePass);
+    let pool: Mutex<Vec<R>> = Mutex::new(Vec::new());
+    let stats = run_blocks(&plan, &job, &(), |_, d| {
+        let mut r = pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop()
+            .unwrap_or_default();
+        feed(&mut r, config, d[0]);
+        pool.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        Flow::Continue
+    })?;
+    for r in pool.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        into.merge(r);
+    }
+    Ok((plan, stats))
+}
+
+/// Builds a report from a byte stream (a gzip decoder, a pipe): one thread reads chunks of
+/// whole lines, `workers` threads add them to their own tables.
+pub fn report_reader<R: LineReport>(
+    reader: &mut (dyn Read + Send),
+    config: &R::Config,
+    workers: usize,
+    chunk: usize,
+    into: &mut R,
+) -> std::io::Result<u64> {
+    let workers = workers.max(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(workers * 2);
+    let rx = Mutex::new(rx);
+    let results: Mutex<Vec<R>> = Mutex::new(Vec::new());
+    let mut total = 0u64;
+    let read_result = std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let mut r = R::default();
+                loop {
+                    let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    match next {
+                        Ok(buf) => feed(&mut r, config, &buf),
+                        Err(_) => break,
+                    }
+                }
+                results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+            });
+        }
+        let mut carry: Vec<u8> = Vec::new();
+        let result = loop {
+            let mut buf = std::mem::take(&mut carry);
+            let old = buf.len();
+            buf.resize(old + chunk, 0);
+            let got = match read_full(reader, &mut buf[old..]) {
+                Ok(n) => n,
+                Err(e) => break Err(e),
+            };
+            total += got as u64;
+            buf.truncate(old + got);
+            if got == 0 {
+                if !buf.is_empty() && tx.send(buf).is_err() {
+                    break Ok(());
+                }
+                break Ok(());
+            }
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => {
+                    carry = buf[i + 1..].to_vec();
+                    buf.truncate(i + 1);
+                    if tx.send(buf).is_err() {
+                        break Ok(());
+                    }
+                }
+                None => carry = buf,
+            }
+        };
+        drop(tx);
+        result
+    });
+    read_result?;
+    for r in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        into.merge(r);
+    }
+    Ok(total)
+}
+
+fn read_full(r: &mut (dyn Read + Send), buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match r.read(&mut buf[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// How the Wide Finder 2 report reads lines.
+#[derive(Debug, Clone)]
+pub struct Wf2Config {
+    /// A custom article pattern (`--article`); `None` for the built-in ongoing pattern.
+    pub article: Option<regex::bytes::Regex>,
+    /// The quoted prefix of self-referrers (`"http://www.tbray.org/ongoing/`).
+    pub self_referrer: Vec<u8>,
+}
+
+impl Default for Wf2Config {
+    fn default() -> Self {
+        Wf2Config {
+            article: None,
+            self_referrer: b"\"http://www.tbray.org/ongoing/".to_vec(),
+        }
+    }
+}
+
+/// What Wide Finder 2 counts for one URI.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct UriStat {
+    /// Bytes sent with status 200.
+    pub bytes: u64,
+    /// Article fetches (200 or 304).
+    pub hits: u64,
+    /// 404s.
+    pub not_found: u64,
+    /// Fetched with 200 or 304 at least once: the URI is in the bytes table.
+    pub fetched: bool,
+}
+
+/// The Wide Finder 2 tables. URIs are interned once per line in one table holding all their
+/// counts (bytes, hits, 404s), so a line costs one URI lookup, plus the client's and the
+/// referrer's for articles.
+#[derive(Debug, Default)]
+pub struct Wf2 {
+    /// Counts by URI.
+    pub uris: HashMap<Key, UriStat>,
+    /// Article fetches by client.
+    pub clients: Table,
+    /// Article fetches by referrer (quotes removed; no `"-"`, no self-references).
+    pub referrers: Table,
+    /// Lines with fewer than 11 fields.
+    pub malformed: u64,
+}
+
+impl Wf2 {
+    fn project(&self, f: impl Fn(&UriStat) -> Option<u64>) -> Table {
+        self.uris
+            .iter()
+            .filter_map(|(k, st)| f(st).map(|v| (k.clone(), v)))
+            .collect()
+    }
+
+    /// Article fetches (200 or 304) by URI.
+    pub fn hits(&self) -> Table {
+        self.project(|s| (s.hits > 0).then_some(s.hits))
+    }
+
+    /// Bytes sent (200; 304 adds 0) by URI, for every URI fetched with 200 or 304.
+    pub fn bytes(&self) -> Table {
+        self.project(|s| s.fetched.then_some(s.bytes))
+    }
+
+    /// 404s by URI.
+    pub fn not_found(&self) -> Table {
+        self.project(|s| (s.not_found > 0).then_some(s.not_found))
+    }
+}
+
+impl LineReport for Wf2 {
+    type Config = Wf2Config;
+
+    #[inline]
+    fn line(&mut self, c: &Wf2Config, line: &[u8]) {
+        let Some(f) = wf2_fields(line) else {
+            self.malformed += 1;
+            return;
+        };
+        if f.method != b"\"GET" {
+            return;
+        }
+        let (bytes, fetched) = match f.status {
+            b"200" => (byte_count(f.bytes), true),
+            b"304" => (0, true),
+            b"404" => (0, false),
+            _ => return,
+        };
+        let st = match self.uris.get_mut(&Probe(f.uri)) {
+            Some(st) => st,
+            None => self.uris.entry(Key::new(f.uri)).or_default(),
+        };
+        if !fetched {
+            st.not_found += 1;
+            return;
+        }
+        st.bytes = st.bytes.saturating_add(bytes);
+        st.fetched = true;
+        let article = match &c.article {
+            None => is_article(f.uri),
+            Some(re) => re.is_match(f.uri),
+        };
+        if article {
+            st.hits += 1;
+            add(&mut self.clients, f.client, 1);
+            if let Some(r) = counted_referrer(f.referrer, &c.self_referrer) {
+                add(&mut self.referrers, r, 1);
+            }
+        }
+    }
+
+    fn merge(&mut self, o: Self) {
+        for (k, v) in o.uris {
+            let st = self.uris.entry(k).or_default();
+            st.bytes = st.bytes.saturating_add(v.bytes);
+            st.hits += v.hits;
+            st.not_found += v.not_found;
+            st.fetched |= v.fetched;
+        }
+        merge_table(&mut self.clients, o.clients);
+        merge_table(&mut self.referrers, o.referrers);
+        self.malformed += o.malformed;
+    }
+}
+
+/// The GoAccess-style summary tables.
+#[derive(Debug)]
+pub struct Summary {
+    /// Requests parsed.
+    pub requests: u64,
+    /// Lines that are not in the common or combined format.
+    pub malformed: u64,
+    /// Bytes sent in all.
+    pub bytes: u64,
+    /// Requests by status code (0 to 999).
+    pub status: Vec<u64>,
+    /// Requests by hour of day (log time zone).
+    pub hours: [u64; 24],
+    /// Requests by day (YYYYMMDD).
+    pub days: HashMap<u32, u64>,
+    /// Requests by client.
+    pub clients: Table,
+    /// Requests by URI.
+    pub uris: Table,
+    /// 404s by URI.
+    pub not_found: Table,
+    /// Requests by referrer (without `-`).
+    pub referrers: Table,
+    /// Requests by user agent.
+    pub agents: Table,
+    /// Bytes by URI.
+    pub uri_bytes: Table,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            requests: 0,
+            malformed: 0,
+            bytes: 0,
+            status: vec![0; 1000],
+            hours: [0; 24],
+            days: HashMap::new(),
+            clients: Table::default(),
+            uris: Table::default(),
+            not_found: Table::default(),
+            referrers: Table::default(),
+            agents: Table::default(),
+            uri_bytes: Table::default(),
+        }
+    }
+}
+
+impl LineReport for Summary {
+    type Config = ();
+
+    #[inline]
+    fn line(&mut self, _: &(), line: &[u8]) {
+        let Some(r) = parse_request(line) else {
+            if !line.is_empty() {
+                self.malformed += 1;
+            }
+            return;
+        };
+        self.requests += 1;
+        self.bytes = self.bytes.saturating_add(r.bytes);
+        self.status[usize::from(r.status)] += 1;
+        if let Some((day, hour)) = day_and_hour(r.time) {
+            self.hours[usize::from(hour)] += 1;
+            *self.days.entry(day).or_insert(0) += 1;
+        }
+        add(&mut self.clients, r.client, 1);
+        add(&mut self.uris, r.uri, 1);
+        add(&mut self.uri_bytes, r.uri, r.bytes);
+        if r.status == 404 {
+            add(&mut self.not_found, r.uri, 1);
+        }
+        if !r.referrer.is_empty() && r.referrer != b"-" {
+            add(&mut self.referrers, r.referrer, 1);
+        }
+        if !r.agent.is_empty() {
+            add(&mut self.agents, r.agent, 1);
+        }
+    }
+
+    fn merge(&mut self, o: Self) {
+        self.requests += o.requests;
+        self.malformed += o.malformed;
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        for (a, b) in self.status.iter_mut().zip(&o.status) {
+            *a += b;
+        }
+        for (a, b) in self.hours.iter_mut().zip(&o.hours) {
+            *a += b;
+        }
+        for (k, v) in o.days {
+            *self.days.entry(k).or_insert(0) += v;
+        }
+        merge_table(&mut self.clients, o.clients);
+        merge_table(&mut self.uris, o.uris);
+        merge_table(&mut self.not_found, o.not_found);
+        merge_table(&mut self.referrers, o.referrers);
+        merge_table(&mut self.agents, o.agents);
+        merge_table(&mut self.uri_bytes, o.uri_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+    use swath_engine::{Layout, Strategy};
+
+    fn line_of(i: u32) -> Vec<u8> {
+        let uri = match i % 5 {
+            0 => format!(
+                "/ongoing/When/200x/2007/0{}/1{}/T{}",
+                i % 9 + 1,
+                i % 10,
+                i % 7
+            ),
+            1 => "/ongoing/ongoing.atom".to_string(),
+            2 => format!("/x{}.png", i % 4),
+            3 => "/ongoing/When/200x/2007/01/01/a.b".to_string(),
+            _ => format!("/missing/{}", i % 3),
+        };
+        let status = ["200", "304", "404", "301", "200"][(i % 5) as usize];
+        let method = if i % 11 == 0 { "\"HEAD" } else { "\"GET" };
+        let refr = match i % 4 {
+            0 => "\"-\"".to_string(),
+            1 => format!("\"http://r{}/\"", i % 3),
+            2 => "\"http://www.tbray.org/ongoing/x\"".to_string(),
+            _ => "\"http://s/\"".to_string(),
+        };
+        if i % 13 == 0 {
+            return b"short line".to_vec();
+        }
+        format!(
+            "10.0.0.{} - - [10/Oct/2007:13:55:36 -0700] {method} {uri} HTTP/1.1\" {status} {} {refr} \"UA\"",
+            i % 6,
+            if i % 7 == 0 { "-".to_string() } else { (i * 37).to_string() }
+        )
+        .into_bytes()
+    }
+
+    fn wf2_sequential(data: &[u8]) -> Wf2 {
+        let mut r = Wf2::default();
+        feed(&mut r, &Wf2Config::default(), data);
+        r
+    }
+
+    fn sorted(t: &Table) -> Vec<(Vec<u8>, u64)> {
+        let mut v: Vec<(Vec<u8>, u64)> = t.iter().map(|(k, &c)| (k.bytes().to_vec(), c)).collect();
+        v.sort();
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn tables_do_not_depend_on_the_plan(
+            n in 0u32..400,
+            threads in -1i64..4,
+            bs in prop_oneof![1usize..50, 100usize..5000],
+            strategy in prop_oneof![Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            final_newline in any::<bool>(),
+        ) {
+            let mut data = Vec::new();
+            for i in 0..n {
+                data.extend_from_slice(&line_of(i));
+                data.push(b'\n');
+            }
+            if !final_newline {
+                data.pop();
+            }
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&data).unwrap();
+            let input = Input::open(f.path()).unwrap();
+            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let mut par = Wf2::default();
+            report_input(&input, &Wf2Config::default(), &opts, None, &mut par).unwrap();
+            let seq = wf2_sequential(&data);
+            prop_assert_eq!(par.malformed, seq.malformed);
+            prop_assert_eq!(sorted(&par.hits()), sorted(&seq.hits()));
+            prop_assert_eq!(sorted(&par.bytes()), sorted(&seq.bytes()));
+            prop_assert_eq!(sorted(&par.not_found()), sorted(&seq.not_found()));
+            prop_assert_eq!(sorted(&par.clients), sorted(&seq.clients));
+            prop_assert_eq!(sorted(&par.referrers), sorted(&seq.referrers));
+            let mut streamed = Wf2::default();
+            report_reader(&mut &data[..], &Wf2Config::default(), 3, bs.max(1), &mut streamed).unwrap();
+            prop_assert_eq!(sorted(&streamed.hits()), sorted(&seq.hits()));
+            prop_assert_eq!(streamed.malformed, seq.malformed);
+        }
+    }
+
+    #[test]
+    fn top_orders_by_count_then_key() {
+        let mut t = Table::default();
+        for (k, v) in [("b", 2), ("a", 2), ("c", 5), ("d", 1)] {
+            add(&mut t, k.as_bytes(), v);
+        }
+        let got: Vec<(&[u8], u64)> = top(&t, 3);
+        assert_eq!(got, vec![(&b"c"[..], 5), (&b"a"[..], 2), (&b"b"[..], 2)]);
+        assert!(top(&t, 0).is_empty());
+        assert_eq!(top(&t, 10).len(), 4);
+    }
+}

@@ -1,0 +1,482 @@
+//! `swath logs`: reports over web-server access logs. `wf2` is the Wide Finder 2 report
+//! (Tim Bray's 2008 benchmark, by its reference rules); `summary` is what a GoAccess user
+//! reads first (requests, clients, statuses, bytes, traffic by hour and day, top lists), as
+//! text, JSON or a self-contained HTML page.
+//!
+//! Both run on [`swath_ops::logs`]: chunks of whole lines on all cores, per-worker tables
+//! merged at the end. Several files are one log; `-` is standard input; gzip files (by their
+//! magic bytes) are decompressed on one thread while the workers parse.
+
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use swath_engine::{EngineError, Input};
+use swath_ops::logs::{
+    report_input, report_reader, top, LineReport, Summary, Table, Wf2, Wf2Config,
+};
+
+use crate::engine_args::{EngineArgs, Stopwatch};
+
+/// `swath logs` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum LogsCommand {
+    /// The Wide Finder 2 report: top article URIs by hits, URIs by bytes, 404s, clients and
+    /// referrers.
+    ///
+    /// Fields are taken by position after splitting each line at white space: client (1st),
+    /// `"GET` (6th; other methods are skipped), URI (7th), status (9th), bytes (10th, `-` is
+    /// 0), referrer (11th). Status 200 adds the bytes to the URI, 304 adds 0, 404 counts a
+    /// 404; an article (a URI matching --article) fetched with 200 or 304 counts a hit, its
+    /// client and its referrer (unless `"-"` or a self-referrer). Lines with fewer than 11
+    /// fields are skipped and counted on standard error.
+    Wf2(Wf2Args),
+    /// A GoAccess-style summary: requests, unique clients, statuses, bytes, requests per hour
+    /// and per day, top URIs, 404s, clients, referrers and user agents.
+    ///
+    /// Reads Apache common and combined logs and nginx's default format.
+    Summary(SummaryArgs),
+}
+
+/// Options shared by the log reports.
+#[derive(Args, Debug)]
+pub struct CommonArgs {
+    /// Log files, read as one log (`-` for standard input; gzip is detected and decoded).
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub files: Vec<PathBuf>,
+    /// Rows in each top list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Print the report as JSON (schema in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// `swath logs wf2`.
+#[derive(Args, Debug)]
+pub struct Wf2Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Regular expression (Rust regex syntax) that article URIs match.
+    #[arg(
+        long,
+        value_name = "REGEX",
+        default_value = r"^/ongoing/When/\d\d\dx/\d\d\d\d/\d\d/\d\d/[^ .]+$"
+    )]
+    pub article: String,
+    /// Referrers starting with this prefix are the site's own and not counted.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "http://www.tbray.org/ongoing/"
+    )]
+    pub self_referrer: String,
+}
+
+/// `swath logs summary`.
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Also write a self-contained HTML report (charts included) to OUT.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+}
+
+/// The default article pattern, which the hand parser implements exactly.
+const DEFAULT_ARTICLE: &str = r"^/ongoing/When/\d\d\dx/\d\d\d\d/\d\d/\d\d/[^ .]+$";
+
+pub fn run(cmd: LogsCommand) -> Result<std::process::ExitCode> {
+    match cmd {
+        LogsCommand::Wf2(a) => wf2(a),
+        LogsCommand::Summary(a) => summary(a),
+    }
+}
+
+/// Reads every file into `report`; returns whether a file failed.
+fn gather<R: LineReport>(
+    files: &[PathBuf],
+    config: &R::Config,
+    engine: &EngineArgs,
+    report: &mut R,
+) -> (bool, Option<(swath_engine::Plan, swath_engine::RunStats)>) {
+    let mut failed = false;
+    let mut last = None;
+    let opts = engine.options();
+    let workers = swath_engine::sysinfo::cores();
+    for f in files {
+        let name = f.to_string_lossy().into_owned();
+        let result: Result<(), String> = (|| {
+            if f.as_os_str() == "-" {
+                let mut stdin = io::stdin();
+                let mut head = [0u8; 2];
+                let n = read_some(&mut stdin, &mut head).map_err(|e| os(&name, &e))?;
+                let mut chained = io::Cursor::new(head[..n].to_vec()).chain(stdin);
+                let r: &mut (dyn Read + Send) = &mut chained;
+                let mut gz;
+                let r: &mut (dyn Read + Send) = if head[..n] == [0x1f, 0x8b] {
+                    gz = flate2::read::MultiGzDecoder::new(r);
+                    &mut gz
+                } else {
+                    r
+                };
+                report_reader(r, config, workers, 1 << 20, report).map_err(|e| os(&name, &e))?;
+                return Ok(());
+            }
+            let input = Input::open(Path::new(f)).map_err(|e| engine_msg(&name, &e))?;
+            let mut magic = [0u8; 2];
+            let is_gz = input.len().is_some_and(|l| l >= 2)
+                && input.read_exact_at(&mut magic, 0).is_ok()
+                && magic == [0x1f, 0x8b];
+            if is_gz {
+                let file = std::fs::File::open(f).map_err(|e| os(&name, &e))?;
+                let mut gz =
+                    flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, file));
+                report_reader(&mut gz, config, workers, 1 << 20, report)
+                    .map_err(|e| os(&name, &e))?;
+                return Ok(());
+            }
+            let (plan, stats) = crate::progress::with_progress(input.len(), &name, |p| {
+                report_input(&input, config, &opts, Some(p), report)
+            })
+            .map_err(|e| engine_msg(&name, &e))?;
+            last = Some((plan, stats));
+            Ok(())
+        })();
+        if let Err(msg) = result {
+            eprintln!("swath logs: {msg}");
+            failed = true;
+        }
+    }
+    (failed, last)
+}
+
+fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match r.read(&mut buf[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+fn os(name: &str, e: &io::Error) -> String {
+    format!("{name}: {}", swath_engine::error::os_message(e))
+}
+
+fn engine_msg(name: &str, e: &EngineError) -> String {
+    match e {
+        EngineError::Io { cause, .. } => os(name, cause),
+        other => other.to_string(),
+    }
+}
+
+fn finish(
+    failed: bool,
+    malformed: u64,
+    time: bool,
+    clock: &Stopwatch,
+    engine: &EngineArgs,
+    last: Option<(swath_engine::Plan, swath_engine::RunStats)>,
+) -> std::process::ExitCode {
+    if malformed > 0 {
+        eprintln!("swath logs: {malformed} malformed lines skipped");
+    }
+    if time {
+        match &last {
+            Some((plan, stats)) => eprint!("{}", clock.report(engine.strategy, plan, Some(stats))),
+            None => eprintln!("{}", clock.times()),
+        }
+    }
+    std::process::ExitCode::from(if failed { 2 } else { 0 })
+}
+
+/// A key as printed: at most 60 bytes, then `...`.
+fn shown(key: &[u8]) -> Vec<u8> {
+    if key.len() > 60 {
+        [&key[..60], b"..."].concat()
+    } else {
+        key.to_vec()
+    }
+}
+
+fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
+    let clock = Stopwatch::start();
+    let article = if a.article == DEFAULT_ARTICLE {
+        None
+    } else {
+        Some(
+            regex::bytes::Regex::new(&a.article)
+                .with_context(|| format!("invalid --article pattern '{}'", a.article))?,
+        )
+    };
+    let config = Wf2Config {
+        article,
+        self_referrer: [&b"\""[..], a.self_referrer.as_bytes()].concat(),
+    };
+    let mut r = Wf2::default();
+    let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut r);
+    let n = a.common.top;
+    let (hits, bytes, not_found) = (r.hits(), r.bytes(), r.not_found());
+    let mut out = Vec::new();
+    if a.common.json {
+        out = wf2_json(&r, &hits, &bytes, &not_found, n).into_bytes();
+    } else {
+        out.extend_from_slice(
+            format!(
+                "{} resources, {} 404s, {} clients\n\n",
+                hits.len(),
+                not_found.len(),
+                r.clients.len()
+            )
+            .as_bytes(),
+        );
+        let counts = |out: &mut Vec<u8>, title: &str, t: &Table| {
+            out.extend_from_slice(title.as_bytes());
+            out.push(b'\n');
+            for (k, c) in top(t, n) {
+                out.extend_from_slice(format!(" {c:>10}: ").as_bytes());
+                out.extend_from_slice(&shown(k));
+                out.push(b'\n');
+            }
+            out.push(b'\n');
+        };
+        counts(&mut out, "Top URIs by hit:", &hits);
+        out.extend_from_slice(b"Top URIs by bytes:\n");
+        for (k, c) in top(&bytes, n) {
+            out.extend_from_slice(format!(" {:>9.1}M: ", c as f64 / 1048576.0).as_bytes());
+            out.extend_from_slice(&shown(k));
+            out.push(b'\n');
+        }
+        out.push(b'\n');
+        counts(&mut out, "Top 404s:", &not_found);
+        counts(&mut out, "Top client addresses:", &r.clients);
+        counts(&mut out, "Top referrers:", &r.referrers);
+    }
+    write_stdout(&out)?;
+    Ok(finish(
+        failed,
+        r.malformed,
+        a.common.engine.workers.time,
+        &clock,
+        &a.common.engine,
+        last,
+    ))
+}
+
+fn write_stdout(out: &[u8]) -> Result<()> {
+    let mut so = io::stdout().lock();
+    if let Err(e) = so.write_all(out).and_then(|_| so.flush()) {
+        bail!("write error: {}", swath_engine::error::os_message(&e));
+    }
+    Ok(())
+}
+
+fn json_list(t: &Table, n: usize, value: &str) -> serde_json::Value {
+    serde_json::Value::Array(
+        top(t, n)
+            .into_iter()
+            .map(|(k, c)| serde_json::json!({"key": String::from_utf8_lossy(k), value: c}))
+            .collect(),
+    )
+}
+
+fn wf2_json(r: &Wf2, hits: &Table, bytes: &Table, not_found: &Table, n: usize) -> String {
+    let v = serde_json::json!({
+        "resources": hits.len(),
+        "404s": not_found.len(),
+        "clients": r.clients.len(),
+        "malformed": r.malformed,
+        "top_uris_by_hits": json_list(hits, n, "count"),
+        "top_uris_by_bytes": json_list(bytes, n, "bytes"),
+        "top_404s": json_list(not_found, n, "count"),
+        "top_clients": json_list(&r.clients, n, "count"),
+        "top_referrers": json_list(&r.referrers, n, "count"),
+    });
+    format!("{v:#}\n")
+}
+
+fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
+    let clock = Stopwatch::start();
+    let mut s = Summary::default();
+    let (failed, last) = gather(&a.common.files, &(), &a.common.engine, &mut s);
+    let n = a.common.top;
+    let json = summary_json(&s, n);
+    if a.common.json {
+        write_stdout(format!("{json:#}\n").as_bytes())?;
+    } else {
+        write_stdout(summary_text(&s, n).as_bytes())?;
+    }
+    if let Some(out) = &a.html {
+        let page = summary_html(&json);
+        let o = swath_engine::AtomicOutput::create(out)
+            .with_context(|| format!("cannot create '{}'", out.display()))?;
+        let mut f = o.file();
+        f.write_all(page.as_bytes())
+            .with_context(|| format!("cannot write '{}'", out.display()))?;
+        o.commit(false)
+            .with_context(|| format!("cannot write '{}'", out.display()))?;
+    }
+    Ok(finish(
+        failed,
+        s.malformed,
+        a.common.engine.workers.time,
+        &clock,
+        &a.common.engine,
+        last,
+    ))
+}
+
+fn status_classes(s: &Summary) -> [u64; 5] {
+    let mut c = [0u64; 5];
+    for (code, &n) in s.status.iter().enumerate() {
+        if (100..600).contains(&code) {
+            c[code / 100 - 1] += n;
+        }
+    }
+    c
+}
+
+fn summary_json(s: &Summary, n: usize) -> serde_json::Value {
+    let classes = status_classes(s);
+    let codes: serde_json::Map<String, serde_json::Value> = s
+        .status
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(code, &c)| (code.to_string(), c.into()))
+        .collect();
+    let mut days: Vec<(u32, u64)> = s.days.iter().map(|(&d, &c)| (d, c)).collect();
+    days.sort_unstable();
+    serde_json::json!({
+        "requests": s.requests,
+        "malformed": s.malformed,
+        "unique_clients": s.clients.len(),
+        "unique_uris": s.uris.len(),
+        "bytes": s.bytes,
+        "status_classes": {"1xx": classes[0], "2xx": classes[1], "3xx": classes[2], "4xx": classes[3], "5xx": classes[4]},
+        "status_codes": codes,
+        "requests_by_hour": s.hours.to_vec(),
+        "requests_by_day": days.iter().map(|(d, c)| serde_json::json!({
+            "day": format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100), "count": c
+        })).collect::<Vec<_>>(),
+        "top_uris": json_list(&s.uris, n, "count"),
+        "top_uris_by_bytes": json_list(&s.uri_bytes, n, "bytes"),
+        "top_404s": json_list(&s.not_found, n, "count"),
+        "top_clients": json_list(&s.clients, n, "count"),
+        "top_referrers": json_list(&s.referrers, n, "count"),
+        "top_user_agents": json_list(&s.agents, n, "count"),
+    })
+}
+
+fn summary_text(s: &Summary, n: usize) -> String {
+    let mut o = String::new();
+    let classes = status_classes(s);
+    let _ = writeln!(o, "Requests          {}", s.requests);
+    let _ = writeln!(o, "Unique clients    {}", s.clients.len());
+    let _ = writeln!(o, "Unique URIs       {}", s.uris.len());
+    let _ = writeln!(
+        o,
+        "Bytes sent        {} ({:.1} MiB)",
+        s.bytes,
+        s.bytes as f64 / 1048576.0
+    );
+    let _ = writeln!(o, "Malformed lines   {}", s.malformed);
+    let _ = writeln!(o, "\nStatus classes:");
+    for (i, c) in classes.iter().enumerate() {
+        let _ = writeln!(o, " {:>10}  {}xx", c, i + 1);
+    }
+    let _ = writeln!(o, "\nStatus codes:");
+    for (code, &c) in s.status.iter().enumerate().filter(|(_, &c)| c > 0) {
+        let _ = writeln!(o, " {c:>10}  {code}");
+    }
+    let _ = writeln!(o, "\nRequests by hour:");
+    let peak = s.hours.iter().copied().max().unwrap_or(0).max(1);
+    for (h, &c) in s.hours.iter().enumerate() {
+        let bar = "#".repeat((c * 40 / peak) as usize);
+        let _ = writeln!(o, "{}", format!(" {h:02}:00 {c:>10}  {bar}").trim_end());
+    }
+    let _ = writeln!(o, "\nRequests by day:");
+    let mut days: Vec<(u32, u64)> = s.days.iter().map(|(&d, &c)| (d, c)).collect();
+    days.sort_unstable();
+    for (d, c) in days {
+        let _ = writeln!(
+            o,
+            " {:04}-{:02}-{:02} {c:>10}",
+            d / 10000,
+            d / 100 % 100,
+            d % 100
+        );
+    }
+    let list = |o: &mut String, title: &str, t: &Table| {
+        let _ = writeln!(o, "\n{title}:");
+        for (k, c) in top(t, n) {
+            let _ = writeln!(o, " {c:>10}  {}", String::from_utf8_lossy(&shown(k)));
+        }
+    };
+    list(&mut o, "Top URIs", &s.uris);
+    list(&mut o, "Top 404s", &s.not_found);
+    list(&mut o, "Top clients", &s.clients);
+    list(&mut o, "Top referrers", &s.referrers);
+    list(&mut o, "Top user agents", &s.agents);
+    o
+}
+
+/// A page with the JSON embedded and drawn by a small script: no server, no network.
+fn summary_html(json: &serde_json::Value) -> String {
+    let data = json.to_string().replace("</", "<\\/");
+    format!(
+        r##"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>swath logs summary</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:2em;color:#222}} h1{{font-size:1.4em}}
+.cards{{display:flex;gap:1em;flex-wrap:wrap}} .card{{background:#f3f5f8;padding:.8em 1.2em;border-radius:6px}}
+.card b{{display:block;font-size:1.4em}} svg{{background:#fafafa;border:1px solid #ddd}}
+table{{border-collapse:collapse;margin:.5em 0 1.5em}} td{{padding:.15em .6em;border-bottom:1px solid #eee}}
+td.n{{text-align:right;font-variant-numeric:tabular-nums}} h2{{font-size:1.1em;margin-top:1.5em}}
+</style></head><body>
+<h1>Access log summary</h1><div class="cards" id="cards"></div>
+<h2>Requests by hour of day</h2><svg id="hours" width="760" height="220"></svg>
+<h2>Requests by day</h2><svg id="days" width="760" height="220"></svg>
+<h2>Status classes</h2><svg id="classes" width="760" height="160"></svg>
+<div id="lists"></div>
+<script id="data" type="application/json">{data}</script>
+<script>
+const d = JSON.parse(document.getElementById('data').textContent);
+const fmt = n => n.toLocaleString('en');
+const card = (k, v) => `<div class="card">${{k}}<b>${{v}}</b></div>`;
+document.getElementById('cards').innerHTML = card('Requests', fmt(d.requests)) +
+  card('Unique clients', fmt(d.unique_clients)) + card('Unique URIs', fmt(d.unique_uris)) +
+  card('Bytes sent', (d.bytes / 1048576).toFixed(1) + ' MiB') + card('Malformed lines', fmt(d.malformed));
+function bars(id, labels, values) {{
+  const svg = document.getElementById(id), w = +svg.getAttribute('width'), h = +svg.getAttribute('height');
+  const max = Math.max(1, ...values), bw = (w - 40) / Math.max(1, values.length);
+  let s = '';
+  values.forEach((v, i) => {{
+    const bh = (h - 40) * v / max, x = 30 + i * bw, y = h - 25 - bh;
+    s += `<rect x="${{x + 1}}" y="${{y}}" width="${{Math.max(1, bw - 2)}}" height="${{bh}}" fill="#4a7bd0"><title>${{labels[i]}}: ${{fmt(v)}}</title></rect>`;
+    if (values.length <= 31) s += `<text x="${{x + bw / 2}}" y="${{h - 10}}" font-size="10" text-anchor="middle">${{labels[i]}}</text>`;
+  }});
+  svg.innerHTML = s;
+}}
+bars('hours', d.requests_by_hour.map((_, i) => String(i).padStart(2, '0')), d.requests_by_hour);
+bars('days', d.requests_by_day.map(x => x.day.slice(5)), d.requests_by_day.map(x => x.count));
+const cl = d.status_classes; bars('classes', Object.keys(cl), Object.values(cl));
+const esc = s => s.replace(/[&<>]/g, c => ({{'&':'&amp;','<':'&lt;','>':'&gt;'}}[c]));
+const list = (t, rows, f) => `<h2>${{t}}</h2><table>` + rows.map(r => `<tr><td class="n">${{fmt(r[f])}}</td><td>${{esc(r.key)}}</td></tr>`).join('') + '</table>';
+document.getElementById('lists').innerHTML =
+  list('Top URIs', d.top_uris, 'count') + list('Top URIs by bytes', d.top_uris_by_bytes, 'bytes') +
+  list('Top 404s', d.top_404s, 'count') + list('Top clients', d.top_clients, 'count') +
+  list('Top referrers', d.top_referrers, 'count') + list('Top user agents', d.top_user_agents, 'count');
+</script></body></html>
+"##
+    )
+}

@@ -1,0 +1,1244 @@
+//! `swath logs wf2` (the Wide Finder 2 report) against a plain sequential reference written
+//! here from the rules alone: golden files, generated logs, engine settings, options, --json.
+//!
+//! The reference ([`tally`] and [`report`]) takes the rules literally, one line after the
+//! other, with no shared code with swath. Assumptions where the rules leave a choice:
+//!
+//! * Lines are separated by `\n` only; a `\n` at the very end does not start another line; an
+//!   empty line (or one of white space only) has 0 fields and so is malformed.
+//! * Fields are the non-empty pieces between runs of space, tab, CR, VT (0x0b) and FF (0x0c):
+//!   leading white space does not make an empty first field (awk's splitting, not Ruby's
+//!   `split(/\s+/)`). No other byte (NUL, 0x85, 0xa0, U+00A0, U+3000) separates fields.
+//! * A line with fewer than 11 fields is malformed whatever its method; the method test
+//!   comes after.
+//! * A status other than exactly `200`, `304` or `404` (`0200`, `200x`, `2000`) is ignored.
+//! * A byte count is `-` (0), a non-empty string of ASCII digits (its value, saturating at
+//!   u64::MAX), or anything else (`12x`, `+5`, `-5`: 0). Sums per URI saturate too.
+//! * The article pattern's `\d` is an ASCII digit and `[^ .]` is any byte but space and dot
+//!   (bytes are bytes: invalid UTF-8 in a title still makes an article).
+//! * Referrer: excluded when the field is exactly `"-"` or begins with `"` followed by the
+//!   self prefix (default `http://www.tbray.org/ongoing/`; `--self-referrer P` replaces it).
+//!   Otherwise one leading `"` is removed if present, then one trailing `"` if present (so a
+//!   field of a lone `"` gives the empty key).
+//! * The MiB column prints the double `bytes as f64 / 1048576` with `%.1f` (round half to
+//!   even on the exact binary value, as glibc does); ranking uses the exact u64.
+//! * `--top 0` prints every section title followed by its blank line and no rows.
+//! * The malformed count goes to stderr as [`malformed_message`]; exit status 0 even then.
+//! * Several files are one log: the report of their concatenation (the files used here end
+//!   with a newline, so whether a last line without one joins the next file is not tested).
+//! * A missing file: `swath logs: NAME: No such file or directory`, exit status 2.
+//! * `--json` keys are the full keys (not shortened to 60 bytes), as lossy UTF-8.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::util::{swath_bin, Dir};
+
+// ---------------------------------------------------------------------------------------
+// The reference.
+
+/// The default self-referrer prefix (without the opening quote).
+const TBRAY: &[u8] = b"http://www.tbray.org/ongoing/";
+
+/// What the report depends on besides the log.
+struct Opts<'a> {
+    top: usize,
+    article: &'a dyn Fn(&[u8]) -> bool,
+    self_referrer: &'a [u8],
+}
+
+impl Opts<'static> {
+    fn wf2() -> Self {
+        Opts {
+            top: 10,
+            article: &is_article,
+            self_referrer: TBRAY,
+        }
+    }
+}
+
+type Table = HashMap<Vec<u8>, u64>;
+
+#[derive(Default, Debug)]
+struct Tally {
+    hits: Table,
+    bytes: Table,
+    s404s: Table,
+    clients: Table,
+    referrers: Table,
+    malformed: u64,
+}
+
+/// The message swath prints on stderr for N malformed lines (nothing for none).
+fn malformed_message(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("swath logs: {n} malformed lines skipped\n")
+    }
+}
+
+/// The lines of a log: pieces between `\n`s, the last one counted without a final newline.
+fn lines(log: &[u8]) -> Vec<&[u8]> {
+    let mut v: Vec<&[u8]> = log.split(|&b| b == b'\n').collect();
+    // "a\nb\n" splits into ["a", "b", ""]: the empty piece after the last newline is no line.
+    // An empty log splits into [""]: no line either.
+    if v.last().is_some_and(|last| last.is_empty()) {
+        v.pop();
+    }
+    v
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
+}
+
+fn fields(line: &[u8]) -> Vec<&[u8]> {
+    line.split(|&b| is_space(b))
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
+/// `^/ongoing/When/\d\d\dx/\d\d\d\d/\d\d/\d\d/[^ .]+$` with ASCII digits, on bytes.
+fn is_article(uri: &[u8]) -> bool {
+    let Some(rest) = uri.strip_prefix(b"/ongoing/When/") else {
+        return false;
+    };
+    // 'd' stands for an ASCII digit, every other template byte for itself.
+    let template = b"dddx/dddd/dd/dd/";
+    if rest.len() <= template.len() {
+        return false; // the title needs at least one byte
+    }
+    let (date, title) = rest.split_at(template.len());
+    let date_ok = date.iter().zip(template).all(|(&b, &t)| {
+        if t == b'd' {
+            b.is_ascii_digit()
+        } else {
+            b == t
+        }
+    });
+    date_ok && title.iter().all(|&b| b != b' ' && b != b'.')
+}
+
+fn byte_count(field: &[u8]) -> u64 {
+    if field == b"-" || field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    let mut n: u64 = 0;
+    for &d in field {
+        n = n.saturating_mul(10).saturating_add(u64::from(d - b'0'));
+    }
+    n
+}
+
+fn bump(table: &mut Table, key: &[u8], by: u64) {
+    let n = table.entry(key.to_vec()).or_insert(0);
+    *n = n.saturating_add(by);
+}
+
+/// Reads the log line after line and fills the tables.
+fn tally(log: &[u8], o: &Opts) -> Tally {
+    let mut t = Tally::default();
+    for line in lines(log) {
+        let f = fields(line);
+        if f.len() < 11 {
+            t.malformed += 1;
+            continue;
+        }
+        if f[5] != b"\"GET" {
+            continue;
+        }
+        let (client, uri, status, bytes, referrer) = (f[0], f[6], f[8], f[9], f[10]);
+        if status == b"404" {
+            bump(&mut t.s404s, uri, 1);
+            continue;
+        }
+        let n = match status {
+            b"200" => byte_count(bytes),
+            b"304" => 0,
+            _ => continue,
+        };
+        bump(&mut t.bytes, uri, n);
+        if !(o.article)(uri) {
+            continue;
+        }
+        bump(&mut t.hits, uri, 1);
+        bump(&mut t.clients, client, 1);
+        let mut quoted_self = b"\"".to_vec();
+        quoted_self.extend_from_slice(o.self_referrer);
+        if referrer != b"\"-\"" && !referrer.starts_with(&quoted_self) {
+            let r = referrer.strip_prefix(b"\"").unwrap_or(referrer);
+            let r = r.strip_suffix(b"\"").unwrap_or(r);
+            bump(&mut t.referrers, r, 1);
+        }
+    }
+    t
+}
+
+/// The first `top` entries by count descending, then key ascending (bytewise).
+fn top_rows(table: &Table, top: usize) -> Vec<(&[u8], u64)> {
+    let mut rows: Vec<(&[u8], u64)> = table.iter().map(|(k, &n)| (k.as_slice(), n)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    rows.truncate(top);
+    rows
+}
+
+/// `printf("%.1f", bytes / 1048576.0)`, computed exactly on the double: `bytes as f64` is an
+/// integer-valued double and dividing by 2^20 is exact, so the value is `b / 2^20` with `b`
+/// that integer; `%.1f` rounds it to tenths, half to even.
+fn mib(bytes: u64) -> String {
+    let b = (bytes as f64) as u128;
+    let scaled = b * 10;
+    let (q, r) = (scaled >> 20, scaled & ((1 << 20) - 1));
+    let half = 1u128 << 19;
+    let q = if r > half || (r == half && q % 2 == 1) {
+        q + 1
+    } else {
+        q
+    };
+    format!("{}.{}", q / 10, q % 10)
+}
+
+/// A key longer than 60 bytes is shown as its first 60 bytes and `...`.
+fn shorten(key: &[u8]) -> Vec<u8> {
+    if key.len() > 60 {
+        let mut k = key[..60].to_vec();
+        k.extend_from_slice(b"...");
+        k
+    } else {
+        key.to_vec()
+    }
+}
+
+fn sections(t: &Tally) -> [(&'static str, &Table, bool); 5] {
+    [
+        ("Top URIs by hit:", &t.hits, false),
+        ("Top URIs by bytes:", &t.bytes, true),
+        ("Top 404s:", &t.s404s, false),
+        ("Top client addresses:", &t.clients, false),
+        ("Top referrers:", &t.referrers, false),
+    ]
+}
+
+/// The text report.
+fn report(t: &Tally, top: usize) -> Vec<u8> {
+    let mut out = format!(
+        "{} resources, {} 404s, {} clients\n\n",
+        t.hits.len(),
+        t.s404s.len(),
+        t.clients.len()
+    )
+    .into_bytes();
+    for (title, table, in_mib) in sections(t) {
+        out.extend_from_slice(title.as_bytes());
+        out.push(b'\n');
+        for (key, n) in top_rows(table, top) {
+            let head = if in_mib {
+                format!(" {:>9}M: ", mib(n))
+            } else {
+                format!(" {n:>10}: ")
+            };
+            out.extend_from_slice(head.as_bytes());
+            out.extend_from_slice(&shorten(key));
+            out.push(b'\n');
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+fn reference(log: &[u8], o: &Opts) -> (Vec<u8>, Tally) {
+    let t = tally(log, o);
+    (report(&t, o.top), t)
+}
+
+// ---------------------------------------------------------------------------------------
+// Running swath and collecting disagreements.
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/logs")
+}
+
+/// `swath logs wf2 ARGS` in `cwd`, with `stdin` fed from bytes (or nothing).
+fn wf2(cwd: &Path, args: &[&OsStr], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(swath_bin());
+    cmd.arg("logs")
+        .arg("wf2")
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("LC_ALL")
+        .env_remove("LANG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let mut child = cmd.spawn().expect("run swath");
+    let writer = stdin.map(|data| {
+        let mut pipe = child.stdin.take().unwrap();
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            // swath may stop reading early (an error): a broken pipe is its business.
+            let _ = pipe.write_all(&data);
+        })
+    });
+    let out = child.wait_with_output().expect("wait for swath");
+    if let Some(w) = writer {
+        w.join().unwrap();
+    }
+    out
+}
+
+fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
+    args.iter().map(|s| OsStr::new(*s)).collect()
+}
+
+fn show(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    if s.len() > 3000 {
+        let mut cut = 3000;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}... [{} bytes in all]", &s[..cut], bytes.len())
+    } else {
+        s.into_owned()
+    }
+}
+
+/// The first line where two outputs differ, to keep failure messages short.
+fn first_difference(expected: &[u8], got: &[u8]) -> String {
+    let e: Vec<&[u8]> = expected.split(|&b| b == b'\n').collect();
+    let g: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
+    for i in 0..e.len().max(g.len()) {
+        let (a, b) = (e.get(i), g.get(i));
+        if a != b {
+            return format!(
+                "line {}: expected {:?}, got {:?}",
+                i + 1,
+                a.map(|l| String::from_utf8_lossy(l)),
+                b.map(|l| String::from_utf8_lossy(l))
+            );
+        }
+    }
+    "no line differs".into()
+}
+
+/// Disagreements gathered over a test, reported together at its end.
+#[derive(Default)]
+struct Failures(Vec<String>);
+
+impl Failures {
+    fn same(&mut self, what: &str, expected: &[u8], got: &[u8]) -> bool {
+        if expected == got {
+            return true;
+        }
+        self.0.push(format!(
+            "{what}: {}\n--- expected ---\n{}\n--- got ---\n{}",
+            first_difference(expected, got),
+            show(expected),
+            show(got)
+        ));
+        false
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.0.push(msg);
+    }
+
+    /// stdout equals `expected`, stderr the malformed message, exit status 0.
+    fn outcome(&mut self, what: &str, out: &Output, expected: &[u8], malformed: u64) {
+        self.same(&format!("{what}: stdout"), expected, &out.stdout);
+        self.same(
+            &format!("{what}: stderr"),
+            malformed_message(malformed).as_bytes(),
+            &out.stderr,
+        );
+        if out.status.code() != Some(0) {
+            self.fail(format!(
+                "{what}: exit status {:?}, expected 0 (stderr {:?})",
+                out.status.code(),
+                show(&out.stderr)
+            ));
+        }
+    }
+
+    fn finish(self) {
+        if !self.0.is_empty() {
+            panic!(
+                "{} disagreement(s):\n\n{}",
+                self.0.len(),
+                self.0.join("\n\n")
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Inputs.
+
+/// The golden outputs: (output, input log, --top, malformed lines in the input, counted by
+/// hand).
+const GOLDEN: [(&str, &str, usize, u64); 7] = [
+    ("basic", "basic", 10, 0),
+    // The referrers cut from the top 10 above: tbray.org without /ongoing/, the unquoted and
+    // slash-less self prefixes.
+    ("basic.top30", "basic", 30, 0),
+    ("separators", "separators", 10, 0),
+    // A 10-field line, an empty line, a line of white space, two binary lines (the one of
+    // every byte but \n splits into 3 fields), `a b c d e "GET`, and the empty last line
+    // (the file ends in "\n\n").
+    ("garbage", "garbage", 10, 7),
+    // Byte counts past u64::MAX and sums past it saturate.
+    ("saturation", "saturation", 10, 0),
+    ("empty", "empty", 10, 0),
+    ("rounding", "rounding", 10, 0),
+];
+
+/// A log with lines of a megabyte: a valid line with a 1 MB agent, one with a 1 MB referrer
+/// (shortened in the report), a 1 MB line without white space and 1 MB of binary noise, all
+/// separated by valid lines. Built here rather than stored.
+fn big_line_log() -> Vec<u8> {
+    const MB: usize = 1 << 20;
+    let a = b"/ongoing/When/200x/2007/10/09/Big";
+    let mut log = Vec::new();
+    let valid = |log: &mut Vec<u8>, client: &str, referrer: &[u8], agent: &[u8]| {
+        log.extend_from_slice(client.as_bytes());
+        log.extend_from_slice(b" - - [09/Oct/2007:12:00:00 -0700] \"GET ");
+        log.extend_from_slice(a);
+        log.extend_from_slice(b" HTTP/1.1\" 200 1234 ");
+        log.extend_from_slice(referrer);
+        log.push(b' ');
+        log.extend_from_slice(agent);
+        log.push(b'\n');
+    };
+    valid(&mut log, "c1", b"\"-\"", b"\"small\"");
+    let mut agent = vec![b'"'];
+    agent.extend((0..MB).map(|i| b"Mozilla/5.0 (X11; Linux) "[i % 25]));
+    agent.push(b'"');
+    valid(&mut log, "c2", b"\"http://r.example/\"", &agent);
+    let mut referrer = b"\"http://long.example/".to_vec();
+    referrer.extend((0..MB).map(|i| b'a' + (i % 26) as u8));
+    referrer.push(b'"');
+    valid(&mut log, "c3", &referrer, b"\"x\"");
+    log.extend((0..MB).map(|i| b'A' + (i % 26) as u8));
+    log.push(b'\n');
+    valid(&mut log, "c4", b"\"http://r.example/\"", b"\"y\"");
+    let mut rng = Rng(99);
+    log.extend((0..MB).map(|_| match rng.next() as u8 {
+        b'\n' => 0,
+        b => b,
+    }));
+    log.push(b'\n');
+    valid(&mut log, "c5", &referrer, b"\"z\"");
+    log
+}
+
+/// splitmix64: a seeded generator needing no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T: ?Sized>(&mut self, xs: &[&'a T]) -> &'a T {
+        xs[self.below(xs.len())]
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A log of `n` random lines mixing valid records with the edge cases of the golden files:
+/// small pools of clients, URIs and referrers so that counts collide and ties are cut. With
+/// `huge`, some byte counts are 23 digits long, so sums saturate (kept out of the log the
+/// engine and option tests share, so that a saturation bug does not hide the rest).
+fn random_log(seed: u64, n: usize, huge: bool) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let clients: [&[u8]; 9] = [
+        b"10.0.0.1",
+        b"10.0.0.2",
+        b"10.0.0.10",
+        b"192.168.1.1",
+        b"c\xffbad",
+        b"host.example.com",
+        b"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
+        b"2001:db8::1",
+        b"\x00nul",
+    ];
+    let uris: [&[u8]; 22] = [
+        b"/ongoing/When/200x/2007/10/09/Alpha",
+        b"/ongoing/When/200x/2007/10/10/Beta",
+        b"/ongoing/When/200x/2007/10/11/Gamma",
+        b"/ongoing/When/200x/2007/10/12/Delta",
+        b"/ongoing/When/199x/1999/01/01/Old",
+        b"/ongoing/When/200x/2007/10/13/A-long-title-that-goes-on-and-on-and-on-past-sixty-bytes",
+        b"/ongoing/When/200x/2007/10/14/inval\xff\xfe",
+        b"/ongoing/When/200x/2007/10/15/a/b?c=d",
+        b"/ongoing/When/200x/2007/10/09/",
+        b"/ongoing/When/200x/2007/10/09/a.b",
+        b"/ongoing/When/200x/2007/10/0\xd9\xa9/x",
+        b"/ongoing/When/200X/2007/10/09/x",
+        b"/ongoing/",
+        b"/ongoing/ongoing.atom",
+        b"/",
+        b"/favicon.ico",
+        b"/a/",
+        b"/a/one",
+        b"/a/two.html",
+        b"/b/a/",
+        b"\"GET",
+        b"/robots.txt",
+    ];
+    let methods: [&[u8]; 8] = [
+        b"\"GET", b"\"GET", b"\"GET", b"\"GET", b"\"POST", b"\"HEAD", b"\"get", b"\"GET\"",
+    ];
+    let statuses: [&[u8]; 12] = [
+        b"200", b"200", b"200", b"200", b"304", b"304", b"404", b"404", b"500", b"0200", b"200x",
+        b"301",
+    ];
+    let referrers: [&[u8]; 14] = [
+        b"\"-\"",
+        b"\"-\"",
+        b"\"http://www.tbray.org/ongoing/When/200x/\"",
+        b"\"http://www.tbray.org/ongoing/\"",
+        b"\"http://www.tbray.org/\"",
+        b"\"http://x/\"",
+        b"\"http://x/foo\"",
+        b"\"http://x.example/\"",
+        b"\"http://google.com/search?q=wide+finder\"",
+        b"http://unquoted.example/",
+        b"\"",
+        b"\"\xff\xfe\"",
+        b"\"http://a-referrer-that-is-definitely-longer-than-sixty-bytes.example/path\"",
+        b"-",
+    ];
+    let seps: [&[u8]; 8] = [b" ", b" ", b" ", b" ", b"  ", b"\t", b" \x0b", b"\x0c\r "];
+    let mut log = Vec::new();
+    for _ in 0..n {
+        let roll = rng.below(100);
+        if roll < 3 {
+            // Binary garbage (no newline inside).
+            let len = rng.below(300);
+            log.extend((0..len).map(|_| match rng.next() as u8 {
+                b'\n' => b'?',
+                b => b,
+            }));
+            log.push(b'\n');
+            continue;
+        }
+        if roll < 4 {
+            log.extend_from_slice(if rng.chance(50) { b"\n" } else { b" \t\r\n" });
+            continue;
+        }
+        let mut bytes_field = (rng.next() % 100_000).to_string().into_bytes();
+        match rng.below(20) {
+            0 => bytes_field = b"-".to_vec(),
+            1 => bytes_field = b"12x".to_vec(),
+            2 if huge => bytes_field = b"99999999999999999999999".to_vec(),
+            2 => bytes_field = b"0000000000000000000000000000000000000017".to_vec(),
+            3 => bytes_field = (rng.next() % 5_000_000).to_string().into_bytes(),
+            _ => {}
+        }
+        let date = if rng.chance(2) {
+            b"[09/Oct/2007:12:00:00]".to_vec()
+        } else {
+            format!("[{:02}/Oct/2007:12:00:00 -0700]", rng.below(31) + 1).into_bytes()
+        };
+        let mut agent = b"\"Mozilla/5.0 (X11; Linux x86_64)\"".to_vec();
+        if rng.chance(1) {
+            agent.extend(std::iter::repeat_n(b'z', 5000 + rng.below(5000)));
+        }
+        let f: Vec<Vec<u8>> = vec![
+            rng.pick(&clients).to_vec(),
+            b"-".to_vec(),
+            b"-".to_vec(),
+            date,
+            rng.pick(&methods).to_vec(),
+            rng.pick(&uris).to_vec(),
+            b"HTTP/1.1\"".to_vec(),
+            rng.pick(&statuses).to_vec(),
+            bytes_field,
+            rng.pick(&referrers).to_vec(),
+            agent,
+        ];
+        // A date without its zone has 10 fields before the agent (and shifts them).
+        let keep = if rng.chance(3) {
+            rng.below(f.len())
+        } else {
+            f.len()
+        };
+        if rng.chance(3) {
+            log.extend_from_slice(rng.pick(&seps));
+        }
+        for (i, field) in f[..keep].iter().enumerate() {
+            if i > 0 {
+                log.extend_from_slice(rng.pick(&seps));
+            }
+            log.extend_from_slice(field);
+        }
+        if rng.chance(5) {
+            log.push(b'\r');
+        }
+        log.push(b'\n');
+    }
+    // The last line without its newline.
+    if log.last() == Some(&b'\n') {
+        log.pop();
+    }
+    log
+}
+
+fn random_dir() -> (Dir, Vec<u8>) {
+    let dir = Dir::new();
+    let log = random_log(2007, 12_000, false);
+    dir.write("random.log", &log);
+    (dir, log)
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference on its own: golden files and hand checks.
+
+/// Golden outputs. The logs come from tests/data/logs/make-logs.py (bigline.log from
+/// [`big_line_log`]); `SWATH_BLESS=1 cargo test --test cli logs::golden` rewrites the .txt
+/// files from the reference (then read the diff before committing).
+///
+/// Checked by hand, basic.log (the lines are in tests/data/logs/basic.log):
+/// * resources: Alpha, Beta, Gamma, the 61- and 60-byte URIs (12/LLL..., 13/MMM...) and the
+///   twelve 20/tN: 17 (the `/09/` and `a.b` URIs and `/ongoing/` are not articles).
+/// * 404s: Alpha (c7), /missing (c7, c8), Gamma (c9) = 3; the HEAD 404 does not count.
+/// * clients: c1 (Alpha, Beta), c2 (Alpha, Beta), c3 (Alpha 304), c4, c11 (4 x Beta), the
+///   61 x and 60 y clients, and the twelve 10.0.0.N = 19; c10's lines are all skipped (POST,
+///   HEAD, a 5th-field "GET, `"GET"`, `GET`), c5 only POSTs and HEADs, c6 only non-articles,
+///   c7/c8/c9 only 404s.
+/// * hits: Beta 6 (c1 200, c2 304, four c11), Alpha 3 (c1, c2, c3), then eight of the
+///   fifteen 1s in bytewise order: 10/11/Gamma, 10/12/LLL... (61 bytes: its first 60 and
+///   `...`), 10/13/MMM... (60 bytes, whole), 10/20/t1, t10, t11, t12, t2 (t20, t3..t8 cut).
+/// * clients: c11 4, c1 2, c2 2, then 10.0.0.1, .10, .11, .12, .2, .20, .3 (bytewise).
+/// * bytes: Beta 1048576+4 (= 1.0M), /ongoing/ 3000 and Alpha 3000 (1000+2000+0; tie, and
+///   `/ongoing/` is a prefix so first), Gamma 500, then six of the twelve 20/tN at 100
+///   (0.0M each): t1, t10, t11, t12, t2, t20. The HEAD and POST bytes do not count.
+/// * referrers: `http://ref.example/one` 2 (Alpha by c1, Beta 304 by c2), then 1 each
+///   sorted bytewise: half.example (leading quote only), noquote.example, the 60-byte
+///   referrer whole, the 61-byte one shortened, ref.example/two, tie.example/1, 10, 11, 12.
+///   In basic.top30.txt, `http://www.tbray.org/other` counts (not /ongoing/), the unquoted
+///   `http://www.tbray.org/ongoing/unquoted` counts (the rule has the quote), and so does
+///   `"http://www.tbray.org/ongoing` (no slash), shown as `http://www.tbray.org/ongoing`.
+///
+/// Checked by hand, separators.log: Beta 4 (c3 304, c4, c5, c6: U+00A0, a lone 0xa0 and
+/// U+3000 stay inside the client), Gamma 4 (c7, c9 with a NUL in its name, c10, c11 without
+/// a final newline), Alpha 2 (c1, c2 with CRLF and leading white space); c8's 404 follows a
+/// lone CR inside c7's line, so 0 404s; bytes Alpha 200, Gamma 103, Beta 21; referrers: the
+/// six non-"-" ones of c2, c4, c5, c9, c10, c11 (CR, VT, FF around them are separators).
+///
+/// Checked by hand, rounding.log: 262144 bytes = 0.25 MiB prints 0.2 (half to even),
+/// 786432 = 0.75 prints 0.8, 1310720 = 1.25 prints 1.2, 2359296 = 2.25 prints 2.2, 52429
+/// (0.0500002) prints 0.1, 52428 (0.0499992) prints 0.0.
+#[test]
+fn golden_files_match_the_reference() {
+    let bless = std::env::var_os("SWATH_BLESS").is_some();
+    let mut failures = Failures::default();
+    let mut cases: Vec<(String, Vec<u8>, usize, u64)> = GOLDEN
+        .iter()
+        .map(|&(name, input, top, malformed)| {
+            let log = std::fs::read(data_dir().join(format!("{input}.log"))).unwrap();
+            (name.to_string(), log, top, malformed)
+        })
+        .collect();
+    // The 1 MB line without white space is malformed; the megabyte of noise has thousands of
+    // fields, and a 6th field that is not `"GET`.
+    cases.push(("bigline".into(), big_line_log(), 10, 1));
+    for (name, log, top, malformed) in &cases {
+        let o = Opts {
+            top: *top,
+            ..Opts::wf2()
+        };
+        let (text, t) = reference(log, &o);
+        let golden = data_dir().join(format!("{name}.txt"));
+        if bless {
+            std::fs::write(&golden, &text).unwrap();
+        }
+        let expected = std::fs::read(&golden).unwrap_or_default();
+        failures.same(&format!("reference for {name}.txt"), &expected, &text);
+        if t.malformed != *malformed {
+            failures.fail(format!(
+                "reference for {name}.txt: {} malformed lines, counted {malformed} by hand",
+                t.malformed
+            ));
+        }
+    }
+    failures.finish();
+}
+
+#[test]
+fn reference_hand_checks() {
+    // Fields and lines.
+    assert_eq!(lines(b""), Vec::<&[u8]>::new());
+    assert_eq!(lines(b"\n"), vec![&b""[..]]);
+    assert_eq!(lines(b"a\nb"), vec![&b"a"[..], b"b"]);
+    assert_eq!(lines(b"a\n\nb\n"), vec![&b"a"[..], b"", b"b"]);
+    assert_eq!(
+        fields(b" a\tb\x0bc\x0cd\re  f\xc2\xa0g\x00 "),
+        vec![&b"a"[..], b"b", b"c", b"d", b"e", b"f\xc2\xa0g\x00"]
+    );
+    // Articles.
+    for yes in [
+        &b"/ongoing/When/200x/2007/10/09/x"[..],
+        b"/ongoing/When/000x/0000/00/00/\xff",
+        b"/ongoing/When/200x/2007/10/09/a/b?c",
+    ] {
+        assert!(is_article(yes), "{}", String::from_utf8_lossy(yes));
+    }
+    for no in [
+        &b"/ongoing/When/200x/2007/10/09/"[..],
+        b"/ongoing/When/200x/2007/10/09/a.b",
+        b"/ongoing/When/200x/2007/10/09/.",
+        b"/ongoing/When/200X/2007/10/09/x",
+        b"/ongoing/When/200x/2007/10/9/xx",
+        b"/ongoing/When/2000x/2007/10/09/x",
+        b"/ongoing/When/200x/2007/10/0\xd9\xa9/x",
+        b"x/ongoing/When/200x/2007/10/09/x",
+        b"/ongoing/When/200x/2007/10/09",
+    ] {
+        assert!(!is_article(no), "{}", String::from_utf8_lossy(no));
+    }
+    // Byte counts.
+    assert_eq!(byte_count(b"-"), 0);
+    assert_eq!(byte_count(b"00042"), 42);
+    assert_eq!(byte_count(b"12x"), 0);
+    assert_eq!(byte_count(b"+5"), 0);
+    assert_eq!(byte_count(b"18446744073709551615"), u64::MAX);
+    assert_eq!(byte_count(b"18446744073709551616"), u64::MAX);
+    // Rows.
+    assert_eq!(shorten(&[b'a'; 60]), vec![b'a'; 60]);
+    assert_eq!(shorten(&[b'a'; 61]), [&[b'a'; 60][..], b"..."].concat());
+    // A tiny report, written out in full.
+    let log =
+        b"c - - [d z] \"GET /ongoing/When/200x/2007/10/09/T HTTP/1.1\" 200 1048576 \"http://r/\"\n\
+                d - - [d z] \"GET /x HTTP/1.1\" 404 0 \"-\"\nshort line\n";
+    let (text, t) = reference(log, &Opts::wf2());
+    assert_eq!(t.malformed, 1);
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        "1 resources, 1 404s, 1 clients\n\n\
+         Top URIs by hit:\n          1: /ongoing/When/200x/2007/10/09/T\n\n\
+         Top URIs by bytes:\n       1.0M: /ongoing/When/200x/2007/10/09/T\n\n\
+         Top 404s:\n          1: /x\n\n\
+         Top client addresses:\n          1: c\n\n\
+         Top referrers:\n          1: http://r/\n\n"
+    );
+}
+
+/// The exact MiB formatting agrees with glibc's printf on ties, near-ties and huge values.
+#[test]
+fn mib_matches_printf() {
+    let mut rng = Rng(5);
+    let mut values: Vec<u64> = vec![
+        0,
+        1,
+        52428,
+        52429,
+        262144,
+        786432,
+        1310720,
+        2359296,
+        1048523571,
+        (1 << 53) + 1,
+        u64::MAX,
+        u64::MAX - 1,
+    ];
+    values.extend((0..2000).map(|_| rng.next() % (1 << 36)));
+    values.extend((0..200).map(|i| i * 52428 + (i % 3)));
+    values.extend((0..200).map(|_| rng.next()));
+    for v in values {
+        let x = v as f64 / 1048576.0;
+        let mut buf = [0u8; 64];
+        // SAFETY: the buffer is 64 bytes, more than "%.1f" of any value below 2^64 needs, and
+        // the format takes one double.
+        let n = unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.1f".as_ptr(), x) };
+        let printf = std::str::from_utf8(&buf[..n as usize]).unwrap();
+        assert_eq!(mib(v), printf, "{v} bytes");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// swath against the reference.
+
+#[test]
+fn golden_files_swath_agrees() {
+    let dir = Dir::new();
+    let mut failures = Failures::default();
+    for &(name, input, top, _) in &GOLDEN {
+        let path = data_dir().join(format!("{input}.log"));
+        let log = std::fs::read(&path).unwrap();
+        let o = Opts { top, ..Opts::wf2() };
+        let (text, t) = reference(&log, &o);
+        let top_s = top.to_string();
+        let out = wf2(
+            dir.tmp.path(),
+            &[OsStr::new("--top"), OsStr::new(&top_s), path.as_os_str()],
+            None,
+        );
+        failures.outcome(
+            &format!("swath logs wf2 --top {top} {input}.log ({name}.txt)"),
+            &out,
+            &text,
+            t.malformed,
+        );
+        if top == 10 {
+            let out = wf2(dir.tmp.path(), &[path.as_os_str()], None);
+            failures.outcome(
+                &format!("swath logs wf2 {input}.log"),
+                &out,
+                &text,
+                t.malformed,
+            );
+        }
+    }
+    let log = big_line_log();
+    dir.write("bigline.log", &log);
+    let (text, t) = reference(&log, &Opts::wf2());
+    let out = wf2(dir.tmp.path(), &os(&["bigline.log"]), None);
+    failures.outcome("swath logs wf2 bigline.log", &out, &text, t.malformed);
+    // The long lines across small blocks.
+    let out = wf2(
+        dir.tmp.path(),
+        &os(&["--threads", "3", "--block-size", "4096", "bigline.log"]),
+        None,
+    );
+    failures.outcome(
+        "swath logs wf2 --threads 3 --block-size 4096 bigline.log",
+        &out,
+        &text,
+        t.malformed,
+    );
+    failures.finish();
+}
+
+#[test]
+fn random_logs_swath_agrees() {
+    let dir = Dir::new();
+    let mut failures = Failures::default();
+    for (seed, n, huge) in [
+        (1, 3000, false),
+        (2, 20_000, true),
+        (3, 50, true),
+        (4, 5000, true),
+    ] {
+        let log = random_log(seed, n, huge);
+        let name = format!("random-{seed}.log");
+        dir.write(&name, &log);
+        let (text, t) = reference(&log, &Opts::wf2());
+        assert!(
+            t.malformed > 0 || n < 100,
+            "the generator makes malformed lines"
+        );
+        assert!(t.hits.len() > 3 || n < 100, "the generator makes articles");
+        let out = wf2(dir.tmp.path(), &os(&[&name]), None);
+        failures.outcome(&format!("swath logs wf2 {name}"), &out, &text, t.malformed);
+    }
+    failures.finish();
+}
+
+#[test]
+fn generated_log_swath_agrees() {
+    let dir = Dir::new();
+    let gen = Command::new(swath_bin())
+        .args(["gen", "log", "20M", "gen.log"])
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    if !gen.status.success() {
+        let err = String::from_utf8_lossy(&gen.stderr);
+        if err.contains("unrecognized subcommand") {
+            eprintln!(
+                "skipped: `swath gen log` does not exist yet ({})",
+                err.trim()
+            );
+            return;
+        }
+        panic!("swath gen log 20M gen.log: {gen:?}");
+    }
+    let log = std::fs::read(dir.path("gen.log")).unwrap();
+    assert_eq!(log.len(), 20 << 20, "swath gen log 20M makes 20 MiB");
+    let (text, t) = reference(&log, &Opts::wf2());
+    assert!(
+        t.hits.len() > 10,
+        "a generated log should hold articles: {t:?}"
+    );
+    let mut failures = Failures::default();
+    let out = wf2(dir.tmp.path(), &os(&["gen.log"]), None);
+    failures.outcome("swath logs wf2 gen.log", &out, &text, t.malformed);
+    failures.finish();
+}
+
+#[test]
+fn engine_settings_do_not_change_the_report() {
+    let (dir, log) = random_dir();
+    let (text, t) = reference(&log, &Opts::wf2());
+    let mut failures = Failures::default();
+    for extra in [
+        "",
+        "--threads 1",
+        "--threads 2",
+        "--threads 3 --block-size 1",
+        "--block-size 7",
+        "--block-size 4096 --strategy pread",
+        "--strategy mmap",
+        "--threads 0",
+        "--threads -1",
+        "--threads 4 --block-size 100 --layout stripes",
+    ] {
+        let mut args: Vec<&str> = extra.split_whitespace().collect();
+        args.push("random.log");
+        let out = wf2(dir.tmp.path(), &os(&args), None);
+        failures.outcome(
+            &format!("swath logs wf2 {extra} random.log"),
+            &out,
+            &text,
+            t.malformed,
+        );
+    }
+    // --time adds to stderr only.
+    let out = wf2(dir.tmp.path(), &os(&["--time", "random.log"]), None);
+    failures.same(
+        "swath logs wf2 --time random.log: stdout",
+        &text,
+        &out.stdout,
+    );
+    if !String::from_utf8_lossy(&out.stderr).contains(malformed_message(t.malformed).trim_end()) {
+        failures.fail(format!(
+            "swath logs wf2 --time random.log: stderr lacks the malformed count: {}",
+            show(&out.stderr)
+        ));
+    }
+    failures.finish();
+}
+
+#[test]
+fn top_article_and_self_referrer_options() {
+    let (dir, log) = random_dir();
+    let mut failures = Failures::default();
+    let starts_a = |u: &[u8]| u.starts_with(b"/a/");
+    let cases: Vec<(&str, Opts)> = vec![
+        (
+            "--top 3",
+            Opts {
+                top: 3,
+                ..Opts::wf2()
+            },
+        ),
+        (
+            "--top 0",
+            Opts {
+                top: 0,
+                ..Opts::wf2()
+            },
+        ),
+        (
+            "--top 1000",
+            Opts {
+                top: 1000,
+                ..Opts::wf2()
+            },
+        ),
+        (
+            "--article ^/a/",
+            Opts {
+                article: &starts_a,
+                ..Opts::wf2()
+            },
+        ),
+        (
+            "--self-referrer http://x/",
+            Opts {
+                self_referrer: b"http://x/",
+                ..Opts::wf2()
+            },
+        ),
+        (
+            "--top 4 --article ^/a/ --self-referrer http://x/",
+            Opts {
+                top: 4,
+                article: &starts_a,
+                self_referrer: b"http://x/",
+            },
+        ),
+    ];
+    for (opts, o) in &cases {
+        let (text, t) = reference(&log, o);
+        let mut args: Vec<&str> = opts.split(' ').collect();
+        args.push("random.log");
+        let out = wf2(dir.tmp.path(), &os(&args), None);
+        failures.outcome(
+            &format!("swath logs wf2 {opts} random.log"),
+            &out,
+            &text,
+            t.malformed,
+        );
+    }
+    failures.finish();
+}
+
+#[test]
+fn several_files_stdin_and_gzip() {
+    let (dir, log) = random_dir();
+    let mut failures = Failures::default();
+    // Three pieces cut at newlines, each ending with one.
+    let cut1 = log[..log.len() / 3]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let cut2 = log[..2 * log.len() / 3]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let mut whole = log.clone();
+    whole.push(b'\n');
+    dir.write("whole.log", &whole);
+    dir.write("p1", &whole[..cut1]);
+    dir.write("p2", &whole[cut1..cut2]);
+    dir.write("p3", &whole[cut2..]);
+    let (text, t) = reference(&whole, &Opts::wf2());
+    let out = wf2(dir.tmp.path(), &os(&["p1", "p2", "p3"]), None);
+    failures.outcome("swath logs wf2 p1 p2 p3", &out, &text, t.malformed);
+    let out = wf2(
+        dir.tmp.path(),
+        &os(&["p1", "-", "p3"]),
+        Some(&whole[cut1..cut2]),
+    );
+    failures.outcome("swath logs wf2 p1 - p3 < p2", &out, &text, t.malformed);
+    let out = wf2(dir.tmp.path(), &os(&["-"]), Some(&whole));
+    failures.outcome("swath logs wf2 - < whole.log", &out, &text, t.malformed);
+    dir.write("empty", b"");
+    let out = wf2(
+        dir.tmp.path(),
+        &os(&[
+            "--threads",
+            "3",
+            "--block-size",
+            "1000",
+            "p1",
+            "empty",
+            "p2",
+            "p3",
+        ]),
+        None,
+    );
+    failures.outcome(
+        "swath logs wf2 --threads 3 --block-size 1000 p1 empty p2 p3",
+        &out,
+        &text,
+        t.malformed,
+    );
+
+    // gzip: by name, by magic number, on stdin, mixed with plain files.
+    let gzip = Command::new("gzip")
+        .args(["-k", "-9", "whole.log"])
+        .current_dir(dir.tmp.path())
+        .status();
+    match gzip {
+        Ok(s) if s.success() => {
+            std::fs::copy(dir.path("whole.log.gz"), dir.path("whole-gzipped")).unwrap();
+            let gz = std::fs::read(dir.path("whole.log.gz")).unwrap();
+            assert_ne!(gz, whole);
+            for args in [&["whole.log.gz"][..], &["whole-gzipped"], &["-"]] {
+                let out = wf2(dir.tmp.path(), &os(args), Some(&gz));
+                failures.outcome(
+                    &format!("swath logs wf2 {} (gzip)", args.join(" ")),
+                    &out,
+                    &text,
+                    t.malformed,
+                );
+            }
+            Command::new("gzip")
+                .args(["-k", "p2"])
+                .current_dir(dir.tmp.path())
+                .status()
+                .unwrap();
+            let out = wf2(dir.tmp.path(), &os(&["p1", "p2.gz", "p3"]), None);
+            failures.outcome("swath logs wf2 p1 p2.gz p3", &out, &text, t.malformed);
+            // A file of several gzip members (as `cat a.gz b.gz` makes) is one stream.
+            Command::new("gzip")
+                .args(["-k", "p1", "p3"])
+                .current_dir(dir.tmp.path())
+                .status()
+                .unwrap();
+            let members = [
+                std::fs::read(dir.path("p1.gz")).unwrap(),
+                std::fs::read(dir.path("p2.gz")).unwrap(),
+                std::fs::read(dir.path("p3.gz")).unwrap(),
+            ]
+            .concat();
+            dir.write("members.gz", &members);
+            let out = wf2(dir.tmp.path(), &os(&["members.gz"]), None);
+            failures.outcome(
+                "swath logs wf2 members.gz (p1.gz p2.gz p3.gz concatenated)",
+                &out,
+                &text,
+                t.malformed,
+            );
+        }
+        other => eprintln!("skipped the gzip cases: gzip -k whole.log gave {other:?}"),
+    }
+    failures.finish();
+}
+
+#[test]
+fn missing_file_and_malformed_message() {
+    let dir = Dir::new();
+    let mut failures = Failures::default();
+    let out = wf2(dir.tmp.path(), &os(&["nosuch"]), None);
+    failures.same(
+        "swath logs wf2 nosuch: stderr",
+        b"swath logs: nosuch: No such file or directory\n",
+        &out.stderr,
+    );
+    // What stdout holds then (nothing, or the report of the other files) is not specified.
+    if out.status.code() != Some(2) {
+        failures.fail(format!(
+            "swath logs wf2 nosuch: exit status {:?}, expected 2",
+            out.status.code()
+        ));
+    }
+    // Malformed lines only: an empty report and the count on stderr.
+    dir.write("bad.log", b"one\ntwo three\n\n");
+    let (text, t) = reference(b"one\ntwo three\n\n", &Opts::wf2());
+    assert_eq!(t.malformed, 3);
+    let out = wf2(dir.tmp.path(), &os(&["bad.log"]), None);
+    failures.outcome("swath logs wf2 bad.log", &out, &text, 3);
+    failures.same(
+        "swath logs wf2 bad.log: the message",
+        b"swath logs: 3 malformed lines skipped\n",
+        &out.stderr,
+    );
+    failures.finish();
+}
+
+/// `--json` carries the reference's numbers: counts of distinct keys, the malformed count,
+/// and the top rows with full keys as lossy UTF-8.
+#[test]
+fn json_has_the_same_numbers() {
+    let (dir, log) = random_dir();
+    let mut failures = Failures::default();
+    let golden = data_dir().join("basic.log");
+    let basic = std::fs::read(&golden).unwrap();
+    let garbage_path = data_dir().join("garbage.log");
+    let garbage = std::fs::read(&garbage_path).unwrap();
+    let saturation_path = data_dir().join("saturation.log");
+    let saturation = std::fs::read(&saturation_path).unwrap();
+    let random = dir.path("random.log");
+    for (what, path, data, top) in [
+        ("random.log", &random, &log, 10),
+        ("random.log --top 3", &random, &log, 3),
+        ("basic.log", &golden, &basic, 10),
+        ("garbage.log", &garbage_path, &garbage, 10),
+        ("saturation.log", &saturation_path, &saturation, 10),
+    ] {
+        let o = Opts { top, ..Opts::wf2() };
+        let t = tally(data, &o);
+        let top_s = top.to_string();
+        let out = wf2(
+            dir.tmp.path(),
+            &[
+                OsStr::new("--json"),
+                OsStr::new("--top"),
+                OsStr::new(&top_s),
+                path.as_os_str(),
+            ],
+            None,
+        );
+        let what = format!("swath logs wf2 --json --top {top} {what}");
+        if out.status.code() != Some(0) {
+            failures.fail(format!(
+                "{what}: exit status {:?}: {}",
+                out.status.code(),
+                show(&out.stderr)
+            ));
+            continue;
+        }
+        let v: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.fail(format!("{what}: not JSON ({e}): {}", show(&out.stdout)));
+                continue;
+            }
+        };
+        let expected = serde_json::json!({
+            "resources": t.hits.len(),
+            "404s": t.s404s.len(),
+            "clients": t.clients.len(),
+            "malformed": t.malformed,
+        });
+        for (k, e) in expected.as_object().unwrap() {
+            if v.get(k) != Some(e) {
+                failures.fail(format!("{what}: \"{k}\" is {:?}, expected {e}", v.get(k)));
+            }
+        }
+        let lists = [
+            ("top_uris_by_hits", &t.hits, "count"),
+            ("top_uris_by_bytes", &t.bytes, "bytes"),
+            ("top_404s", &t.s404s, "count"),
+            ("top_clients", &t.clients, "count"),
+            ("top_referrers", &t.referrers, "count"),
+        ];
+        for (name, table, field) in lists {
+            let rows: Vec<serde_json::Value> = top_rows(table, top)
+                .into_iter()
+                .map(|(k, n)| {
+                    let mut row = serde_json::Map::new();
+                    row.insert("key".into(), String::from_utf8_lossy(k).into());
+                    row.insert(field.into(), n.into());
+                    serde_json::Value::Object(row)
+                })
+                .collect();
+            let expected = serde_json::Value::Array(rows);
+            if v.get(name) != Some(&expected) {
+                failures.fail(format!(
+                    "{what}: \"{name}\"\n--- expected ---\n{expected}\n--- got ---\n{}",
+                    v.get(name)
+                        .map(|x| x.to_string())
+                        .unwrap_or("(absent)".into())
+                ));
+            }
+        }
+        // And the text report of the same run says the same.
+        let text = wf2(
+            dir.tmp.path(),
+            &[OsStr::new("--top"), OsStr::new(&top_s), path.as_os_str()],
+            None,
+        );
+        let header = String::from_utf8_lossy(&text.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let from_json = format!(
+            "{} resources, {} 404s, {} clients",
+            v["resources"], v["404s"], v["clients"]
+        );
+        if header != from_json {
+            failures.fail(format!(
+                "{what}: text header {header:?}, JSON {from_json:?}"
+            ));
+        }
+    }
+    failures.finish();
+}
