@@ -5,6 +5,8 @@
 //!   and the chunk number).
 //! - [`mutate`]: a copy of a file with K planted differing bytes, optionally truncated or
 //!   extended, reporting where the differences are.
+//! - [`log`]: Apache combined-format access logs shaped like the Wide Finder 2 sample,
+//!   of an exact size, generated in parallel chunks of whole lines.
 //!
 //! Every output is written to a temporary file and renamed into place when complete.
 #![deny(missing_docs)]
@@ -16,6 +18,8 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swath_engine::{AtomicOutput, EngineError};
+
+pub mod log;
 
 /// The seeds' test file size: 640,000,000 bytes.
 pub const DEFAULT_TEXT_SIZE: u64 = 640_000_000;
