@@ -163,6 +163,10 @@ pub enum Access {
     SinglePass,
     /// Bytes are revisited or read sparsely.
     Repeated,
+    /// Every byte is read once, but the kernel costs more per byte than reading does (log
+    /// reports, regular expressions): all cores stay busy even when the data comes from the
+    /// device, each worker reading its own blocks positionally.
+    ComputeBound,
 }
 
 /// The engine options every subcommand shares (`--threads`, `--block-size`, `--strategy`,
@@ -300,6 +304,12 @@ fn auto_method(
     let from_device = (total as f64 * (1.0 - residency)) as u64;
     let avail = sysinfo::available_memory();
     let cached = format!("{:.0}% in page cache", residency * 100.0);
+    if access == Access::ComputeBound && residency < HOT_RESIDENCY {
+        return Ok((
+            Method::Pread,
+            format!("{cached}, a compute-bound kernel: positional reads on every core"),
+        ));
+    }
     if avail.is_some_and(|a| from_device > a) {
         return Err(format!(
             "{cached}, {from_device} bytes to read exceed available memory ({} bytes): sequential streams",
@@ -314,7 +324,9 @@ fn auto_method(
         Access::SinglePass if residency < HOT_RESIDENCY => Err(format!(
             "{cached}: sequential streams for the kernel's read-ahead"
         )),
-        Access::SinglePass => Ok((Method::Mmap, format!("{cached}: read-only maps, no copies"))),
+        Access::SinglePass | Access::ComputeBound => {
+            Ok((Method::Mmap, format!("{cached}: read-only maps, no copies")))
+        }
     }
 }
 
@@ -410,6 +422,13 @@ mod tests {
         );
         assert_eq!(p.method, Method::Read);
         assert!(p.reason.contains("0% in page cache"), "{}", p.reason);
+        // A kernel slower than the device keeps every core busy on cold data.
+        let opts = EngineOptions {
+            threads: Some(2),
+            ..EngineOptions::default()
+        };
+        let p = Plan::choose(&opts, &[(&i, 0)], Some(1 << 30), Access::ComputeBound);
+        assert_eq!((p.method, p.threads), (Method::Pread, 2));
         let (_g, hot) = file_of(1 << 20);
         let p = Plan::choose(
             &EngineOptions::default(),

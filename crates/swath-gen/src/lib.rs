@@ -74,26 +74,40 @@ pub fn text_chunk(words: &[Vec<u8>], seed: u64, index: u64, len: usize) -> Vec<u
 
 /// Writes `size` bytes of random text to `out`.
 pub fn text(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
+    let words = vocabulary(seed);
+    let chunks: Vec<(u64, u64, usize)> = (0..size.div_ceil(CHUNK))
+        .map(|i| (i, i * CHUNK, (size - i * CHUNK).min(CHUNK) as usize))
+        .collect();
+    write_chunks(out, size, &chunks, |i, len| {
+        text_chunk(&words, seed, i, len)
+    })
+}
+
+/// Writes a file of `size` bytes made of `chunks` (chunk number, offset, length), each
+/// produced by `make(number, length)` on one of the machine's cores and written at its
+/// offset; the file appears at `out` only once complete (a temporary file renamed).
+pub(crate) fn write_chunks(
+    out: &Path,
+    size: u64,
+    chunks: &[(u64, u64, usize)],
+    make: impl Fn(u64, usize) -> Vec<u8> + Sync,
+) -> Result<(), EngineError> {
     let name = out.to_string_lossy().into_owned();
     let output = AtomicOutput::create(out)?;
-    let words = vocabulary(seed);
-    let chunks = size.div_ceil(CHUNK);
-    let threads = swath_engine::sysinfo::cores().max(1) as u64;
     let file = output.file();
     file.set_len(size).map_err(|e| EngineError::io(&name, e))?;
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let result: Result<(), EngineError> = std::thread::scope(|s| {
+    let threads = swath_engine::sysinfo::cores().clamp(1, chunks.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| -> Result<(), EngineError> {
                     loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if i >= chunks {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(index, start, len)) = chunks.get(k) else {
                             return Ok(());
-                        }
-                        let start = i * CHUNK;
-                        let len = (size - start).min(CHUNK) as usize;
-                        let data = text_chunk(&words, seed, i, len);
+                        };
+                        let data = make(index, len);
                         file.write_all_at(&data, start)
                             .map_err(|e| EngineError::io(&name, e))?;
                     }
@@ -103,8 +117,7 @@ pub fn text(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
         handles
             .into_iter()
             .try_for_each(|h| h.join().expect("generator thread panicked"))
-    });
-    result?;
+    })?;
     output.commit(false)
 }
 

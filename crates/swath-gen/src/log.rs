@@ -58,13 +58,11 @@
 //! thread count, and every chunk's time span is derived from its offset, so chunks written
 //! in parallel still join into a log whose time stamps never decrease.
 
-use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rand::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use swath_engine::{AtomicOutput, EngineError};
+use swath_engine::EngineError;
 
 use super::{rng_for, CHUNK};
 
@@ -1466,35 +1464,9 @@ fn chunks(size: u64) -> impl Iterator<Item = (u64, u64, usize)> {
 /// Writes a `size`-byte access log for `seed` to `out` (through a temporary file renamed
 /// into place), generating chunks on every core.
 pub fn generate(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
-    let name = out.to_string_lossy().into_owned();
-    let output = AtomicOutput::create(out)?;
-    let file = output.file();
-    file.set_len(size).map_err(|e| EngineError::io(&name, e))?;
     let generator = LogGenerator::new(seed);
     let plan: Vec<(u64, u64, usize)> = chunks(size).collect();
-    let threads = swath_engine::sysinfo::cores().clamp(1, plan.len().max(1));
-    let next = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| -> Result<(), EngineError> {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(&(index, start, len)) = plan.get(i) else {
-                            return Ok(());
-                        };
-                        let data = generator.chunk(index, len);
-                        file.write_all_at(&data, start)
-                            .map_err(|e| EngineError::io(&name, e))?;
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .try_for_each(|w| w.join().expect("log generator thread panicked"))
-    })?;
-    output.commit(false)
+    crate::write_chunks(out, size, &plan, |index, len| generator.chunk(index, len))
 }
 
 #[cfg(test)]
