@@ -6,6 +6,7 @@
 //!
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
+//! - [`counts`]: counting tables for millions of distinct keys, with batched prefetching.
 //! - [`count`]: wc counts of one input, in parallel blocks folded in order.
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`inplace`]: crash-safe in-place transformation with an undo journal.
@@ -18,6 +19,7 @@
 pub mod compare;
 pub mod copy;
 pub mod count;
+pub mod counts;
 pub mod inplace;
 pub mod lines;
 pub mod logs;

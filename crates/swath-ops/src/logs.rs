@@ -16,6 +16,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use hashbrown::HashMap;
+
+use crate::counts::{Counts, BATCH};
 use swath_engine::{
     run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, Plan, Region,
     RunStats,
@@ -117,9 +119,35 @@ fn merge_table(into: &mut Table, from: Table) {
     *into = big;
 }
 
+/// A table the reports rank: its entries and how many there are.
+pub trait Ranked {
+    /// Every key and count, in no particular order.
+    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_>;
+    /// Distinct keys.
+    fn distinct(&self) -> usize;
+}
+
+impl Ranked for Table {
+    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
+        Box::new(self.iter().map(|(k, &c)| (k.bytes(), c)))
+    }
+    fn distinct(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Ranked for Counts {
+    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
+        Box::new(self.iter())
+    }
+    fn distinct(&self) -> usize {
+        self.len()
+    }
+}
+
 /// The `n` largest entries, by count descending then key ascending (bytewise).
-pub fn top(t: &Table, n: usize) -> Vec<(&[u8], u64)> {
-    let mut v: Vec<(&[u8], u64)> = t.iter().map(|(k, &c)| (k.bytes(), c)).collect();
+pub fn top<T: Ranked + ?Sized>(t: &T, n: usize) -> Vec<(&[u8], u64)> {
+    let mut v: Vec<(&[u8], u64)> = t.entries().collect();
     let order = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
     if v.len() > n && n > 0 {
         v.select_nth_unstable_by(n - 1, order);
@@ -138,6 +166,10 @@ pub trait LineReport: Default + Send {
     fn line(&mut self, config: &Self::Config, line: &[u8]);
     /// Adds another worker's tables.
     fn merge(&mut self, other: Self);
+    /// Adds every line of a block of whole lines.
+    fn block(&mut self, config: &Self::Config, block: &[u8]) {
+        feed(self, config, block);
+    }
 }
 
 /// Feeds every line of a block of whole lines to `report`.
@@ -173,7 +205,7 @@ pub fn report_input<R: LineReport>(
             .unwrap_or_else(|p| p.into_inner())
             .pop()
             .unwrap_or_default();
-        feed(&mut r, config, d[0]);
+        r.block(config, d[0]);
         pool.lock().unwrap_or_else(|p| p.into_inner()).push(r);
         Flow::Continue
     })?;
@@ -204,7 +236,7 @@ pub fn report_reader<R: LineReport>(
                 loop {
                     let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                     match next {
-                        Ok(buf) => feed(&mut r, config, &buf),
+                        Ok(buf) => r.block(config, &buf),
                         Err(_) => break,
                     }
                 }
@@ -301,14 +333,82 @@ pub struct Wf2 {
     /// Counts by URI.
     pub uris: HashMap<Key, UriStat>,
     /// Article fetches by client.
-    pub clients: Table,
+    pub clients: Counts,
     /// Article fetches by referrer (quotes removed; no `"-"`, no self-references).
-    pub referrers: Table,
+    pub referrers: Counts,
     /// Lines with fewer than 11 fields.
     pub malformed: u64,
 }
 
+/// Client and referrer keys of article fetches, counted a batch at a time.
+struct Pending<'a> {
+    clients: Vec<(&'a [u8], u64)>,
+    referrers: Vec<(&'a [u8], u64)>,
+}
+
 impl Wf2 {
+    /// One line; an article fetch's client and referrer go to `pending` (or straight to
+    /// the tables without one).
+    #[inline]
+    fn take<'a>(&mut self, c: &Wf2Config, line: &'a [u8], pending: Option<&mut Pending<'a>>) {
+        let Some(f) = wf2_fields(line) else {
+            self.malformed += 1;
+            return;
+        };
+        if f.method != b"\"GET" {
+            return;
+        }
+        let (bytes, fetched) = match f.status {
+            b"200" => (byte_count(f.bytes), true),
+            b"304" => (0, true),
+            b"404" => (0, false),
+            _ => return,
+        };
+        let st = match self.uris.get_mut(&Probe(f.uri)) {
+            Some(st) => st,
+            None => self.uris.entry(Key::new(f.uri)).or_default(),
+        };
+        if !fetched {
+            st.not_found += 1;
+            return;
+        }
+        st.bytes = st.bytes.saturating_add(bytes);
+        st.fetched = true;
+        let article = match &c.article {
+            None => is_article(f.uri),
+            Some(re) => re.is_match(f.uri),
+        };
+        if !article {
+            return;
+        }
+        st.hits += 1;
+        let referrer = counted_referrer(f.referrer, &c.self_referrer);
+        match pending {
+            Some(p) => {
+                p.clients.push((f.client, self.clients.hash(f.client)));
+                if let Some(r) = referrer {
+                    p.referrers.push((r, self.referrers.hash(r)));
+                }
+                if p.clients.len() == BATCH {
+                    self.flush(p);
+                }
+            }
+            None => {
+                self.clients.add(f.client, 1);
+                if let Some(r) = referrer {
+                    self.referrers.add(r, 1);
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, p: &mut Pending<'_>) {
+        self.clients.add_batch(&p.clients);
+        self.referrers.add_batch(&p.referrers);
+        p.clients.clear();
+        p.referrers.clear();
+    }
+
     fn project(&self, f: impl Fn(&UriStat) -> Option<u64>) -> Table {
         self.uris
             .iter()
@@ -337,40 +437,24 @@ impl LineReport for Wf2 {
 
     #[inline]
     fn line(&mut self, c: &Wf2Config, line: &[u8]) {
-        let Some(f) = wf2_fields(line) else {
-            self.malformed += 1;
-            return;
+        self.take(c, line, None);
+    }
+
+    fn block(&mut self, c: &Wf2Config, block: &[u8]) {
+        let mut p = Pending {
+            clients: Vec::with_capacity(BATCH),
+            referrers: Vec::with_capacity(BATCH),
         };
-        if f.method != b"\"GET" {
-            return;
+        let mut rest = block;
+        while !rest.is_empty() {
+            let (line, next) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, &rest[rest.len()..]),
+            };
+            self.take(c, line, Some(&mut p));
+            rest = next;
         }
-        let (bytes, fetched) = match f.status {
-            b"200" => (byte_count(f.bytes), true),
-            b"304" => (0, true),
-            b"404" => (0, false),
-            _ => return,
-        };
-        let st = match self.uris.get_mut(&Probe(f.uri)) {
-            Some(st) => st,
-            None => self.uris.entry(Key::new(f.uri)).or_default(),
-        };
-        if !fetched {
-            st.not_found += 1;
-            return;
-        }
-        st.bytes = st.bytes.saturating_add(bytes);
-        st.fetched = true;
-        let article = match &c.article {
-            None => is_article(f.uri),
-            Some(re) => re.is_match(f.uri),
-        };
-        if article {
-            st.hits += 1;
-            add(&mut self.clients, f.client, 1);
-            if let Some(r) = counted_referrer(f.referrer, &c.self_referrer) {
-                add(&mut self.referrers, r, 1);
-            }
-        }
+        self.flush(&mut p);
     }
 
     fn merge(&mut self, o: Self) {
@@ -383,8 +467,8 @@ impl LineReport for Wf2 {
             malformed,
         } = o;
         std::thread::scope(|s| {
-            s.spawn(|| merge_table(&mut self.clients, clients));
-            s.spawn(|| merge_table(&mut self.referrers, referrers));
+            s.spawn(|| self.clients.merge(clients));
+            s.spawn(|| self.referrers.merge(referrers));
             for (k, v) in uris {
                 let st = self.uris.entry(k).or_default();
                 st.bytes = st.bytes.saturating_add(v.bytes);
@@ -544,8 +628,8 @@ mod tests {
         r
     }
 
-    fn sorted(t: &Table) -> Vec<(Vec<u8>, u64)> {
-        let mut v: Vec<(Vec<u8>, u64)> = t.iter().map(|(k, &c)| (k.bytes().to_vec(), c)).collect();
+    fn sorted<T: Ranked + ?Sized>(t: &T) -> Vec<(Vec<u8>, u64)> {
+        let mut v: Vec<(Vec<u8>, u64)> = t.entries().map(|(k, c)| (k.to_vec(), c)).collect();
         v.sort();
         v
     }

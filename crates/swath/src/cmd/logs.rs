@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
 use swath_ops::logs::{
-    report_input, report_reader, top, LineReport, Summary, Table, Wf2, Wf2Config,
+    report_input, report_reader, top, LineReport, Ranked, Summary, Table, Wf2, Wf2Config,
 };
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -239,7 +239,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
             )
             .as_bytes(),
         );
-        let counts = |out: &mut Vec<u8>, title: &str, t: &Table| {
+        let counts = |out: &mut Vec<u8>, title: &str, t: &dyn Ranked| {
             out.extend_from_slice(title.as_bytes());
             out.push(b'\n');
             for (k, c) in top(t, n) {
@@ -280,7 +280,7 @@ fn write_stdout(out: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn json_list(t: &Table, n: usize, value: &str) -> serde_json::Value {
+fn json_list(t: &dyn Ranked, n: usize, value: &str) -> serde_json::Value {
     serde_json::Value::Array(
         top(t, n)
             .into_iter()
@@ -416,7 +416,7 @@ fn summary_text(s: &Summary, n: usize) -> String {
             d % 100
         );
     }
-    let list = |o: &mut String, title: &str, t: &Table| {
+    let list = |o: &mut String, title: &str, t: &dyn Ranked| {
         let _ = writeln!(o, "\n{title}:");
         for (k, c) in top(t, n) {
             let _ = writeln!(o, " {c:>10}  {}", String::from_utf8_lossy(&shown(k)));
