@@ -13,26 +13,39 @@
 
 use std::hash::BuildHasher;
 
+/// A value the table accumulates: a count, or several counts at once.
+pub trait Tally: Copy + Default {
+    /// Adds `other` (saturating).
+    fn add(&mut self, other: &Self);
+}
+
+impl Tally for u64 {
+    #[inline]
+    fn add(&mut self, other: &u64) {
+        *self = self.saturating_add(*other);
+    }
+}
+
 /// A slot: the key's hash (0 for an empty slot), where its bytes are in the arena, and the
-/// count.
+/// value.
 #[derive(Debug, Clone, Copy, Default)]
-struct Slot {
+struct Slot<V> {
     hash: u64,
     off: u64,
     len: u32,
-    count: u64,
+    count: V,
 }
 
-/// Counts by byte-string key.
+/// Values by byte-string key (counts by default).
 #[derive(Debug, Clone)]
-pub struct Counts {
-    slots: Vec<Slot>,
+pub struct Counts<V: Tally = u64> {
+    slots: Vec<Slot<V>>,
     arena: Vec<u8>,
     len: usize,
     hasher: foldhash::fast::FixedState,
 }
 
-impl Default for Counts {
+impl<V: Tally> Default for Counts<V> {
     fn default() -> Self {
         Counts {
             slots: vec![Slot::default(); 1024],
@@ -44,7 +57,7 @@ impl Default for Counts {
 }
 
 /// Lookups handled together by [`Counts::add_batch`].
-pub const BATCH: usize = 32;
+pub const BATCH: usize = 64;
 
 #[inline]
 fn prefetch<T>(p: *const T) {
@@ -57,7 +70,7 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-impl Counts {
+impl<V: Tally> Counts<V> {
     /// Distinct keys.
     pub fn len(&self) -> usize {
         self.len
@@ -80,25 +93,25 @@ impl Counts {
     }
 
     #[inline]
-    fn key_of(&self, s: &Slot) -> &[u8] {
+    fn key_of(&self, s: &Slot<V>) -> &[u8] {
         &self.arena[s.off as usize..s.off as usize + s.len as usize]
     }
 
     /// Adds `n` to `key` (with its hash `h` from [`Counts::hash`]).
     #[inline]
-    pub fn add_hashed(&mut self, key: &[u8], h: u64, n: u64) {
+    pub fn add_hashed(&mut self, key: &[u8], h: u64, n: V) {
         self.add_from(key, h, n, h as usize & self.mask());
     }
 
     /// Adds `n` to `key`.
-    pub fn add(&mut self, key: &[u8], n: u64) {
+    pub fn add(&mut self, key: &[u8], n: V) {
         let h = self.hash(key);
         self.add_hashed(key, h, n);
     }
 
     /// Probes from slot `i` on.
     #[inline]
-    fn add_from(&mut self, key: &[u8], h: u64, n: u64, mut i: usize) {
+    fn add_from(&mut self, key: &[u8], h: u64, n: V, mut i: usize) {
         let mask = self.mask();
         loop {
             let s = self.slots[i];
@@ -107,14 +120,14 @@ impl Counts {
                 return;
             }
             if s.hash == h && s.len as usize == key.len() && self.key_of(&s) == key {
-                self.slots[i].count = s.count.saturating_add(n);
+                self.slots[i].count.add(&n);
                 return;
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn insert_at(&mut self, i: usize, key: &[u8], h: u64, n: u64) {
+    fn insert_at(&mut self, i: usize, key: &[u8], h: u64, n: V) {
         let off = self.arena.len() as u64;
         self.arena.extend_from_slice(key);
         self.slots[i] = Slot {
@@ -143,15 +156,16 @@ impl Counts {
         }
     }
 
-    /// Adds 1 to each key of `keys` (each with its hash), overlapping their cache misses.
-    pub fn add_batch(&mut self, keys: &[(&[u8], u64)]) {
+    /// Adds each value of `keys` (key, hash, value) to its key, overlapping the cache
+    /// misses of the whole batch.
+    pub fn add_batch(&mut self, keys: &[(&[u8], u64, V)]) {
         let mask = self.mask();
-        for &(_, h) in keys {
+        for &(_, h, _) in keys {
             prefetch(&self.slots[h as usize & mask]);
         }
         // The slot where each probe stops for now: an equal hash, or an empty slot.
         let mut stop = [0usize; BATCH];
-        for (k, &(_, h)) in keys.iter().enumerate().take(BATCH) {
+        for (k, &(_, h, _)) in keys.iter().enumerate().take(BATCH) {
             let mut i = h as usize & mask;
             loop {
                 let s = &self.slots[i];
@@ -167,7 +181,7 @@ impl Counts {
             }
         }
         let before = self.slots.len();
-        for (k, &(key, h)) in keys.iter().enumerate().take(BATCH) {
+        for (k, &(key, h, v)) in keys.iter().enumerate().take(BATCH) {
             // A grown table (or a slot filled by an earlier key of this batch) is probed
             // again from the key's home slot or its stop.
             let start = if self.slots.len() == before {
@@ -175,15 +189,15 @@ impl Counts {
             } else {
                 h as usize & self.mask()
             };
-            self.add_from(key, h, 1, start);
+            self.add_from(key, h, v, start);
         }
-        for &(key, h) in keys.iter().skip(BATCH) {
-            self.add_hashed(key, h, 1);
+        for &(key, h, v) in keys.iter().skip(BATCH) {
+            self.add_hashed(key, h, v);
         }
     }
 
-    /// Every key and count, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+    /// Every key and value, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], V)> + '_ {
         self.slots
             .iter()
             .filter(|s| s.hash != 0)
@@ -191,15 +205,22 @@ impl Counts {
     }
 
     /// Adds another table's counts.
-    pub fn merge(&mut self, other: Counts) {
+    pub fn merge(&mut self, other: Counts<V>) {
         let (mut big, small) = if self.len >= other.len {
             (std::mem::take(self), other)
         } else {
             (other, std::mem::take(self))
         };
+        // In batches, so that the big table's misses overlap here too.
+        let mut batch: Vec<(&[u8], u64, V)> = Vec::with_capacity(BATCH);
         for s in small.slots.iter().filter(|s| s.hash != 0) {
-            big.add_hashed(small.key_of(s), s.hash, s.count);
+            batch.push((small.key_of(s), s.hash, s.count));
+            if batch.len() == BATCH {
+                big.add_batch(&batch);
+                batch.clear();
+            }
         }
+        big.add_batch(&batch);
         *self = big;
     }
 }
@@ -222,12 +243,12 @@ mod tests {
                 *want.entry(k.clone()).or_default() += 1;
             }
             let (a, b) = keys.split_at(split.min(keys.len()));
-            let mut t1 = Counts::default();
+            let mut t1: Counts = Counts::default();
             for chunk in a.chunks(batch) {
-                let hashed: Vec<(&[u8], u64)> = chunk.iter().map(|k| (&k[..], t1.hash(k))).collect();
+                let hashed: Vec<(&[u8], u64, u64)> = chunk.iter().map(|k| (&k[..], t1.hash(k), 1)).collect();
                 t1.add_batch(&hashed);
             }
-            let mut t2 = Counts::default();
+            let mut t2: Counts = Counts::default();
             for k in b {
                 t2.add(k, 1);
             }

@@ -313,7 +313,7 @@ impl Default for Wf2Config {
 }
 
 /// What Wide Finder 2 counts for one URI.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct UriStat {
     /// Bytes sent with status 200.
     pub bytes: u64,
@@ -325,13 +325,23 @@ pub struct UriStat {
     pub fetched: bool,
 }
 
-/// The Wide Finder 2 tables. URIs are interned once per line in one table holding all their
-/// counts (bytes, hits, 404s), so a line costs one URI lookup, plus the client's and the
-/// referrer's for articles.
+impl crate::counts::Tally for UriStat {
+    #[inline]
+    fn add(&mut self, o: &UriStat) {
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.hits += o.hits;
+        self.not_found += o.not_found;
+        self.fetched |= o.fetched;
+    }
+}
+
+/// The Wide Finder 2 tables. A URI's counts (bytes, hits, 404s) live in one slot, so a line
+/// costs one URI lookup, plus the client's and the referrer's for articles; all three are
+/// counted a batch of lines at a time (see [`crate::counts`]).
 #[derive(Debug, Default)]
 pub struct Wf2 {
     /// Counts by URI.
-    pub uris: HashMap<Key, UriStat>,
+    pub uris: Counts<UriStat>,
     /// Article fetches by client.
     pub clients: Counts,
     /// Article fetches by referrer (quotes removed; no `"-"`, no self-references).
@@ -340,10 +350,11 @@ pub struct Wf2 {
     pub malformed: u64,
 }
 
-/// Client and referrer keys of article fetches, counted a batch at a time.
+/// URI, client and referrer updates of a batch of lines.
 struct Pending<'a> {
-    clients: Vec<(&'a [u8], u64)>,
-    referrers: Vec<(&'a [u8], u64)>,
+    uris: Vec<(&'a [u8], u64, UriStat)>,
+    clients: Vec<(&'a [u8], u64, u64)>,
+    referrers: Vec<(&'a [u8], u64, u64)>,
 }
 
 impl Wf2 {
@@ -364,47 +375,54 @@ impl Wf2 {
             b"404" => (0, false),
             _ => return,
         };
-        let st = match self.uris.get_mut(&Probe(f.uri)) {
-            Some(st) => st,
-            None => self.uris.entry(Key::new(f.uri)).or_default(),
-        };
-        if !fetched {
-            st.not_found += 1;
-            return;
+        let mut st = UriStat::default();
+        let article = fetched
+            && match &c.article {
+                None => is_article(f.uri),
+                Some(re) => re.is_match(f.uri),
+            };
+        if fetched {
+            st.bytes = bytes;
+            st.fetched = true;
+            st.hits = u64::from(article);
+        } else {
+            st.not_found = 1;
         }
-        st.bytes = st.bytes.saturating_add(bytes);
-        st.fetched = true;
-        let article = match &c.article {
-            None => is_article(f.uri),
-            Some(re) => re.is_match(f.uri),
+        let referrer = if article {
+            counted_referrer(f.referrer, &c.self_referrer)
+        } else {
+            None
         };
-        if !article {
-            return;
-        }
-        st.hits += 1;
-        let referrer = counted_referrer(f.referrer, &c.self_referrer);
         match pending {
             Some(p) => {
-                p.clients.push((f.client, self.clients.hash(f.client)));
-                if let Some(r) = referrer {
-                    p.referrers.push((r, self.referrers.hash(r)));
+                p.uris.push((f.uri, self.uris.hash(f.uri), st));
+                if article {
+                    p.clients.push((f.client, self.clients.hash(f.client), 1));
+                    if let Some(r) = referrer {
+                        p.referrers.push((r, self.referrers.hash(r), 1));
+                    }
                 }
-                if p.clients.len() == BATCH {
+                if p.uris.len() == BATCH {
                     self.flush(p);
                 }
             }
             None => {
-                self.clients.add(f.client, 1);
-                if let Some(r) = referrer {
-                    self.referrers.add(r, 1);
+                self.uris.add(f.uri, st);
+                if article {
+                    self.clients.add(f.client, 1);
+                    if let Some(r) = referrer {
+                        self.referrers.add(r, 1);
+                    }
                 }
             }
         }
     }
 
     fn flush(&mut self, p: &mut Pending<'_>) {
+        self.uris.add_batch(&p.uris);
         self.clients.add_batch(&p.clients);
         self.referrers.add_batch(&p.referrers);
+        p.uris.clear();
         p.clients.clear();
         p.referrers.clear();
     }
@@ -412,7 +430,7 @@ impl Wf2 {
     fn project(&self, f: impl Fn(&UriStat) -> Option<u64>) -> Table {
         self.uris
             .iter()
-            .filter_map(|(k, st)| f(st).map(|v| (k.clone(), v)))
+            .filter_map(|(k, st)| f(&st).map(|v| (Key::new(k), v)))
             .collect()
     }
 
@@ -442,6 +460,7 @@ impl LineReport for Wf2 {
 
     fn block(&mut self, c: &Wf2Config, block: &[u8]) {
         let mut p = Pending {
+            uris: Vec::with_capacity(BATCH),
             clients: Vec::with_capacity(BATCH),
             referrers: Vec::with_capacity(BATCH),
         };
@@ -469,13 +488,7 @@ impl LineReport for Wf2 {
         std::thread::scope(|s| {
             s.spawn(|| self.clients.merge(clients));
             s.spawn(|| self.referrers.merge(referrers));
-            for (k, v) in uris {
-                let st = self.uris.entry(k).or_default();
-                st.bytes = st.bytes.saturating_add(v.bytes);
-                st.hits += v.hits;
-                st.not_found += v.not_found;
-                st.fetched |= v.fetched;
-            }
+            self.uris.merge(uris);
         });
         self.malformed += malformed;
     }
