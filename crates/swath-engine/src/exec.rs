@@ -340,7 +340,18 @@ fn sequential_lines(
         r.input.probe()?;
     }
     let bs = plan.block_size;
-    let mut buf: Vec<u8> = Vec::with_capacity(bs * 2);
+    // `buf[..filled]` holds the carried partial line and the bytes read after it; the
+    // buffer is zeroed once and grows only for a line longer than what it holds.
+    // A small file gets a buffer of its own size (one read, and one more byte to see the
+    // end), not a block's: many small files are searched one after another.
+    let known_left = r
+        .input
+        .len()
+        .filter(|_| r.input.is_seekable())
+        .map(|l| l.saturating_sub(r.offset));
+    let size_hint = known_left.map_or(bs * 2, |l| (l.min(bs as u64) as usize + 1).min(bs * 2));
+    let mut buf: Vec<u8> = vec![0u8; size_hint];
+    let mut filled = 0usize;
     // Job offset of buf[0], bytes read so far, next block number.
     let (mut first, mut pos, mut index) = (0u64, 0u64, 0u64);
     while pos < limit {
@@ -348,23 +359,30 @@ fn sequential_lines(
             stats.stopped_early = true;
             break;
         }
-        let want = (limit - pos).min(bs as u64) as usize;
-        let old = buf.len();
-        buf.resize(old + want, 0);
+        let mut want = (limit - pos).min(bs as u64) as usize;
+        if let Some(left) = known_left.filter(|&l| pos < l) {
+            // One byte past the known end, so that a short read says "end" at once (a file
+            // that grew past it is then read in whole blocks again).
+            want = want.min((left - pos + 1).min(bs as u64) as usize);
+        }
+        let old = filled;
+        if buf.len() < old + want {
+            buf.resize((old + want).max(buf.len() * 2), 0);
+        }
         let got = if r.input.is_seekable() {
             r.input
-                .read_full_at(&mut buf[old..], r.input.base() + r.offset + pos)?
+                .read_full_at(&mut buf[old..old + want], r.input.base() + r.offset + pos)?
         } else {
-            r.input.read_full(&mut buf[old..])?
+            r.input.read_full(&mut buf[old..old + want])?
         };
-        buf.truncate(old + got);
+        filled = old + got;
         pos += got as u64;
         let at_end = got < want || pos >= limit;
         stats.extent.ended[0] = got < want;
         let cut = if at_end {
-            buf.len()
+            filled
         } else {
-            match memchr::memrchr(b'\n', &buf[old..]) {
+            match memchr::memrchr(b'\n', &buf[old..filled]) {
                 Some(i) => old + i + 1,
                 None => continue,
             }
@@ -380,7 +398,8 @@ fn sequential_lines(
             job.advance(cut);
             index += 1;
             first += cut as u64;
-            buf.drain(..cut);
+            buf.copy_within(cut..filled, 0);
+            filled -= cut;
             if flow == Flow::Stop {
                 stats.stopped_early = true;
                 break;
