@@ -804,6 +804,7 @@ fn grep_file(
     mut stream: Option<&mut (dyn Write + Send)>,
 ) -> FileResult {
     let name = display_name(cfg, file);
+    let streamed = stream.is_some();
     let mut res = FileResult {
         out: Vec::new(),
         open_failed: false,
@@ -866,7 +867,14 @@ fn grep_file(
         }
     };
     let mut resume = None;
-    match search(&input, matcher, &opts, engine, None, &mut emit) {
+    // A progress bar for a big file, on a terminal's standard error, unless the matched
+    // lines themselves go to that terminal.
+    let show_progress = cfg.mode != Mode::Print || !io::stdout().is_terminal();
+    let total = input.len().filter(|_| show_progress && streamed);
+    let searched = crate::progress::with_progress(total, &String::from_utf8_lossy(&name), |p| {
+        search(&input, matcher, &opts, engine, Some(p), &mut emit)
+    });
+    match searched {
         Ok(o) => {
             resume = o.resume_at;
             res.selected = o.selected;
