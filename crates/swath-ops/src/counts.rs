@@ -137,7 +137,9 @@ impl<V: Tally> Counts<V> {
             count: n,
         };
         self.len += 1;
-        if self.len * 2 > self.slots.len() {
+        // Grown at 3/8 full: linear probing's clusters cost misses; measured on the 4 GiB
+        // log, 1/2 gave 2.33 s, 3/8 2.17-2.23 s, 5/16 2.31 s, 1/4 2.46 s, 3/4 4.7 s.
+        if self.len * 8 > self.slots.len() * 3 {
             self.grow();
         }
     }
