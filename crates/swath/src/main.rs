@@ -1,8 +1,8 @@
 //! The `swath` command: a thin layer of argument parsing and output formatting over the
 //! engine (`swath-engine`), the kernels (`swath-kernels`) and the operations (`swath-ops`).
 //!
-//! Invoked through a link named after a GNU tool it replaces (`cmp`), it behaves as that
-//! subcommand and prefixes its messages with the tool's name.
+//! Invoked through a link named after a GNU tool it replaces (`cmp`, `wc`, `grep`), it
+//! behaves as that subcommand and prefixes its messages with the tool's name.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -20,9 +20,9 @@ mod size;
 
 /// Process big files at the speed of the machine.
 ///
-/// swath does the everyday jobs of the standard tools (cmp today) with the output users
-/// rely on, splitting the work across all cores inside one big file and choosing the
-/// fastest way to read it.
+/// swath does the everyday jobs of the standard tools (cmp, wc, grep, tr, cp, access-log
+/// reports) with the output users rely on, splitting the work across all cores inside one
+/// big file and across many files, and choosing the fastest way to read them.
 #[derive(Parser, Debug)]
 #[command(name = "swath", version, propagate_version = true)]
 struct Cli {
