@@ -53,6 +53,40 @@ pub enum Framing {
     /// and the log reports split a file: a match never spans a newline, so no result is
     /// lost at a seam and line numbers add up per block. Single-region jobs only.
     Lines,
+    /// As [`Framing::Lines`], with a NUL byte also ending a line: how GNU grep reads a
+    /// binary file, and what keeps a file of NULs (a sparse file's holes) from being one
+    /// line held whole in memory.
+    LinesOrNul,
+}
+
+impl Framing {
+    fn is_lines(self) -> bool {
+        self != Framing::Bytes
+    }
+
+    /// True when `b` ends a line.
+    #[inline]
+    fn ends(self, b: u8) -> bool {
+        b == b'\n' || (self == Framing::LinesOrNul && b == 0)
+    }
+
+    /// The first line end in `hay`.
+    #[inline]
+    fn find(self, hay: &[u8]) -> Option<usize> {
+        match self {
+            Framing::LinesOrNul => memchr::memchr2(b'\n', 0, hay),
+            _ => memchr::memchr(b'\n', hay),
+        }
+    }
+
+    /// The last line end in `hay`.
+    #[inline]
+    fn rfind(self, hay: &[u8]) -> Option<usize> {
+        match self {
+            Framing::LinesOrNul => memchr::memrchr2(b'\n', 0, hay),
+            _ => memchr::memrchr(b'\n', hay),
+        }
+    }
 }
 
 /// Regions one job can read side by side.
@@ -76,7 +110,7 @@ impl<'a> Job<'a> {
     /// Cuts the job's blocks as `framing` says.
     pub fn with_framing(mut self, framing: Framing) -> Self {
         assert!(
-            framing == Framing::Bytes || self.regions.len() == 1,
+            !framing.is_lines() || self.regions.len() == 1,
             "line framing reads one region"
         );
         self.framing = framing;
@@ -205,7 +239,7 @@ pub(crate) fn execute(
     visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
 ) -> Result<RunStats, EngineError> {
     match (plan.method, job.known_extent()) {
-        (Method::Read, _) | (_, None) if job.framing == Framing::Lines => {
+        (Method::Read, _) | (_, None) if job.framing.is_lines() => {
             sequential_lines(plan, job, stop, visit)
         }
         (Method::Read, _) | (_, None) => sequential(plan, job, stop, visit),
@@ -382,7 +416,7 @@ fn sequential_lines(
         let cut = if at_end {
             filled
         } else {
-            match memchr::memrchr(b'\n', &buf[old..filled]) {
+            match job.framing.rfind(&buf[old..filled]) {
                 Some(i) => old + i + 1,
                 None => continue,
             }
@@ -416,27 +450,28 @@ fn sequential_lines(
 /// The first line start at or after `from`, looking no further than `to` (`to` when no line
 /// starts in `[from, to)`); `data` is the job's bytes from offset `origin`, and the byte
 /// before `from` must be in it unless `from` is 0.
-fn line_start(data: &[u8], origin: u64, from: u64, to: u64) -> u64 {
-    if from == 0 || data[(from - 1 - origin) as usize] == b'\n' {
+fn line_start(f: Framing, data: &[u8], origin: u64, from: u64, to: u64) -> u64 {
+    if from == 0 || f.ends(data[(from - 1 - origin) as usize]) {
         return from;
     }
     let (a, b) = ((from - origin) as usize, (to - origin) as usize);
-    memchr::memchr(b'\n', &data[a..b]).map_or(to, |i| from + i as u64 + 1)
+    f.find(&data[a..b]).map_or(to, |i| from + i as u64 + 1)
 }
 
 /// The end of the line that contains byte `at - 1` (just past its newline, or `total`).
-fn line_end(data: &[u8], origin: u64, at: u64, total: u64) -> u64 {
-    if at >= total || data[(at - 1 - origin) as usize] == b'\n' {
+fn line_end(f: Framing, data: &[u8], origin: u64, at: u64, total: u64) -> u64 {
+    if at >= total || f.ends(data[(at - 1 - origin) as usize]) {
         return at.min(total);
     }
     let a = (at - origin) as usize;
-    memchr::memchr(b'\n', &data[a..]).map_or(total, |i| at + i as u64 + 1)
+    f.find(&data[a..]).map_or(total, |i| at + i as u64 + 1)
 }
 
 /// Reads the lines that start in `[start, end)` of region `r` into `buf` (with one byte of
 /// look-behind, and as far past `end` as the last line needs): returns the job offset of
 /// the first line and where the lines lie in `buf`.
 fn read_lines(
+    f: Framing,
     r: &Region<'_>,
     file: &std::fs::File,
     buf: &mut Vec<u8>,
@@ -449,19 +484,19 @@ fn read_lines(
     buf.clear();
     buf.resize((end - origin) as usize, 0);
     r.input.read_exact_at_via(file, buf, at(origin))?;
-    let a = line_start(buf, origin, start, end);
+    let a = line_start(f, buf, origin, start, end);
     if a == end {
         return Ok((end, 0..0));
     }
     let mut pos = end;
     let mut step = 64 * 1024u64;
-    while pos < total && buf.last() != Some(&b'\n') {
+    while pos < total && !buf.last().is_some_and(|&b| f.ends(b)) {
         let n = step.min(total - pos) as usize;
         let old = buf.len();
         buf.resize(old + n, 0);
         r.input.read_exact_at_via(file, &mut buf[old..], at(pos))?;
         pos += n as u64;
-        if let Some(i) = memchr::memchr(b'\n', &buf[old..]) {
+        if let Some(i) = f.find(&buf[old..]) {
             buf.truncate(old + i + 1);
             break;
         }
@@ -576,12 +611,12 @@ fn parallel(
             let len = (extent.len - start).min(bs) as usize;
             let mut block = Block { index, start, len };
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
-            if job.framing == Framing::Lines {
+            if job.framing.is_lines() {
                 let end = start + len as u64;
                 if method == Method::Pread {
                     let r = &job.regions[0];
                     let file = own[0].as_ref().unwrap_or(r.input.file());
-                    match read_lines(r, file, &mut bufs[0], start, end, extent.len) {
+                    match read_lines(job.framing, r, file, &mut bufs[0], start, end, extent.len) {
                         Ok((a, range)) => {
                             block.start = a;
                             block.len = range.len();
@@ -594,11 +629,11 @@ fn parallel(
                     }
                 } else {
                     let m = maps[0].bytes();
-                    let a = line_start(m, 0, start, end);
+                    let a = line_start(job.framing, m, 0, start, end);
                     let b = if a == end {
                         end
                     } else {
-                        line_end(m, 0, end, extent.len)
+                        line_end(job.framing, m, 0, end, extent.len)
                     };
                     block.start = a;
                     block.len = (b - a) as usize;
@@ -741,6 +776,12 @@ mod tests {
     /// Line framing: every line whole, once, in a block that starts at a line start, for
     /// every plan (sequential ones carry partial lines, parallel ones look around).
     fn check_lines(data: &[u8], plans: &[Plan]) {
+        for framing in [Framing::Lines, Framing::LinesOrNul] {
+            check_framing(data, plans, framing);
+        }
+    }
+
+    fn check_framing(data: &[u8], plans: &[Plan], framing: Framing) {
         let f = temp_with(data);
         for p in plans {
             let input = Input::open(f.path()).unwrap();
@@ -748,7 +789,7 @@ mod tests {
                 input: &input,
                 offset: 0,
             }])
-            .with_framing(Framing::Lines);
+            .with_framing(framing);
             let blocks = Mutex::new(Vec::new());
             run_blocks(p, &job, &(), |b, d| {
                 assert_eq!(d[0].len(), b.len);
@@ -767,13 +808,13 @@ mod tests {
                 }
                 assert_eq!(start as usize, pos, "{p:?}: a gap or an overlap");
                 assert!(
-                    pos == 0 || data[pos - 1] == b'\n',
+                    pos == 0 || framing.ends(data[pos - 1]),
                     "{p:?}: cut inside a line"
                 );
                 pos += len;
                 assert!(
-                    pos == data.len() || data[pos - 1] == b'\n',
-                    "{p:?}: line cut"
+                    pos == data.len() || framing.ends(data[pos - 1]),
+                    "{p:?} {framing:?}: line cut at {pos}"
                 );
             }
             assert_eq!(pos, data.len(), "{p:?}");
@@ -800,7 +841,8 @@ mod tests {
         #[test]
         fn line_framing_any_cut(
             data in proptest::collection::vec(proptest::prop_oneof![
-                9 => proptest::prelude::Just(b'a'), 2 => proptest::prelude::Just(b'\n')
+                9 => proptest::prelude::Just(b'a'), 2 => proptest::prelude::Just(b'\n'),
+                1 => proptest::prelude::Just(0u8)
             ], 0..3000),
             threads in 1usize..4,
             bs in 1usize..200,

@@ -138,8 +138,15 @@ pub fn search(
     progress: Option<&AtomicU64>,
     emit: &mut (dyn FnMut(&Selected<'_>) -> Flow + Send),
 ) -> Result<SearchOutcome, EngineError> {
+    // Once a file is binary, NULs end lines (GNU's rule), so blocks may end at them too:
+    // a file of NULs (a sparse file's holes) is then not one line held in memory.
+    let framing = if o.binary == Binary::Text {
+        Framing::Lines
+    } else {
+        Framing::LinesOrNul
+    };
     let job = Job::new(vec![Region { input, offset: 0 }])
-        .with_framing(Framing::Lines)
+        .with_framing(framing)
         .with_progress(progress);
     let plan = Plan::for_job(engine, &job, Access::SinglePass);
     if o.max_count == 0 {

@@ -26,8 +26,7 @@
 //!   (plus one case of the deprecated GREP_COLOR).
 //! - Context lines (-A, -B, -C, -NUM, group separators), `-z`, `-T` and back-references:
 //!   swath grep refuses them with a message and exit status 2
-//!   (`unsupported_features_are_refused`). Their differential tests are kept, ignored, for
-//!   the day swath has them (`cargo test --test cli grep -- --ignored`).
+//!   (`unsupported_features_are_refused` asserts the refusal).
 //! - Two known deviations of the regex crate, listed in GUIDE.md and skipped by
 //!   [`known_deviation`]: in UTF-8, `-w` next to an invalid byte (GNU counts the byte as a
 //!   non-word character; the regex crate's Unicode word boundaries never match beside
@@ -1014,32 +1013,6 @@ fn word_and_line_matching() {
 }
 
 #[test]
-#[ignore = "swath grep refuses back-references (its regex engine has none)"]
-fn backreferences() {
-    let dir = corpus();
-    dir.write(
-        "refs",
-        b"abab\nabba\naa bb\nxyzxyz\nAbab\nab ab\nabcabc abc\n",
-    );
-    let mut report = Report::default();
-    report.check_everywhere(
-        &dir,
-        &[
-            r"grep '\(ab\)\1' refs",
-            r"grep -E '(ab)\1' refs",
-            r"grep -o '\(.\)\1' refs",
-            r"grep -i '\(ab\)\1' refs",
-            r"grep -w '\(ab\) \1' refs",
-            r"grep -ow '\(abc\)\1' refs",
-            r"grep -x '\(...\)\1' refs",
-            r"grep -E -c '(a|b)\1' refs",
-            r"grep -e '\(b\)\1' -e xyz refs",
-        ],
-    );
-    report.finish();
-}
-
-#[test]
 fn case_folding_in_each_locale() {
     let dir = corpus();
     dir.write(
@@ -1420,113 +1393,6 @@ fn colors() {
 // ---------------------------------------------------------------------------------------
 // Options swath may treat as extras: context, -z, -Z, -T
 
-#[test]
-#[ignore = "swath grep refuses context options (-A, -B, -C, -NUM)"]
-fn context_lines_and_group_separators() {
-    let dir = corpus();
-    let mut report = Report::default();
-    report.check_everywhere(
-        &dir,
-        &[
-            "grep -n -C1 foo ascii",
-            "grep -n -A1 -B0 two ascii crlf",
-            "grep -A1 foo crlf ascii",
-            "grep -A0 foo crlf ascii",
-            "grep -B1 foo ascii crlf",
-            "grep -B1 -n 'bar foo\\|hello' ascii",
-            "grep -C1 -v o ascii",
-            "grep -A1 -c foo ascii crlf",
-            "grep -n -m1 -A2 foo ascii",
-            "grep -A5 -m1 -n foo ascii",
-            "grep -A1 -m2 -n o ascii",
-            "grep -2 foo ascii",
-            "grep -12 x ascii",
-            "grep -1 -2 -n hello ascii",
-            "grep -C1 -A0 -n bar ascii",
-            "grep -A1 -C3 -n hello ascii",
-            "grep -C1 --group-separator=XX 'hello\\|bar foo' ascii",
-            "grep -C1 --no-group-separator 'hello\\|bar foo' ascii",
-            "grep -C0 'hello\\|bar foo' ascii",
-            "grep -A1 -o foo ascii",
-            "grep -o -C0 'hello\\|bar foo' ascii",
-            "grep -b -C1 line crlf",
-            "grep --color=always -C1 -n 'hello\\|bar foo' ascii",
-            "grep --color=always -v -n -B1 foo ascii",
-            "grep -A x foo ascii",
-            "grep -A -1 foo ascii",
-            "grep -C 1.5 foo ascii",
-            "grep -A '' foo ascii",
-            "grep -A ' 1' foo ascii",
-            "grep -C 99999999999999999999999 -c foo ascii",
-            "grep --context foo ascii",
-            "grep -nA1x two ascii",
-            "grep -5x foo ascii",
-            "grep -A",
-            "grep --after-context",
-            "grep -A1 foo nul",
-            "grep -A2 -n foo invalid",
-        ],
-    );
-    report.finish();
-}
-
-#[test]
-#[ignore = "swath grep refuses -z (--null-data)"]
-fn null_data_and_null_file_names() {
-    let dir = corpus();
-    dir.write("zlines", b"a\0b x\0foo\nbar\0\0last foo");
-    let mut report = Report::default();
-    report.check_everywhere(
-        &dir,
-        &[
-            "grep -z foo zlines",
-            "grep -z -c '' zlines",
-            "grep -z -n foo zlines ascii",
-            "grep -z '^bar' zlines",
-            "grep -z -c 'foo$' zlines",
-            "grep -z -o 'b.' zlines",
-            "grep -z -v x zlines",
-            "grep -z -x 'b x' zlines",
-            "grep -z -c . ascii",
-            "grep -z foo nul",
-            "grep -z foo invalid",
-            "grep -z -l foo zlines",
-            "grep -zZ -l foo zlines ascii",
-            "grep -Z -n foo ascii crlf",
-            "grep -Z -c foo ascii crlf",
-            "grep -Z -L foo ascii empty",
-            "grep --null-data --count . zlines",
-            "grep -z -b -o foo zlines",
-        ],
-    );
-    report.finish();
-}
-
-#[test]
-#[ignore = "swath grep refuses -T (--initial-tab)"]
-fn initial_tab() {
-    let dir = corpus();
-    let mut report = Report::default();
-    report.check_everywhere(
-        &dir,
-        &[
-            "grep -T foo ascii",
-            "grep -T -H foo ascii",
-            "grep -T -n foo ascii crlf",
-            "grep -T -c foo ascii crlf",
-            "grep -T -nb foo crlf",
-            "grep -T -o -n o crlf",
-            "grep -T -H '' empty blanks",
-            "grep -T -n '' blanks",
-            "grep -T -bo o ascii",
-            "cat crlf | grep -T -n foo",
-            "grep -T -n -b foo long",
-            "grep --initial-tab -H --color=always foo ascii",
-        ],
-    );
-    report.finish();
-}
-
 // ---------------------------------------------------------------------------------------
 // A larger file and the engine
 
@@ -1719,4 +1585,18 @@ fn raw_file_names() {
         ],
     );
     report.finish();
+}
+
+/// A sparse file (1 GiB of holes, then a line): binary from its first buffer, as GNU reads
+/// it, and searched without holding the holes as one line in memory (NULs end lines).
+#[test]
+fn sparse_file_is_binary_and_not_one_line() {
+    let dir = Dir::new();
+    for env in [C, UTF8] {
+        same_as_gnu_sh_env(
+            &dir,
+            "rm -f sp; truncate -s 1G sp && printf 'x\\n' >> sp && grep x sp; grep -c x sp; grep -q x sp; echo $?",
+            env,
+        );
+    }
 }
