@@ -71,5 +71,30 @@ fn transform(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, compare, count, transform);
+fn wf2(c: &mut Criterion) {
+    use swath_kernels::logs::{wf2_fields, wf2_fields_naive, wf2_fields_scalar};
+    let log = swath_gen::log::LogGenerator::new(7).chunk(0, 4 << 20);
+    let lines: Vec<&[u8]> = log.split(|&b| b == b'\n').collect();
+    for l in &lines {
+        assert_eq!(wf2_fields(l), wf2_fields_naive(l));
+    }
+    let mut g = c.benchmark_group("wf2_fields_4MiB_log");
+    g.throughput(Throughput::Bytes(log.len() as u64));
+    let lines = &lines;
+    let run = |f: fn(&[u8]) -> Option<swath_kernels::logs::Wf2Fields<'_>>| {
+        move || {
+            lines
+                .iter()
+                .filter_map(|l| f(black_box(l)))
+                .map(|f| f.referrer.len())
+                .sum::<usize>()
+        }
+    };
+    g.bench_function("sse2_masks", |x| x.iter(run(wf2_fields)));
+    g.bench_function("scalar", |x| x.iter(run(wf2_fields_scalar)));
+    g.bench_function("naive_split", |x| x.iter(run(wf2_fields_naive)));
+    g.finish();
+}
+
+criterion_group!(benches, compare, count, transform, wf2);
 criterion_main!(benches);

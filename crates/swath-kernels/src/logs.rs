@@ -94,39 +94,48 @@ fn space_mask(chunk: &[u8]) -> u64 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn wf2_fields_sse2(line: &[u8]) -> Option<Wf2Fields<'_>> {
-    let mut f: [&[u8]; 11] = [&[]; 11];
+    // The positions of the first 22 field edges. Edges alternate (the line starts in white
+    // space), so edge 2k is where field k starts and edge 2k + 1 where it ends: storing
+    // them in order needs no branch on which kind an edge is.
+    let mut edge = [0usize; 22];
     let mut n = 0usize;
-    let mut start = 0usize;
     // Whether the byte before the current chunk is white space (the line start counts).
     let mut prev_space = 1u64;
     let mut base = 0usize;
     while base < line.len() {
         let w = space_mask(&line[base..]);
-        let shifted = (w << 1) | prev_space;
-        let mut edges = (!w & shifted) | (w & !shifted);
+        let mut edges = w ^ ((w << 1) | prev_space);
         while edges != 0 {
-            let i = edges.trailing_zeros() as usize;
+            edge[n] = base + edges.trailing_zeros() as usize;
             edges &= edges - 1;
-            if w >> i & 1 == 0 {
-                start = base + i;
-            } else {
-                f[n] = &line[start..(base + i).min(line.len())];
-                n += 1;
-                if n == 11 {
-                    return Some(Wf2Fields::of(&f));
-                }
+            n += 1;
+            if n == 22 {
+                let field = |k: usize| &line[edge[2 * k]..edge[2 * k + 1].min(line.len())];
+                return Some(Wf2Fields {
+                    client: field(0),
+                    method: field(5),
+                    uri: field(6),
+                    status: field(8),
+                    bytes: field(9),
+                    referrer: field(10),
+                });
             }
         }
         prev_space = w >> 63;
         base += 64;
     }
-    if prev_space == 0 {
-        // A field running to the end of the line (a multiple of 64 bytes long).
-        f[n] = &line[start..];
-        n += 1;
-        if n == 11 {
-            return Some(Wf2Fields::of(&f));
-        }
+    if prev_space == 0 && n == 21 {
+        // The 11th field runs to the end of a line a multiple of 64 bytes long.
+        edge[21] = line.len();
+        let field = |k: usize| &line[edge[2 * k]..edge[2 * k + 1]];
+        return Some(Wf2Fields {
+            client: field(0),
+            method: field(5),
+            uri: field(6),
+            status: field(8),
+            bytes: field(9),
+            referrer: field(10),
+        });
     }
     None
 }
@@ -368,6 +377,25 @@ pub fn day_and_hour(time: &[u8]) -> Option<(u32, u8)> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn fields_ending_at_chunk_edges() {
+        // Ten one-byte fields, then an 11th (and maybe a 12th) stretched so that its end,
+        // or the line's, falls on and around the 64-byte chunk edges.
+        for len in 23..=200usize {
+            for twelfth in [false, true] {
+                let mut line = b"a b c d e f g h i j ".to_vec();
+                let rest = len - line.len() - if twelfth { 2 } else { 0 };
+                line.extend(std::iter::repeat_n(b'k', rest));
+                if twelfth {
+                    line.extend_from_slice(b" l");
+                }
+                assert_eq!(wf2_fields(&line), wf2_fields_naive(&line), "{len}");
+                line.truncate(len - 1);
+                assert_eq!(wf2_fields(&line), wf2_fields_naive(&line), "{len}");
+            }
+        }
+    }
 
     #[test]
     fn wf2_fields_of_a_combined_line() {

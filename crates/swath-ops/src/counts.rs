@@ -48,7 +48,7 @@ pub struct Counts<V: Tally = u64> {
 impl<V: Tally> Default for Counts<V> {
     fn default() -> Self {
         Counts {
-            slots: vec![Slot::default(); 1024],
+            slots: fresh_slots(1024),
             arena: Vec::new(),
             len: 0,
             hasher: foldhash::fast::FixedState::with_seed(0x5157_a7b1),
@@ -68,6 +68,34 @@ fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// `n` empty slots. A table of millions of keys is read at random, one cache miss and,
+/// with 4 KiB pages, one page walk per lookup; the kernel is asked for huge pages before
+/// the slots are first touched (after, it would not give them), which takes the page walks
+/// away.
+fn fresh_slots<V: Tally>(n: usize) -> Vec<Slot<V>> {
+    let mut v: Vec<Slot<V>> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_ptr() as usize, n * std::mem::size_of::<Slot<V>>());
+    v.resize(n, Slot::default());
+    v
+}
+
+/// Asks for transparent huge pages over the whole 2 MiB pages inside `[start, start+len)`.
+fn advise_huge_pages(start: usize, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let from = start.next_multiple_of(HUGE);
+    let to = (start + len) / HUGE * HUGE;
+    if to <= from {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: MADV_HUGEPAGE is a hint about memory this process owns (the range lies inside
+    // one live allocation); it never changes the memory's contents or validity. Failure
+    // (no THP support) leaves ordinary pages, so the result is ignored.
+    unsafe {
+        libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
+    }
 }
 
 impl<V: Tally> Counts<V> {
@@ -129,6 +157,9 @@ impl<V: Tally> Counts<V> {
 
     fn insert_at(&mut self, i: usize, key: &[u8], h: u64, n: V) {
         let off = self.arena.len() as u64;
+        if self.arena.capacity() - self.arena.len() < key.len() {
+            self.grow_arena(key.len());
+        }
         self.arena.extend_from_slice(key);
         self.slots[i] = Slot {
             hash: h,
@@ -144,9 +175,21 @@ impl<V: Tally> Counts<V> {
         }
     }
 
+    /// Moves the arena to a new allocation at least twice as big, advised like the slots
+    /// (keys are read at random too).
+    fn grow_arena(&mut self, more: usize) {
+        let want = (self.arena.len() + more)
+            .max(self.arena.capacity() * 2)
+            .max(4096);
+        let mut new: Vec<u8> = Vec::with_capacity(want);
+        advise_huge_pages(new.as_ptr() as usize, want);
+        new.extend_from_slice(&self.arena);
+        self.arena = new;
+    }
+
     /// Doubles the slots; hashes are stored, so keys are not read again.
     fn grow(&mut self) {
-        let doubled = vec![Slot::default(); self.slots.len() * 2];
+        let doubled = fresh_slots(self.slots.len() * 2);
         let old = std::mem::replace(&mut self.slots, doubled);
         let mask = self.mask();
         for s in old.into_iter().filter(|s| s.hash != 0) {
