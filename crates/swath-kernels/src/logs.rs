@@ -102,7 +102,7 @@ fn wf2_fields_sse2(line: &[u8]) -> Option<Wf2Fields<'_>> {
     // Whether the byte before the current chunk is white space (the line start counts).
     let mut prev_space = 1u64;
     let mut base = 0usize;
-    while base < line.len() {
+    'chunks: while base < line.len() {
         let w = space_mask(&line[base..]);
         let mut edges = w ^ ((w << 1) | prev_space);
         while edges != 0 {
@@ -110,34 +110,30 @@ fn wf2_fields_sse2(line: &[u8]) -> Option<Wf2Fields<'_>> {
             edges &= edges - 1;
             n += 1;
             if n == 22 {
-                let field = |k: usize| &line[edge[2 * k]..edge[2 * k + 1].min(line.len())];
-                return Some(Wf2Fields {
-                    client: field(0),
-                    method: field(5),
-                    uri: field(6),
-                    status: field(8),
-                    bytes: field(9),
-                    referrer: field(10),
-                });
+                break 'chunks;
             }
         }
         prev_space = w >> 63;
         base += 64;
     }
-    if prev_space == 0 && n == 21 {
+    if n == 21 && prev_space == 0 {
         // The 11th field runs to the end of a line a multiple of 64 bytes long.
         edge[21] = line.len();
-        let field = |k: usize| &line[edge[2 * k]..edge[2 * k + 1]];
-        return Some(Wf2Fields {
-            client: field(0),
-            method: field(5),
-            uri: field(6),
-            status: field(8),
-            bytes: field(9),
-            referrer: field(10),
-        });
+        n = 22;
     }
-    None
+    if n < 22 {
+        return None;
+    }
+    // (The padding of a line's last chunk is white space, so no edge lies past its end.)
+    let field = |k: usize| &line[edge[2 * k]..edge[2 * k + 1]];
+    Some(Wf2Fields {
+        client: field(0),
+        method: field(5),
+        uri: field(6),
+        status: field(8),
+        bytes: field(9),
+        referrer: field(10),
+    })
 }
 
 /// [`wf2_fields`] byte by byte.
