@@ -326,6 +326,27 @@ pub struct UriStat {
 }
 
 impl crate::counts::Tally for UriStat {
+    const SIZE: usize = 25;
+
+    #[inline]
+    fn store(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.bytes.to_le_bytes());
+        out[8..16].copy_from_slice(&self.hits.to_le_bytes());
+        out[16..24].copy_from_slice(&self.not_found.to_le_bytes());
+        out[24] = u8::from(self.fetched);
+    }
+
+    #[inline]
+    fn load(b: &[u8]) -> UriStat {
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        UriStat {
+            bytes: word(0),
+            hits: word(8),
+            not_found: word(16),
+            fetched: b[24] != 0,
+        }
+    }
+
     #[inline]
     fn add(&mut self, o: &UriStat) {
         self.bytes = self.bytes.saturating_add(o.bytes);
@@ -682,6 +703,34 @@ mod tests {
             report_reader(&mut &data[..], &Wf2Config::default(), 3, bs.max(1), &mut streamed).unwrap();
             prop_assert_eq!(sorted(&streamed.hits()), sorted(&seq.hits()));
             prop_assert_eq!(streamed.malformed, seq.malformed);
+        }
+    }
+
+    #[test]
+    fn uri_stats_survive_the_arena() {
+        use crate::counts::Tally;
+        for st in [
+            UriStat::default(),
+            UriStat {
+                bytes: u64::MAX,
+                hits: 1,
+                not_found: 1 << 40,
+                fetched: true,
+            },
+            UriStat {
+                bytes: 7,
+                hits: u64::MAX - 1,
+                not_found: 0,
+                fetched: false,
+            },
+        ] {
+            let mut b = [0xa5u8; UriStat::SIZE];
+            st.store(&mut b);
+            let back = UriStat::load(&b);
+            assert_eq!(
+                (back.bytes, back.hits, back.not_found, back.fetched),
+                (st.bytes, st.hits, st.not_found, st.fetched)
+            );
         }
     }
 
