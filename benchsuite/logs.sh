@@ -20,7 +20,9 @@ swath=$root/target/release/swath
 cd "$data"
 cat gen4g.log > /dev/null
 echo "wf2 on the 4 GiB log, hot (GB/s = 4.295 / seconds):"
-hyperfine -N -w 1 -r 5 --style basic "$swath logs wf2 gen4g.log" 2>&1 | grep -E "Time|Range"
+hyperfine -N -w 1 -r 10 --style basic --export-json wf2.json "$swath logs wf2 gen4g.log" 2>&1 | grep -E "Time|Range"
+python3 -c 'import json; r = json.load(open("wf2.json"))["results"][0]; m = r["median"]; print(f"  median {m:.3f} s = {4.294967296 / m:.2f} GB/s")'
+rm -f wf2.json
 "$swath" logs wf2 --time gen4g.log > /dev/null
 echo
 echo "| case | swath | GoAccess | swath/GoAccess per round (range) | speed-up |"
