@@ -467,9 +467,29 @@ fn line_end(f: Framing, data: &[u8], origin: u64, at: u64, total: u64) -> u64 {
     f.find(&data[a..]).map_or(total, |i| at + i as u64 + 1)
 }
 
+/// The lines that start in `[start, end)` of mapped bytes `m` (the job's bytes from 0):
+/// their first byte and the end of the last one.
+fn map_lines(f: Framing, m: &[u8], start: u64, end: u64, total: u64) -> (u64, u64) {
+    let a = line_start(f, m, 0, start, end);
+    let b = if a == end {
+        end
+    } else {
+        line_end(f, m, 0, end, total)
+    };
+    (a, b)
+}
+
+/// A line longer than this is not gathered into a worker's buffer when the file can be
+/// mapped: the block is read through a map instead, so a line of gigabytes (a sparse file's
+/// holes, a file with no newline) stays in the page cache, which the kernel can reclaim,
+/// rather than in the process.
+const LONG_LINE: usize = 64 << 20;
+
 /// Reads the lines that start in `[start, end)` of region `r` into `buf` (with one byte of
 /// look-behind, and as far past `end` as the last line needs): returns the job offset of
-/// the first line and where the lines lie in `buf`.
+/// the first line and where the lines lie in `buf`, or `None` once `buf` would grow past
+/// `limit` bytes.
+#[allow(clippy::too_many_arguments)]
 fn read_lines(
     f: Framing,
     r: &Region<'_>,
@@ -478,7 +498,8 @@ fn read_lines(
     start: u64,
     end: u64,
     total: u64,
-) -> Result<(u64, std::ops::Range<usize>), EngineError> {
+    limit: usize,
+) -> Result<Option<(u64, std::ops::Range<usize>)>, EngineError> {
     let origin = start.saturating_sub(1);
     let at = |o: u64| r.input.base() + r.offset + o;
     buf.clear();
@@ -486,12 +507,15 @@ fn read_lines(
     r.input.read_exact_at_via(file, buf, at(origin))?;
     let a = line_start(f, buf, origin, start, end);
     if a == end {
-        return Ok((end, 0..0));
+        return Ok(Some((end, 0..0)));
     }
     let mut pos = end;
     let mut step = 64 * 1024u64;
     while pos < total && !buf.last().is_some_and(|&b| f.ends(b)) {
         let n = step.min(total - pos) as usize;
+        if buf.len() + n > limit {
+            return Ok(None);
+        }
         let old = buf.len();
         buf.resize(old + n, 0);
         r.input.read_exact_at_via(file, &mut buf[old..], at(pos))?;
@@ -502,7 +526,7 @@ fn read_lines(
         }
         step = step.saturating_mul(2);
     }
-    Ok((a, (a - origin) as usize..buf.len()))
+    Ok(Some((a, (a - origin) as usize..buf.len())))
 }
 
 struct Shared<'s> {
@@ -610,31 +634,49 @@ fn parallel(
             }
             let len = (extent.len - start).min(bs) as usize;
             let mut block = Block { index, start, len };
+            // A map of this block's region when its last line is too long for the buffer.
+            let mut long_map: Option<GuardedMap> = None;
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
             if job.framing.is_lines() {
                 let end = start + len as u64;
                 if method == Method::Pread {
                     let r = &job.regions[0];
                     let file = own[0].as_ref().unwrap_or(r.input.file());
-                    match read_lines(job.framing, r, file, &mut bufs[0], start, end, extent.len) {
-                        Ok((a, range)) => {
+                    let read = |buf: &mut Vec<u8>, limit| {
+                        read_lines(job.framing, r, file, buf, start, end, extent.len, limit)
+                    };
+                    let mut got = read(&mut bufs[0], LONG_LINE);
+                    if let Ok(None) = got {
+                        let at = r.input.base() + r.offset;
+                        match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
+                            Ok(Some(m)) => long_map = Some(m),
+                            // No map to be had: gather the line after all.
+                            Ok(None) | Err(_) => got = read(&mut bufs[0], usize::MAX),
+                        }
+                    }
+                    match (got, &long_map) {
+                        (_, Some(m)) => {
+                            let m = m.bytes();
+                            let (a, b) = map_lines(job.framing, m, start, end, extent.len);
+                            block.start = a;
+                            block.len = (b - a) as usize;
+                            slices[0] = &m[a as usize..b as usize];
+                            bufs[0] = vec![0u8; bs as usize];
+                        }
+                        (Ok(Some((a, range))), None) => {
                             block.start = a;
                             block.len = range.len();
                             slices[0] = &bufs[0][range];
                         }
-                        Err(e) => {
+                        (Ok(None), None) => unreachable!("read without a limit"),
+                        (Err(e), None) => {
                             shared.fail(index, e);
                             break;
                         }
                     }
                 } else {
                     let m = maps[0].bytes();
-                    let a = line_start(job.framing, m, 0, start, end);
-                    let b = if a == end {
-                        end
-                    } else {
-                        line_end(job.framing, m, 0, end, extent.len)
-                    };
+                    let (a, b) = map_lines(job.framing, m, start, end, extent.len);
                     block.start = a;
                     block.len = (b - a) as usize;
                     slices[0] = &m[a as usize..b as usize];
@@ -664,7 +706,12 @@ fn parallel(
             let flow = visit(&block, &slices[..job.regions.len()]);
             shared.blocks.fetch_add(1, Ordering::Relaxed);
             job.advance(len);
-            if let Some((r, _)) = job.regions.iter().zip(&maps).find(|(_, m)| m.faulted()) {
+            let faulted = job
+                .regions
+                .iter()
+                .zip(maps.iter().chain(&long_map))
+                .find(|(_, m)| m.faulted());
+            if let Some((r, _)) = faulted {
                 let found = r.input.current_size().unwrap_or(0);
                 shared.fail(
                     index,
@@ -834,6 +881,20 @@ mod tests {
         check_lines(b"", &all_plans());
         check_lines(b"\n", &all_plans());
         check_lines(b"no newline at all", &all_plans());
+    }
+
+    #[test]
+    fn a_line_longer_than_the_buffer_limit_is_read_through_a_map() {
+        // Lines before and after one of LONG_LINE + 5 MiB, cut at block sizes that put
+        // block edges inside it; the positional reads give up gathering it and map it.
+        let mut data = b"first\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', LONG_LINE + (5 << 20)));
+        data.extend_from_slice(b"\nafter\nlast");
+        let mut plans = Vec::new();
+        for (t, bs, l) in [(1, 1 << 20, Layout::Dynamic), (2, 4 << 20, Layout::Ranges)] {
+            plans.push(plan(Method::Pread, t, bs, l));
+        }
+        check_framing(&data, &plans, Framing::Lines);
     }
 
     proptest::proptest! {
