@@ -59,6 +59,36 @@ pub fn getopt(
     p
 }
 
+/// Finds the long option `name` names in `table` as glibc does: an exact name, or the one
+/// option it is a prefix of (several entries that are `same` count as one). `Ok(None)` when
+/// no option starts with it; glibc's message when it is ambiguous.
+pub fn resolve_long<'t, T>(
+    name: &[u8],
+    table: &'t [T],
+    name_of: impl Fn(&T) -> &str,
+    same: impl Fn(&T, &T) -> bool,
+) -> Result<Option<&'t T>, String> {
+    if let Some(exact) = table.iter().find(|o| name_of(o).as_bytes() == name) {
+        return Ok(Some(exact));
+    }
+    let cands: Vec<&T> = table
+        .iter()
+        .filter(|o| name_of(o).as_bytes().starts_with(name))
+        .collect();
+    match cands.as_slice() {
+        [] => Ok(None),
+        [first, rest @ ..] if rest.iter().all(|o| same(first, o)) => Ok(Some(first)),
+        many => {
+            let list: Vec<String> = many.iter().map(|o| format!("'--{}'", name_of(o))).collect();
+            Err(format!(
+                "option '--{}' is ambiguous; possibilities: {}",
+                String::from_utf8_lossy(name),
+                list.join(" ")
+            ))
+        }
+    }
+}
+
 fn parse_into(
     p: &mut Parsed,
     args: &[OsString],
@@ -104,35 +134,14 @@ fn parse_into(
                 ),
                 None => (body, None),
             };
-            let name_s = String::from_utf8_lossy(name);
-            let exact = long.iter().find(|o| o.name.as_bytes() == name);
-            let cands: Vec<&LongOpt> = long
-                .iter()
-                .filter(|o| o.name.as_bytes().starts_with(name))
-                .collect();
-            let opt = match (exact, cands.as_slice()) {
-                (Some(o), _) => o,
-                (None, [one]) => *one,
-                (None, []) => {
-                    return Err(format!("unrecognized option '{}'", arg.to_string_lossy()))
-                }
-                (None, many) => {
-                    // Abbreviations of options that are the same option are not ambiguous.
-                    let first = many[0];
-                    if many
-                        .iter()
-                        .all(|o| o.key == first.key && o.has_arg == first.has_arg)
-                    {
-                        first
-                    } else {
-                        let list: Vec<String> =
-                            many.iter().map(|o| format!("'--{}'", o.name)).collect();
-                        return Err(format!(
-                            "option '--{name_s}' is ambiguous; possibilities: {}",
-                            list.join(" ")
-                        ));
-                    }
-                }
+            let Some(opt) = resolve_long(
+                name,
+                long,
+                |o| o.name,
+                |a, b| a.key == b.key && a.has_arg == b.has_arg,
+            )?
+            else {
+                return Err(format!("unrecognized option '{}'", arg.to_string_lossy()));
             };
             match (opt.has_arg, value) {
                 (HasArg::No, Some(_)) => {

@@ -27,23 +27,11 @@ pub fn expand_gnu_long_options(
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
         };
-        let exact = table.iter().find(|(n, _)| *n == name);
-        let candidates: Vec<&(&str, bool)> =
-            table.iter().filter(|(n, _)| n.starts_with(name)).collect();
-        let chosen = match (exact, candidates.as_slice()) {
-            (Some(o), _) => o,
-            (None, [one]) => *one,
-            (None, []) => {
-                out.push(arg.clone());
-                continue;
-            }
-            (None, many) => {
-                let list: Vec<String> = many.iter().map(|(n, _)| format!("'--{n}'")).collect();
-                return Err(format!(
-                    "option '--{name}' is ambiguous; possibilities: {}",
-                    list.join(" ")
-                ));
-            }
+        let found =
+            crate::getopt::resolve_long(name.as_bytes(), table, |o| o.0, |a, b| a.0 == b.0)?;
+        let Some(chosen) = found else {
+            out.push(arg.clone());
+            continue;
         };
         if value.is_some() && !chosen.1 {
             return Err(format!("option '--{}' doesn't allow an argument", chosen.0));
