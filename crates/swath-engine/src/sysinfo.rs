@@ -10,8 +10,13 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 
 /// Threads the process may run at once (affinity and cgroup CPU quota respected by std).
+///
+/// Asked once per process: the standard library reads the cgroup's CPU quota from `/proc`
+/// and `/sys` on every call (three files opened), which was most of the per-file cost of
+/// searching a thousand small files.
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The system page size in bytes.
