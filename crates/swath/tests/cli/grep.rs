@@ -992,6 +992,13 @@ fn word_and_line_matching() {
             "grep -cw b words",
             "grep -cw 'a*b' words",
             "grep -ow 'x*a' words",
+            // Literals inside the pattern (lines found by the literal, then judged alone).
+            "grep -n 'x*foo' words",
+            "grep -cw 'x*foo' words",
+            "grep -v '[a-z]*oo b' words",
+            "grep -E -n '[a-z]+ab[a-z]*' words",
+            "grep -nw '[a-z]*af\u{e9}' words",
+            "grep -iw 'x*foo' words",
             "grep -xw 'foo bar' words",
             "grep -xw foo words",
             "grep -x -e foo -e 'foo bar' words",
