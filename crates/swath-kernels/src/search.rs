@@ -88,7 +88,8 @@ thread_local! {
 }
 
 impl LineRegex {
-    fn is_match(&self, line: &[u8]) -> bool {
+    /// Runs `f` with this thread's cache for the pattern.
+    fn with_cache<T>(&self, f: impl FnOnce(&mut regex_automata::meta::Cache) -> T) -> T {
         LINE_CACHES.with(|caches| {
             let mut caches = caches.borrow_mut();
             let k = match caches.iter().position(|(id, _)| *id == self.id) {
@@ -101,9 +102,20 @@ impl LineRegex {
                     caches.len() - 1
                 }
             };
-            let input = regex_automata::Input::new(line).earliest(true);
-            self.re.search_with(&mut caches[k].1, &input).is_some()
+            f(&mut caches[k].1)
         })
+    }
+
+    fn is_match(&self, line: &[u8]) -> bool {
+        let input = regex_automata::Input::new(line).earliest(true);
+        self.with_cache(|c| self.re.search_with(c, &input).is_some())
+    }
+
+    /// Where the earliest-ending match in `hay[at..]` ends (the bytes before `at` are still
+    /// seen by anchors and word boundaries).
+    fn shortest_end(&self, hay: &[u8], at: usize) -> Option<usize> {
+        let input = regex_automata::Input::new(hay).range(at..).earliest(true);
+        self.with_cache(|c| self.re.search_half_with(c, &input).map(|m| m.offset()))
     }
 }
 
@@ -157,8 +169,12 @@ pub struct Matcher {
     /// pattern: lines are then found by searching for it and judging only the lines that
     /// hold it, as ripgrep does, instead of running the automaton over every byte.
     required: Option<memchr::memmem::Finder<'static>>,
-    /// For judging lines one at a time, when that is done often (`required`, `-w`).
+    /// Searched with a cache of the thread's: for judging lines one at a time (`required`,
+    /// `-w`) and for finding where matches end (`within_lines`).
     line_re: Option<std::sync::Arc<LineRegex>>,
+    /// Every match is at least one byte long and holds no newline, so it lies inside one
+    /// line.
+    within_lines: bool,
     /// The combined pattern and options, to build `longest` on demand.
     source: String,
     opts: Option<MatchOptions>,
@@ -180,6 +196,7 @@ impl Matcher {
                     nul_blind: true,
                     required: None,
                     line_re: None,
+                    within_lines: false,
                     source: String::new(),
                     opts: None,
                 },
@@ -222,7 +239,8 @@ impl Matcher {
             .and_then(required_literal)
             .filter(|l| l.len() >= 2 && !l.contains(&b'\n'))
             .map(|l| memchr::memmem::Finder::new(&l).into_owned());
-        let line_re = if required.is_some() || verify_lines {
+        let within_lines = hir.as_ref().is_some_and(within_lines);
+        let line_re = if required.is_some() || verify_lines || within_lines {
             static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             Some(std::sync::Arc::new(LineRegex {
                 id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -239,6 +257,7 @@ impl Matcher {
                 nul_blind: hir.as_ref().is_some_and(nul_blind),
                 required,
                 line_re,
+                within_lines,
                 source,
                 opts: Some(opts),
             },
@@ -337,6 +356,23 @@ impl Matcher {
     /// [`Matcher::next_matching_line`] by running the automaton over `hay`.
     fn next_matching_line_scan(&self, hay: &[u8], from: usize) -> Option<Range<usize>> {
         let mut at = from;
+        if self.within_lines {
+            // Where the earliest match ends is enough: the match holds the byte before that
+            // end and no newline, so it lies in that byte's line. The automaton stops there,
+            // and no reverse scan looks for where the match starts.
+            let re = self.line_re.as_ref()?;
+            while at < hay.len() {
+                let e = re.shortest_end(hay, at)?;
+                let last = e.checked_sub(1)?;
+                let ls = memrchr(b'\n', &hay[at..last]).map_or(at, |i| at + i + 1);
+                let le = memchr(b'\n', &hay[last..]).map_or(hay.len(), |i| last + i);
+                if !self.verify_lines || self.is_match_line(&hay[ls..le]) {
+                    return Some(ls..le);
+                }
+                at = le + 1;
+            }
+            return None;
+        }
         loop {
             if at > hay.len() {
                 return None;
@@ -393,6 +429,29 @@ fn nul_blind(h: &regex_syntax::hir::Hir) -> bool {
         }
     }
     h.properties().look_set().is_empty() && !has_nul(h)
+}
+
+/// Whether every match of `h` is at least one byte long and contains no newline.
+fn within_lines(h: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn has_newline(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => false,
+            HirKind::Literal(l) => l.0.contains(&b'\n'),
+            HirKind::Class(Class::Unicode(c)) => c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+            HirKind::Class(Class::Bytes(c)) => c
+                .ranges()
+                .iter()
+                .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+            HirKind::Repetition(r) => has_newline(&r.sub),
+            HirKind::Capture(c) => has_newline(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_newline),
+        }
+    }
+    h.properties().minimum_len().is_some_and(|n| n >= 1) && !has_newline(h)
 }
 
 /// The literal every match of `h` starts with (after look-arounds), if any: the regex
@@ -648,6 +707,41 @@ mod tests {
         let want = lines_naive(&m, &hay, false);
         assert_eq!(want.len(), 29);
         assert_eq!(selected(&m, &hay, false), want);
+    }
+
+    #[test]
+    fn matches_within_lines() {
+        let within = |p: &str, syntax| matcher(&[p], syntax, false, false).within_lines;
+        assert!(within("e[a-z]+ [a-z]", Syntax::Extended));
+        assert!(within("^a.b$", Syntax::Basic));
+        assert!(
+            within("[^a]b", Syntax::Basic),
+            "GNU brackets never match a newline"
+        );
+        assert!(!within("(?s)a.b", Syntax::Perl), "(?s). matches a newline");
+        assert!(!within(r"a\sb", Syntax::Perl), r"\s matches a newline");
+        assert!(!within("x*", Syntax::Basic), "matches the empty string");
+        assert!(!within("", Syntax::Basic));
+        // Suffix, inner and prefix literals, alternations: the earliest match end found by
+        // each regex strategy is in the first matching line.
+        let mut hay = Vec::new();
+        for i in 0..3000u32 {
+            hay.extend_from_slice(format!("w{} ab{}z x{}\n", i % 7, i % 13, i % 5).as_bytes());
+        }
+        for p in [
+            "[a-z]+3z",
+            "ab1[0-9]*z",
+            "w3 a",
+            "(w1|x4)",
+            "b[0-9]+z x2$",
+            "^w6",
+        ] {
+            let m = matcher(&[p], Syntax::Extended, false, false);
+            assert!(m.within_lines, "{p}");
+            let want = lines_naive(&m, &hay, false);
+            assert!(!want.is_empty(), "{p}");
+            assert_eq!(selected(&m, &hay, false), want, "{p}");
+        }
     }
 
     #[test]
