@@ -637,8 +637,38 @@ pub struct BlockTally {
 
 /// Tallies one block of a larger input (any cut position).
 pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
+    tally_block_with(data, enc, true)
+}
+
+/// Stretches of a block with non-ASCII bytes that are tallied on their own, so that the
+/// ASCII ones take the fast loops: one accented letter no longer sends a whole block of
+/// English text through the general state machine.
+const MIXED_CHUNK: usize = 4096;
+
+/// The tally of `data` (starting and ending on character boundaries), 4 KiB at a time:
+/// ASCII stretches through the fast loops (`width`: with the longest-line fields), the
+/// others through the state machine, merged in order.
+fn tally_mixed(data: &[u8], enc: Encoding, width: bool) -> Tally {
+    let mut acc = Tally::default();
+    let mut at = 0;
+    while at < data.len() {
+        let end = utf8_boundary(data, (at + MIXED_CHUNK).min(data.len()));
+        let part = &data[at..end];
+        let fast = if width {
+            tally_ascii(part)
+        } else {
+            tally_words_fast(part).or_else(|| tally_ascii(part))
+        };
+        let t = fast.unwrap_or_else(|| tally(part, enc));
+        acc = if at == 0 { t } else { acc.merge(t) };
+        at = end;
+    }
+    acc
+}
+
+fn tally_block_with(data: &[u8], enc: Encoding, width: bool) -> BlockTally {
     let ascii = if enc == Encoding::C {
-        Some(tally_ascii(data).unwrap_or_else(|| tally(data, enc)))
+        Some(tally_ascii(data).unwrap_or_else(|| tally_mixed(data, enc, width)))
     } else {
         tally_ascii(data)
     };
@@ -672,7 +702,7 @@ pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
     BlockTally {
         head,
         head_len: start as u8,
-        body: tally(&data[start..end], enc),
+        body: tally_mixed(&data[start..end], enc, width),
         tail,
         tail_len: (data.len() - end) as u8,
     }
@@ -689,7 +719,7 @@ pub fn tally_block_no_width(data: &[u8], enc: Encoding) -> BlockTally {
             tail: [0; MAX_SEQ - 1],
             tail_len: 0,
         },
-        None => tally_block(data, enc),
+        None => tally_block_with(data, enc, false),
     }
 }
 
@@ -869,6 +899,35 @@ mod tests {
                 acc = acc.merge(t);
             }
             prop_assert_eq!((acc.lines, acc.words, acc.bytes), (whole.lines, whole.words, whole.bytes));
+        }
+
+        #[test]
+        fn mostly_ascii_blocks_take_the_fast_loops_exactly(
+            rare in proptest::collection::vec((0usize..20_000, pieces()), 0..6),
+            bs in prop_oneof![Just(20_000usize), 4000usize..9000],
+            utf8 in any::<bool>(),
+        ) {
+            // Kilobytes of ASCII text with a few odd pieces (multibyte, invalid, control)
+            // dropped in anywhere, including across the 4 KiB stretches of a block.
+            let mut data: Vec<u8> = (0..20_000u32)
+                .map(|i| match i % 23 { 0 => b'\n', 5 | 11 => b' ', 17 => b'\t', _ => b'a' + (i % 7) as u8 })
+                .collect();
+            for (at, p) in &rare {
+                let at = (*at).min(data.len());
+                data.splice(at..at, p.iter().copied());
+            }
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let whole = tally(&data, enc);
+            let folded = fold_blocks(data.chunks(bs).map(|c| tally_block(c, enc)), enc);
+            prop_assert_eq!(
+                (folded.lines, folded.words, folded.chars, folded.bytes, folded.max_line()),
+                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
+            );
+            let quick = fold_blocks(data.chunks(bs).map(|c| tally_block_no_width(c, enc)), enc);
+            prop_assert_eq!(
+                (quick.lines, quick.words, quick.chars, quick.bytes),
+                (whole.lines, whole.words, whole.chars, whole.bytes)
+            );
         }
 
         #[test]
