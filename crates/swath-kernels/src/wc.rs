@@ -824,6 +824,33 @@ mod tests {
         acc
     }
 
+    /// Checks that `data` tallied in blocks of `bs` folds to its tally; returns that tally.
+    fn blocks_fold_to_the_whole(
+        data: &[u8],
+        bs: usize,
+        enc: Encoding,
+    ) -> Result<Tally, proptest::test_runner::TestCaseError> {
+        let whole = tally(data, enc);
+        let folded = fold_blocks(data.chunks(bs).map(|c| tally_block(c, enc)), enc);
+        prop_assert_eq!(
+            (
+                folded.lines,
+                folded.words,
+                folded.chars,
+                folded.bytes,
+                folded.max_line()
+            ),
+            (
+                whole.lines,
+                whole.words,
+                whole.chars,
+                whole.bytes,
+                whole.max_line()
+            )
+        );
+        Ok(whole)
+    }
+
     fn pieces() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         let piece = prop_oneof![
             Just(&b"a"[..]),
@@ -917,12 +944,7 @@ mod tests {
                 data.splice(at..at, p.iter().copied());
             }
             let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
-            let whole = tally(&data, enc);
-            let folded = fold_blocks(data.chunks(bs).map(|c| tally_block(c, enc)), enc);
-            prop_assert_eq!(
-                (folded.lines, folded.words, folded.chars, folded.bytes, folded.max_line()),
-                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
-            );
+            let whole = blocks_fold_to_the_whole(&data, bs, enc)?;
             let quick = fold_blocks(data.chunks(bs).map(|c| tally_block_no_width(c, enc)), enc);
             prop_assert_eq!(
                 (quick.lines, quick.words, quick.chars, quick.bytes),
@@ -937,12 +959,7 @@ mod tests {
             utf8 in any::<bool>(),
         ) {
             let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
-            let whole = tally(&data, enc);
-            let folded = fold_blocks(data.chunks(bs).map(|c| tally_block(c, enc)), enc);
-            prop_assert_eq!(
-                (folded.lines, folded.words, folded.chars, folded.bytes, folded.max_line()),
-                (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
-            );
+            blocks_fold_to_the_whole(&data, bs, enc)?;
         }
 
         #[test]
