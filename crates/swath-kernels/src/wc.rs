@@ -232,9 +232,64 @@ fn nbsp(u: u32) -> bool {
     matches!(u, 0x00A0 | 0x2007 | 0x202F | 0x2060)
 }
 
-fn class_char_posix(c: char) -> Class {
-    match class_char(c) {
-        Class::Space(w) if nbsp(c as u32) => Class::Print(w),
+/// The classes of the Basic Multilingual Plane, one byte per code point (see [`packed`]),
+/// so that a character's class is one load instead of a search of the ranges.
+fn bmp_classes() -> &'static [u8; 0x10000] {
+    static BMP: std::sync::OnceLock<Box<[u8; 0x10000]>> = std::sync::OnceLock::new();
+    BMP.get_or_init(|| {
+        // Filled from the ranges (as `class_char` reads them: a code point in no range is
+        // a non-printable character); ASCII is classified before the table is looked at.
+        let mut t = Box::new([packed(Class::Other { is_char: true }); 0x10000]);
+        for &(first, last, class) in class_ranges() {
+            let (first, last) = (first as usize, (last as usize).min(0xFFFF));
+            if first <= last {
+                t[first..=last].fill(packed(class));
+            }
+        }
+        t
+    })
+}
+
+/// A character class in a byte: the kind in the high bits, the width (0-3) in the low two.
+fn packed(c: Class) -> u8 {
+    match c {
+        Class::Newline => 0x10,
+        Class::Reset => 0x20,
+        Class::Tab => 0x30,
+        Class::Space(w) => 0x40 | w.min(3) as u8,
+        Class::Print(w) => 0x50 | w.min(3) as u8,
+        Class::Other { is_char } => 0x60 | is_char as u8,
+    }
+}
+
+/// The class [`packed`] stored.
+#[inline(always)]
+fn unpacked(b: u8) -> Class {
+    let low = u64::from(b & 3);
+    match b >> 4 {
+        1 => Class::Newline,
+        2 => Class::Reset,
+        3 => Class::Tab,
+        4 => Class::Space(low),
+        5 => Class::Print(low),
+        _ => Class::Other { is_char: low == 1 },
+    }
+}
+
+/// The class of `c` in UTF-8, through the BMP table (`posix`: the no-break spaces are not
+/// separators).
+#[inline(always)]
+fn class_utf8(c: char, bmp: &[u8; 0x10000], posix: bool) -> Class {
+    let u = c as u32;
+    if u < 0x80 {
+        return class_c(u as u8);
+    }
+    let class = match bmp.get(u as usize) {
+        Some(&b) => unpacked(b),
+        None => class_char(c),
+    };
+    match class {
+        Class::Space(w) if posix && nbsp(u) => Class::Print(w),
         other => other,
     }
 }
@@ -352,11 +407,9 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
             }
         }
         Encoding::Utf8 | Encoding::Utf8Posix => {
-            let class_char = if enc == Encoding::Utf8Posix {
-                class_char_posix
-            } else {
-                class_char
-            };
+            let bmp = bmp_classes();
+            let posix = enc == Encoding::Utf8Posix;
+            let class_char = |ch: char| class_utf8(ch, bmp, posix);
             let mut rest = data;
             while !rest.is_empty() {
                 // ASCII runs need no decoding: one class per byte, as in the C locale.
@@ -761,6 +814,20 @@ pub fn utf8_boundary(data: &[u8], mut at: usize) -> usize {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn bmp_table_agrees_with_the_ranges() {
+        let bmp = bmp_classes();
+        for u in 0..0x11000u32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            assert_eq!(class_utf8(c, bmp, false), class_char(c), "U+{u:04X}");
+            let posix = match class_char(c) {
+                Class::Space(w) if nbsp(u) => Class::Print(w),
+                other => other,
+            };
+            assert_eq!(class_utf8(c, bmp, true), posix, "U+{u:04X}");
+        }
+    }
 
     #[test]
     fn class_table_is_complete_and_ordered() {
