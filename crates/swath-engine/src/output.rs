@@ -2,6 +2,11 @@
 //! only when complete, removed if anything goes wrong, including SIGINT, SIGTERM and SIGHUP
 //! (a handler unlinks every registered temporary file, then lets the signal take its default
 //! course).
+//!
+//! A symbolic link is written through (the file it points to is replaced, the link stays); a
+//! target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
+//! written directly, since renaming over it would replace the device node or pipe with a
+//! plain file.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -85,15 +90,50 @@ fn unregister_temp(slot: usize) {
 #[derive(Debug)]
 pub struct AtomicOutput {
     /// Always `Some` until `commit` takes it.
-    temp: Option<tempfile::NamedTempFile>,
+    temp: Option<Sink>,
     target: PathBuf,
     slot: Option<usize>,
+}
+
+/// Where the bytes go.
+#[derive(Debug)]
+enum Sink {
+    /// A temporary file renamed over the target by `commit`.
+    Temp(tempfile::NamedTempFile),
+    /// The target itself, a device or FIFO, opened for writing.
+    Direct(File),
 }
 
 impl AtomicOutput {
     /// Creates a temporary file in the target's directory.
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
+        let resolved;
+        let target = match std::fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                resolved = std::fs::canonicalize(target).map_err(|_| {
+                    EngineError::io(
+                        &name,
+                        io::Error::other("not writing through dangling symlink"),
+                    )
+                })?;
+                resolved.as_path()
+            }
+            _ => target,
+        };
+        if let Ok(m) = std::fs::metadata(target) {
+            if !m.is_file() && !m.is_dir() {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(target)
+                    .map_err(|e| EngineError::io(&name, e))?;
+                return Ok(AtomicOutput {
+                    temp: Some(Sink::Direct(file)),
+                    target: target.to_path_buf(),
+                    slot: None,
+                });
+            }
+        }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -111,31 +151,39 @@ impl AtomicOutput {
             .map_err(|e| EngineError::io(name, e))?;
         let slot = register_temp(temp.path());
         Ok(AtomicOutput {
-            temp: Some(temp),
+            temp: Some(Sink::Temp(temp)),
             target: target.to_path_buf(),
             slot,
         })
     }
 
-    /// The temporary file to write into.
+    /// The file to write into: the temporary file, or a device or FIFO target itself.
     pub fn file(&self) -> &File {
-        self.temp().as_file()
+        match self.sink() {
+            Sink::Temp(t) => t.as_file(),
+            Sink::Direct(f) => f,
+        }
     }
 
-    /// The temporary file's path.
-    pub fn temp_path(&self) -> &Path {
-        self.temp().path()
+    /// True when the target is written directly (a device or FIFO): nothing is renamed, and
+    /// what was written before a failure stays written.
+    pub fn is_direct(&self) -> bool {
+        matches!(self.sink(), Sink::Direct(_))
     }
 
-    fn temp(&self) -> &tempfile::NamedTempFile {
+    fn sink(&self) -> &Sink {
         self.temp
             .as_ref()
             .expect("the temporary file lives until commit")
     }
 
-    /// Gives the temporary file the permission bits `mode` (for example the input's).
+    /// Gives the temporary file the permission bits `mode` (for example the input's); a
+    /// device or FIFO written directly keeps its own.
     pub fn set_mode(&self, mode: u32) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt;
+        if self.is_direct() {
+            return Ok(());
+        }
         self.file()
             .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
             .map_err(|e| EngineError::io(self.target.to_string_lossy(), e))
@@ -150,17 +198,21 @@ impl AtomicOutput {
                 .map_err(|e| EngineError::io(&name, e))?;
         }
         let slot = self.slot.take();
-        let temp = self
+        let sink = self
             .temp
             .take()
             .expect("the temporary file lives until commit");
-        let result = temp
-            .persist(&self.target)
-            .map_err(|e| EngineError::io(&name, io::Error::from(e)));
+        let result = match sink {
+            Sink::Temp(temp) => temp
+                .persist(&self.target)
+                .map(|_| ())
+                .map_err(|e| EngineError::io(&name, io::Error::from(e))),
+            Sink::Direct(_) => Ok(()),
+        };
         if let Some(s) = slot {
             unregister_temp(s);
         }
-        result.map(|_| ())
+        result
     }
 }
 
@@ -211,5 +263,55 @@ mod tests {
     fn missing_directory_is_a_clear_error() {
         let err = AtomicOutput::create(Path::new("/nonexistent-dir/x")).unwrap_err();
         assert!(err.to_string().starts_with("/nonexistent-dir/x: "), "{err}");
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        let link = dir.path().join("link");
+        std::fs::write(&real, b"old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let out = AtomicOutput::create(&link).unwrap();
+        assert!(!out.is_direct());
+        out.file().write_all(b"new").unwrap();
+        out.commit(false).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        let err = AtomicOutput::create(&dangling).unwrap_err();
+        assert!(err.to_string().contains("dangling symlink"), "{err}");
+        assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_fifo_is_written_directly_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let out = AtomicOutput::create(&fifo).unwrap();
+        assert!(out.is_direct());
+        out.set_mode(0o777).unwrap();
+        out.file().write_all(b"through the pipe").unwrap();
+        out.commit(false).unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        let meta = std::fs::symlink_metadata(&fifo).unwrap();
+        assert!(meta.file_type().is_fifo());
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o600
+        );
     }
 }

@@ -19,6 +19,8 @@ pub enum CopyMethod {
     CopyFileRange,
     /// Positional reads and writes through user-space buffers.
     Pwrite,
+    /// One sequential stream, for an output that is not a regular file (a device, a FIFO).
+    Stream,
 }
 
 impl CopyMethod {
@@ -28,7 +30,24 @@ impl CopyMethod {
             CopyMethod::Reflink => "reflink",
             CopyMethod::CopyFileRange => "copy_file_range",
             CopyMethod::Pwrite => "pread/pwrite",
+            CopyMethod::Stream => "stream",
         }
+    }
+}
+
+/// Copies all of `input` into `out` front to back: for an output that cannot be sized or
+/// written at offsets (a device such as `/dev/null`, a FIFO).
+pub fn copy_stream(input: &Input, out: &File, out_name: &str) -> Result<CopyMethod, EngineError> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = input.base();
+    let mut out = out;
+    loop {
+        let n = input.read_full_at(&mut buf, at)?;
+        if n == 0 {
+            return Ok(CopyMethod::Stream);
+        }
+        io::Write::write_all(&mut out, &buf[..n]).map_err(|e| EngineError::io(out_name, e))?;
+        at += n as u64;
     }
 }
 

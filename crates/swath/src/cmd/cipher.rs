@@ -136,7 +136,12 @@ pub fn run(args: CipherArgs) -> Result<()> {
             out.set_mode(meta.mode())?;
         }
         let name = out_path.to_string_lossy().into_owned();
-        let r = transform_to_file(&spec, out.file(), &name)?;
+        let r = if out.is_direct() {
+            // A device or FIFO: neither sized nor written at offsets.
+            transform_stream(&spec, &mut out.file(), &name)?
+        } else {
+            transform_to_file(&spec, out.file(), &name)?
+        };
         out.commit(args.sync)?;
         r
     };

@@ -59,7 +59,12 @@ pub fn run(args: CpArgs) -> Result<()> {
         Some(_) => 1,
         None => swath_engine::sysinfo::cores(),
     };
-    let method = copy_file(&input, out.file(), &dest.to_string_lossy(), threads)?;
+    let name = dest.to_string_lossy();
+    let method = if out.is_direct() {
+        swath_ops::copy::copy_stream(&input, out.file(), &name)?
+    } else {
+        copy_file(&input, out.file(), &name, threads)?
+    };
     out.commit(args.sync)?;
     if args.workers.time {
         eprintln!("{}", clock.times());

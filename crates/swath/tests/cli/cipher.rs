@@ -210,6 +210,55 @@ fn cp_copies_keeps_mode_and_refuses_itself() {
 }
 
 #[test]
+fn outputs_through_symlinks_and_into_fifos() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Dir::new();
+    let data: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    dir.write("src", &data);
+    dir.write("real", b"old");
+    std::os::unix::fs::symlink("real", dir.path("link")).unwrap();
+    // Through a link: the file it names is replaced, the link stays.
+    assert!(swath(&dir, &["cp", "src", "link"]).status.success());
+    assert!(std::fs::symlink_metadata(dir.path("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(dir.path("real")).unwrap(), data);
+    // Into a FIFO (as into a device): written as a stream, the FIFO left a FIFO.
+    for args in [
+        &["cp", "src", "fifo"][..],
+        &["cipher", "--shift", "1", "src", "fifo"][..],
+    ] {
+        let status = Command::new("mkfifo")
+            .arg(dir.path("fifo"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let reader = {
+            let fifo = dir.path("fifo");
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let out = swath(&dir, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = reader.join().unwrap();
+        let want: Vec<u8> = if args[0] == "cp" {
+            data.clone()
+        } else {
+            data.iter().map(|b| b + 1).collect()
+        };
+        assert_eq!(got, want, "{args:?}");
+        let meta = std::fs::symlink_metadata(dir.path("fifo")).unwrap();
+        assert!(meta.file_type().is_fifo(), "{args:?}");
+        std::fs::remove_file(dir.path("fifo")).unwrap();
+    }
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
 fn in_place_runs_killed_at_random_moments_always_recover() {
     let dir = Dir::new();
     let data: Vec<u8> = (0..(12u32 << 20))
@@ -238,17 +287,29 @@ fn in_place_runs_killed_at_random_moments_always_recover() {
         "128K",
         "f",
     ];
+    // How long a whole run takes on this machine and build (tens of milliseconds with an
+    // optimised binary, more under a debug build or a loaded machine): the kills are spread
+    // over that span, so most land mid-run whatever the speed.
+    let whole = (0..3)
+        .map(|_| {
+            std::fs::write(&path, &data).unwrap();
+            let t = std::time::Instant::now();
+            assert!(run(&fresh).wait().unwrap().success());
+            t.elapsed()
+        })
+        .min()
+        .unwrap();
     let mut killed_mid_run = 0;
-    // A fixed pseudo-random sequence of kill delays, so failures reproduce.
+    // A fixed pseudo-random sequence of kill points, so failures reproduce.
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for round in 0..10 {
         std::fs::write(&path, &data).unwrap();
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let delay = 2 + seed % 250;
+        let delay = whole.mul_f64(0.1 + 0.8 * (seed % 1000) as f64 / 1000.0);
         let mut child = run(&fresh);
-        std::thread::sleep(std::time::Duration::from_millis(delay));
+        std::thread::sleep(delay);
         child.kill().unwrap();
         let status = child.wait().unwrap();
         if !status.success() && journal.exists() {
