@@ -108,19 +108,7 @@ impl AtomicOutput {
     /// Creates a temporary file in the target's directory.
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
-        let resolved;
-        let target = match std::fs::symlink_metadata(target) {
-            Ok(m) if m.file_type().is_symlink() => {
-                resolved = std::fs::canonicalize(target).map_err(|_| {
-                    EngineError::io(
-                        &name,
-                        io::Error::other("not writing through dangling symlink"),
-                    )
-                })?;
-                resolved.as_path()
-            }
-            _ => target,
-        };
+        // What the path names, links followed (`/dev/stdout` to a pipe included).
         if let Ok(m) = std::fs::metadata(target) {
             if !m.is_file() && !m.is_dir() {
                 let file = std::fs::OpenOptions::new()
@@ -134,6 +122,19 @@ impl AtomicOutput {
                 });
             }
         }
+        let resolved;
+        let target = match std::fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                resolved = std::fs::canonicalize(target).map_err(|_| {
+                    EngineError::io(
+                        &name,
+                        io::Error::other("not writing through dangling symlink"),
+                    )
+                })?;
+                resolved.as_path()
+            }
+            _ => target,
+        };
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),

@@ -95,6 +95,15 @@ pub(crate) fn write_chunks(
     let name = out.to_string_lossy().into_owned();
     let output = AtomicOutput::create(out)?;
     let file = output.file();
+    if output.is_direct() {
+        // A device or FIFO: the chunks in order, as one stream.
+        let mut w = file;
+        for &(index, _, len) in chunks {
+            io::Write::write_all(&mut w, &make(index, len))
+                .map_err(|e| EngineError::io(&name, e))?;
+        }
+        return output.commit(false);
+    }
     file.set_len(size).map_err(|e| EngineError::io(&name, e))?;
     let threads = swath_engine::sysinfo::cores().clamp(1, chunks.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -68,3 +68,25 @@ fn bad_arguments_are_reported() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope: No such file or directory"));
     assert!(!dir.path("b").exists());
 }
+
+#[test]
+fn generated_into_a_pipe_is_the_same_bytes() {
+    // `/dev/stdout` names the pipe the test reads: written as a stream, not replaced.
+    let dir = Dir::new();
+    for kind in ["text", "log"] {
+        assert!(swath(&dir, &["gen", kind, "3M", "file", "--seed", "9"])
+            .status
+            .success());
+        let piped = swath(&dir, &["gen", kind, "3M", "/dev/stdout", "--seed", "9"]);
+        assert!(
+            piped.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&piped.stderr)
+        );
+        assert_eq!(
+            piped.stdout,
+            std::fs::read(dir.path("file")).unwrap(),
+            "{kind}"
+        );
+    }
+}
