@@ -304,8 +304,35 @@ fn wf2_json(r: &Wf2, hits: &Table, bytes: &Table, not_found: &Table, n: usize) -
     format!("{v:#}\n")
 }
 
+/// Refuses an `--html` page that would replace one of the logs being read.
+fn refuse_output_among_inputs(out: &Path, files: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(o) = std::fs::metadata(out) else {
+        return Ok(());
+    };
+    for f in files {
+        let f = if f.as_os_str() == "-" {
+            Path::new("/dev/stdin")
+        } else {
+            f.as_path()
+        };
+        if let Ok(m) = std::fs::metadata(f) {
+            if m.is_file() && m.dev() == o.dev() && m.ino() == o.ino() {
+                anyhow::bail!(
+                    "'{}' is also an input log: not writing the report over it",
+                    out.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     let clock = Stopwatch::start();
+    if let Some(out) = &a.html {
+        refuse_output_among_inputs(out, &a.common.files)?;
+    }
     let mut s = Summary::default();
     let (failed, last) = gather(&a.common.files, &(), &a.common.engine, &mut s);
     let n = a.common.top;

@@ -1132,6 +1132,30 @@ fn missing_file_and_malformed_message() {
     failures.finish();
 }
 
+#[test]
+fn html_report_never_replaces_an_input() {
+    let dir = Dir::new();
+    let log = b"1.2.3.4 - - [01/Oct/2007:00:00:00 -0700] \"GET /a HTTP/1.1\" 200 5 \"-\" \"x\"\n";
+    dir.write("a.log", log);
+    std::os::unix::fs::symlink("a.log", dir.path("link.html")).unwrap();
+    for out in ["a.log", "link.html", "./a.log"] {
+        let o = swath(&dir, &["logs", "summary", "--html", out, "a.log"]);
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("is also an input log"),
+            "{out}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read(dir.path("a.log")).unwrap(), log, "{out}");
+    }
+    // Another name is written as usual.
+    let o = swath(&dir, &["logs", "summary", "--html", "r.html", "a.log"]);
+    assert!(o.status.success());
+    assert!(std::fs::read(dir.path("r.html"))
+        .unwrap()
+        .starts_with(b"<!DOCTYPE html>"));
+}
+
 /// `--json` carries the reference's numbers: counts of distinct keys, the malformed count,
 /// and the top rows with full keys as lossy UTF-8.
 #[test]
