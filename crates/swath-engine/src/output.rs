@@ -93,6 +93,34 @@ pub struct AtomicOutput {
     temp: Option<Sink>,
     target: PathBuf,
     slot: Option<usize>,
+    /// The mode of the regular file being replaced, if there was one.
+    existing: Option<u32>,
+}
+
+/// The descriptor a path such as `/dev/stdout`, `/dev/fd/3` or `/proc/self/fd/3` names.
+fn descriptor_path(p: &Path) -> Option<i32> {
+    let s = p.to_str()?;
+    match s {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => s
+            .strip_prefix("/dev/fd/")
+            .or_else(|| s.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse().ok()),
+    }
+}
+
+/// The process's file-creation mask (from `/proc/self/status`; 022 if it cannot be read).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
 }
 
 /// Where the bytes go.
@@ -108,6 +136,24 @@ impl AtomicOutput {
     /// Creates a temporary file in the target's directory.
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
+        if let Some(fd) = descriptor_path(target) {
+            // `/dev/stdout` and the like mean the descriptor this process already has (a
+            // file opened for appending, a terminal, a pipe): written through a duplicate of
+            // it, never reopened or replaced.
+            // SAFETY: F_DUPFD_CLOEXEC on any number only duplicates or fails (EBADF).
+            let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+            if dup < 0 {
+                return Err(EngineError::io(&name, io::Error::last_os_error()));
+            }
+            // SAFETY: `dup` is a descriptor just created for this File alone.
+            let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+            return Ok(AtomicOutput {
+                temp: Some(Sink::Direct(file)),
+                target: target.to_path_buf(),
+                slot: None,
+                existing: None,
+            });
+        }
         // What the path names, links followed (`/dev/stdout` to a pipe included).
         if let Ok(m) = std::fs::metadata(target) {
             if !m.is_file() && !m.is_dir() {
@@ -119,6 +165,7 @@ impl AtomicOutput {
                     temp: Some(Sink::Direct(file)),
                     target: target.to_path_buf(),
                     slot: None,
+                    existing: None,
                 });
             }
         }
@@ -135,6 +182,17 @@ impl AtomicOutput {
             }
             _ => target,
         };
+        // An existing file is replaced only if it could be written in place (as GNU cp
+        // opens it), and the new one gets its permission bits and, where allowed, owner.
+        let existing = std::fs::metadata(target).ok().filter(|m| m.is_file());
+        if existing.is_some() {
+            let c = CString::new(target.as_os_str().as_bytes())
+                .map_err(|e| EngineError::io(&name, io::Error::other(e)))?;
+            // SAFETY: access with a valid NUL-terminated path.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                return Err(EngineError::io(&name, io::Error::last_os_error()));
+            }
+        }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -151,10 +209,21 @@ impl AtomicOutput {
             .tempfile_in(dir)
             .map_err(|e| EngineError::io(name, e))?;
         let slot = register_temp(temp.path());
+        let existing = existing.map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            let f = temp.as_file();
+            let _ = f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                m.mode() & 0o777,
+            ));
+            // Only root may give a file away; otherwise the new file is the writer's.
+            let _ = std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid()));
+            m.mode()
+        });
         Ok(AtomicOutput {
             temp: Some(Sink::Temp(temp)),
             target: target.to_path_buf(),
             slot,
+            existing,
         })
     }
 
@@ -178,15 +247,16 @@ impl AtomicOutput {
             .expect("the temporary file lives until commit")
     }
 
-    /// Gives the temporary file the permission bits `mode` (for example the input's); a
-    /// device or FIFO written directly keeps its own.
+    /// Gives a new output the permission bits `mode` (for example the input's), as GNU cp
+    /// does: without the set-user-ID, set-group-ID and sticky bits, less the umask. A file
+    /// being replaced keeps its own bits, and a device or FIFO written directly its own.
     pub fn set_mode(&self, mode: u32) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt;
-        if self.is_direct() {
+        if self.is_direct() || self.existing.is_some() {
             return Ok(());
         }
         self.file()
-            .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
+            .set_permissions(std::fs::Permissions::from_mode(mode & 0o777 & !umask()))
             .map_err(|e| EngineError::io(self.target.to_string_lossy(), e))
     }
 
@@ -288,6 +358,46 @@ mod tests {
         let err = AtomicOutput::create(&dangling).unwrap_err();
         assert!(err.to_string().contains("dangling symlink"), "{err}");
         assert!(!dir.path().join("nowhere").exists());
+    }
+
+    #[test]
+    fn a_descriptor_path_writes_to_the_open_descriptor() {
+        // A file opened for appending, reached as /dev/fd/N: appended to, not replaced.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, b"precious\n").unwrap();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let n = std::os::fd::AsRawFd::as_raw_fd(&f);
+        let out = AtomicOutput::create(Path::new(&format!("/dev/fd/{n}"))).unwrap();
+        assert!(out.is_direct());
+        out.file().write_all(b"more\n").unwrap();
+        out.commit(false).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"precious\nmore\n");
+        assert_eq!(descriptor_path(Path::new("/dev/stdout")), Some(1));
+        assert_eq!(descriptor_path(Path::new("/proc/self/fd/7")), Some(7));
+        assert_eq!(descriptor_path(Path::new("/dev/fdx")), None);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_new_one_loses_special_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old");
+        std::fs::write(&old, b"x").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let out = AtomicOutput::create(&old).unwrap();
+        out.set_mode(0o755).unwrap();
+        out.commit(false).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&old), 0o640);
+        let new = dir.path().join("new");
+        let out = AtomicOutput::create(&new).unwrap();
+        out.set_mode(0o4755).unwrap();
+        out.commit(false).unwrap();
+        assert_eq!(mode(&new), 0o755 & !umask());
     }
 
     #[test]
