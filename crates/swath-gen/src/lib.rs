@@ -158,10 +158,23 @@ pub fn mutate(input: &Path, out: &Path, m: &Mutation) -> Result<Vec<u64>, Engine
     let in_name = input.to_string_lossy().into_owned();
     let out_name = out.to_string_lossy().into_owned();
     let mut src = std::fs::File::open(input).map_err(|e| EngineError::io(&in_name, e))?;
-    let len = src
-        .metadata()
-        .map_err(|e| EngineError::io(&in_name, e))?
-        .len();
+    let meta = src.metadata().map_err(|e| EngineError::io(&in_name, e))?;
+    if !meta.is_file() {
+        return Err(EngineError::io(
+            &in_name,
+            io::Error::other("not a regular file (mutate reads its size first)"),
+        ));
+    }
+    if let Ok(o) = std::fs::metadata(out) {
+        use std::os::unix::fs::MetadataExt;
+        if o.dev() == meta.dev() && o.ino() == meta.ino() {
+            return Err(EngineError::io(
+                &out_name,
+                io::Error::other(format!("is the input '{in_name}': not overwriting it")),
+            ));
+        }
+    }
+    let len = meta.len();
     let mut rng = rng_for(m.seed, 1 << 40);
     let mut offsets: Vec<u64> = m.at.iter().copied().filter(|&o| o < len).collect();
     offsets.sort_unstable();

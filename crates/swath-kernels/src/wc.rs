@@ -818,25 +818,57 @@ pub fn tally_block_no_width(data: &[u8], enc: Encoding) -> BlockTally {
 
 /// Folds the blocks of one input, in order, into the input's tally.
 pub fn fold_blocks(blocks: impl IntoIterator<Item = BlockTally>, enc: Encoding) -> Tally {
-    let mut acc = Tally::default();
-    let mut pending: Vec<u8> = Vec::new();
+    let mut f = Folder::new(enc);
     for b in blocks {
-        pending.extend_from_slice(&b.head[..b.head_len as usize]);
+        f.push(b);
+    }
+    f.finish()
+}
+
+/// Folds block tallies one at a time, in order, so that a caller need not keep them all.
+#[derive(Debug)]
+pub struct Folder {
+    acc: Tally,
+    /// Bytes of a character split across blocks, waiting for its end.
+    pending: Vec<u8>,
+    enc: Encoding,
+}
+
+impl Folder {
+    /// An empty fold.
+    pub fn new(enc: Encoding) -> Folder {
+        Folder {
+            acc: Tally::default(),
+            pending: Vec::new(),
+            enc,
+        }
+    }
+
+    /// Adds the next block.
+    pub fn push(&mut self, b: BlockTally) {
+        self.pending
+            .extend_from_slice(&b.head[..b.head_len as usize]);
         if b.body.bytes == 0 && b.tail_len == 0 {
             // A block of continuation bytes only: the split character may go on.
-            continue;
+            return;
         }
-        if !pending.is_empty() {
-            acc = acc.merge(tally(&pending, enc));
-            pending.clear();
+        if !self.pending.is_empty() {
+            self.acc = self.acc.merge(tally(&self.pending, self.enc));
+            self.pending.clear();
         }
-        acc = acc.merge(b.body);
-        pending.extend_from_slice(&b.tail[..b.tail_len as usize]);
+        self.acc = self.acc.merge(b.body);
+        self.pending
+            .extend_from_slice(&b.tail[..b.tail_len as usize]);
     }
-    if !pending.is_empty() {
-        acc = acc.merge(tally(&pending, enc));
+
+    /// The tally of all the blocks pushed.
+    pub fn finish(self) -> Tally {
+        if self.pending.is_empty() {
+            self.acc
+        } else {
+            self.acc.merge(tally(&self.pending, self.enc))
+        }
     }
-    acc
 }
 
 /// Moves a cut at `at` forward to the next character boundary (past at most five

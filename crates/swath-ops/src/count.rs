@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use swath_engine::{
     run_blocks, Access, EngineError, EngineOptions, Flow, Input, Job, Plan, Region, RunStats,
 };
-use swath_kernels::wc::{fold_blocks, tally_block, tally_block_no_width, Encoding, Tally};
+use swath_kernels::wc::{tally_block, tally_block_no_width, Encoding, Folder, Tally};
 
 /// What a count needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,21 +32,31 @@ pub fn count_input(
     }
     let job = Job::new(vec![Region { input, offset: 0 }]);
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
-    let blocks = Mutex::new(BTreeMap::new());
+    // Blocks that arrive ahead of the next one wait in the map; the rest are folded at once,
+    // so memory stays bounded by how far workers run ahead, not by the number of blocks.
+    let state = Mutex::new((BTreeMap::new(), 0u64, Folder::new(enc)));
     let stats = run_blocks(&plan, &job, &(), |b, d| {
         let t = if need == Need::NoWidth {
             tally_block_no_width(d[0], enc)
         } else {
             tally_block(d[0], enc)
         };
-        blocks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(b.index, t);
+        let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+        let (waiting, next, fold) = &mut *guard;
+        waiting.insert(b.index, t);
+        while let Some(t) = waiting.remove(next) {
+            fold.push(t);
+            *next += 1;
+        }
         Flow::Continue
     })?;
-    let blocks = blocks.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok((fold_blocks(blocks.into_values(), enc), plan, stats))
+    let (waiting, _, fold) = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Blocks after a gap (none unless the run stopped early) are folded in order.
+    let mut fold = fold;
+    for t in waiting.into_values() {
+        fold.push(t);
+    }
+    Ok((fold.finish(), plan, stats))
 }
 
 fn count_lines(

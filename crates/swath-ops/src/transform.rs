@@ -231,6 +231,22 @@ pub fn transform_to_file(
         CipherStrategy::Auto | CipherStrategy::Stream => {
             let mut w = out;
             let mut r = transform_stream(spec, &mut w, out_name)?;
+            // The output was sized to the input: a shorter read would leave zeros.
+            let input = spec.input;
+            if r.bytes < len {
+                return Err(EngineError::Shrank {
+                    path: input.name().to_string(),
+                    expected: input.base() + len,
+                    found: input.current_size().unwrap_or(0),
+                });
+            }
+            if r.bytes > len {
+                return Err(EngineError::Changed {
+                    path: input.name().to_string(),
+                    before: input.base() + len,
+                    after: input.current_size().unwrap_or(0),
+                });
+            }
             r.reason = reason.clone();
             Ok(r)
         }

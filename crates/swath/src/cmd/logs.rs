@@ -342,7 +342,13 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     } else {
         write_stdout(summary_text(&s, n).as_bytes())?;
     }
-    if let Some(out) = &a.html {
+    if let (Some(out), true) = (&a.html, failed) {
+        eprintln!(
+            "swath logs: '{}' not written: some logs could not be read",
+            out.display()
+        );
+    }
+    if let (Some(out), false) = (&a.html, failed) {
         let page = summary_html(&json);
         let o = swath_engine::AtomicOutput::create(out)
             .with_context(|| format!("cannot create '{}'", out.display()))?;
