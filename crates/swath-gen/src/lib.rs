@@ -72,8 +72,44 @@ pub fn text_chunk(words: &[Vec<u8>], seed: u64, index: u64, len: usize) -> Vec<u
     out
 }
 
+/// Fails early, with a clear message, when `out`'s filesystem cannot hold `size` more bytes
+/// (rather than planning, or allocating, for an impossible size). Devices, pipes and
+/// `/dev/stdout` have no such limit.
+pub(crate) fn check_room(out: &Path, size: u64) -> Result<(), EngineError> {
+    let name = out.to_string_lossy();
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) || out.starts_with("/dev") {
+        return Ok(());
+    }
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
+    else {
+        return Ok(());
+    };
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
+    let avail = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return Ok(());
+        }
+        (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
+    };
+    if size > avail {
+        return Err(EngineError::io(
+            name,
+            io::Error::other(format!(
+                "No space left on device ({size} bytes asked for, {avail} available)"
+            )),
+        ));
+    }
+    Ok(())
+}
+
 /// Writes `size` bytes of random text to `out`.
 pub fn text(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
+    check_room(out, size)?;
     let words = vocabulary(seed);
     let chunks: Vec<(u64, u64, usize)> = (0..size.div_ceil(CHUNK))
         .map(|i| (i, i * CHUNK, (size - i * CHUNK).min(CHUNK) as usize))
@@ -175,6 +211,12 @@ pub fn mutate(input: &Path, out: &Path, m: &Mutation) -> Result<Vec<u64>, Engine
         }
     }
     let len = meta.len();
+    let total = match m.resize {
+        Some(Resize::Truncate(n)) => n.min(len),
+        Some(Resize::Extend(n)) => len.saturating_add(n),
+        None => len,
+    };
+    check_room(out, total)?;
     let mut rng = rng_for(m.seed, 1 << 40);
     let mut offsets: Vec<u64> = m.at.iter().copied().filter(|&o| o < len).collect();
     offsets.sort_unstable();
