@@ -90,3 +90,32 @@ fn generated_into_a_pipe_is_the_same_bytes() {
         );
     }
 }
+
+#[test]
+fn impossible_sizes_and_own_input_are_refused() {
+    let dir = Dir::new();
+    for args in [
+        &["gen", "text", "1E", "big"][..],
+        &["gen", "log", "1E", "big"][..],
+    ] {
+        let out = swath(&dir, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        assert!(!dir.path("big").exists());
+    }
+    dir.write("t", b"hello world\n");
+    let out = swath(&dir, &["gen", "mutate", "t", "t", "--diffs", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(dir.path("t")).unwrap(), b"hello world\n");
+    let out = swath(&dir, &["gen", "mutate", "t", "m", "--extend", "1E"]);
+    assert_eq!(out.status.code(), Some(1));
+    let names: Vec<String> = std::fs::read_dir(dir.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "m" || n.contains("swath-tmp")),
+        "nothing is left behind: {names:?}"
+    );
+}

@@ -1148,6 +1148,14 @@ fn html_report_never_replaces_an_input() {
         );
         assert_eq!(std::fs::read(dir.path("a.log")).unwrap(), log, "{out}");
     }
+    // A log that cannot be read: the page is not written (an old one stays).
+    dir.write("old.html", b"precious");
+    let o = swath(
+        &dir,
+        &["logs", "summary", "--html", "old.html", "a.log", "missing"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(dir.path("old.html")).unwrap(), b"precious");
     // Another name is written as usual.
     let o = swath(&dir, &["logs", "summary", "--html", "r.html", "a.log"]);
     assert!(o.status.success());
