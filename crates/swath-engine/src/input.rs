@@ -31,6 +31,27 @@ pub struct Input {
     ino: u64,
 }
 
+/// True for a file of the kernel's pseudo-filesystems (`/proc`, `/sys`, ...): "regular"
+/// files whose size says 0 or 4096 whatever they hold, so they are read front to back
+/// until the end, as a stream, like GNU tools do.
+fn on_pseudo_filesystem(file: &File) -> bool {
+    const MAGICS: [i64; 8] = [
+        0x9fa0,      // proc
+        0x6265_6572, // sysfs
+        0x6462_6720, // debugfs
+        0x7472_6163, // tracefs
+        0x6367_7270, // cgroup2
+        0x0027_e0eb, // cgroup
+        0x7363_6673, // securityfs
+        0x6265_6570, // configfs
+    ];
+    // SAFETY: fstatfs writes into the zeroed struct we own; the descriptor is open.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::fstatfs(file.as_raw_fd(), &mut st) == 0 && MAGICS.contains(&(st.f_type as i64))
+    }
+}
+
 impl Input {
     /// Opens `path`, or standard input when `path` is `-`, which is also how messages name it.
     ///
@@ -57,7 +78,7 @@ impl Input {
     fn from_file(name: String, file: File, inherit_position: bool) -> Result<Input, EngineError> {
         let meta = file.metadata().map_err(|e| EngineError::io(&name, e))?;
         let ft = meta.file_type();
-        let kind = if ft.is_file() {
+        let kind = if ft.is_file() && !on_pseudo_filesystem(&file) {
             InputKind::Regular
         } else {
             // Pipes, FIFOs, terminals, sockets and devices: read front to back only. A

@@ -41,8 +41,18 @@ pub fn copy_stream(input: &Input, out: &File, out_name: &str) -> Result<CopyMeth
     let mut buf = vec![0u8; 1 << 20];
     let mut at = input.base();
     let mut out = out;
+    let sequential = input.kind() != swath_engine::InputKind::Regular;
     loop {
-        let n = input.read_full_at(&mut buf, at)?;
+        let n = if sequential {
+            // A pipe, a device or a /proc file: read front to back.
+            match io::Read::read(&mut input.file(), &mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(EngineError::io(input.name(), e)),
+            }
+        } else {
+            input.read_full_at(&mut buf, at)?
+        };
         if n == 0 {
             return Ok(CopyMethod::Stream);
         }

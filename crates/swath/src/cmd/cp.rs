@@ -34,8 +34,8 @@ pub fn run(args: CpArgs) -> Result<()> {
     let clock = Stopwatch::start();
     let input = Input::open(&args.source)?;
     let meta = input.file().metadata()?;
-    if !meta.is_file() {
-        bail!("{}: not a regular file", args.source.display());
+    if meta.is_dir() {
+        bail!("{}: is a directory", args.source.display());
     }
     let mut dest = args.dest.clone();
     if dest.is_dir() {
@@ -60,7 +60,7 @@ pub fn run(args: CpArgs) -> Result<()> {
         None => swath_engine::sysinfo::cores(),
     };
     let name = dest.to_string_lossy();
-    let method = if out.is_direct() {
+    let method = if out.is_direct() || input.kind() != swath_engine::InputKind::Regular {
         swath_ops::copy::copy_stream(&input, out.file(), &name)?
     } else {
         copy_file(&input, out.file(), &name, threads)?

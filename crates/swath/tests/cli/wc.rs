@@ -176,3 +176,22 @@ fn posixly_correct_keeps_no_break_spaces_inside_words() {
         same_as_gnu_sh_env(&dir, "wc -lwmcL nbsp utf8", env);
     }
 }
+
+#[test]
+fn kernel_pseudo_files_are_read_to_their_end() {
+    // /proc and /sys files say 0 or 4096 bytes whatever they hold: read as streams.
+    let dir = Dir::new();
+    for f in ["/proc/version", "/proc/filesystems", "/proc/sys/kernel/ostype"] {
+        same_as_gnu_sh_env(
+            &dir,
+            &format!("wc {f}; wc < {f}; cmp {f} {f}; echo $?"),
+            &[],
+        );
+    }
+    let sys = "/sys/kernel/mm/transparent_hugepage/enabled";
+    if std::path::Path::new(sys).exists() {
+        same_as_gnu_sh_env(&dir, &format!("wc {sys}"), &[]);
+    }
+    same_as_gnu_sh_env(&dir, "cmp /proc/version /proc/filesystems; echo $?", &[]);
+    same_as_gnu_sh_env(&dir, "grep -c . /proc/version; echo $?", &[]);
+}
