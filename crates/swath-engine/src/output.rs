@@ -197,6 +197,13 @@ impl AtomicOutput {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        // The usual reasons the temporary file cannot be made, reported for the target.
+        let c = CString::new(dir.as_os_str().as_bytes())
+            .map_err(|e| EngineError::io(&name, io::Error::other(e)))?;
+        // SAFETY: access with a valid NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            return Err(EngineError::io(&name, io::Error::last_os_error()));
+        }
         let file_name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -207,7 +214,17 @@ impl AtomicOutput {
             .suffix(".swath-tmp")
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .tempfile_in(dir)
-            .map_err(|e| EngineError::io(name, e))?;
+            // The cause alone: tempfile's message names the temporary file, not the target.
+            // The cause alone: tempfile's message names the temporary file, not the target.
+            .map_err(|e| {
+                let errno = io::Error::last_os_error();
+                let cause = if errno.kind() == e.kind() {
+                    errno
+                } else {
+                    io::Error::from(e.kind())
+                };
+                EngineError::io(name, cause)
+            })?;
         let slot = register_temp(temp.path());
         let existing = existing.map(|m| {
             use std::os::unix::fs::MetadataExt;
@@ -334,6 +351,7 @@ mod tests {
     fn missing_directory_is_a_clear_error() {
         let err = AtomicOutput::create(Path::new("/nonexistent-dir/x")).unwrap_err();
         assert!(err.to_string().starts_with("/nonexistent-dir/x: "), "{err}");
+        assert!(!err.to_string().contains("swath-tmp"), "{err}");
     }
 
     #[test]

@@ -350,8 +350,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     }
     if let (Some(out), false) = (&a.html, failed) {
         let page = summary_html(&json);
-        let o = swath_engine::AtomicOutput::create(out)
-            .with_context(|| format!("cannot create '{}'", out.display()))?;
+        let o = swath_engine::AtomicOutput::create(out)?;
         let mut f = o.file();
         f.write_all(page.as_bytes())
             .with_context(|| format!("cannot write '{}'", out.display()))?;
