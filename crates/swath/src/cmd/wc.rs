@@ -211,6 +211,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         &small,
         swath_engine::sysinfo::cores(),
         |i, pooled| {
+            let names_from_stdin = a.files0_from.as_deref() == Some(std::ffi::OsStr::new("-"));
+            if names_from_stdin && names[i].as_deref() == Some(std::ffi::OsStr::new("-")) {
+                return FileOutcome::StdinInStdinList;
+            }
             process(
                 &names[i],
                 enc,
@@ -239,6 +243,13 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                         ),
                         None => eprintln!("{prog}: invalid zero-length file name"),
                     }
+                    failed = true;
+                    return Flow::Continue;
+                }
+                FileOutcome::StdinInStdinList => {
+                    eprintln!(
+                        "{prog}: when reading file names from stdin, no file name of '-' allowed"
+                    );
                     failed = true;
                     return Flow::Continue;
                 }
@@ -315,6 +326,8 @@ const SMALL_FILE: u64 = 8 << 20;
 enum FileOutcome {
     /// The name was empty.
     EmptyName,
+    /// `-` in a list of names read from standard input (which is already used up).
+    StdinInStdinList,
     /// The file could not be opened: a message, no count line.
     OpenError(EngineError),
     /// Reading failed: a message, then a line of zeros.

@@ -181,7 +181,11 @@ fn posixly_correct_keeps_no_break_spaces_inside_words() {
 fn kernel_pseudo_files_are_read_to_their_end() {
     // /proc and /sys files say 0 or 4096 bytes whatever they hold: read as streams.
     let dir = Dir::new();
-    for f in ["/proc/version", "/proc/filesystems", "/proc/sys/kernel/ostype"] {
+    for f in [
+        "/proc/version",
+        "/proc/filesystems",
+        "/proc/sys/kernel/ostype",
+    ] {
         same_as_gnu_sh_env(
             &dir,
             &format!("wc {f}; wc < {f}; cmp {f} {f}; echo $?"),
@@ -194,4 +198,15 @@ fn kernel_pseudo_files_are_read_to_their_end() {
     }
     same_as_gnu_sh_env(&dir, "cmp /proc/version /proc/filesystems; echo $?", &[]);
     same_as_gnu_sh_env(&dir, "grep -c . /proc/version; echo $?", &[]);
+}
+
+#[test]
+fn dash_among_names_read_from_stdin() {
+    let dir = Dir::new();
+    dir.write("a", b"abc\n");
+    same_as_gnu_sh_env(
+        &dir,
+        r"printf 'a\0-\0a\0' | wc --files0-from=-; echo $?",
+        &[],
+    );
 }
