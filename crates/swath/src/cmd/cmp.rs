@@ -11,6 +11,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
@@ -501,24 +502,28 @@ fn first_k(
                 "byte"
             };
             for (d, nl) in r.diffs.iter().zip(&r.newlines_before) {
-                let mut line = format!(
-                    "{} {} differ: {word} {}, line {}",
-                    names[0],
-                    names[1],
-                    d.offset + 1,
-                    nl + 1
+                // Names as their bytes, as GNU prints them (not made valid UTF-8).
+                let mut line = Vec::new();
+                line.extend_from_slice(req.files[0].as_bytes());
+                line.push(b' ');
+                line.extend_from_slice(req.files[1].as_bytes());
+                line.extend_from_slice(
+                    format!(" differ: {word} {}, line {}", d.offset + 1, nl + 1).as_bytes(),
                 );
                 if req.print_bytes {
-                    line.push_str(&format!(
-                        " is {:3o} {} {:3o} {}",
-                        d.a,
-                        printable(d.a),
-                        d.b,
-                        printable(d.b)
-                    ));
+                    line.extend_from_slice(
+                        format!(
+                            " is {:3o} {} {:3o} {}",
+                            d.a,
+                            printable(d.a),
+                            d.b,
+                            printable(d.b)
+                        )
+                        .as_bytes(),
+                    );
                 }
-                line.push('\n');
-                out.write(line.as_bytes());
+                line.push(b'\n');
+                out.write(&line);
             }
         }
         Mode::All => {
@@ -535,7 +540,7 @@ fn first_k(
         let at_line_end = r.last_byte == Some(b'\n');
         report_eof(
             prog,
-            &names[side],
+            &req.files[side],
             r.extent.len,
             (req.mode == Mode::First).then_some((total, at_line_end)),
         );
@@ -569,7 +574,7 @@ fn list_all(
     )?;
     let eof = eof_side(&r.extent.ended);
     if let Some(side) = eof {
-        report_eof(prog, &names[side], r.extent.len, None);
+        report_eof(prog, &req.files[side], r.extent.len, None);
     }
     let code = if any || eof.is_some() {
         DIFFERENT
@@ -630,22 +635,24 @@ fn eof_side(ended: &[bool]) -> Option<usize> {
     }
 }
 
-fn report_eof(prog: &str, file: &str, bytes: u64, line: Option<(u64, bool)>) {
-    let msg = if bytes == 0 {
-        format!("{prog}: EOF on {file} which is empty")
+fn report_eof(prog: &str, file: &std::ffi::OsStr, bytes: u64, line: Option<(u64, bool)>) {
+    let tail = if bytes == 0 {
+        " which is empty".to_string()
     } else {
         match line {
-            Some((newlines, true)) => {
-                format!("{prog}: EOF on {file} after byte {bytes}, line {newlines}")
+            Some((newlines, true)) => format!(" after byte {bytes}, line {newlines}"),
+            Some((newlines, false)) => {
+                format!(" after byte {bytes}, in line {}", newlines + 1)
             }
-            Some((newlines, false)) => format!(
-                "{prog}: EOF on {file} after byte {bytes}, in line {}",
-                newlines + 1
-            ),
-            None => format!("{prog}: EOF on {file} after byte {bytes}"),
+            None => format!(" after byte {bytes}"),
         }
     };
-    eprintln!("{msg}");
+    // The name as its bytes, as GNU prints it.
+    let mut msg = format!("{prog}: EOF on ").into_bytes();
+    msg.extend_from_slice(file.as_bytes());
+    msg.extend_from_slice(tail.as_bytes());
+    msg.push(b'\n');
+    let _ = io::Write::write_all(&mut io::stderr(), &msg);
 }
 
 /// Digits of the largest byte number `-l` can print (GNU sizes the column from the regular

@@ -604,3 +604,13 @@ proptest! {
         prop_assert_eq!(ours, gnu);
     }
 }
+
+#[test]
+fn names_that_are_not_utf8_are_printed_as_their_bytes() {
+    let dir = Dir::new();
+    same_as_gnu_sh(
+        &dir,
+        r"printf 'abc\n' > n$(printf '\377')1; printf 'abd\n' > n$(printf '\377')2; printf 'ab' > n$(printf '\377')3;
+          cmp n?1 n?2; echo $?; cmp n?3 n?1; echo $?; cmp -l n?1 n?2; echo $?",
+    );
+}
