@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use memchr::{memchr, memrchr};
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::RegexBuilder;
 
 use crate::pattern::{translate_with_warnings, PatternError, Syntax};
 
@@ -111,6 +111,13 @@ impl LineRegex {
         self.with_cache(|c| self.re.search_with(c, &input).is_some())
     }
 
+    /// The leftmost-first match in `hay[at..]` (the bytes before `at` are still seen by
+    /// anchors and word boundaries).
+    fn find_at(&self, hay: &[u8], at: usize) -> Option<Range<usize>> {
+        let input = regex_automata::Input::new(hay).range(at..);
+        self.with_cache(|c| self.re.search_with(c, &input).map(|m| m.range()))
+    }
+
     /// Where the earliest-ending match in `hay[at..]` ends (the bytes before `at` are still
     /// seen by anchors and word boundaries).
     fn shortest_end(&self, hay: &[u8], at: usize) -> Option<usize> {
@@ -132,8 +139,12 @@ fn meta_regex(
             meta::Config::new()
                 .match_kind(kind)
                 .utf8_empty(false)
+                // As the regex crate's `size_limit` and `dfa_size_limit` set them: the
+                // lazy DFA's cache may grow to 1 GiB. (`dfa_size_limit` here would let the
+                // meta engine build a full DFA of up to 1 GiB ahead of time: minutes for a
+                // few thousand patterns.)
                 .nfa_size_limit(Some(1 << 30))
-                .dfa_size_limit(Some(1 << 30)),
+                .hybrid_cache_capacity(1 << 30),
         )
         .syntax(
             syntax::Config::new()
@@ -151,8 +162,6 @@ fn meta_regex(
 /// A compiled set of patterns.
 #[derive(Debug, Clone)]
 pub struct Matcher {
-    /// `None` when there are no patterns at all (`-f /dev/null`): nothing matches.
-    re: Option<Regex>,
     /// Re-check each candidate line on its own. The regex crate's Unicode word boundaries
     /// next to invalid UTF-8 depend on where the haystack starts; judging the line alone
     /// keeps `-w` results the same however a file is cut into blocks.
@@ -169,8 +178,10 @@ pub struct Matcher {
     /// pattern: lines are then found by searching for it and judging only the lines that
     /// hold it, as ripgrep does, instead of running the automaton over every byte.
     required: Option<memchr::memmem::Finder<'static>>,
-    /// Searched with a cache of the thread's: for judging lines one at a time (`required`,
-    /// `-w`) and for finding where matches end (`within_lines`).
+    /// The compiled pattern (`None` when there are no patterns at all, `-f /dev/null`:
+    /// nothing matches), searched with a cache of
+    /// the calling thread's: finding matches, judging lines one at a time (`required`,
+    /// `-w`), finding where matches end (`within_lines`).
     line_re: Option<std::sync::Arc<LineRegex>>,
     /// Every match is at least one byte long and holds no newline, so it lies inside one
     /// line.
@@ -190,7 +201,6 @@ impl Matcher {
         if patterns.is_empty() {
             return Ok((
                 Matcher {
-                    re: None,
                     verify_lines: false,
                     longest: None,
                     nul_blind: true,
@@ -222,7 +232,9 @@ impl Matcher {
         }
         let source = re.clone();
         let hir = parse_hir(&source, opts);
-        let re = RegexBuilder::new(&re)
+        // Built once for the regex crate's checks and error messages; the searches go
+        // through `line_re`, one automaton (one lazy DFA to fill) per thread.
+        RegexBuilder::new(&re)
             .multi_line(true)
             .unicode(opts.utf8)
             .case_insensitive(opts.ignore_case)
@@ -240,18 +252,13 @@ impl Matcher {
             .filter(|l| l.len() >= 2 && !l.contains(&b'\n'))
             .map(|l| memchr::memmem::Finder::new(&l).into_owned());
         let within_lines = hir.as_ref().is_some_and(within_lines);
-        let line_re = if required.is_some() || verify_lines || within_lines {
-            static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            Some(std::sync::Arc::new(LineRegex {
-                id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-                re: meta_regex(&source, opts, regex_automata::MatchKind::LeftmostFirst)?,
-            }))
-        } else {
-            None
-        };
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let line_re = Some(std::sync::Arc::new(LineRegex {
+            id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            re: meta_regex(&source, opts, regex_automata::MatchKind::LeftmostFirst)?,
+        }));
         Ok((
             Matcher {
-                re: Some(re),
                 verify_lines,
                 longest: None,
                 nul_blind: hir.as_ref().is_some_and(nul_blind),
@@ -268,15 +275,12 @@ impl Matcher {
     /// The first match in `hay` starting at or after `at` (the bytes before `at` are still
     /// seen by anchors and word boundaries).
     pub fn find_at(&self, hay: &[u8], at: usize) -> Option<Range<usize>> {
-        self.re.as_ref()?.find_at(hay, at).map(|m| m.range())
+        self.line_re.as_ref()?.find_at(hay, at)
     }
 
     /// True when `line` (one line, no newline) contains a match.
     pub fn is_match_line(&self, line: &[u8]) -> bool {
-        if let Some(l) = &self.line_re {
-            return l.is_match(line);
-        }
-        self.re.as_ref().is_some_and(|r| r.is_match(line))
+        self.line_re.as_ref().is_some_and(|l| l.is_match(line))
     }
 
     /// True when a block without a match also has none once NUL bytes end lines (see
