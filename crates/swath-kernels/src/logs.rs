@@ -166,14 +166,7 @@ pub fn wf2_fields_naive(line: &[u8]) -> Option<Wf2Fields<'_>> {
         .split(|&b| is_wf2_space(b))
         .filter(|p| !p.is_empty())
         .collect();
-    (f.len() >= 11).then(|| Wf2Fields {
-        client: f[0],
-        method: f[5],
-        uri: f[6],
-        status: f[8],
-        bytes: f[9],
-        referrer: f[10],
-    })
+    (f.len() >= 11).then(|| Wf2Fields::of(&f))
 }
 
 /// A byte count: ASCII digits (saturating), `-` or anything else is 0.

@@ -416,46 +416,33 @@ fn parse_hir(re: &str, o: MatchOptions) -> Option<regex_syntax::hir::Hir> {
         .ok()
 }
 
+/// Whether some match of `h` can contain the ASCII byte `b`.
+fn can_match_byte(h: &regex_syntax::hir::Hir, b: u8) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(l) => l.0.contains(&b),
+        HirKind::Class(Class::Unicode(c)) => {
+            let ch = char::from(b);
+            c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end())
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            c.ranges().iter().any(|r| r.start() <= b && b <= r.end())
+        }
+        HirKind::Repetition(r) => can_match_byte(&r.sub, b),
+        HirKind::Capture(c) => can_match_byte(&c.sub, b),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(|h| can_match_byte(h, b)),
+    }
+}
+
 /// Whether the pattern has no look-around and no way to match a NUL byte.
 fn nul_blind(h: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::{Class, Hir, HirKind};
-    fn has_nul(h: &Hir) -> bool {
-        match h.kind() {
-            HirKind::Empty | HirKind::Look(_) => false,
-            HirKind::Literal(l) => l.0.contains(&0),
-            HirKind::Class(Class::Unicode(c)) => {
-                c.ranges().first().is_some_and(|r| r.start() == '\0')
-            }
-            HirKind::Class(Class::Bytes(c)) => c.ranges().first().is_some_and(|r| r.start() == 0),
-            HirKind::Repetition(r) => has_nul(&r.sub),
-            HirKind::Capture(c) => has_nul(&c.sub),
-            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_nul),
-        }
-    }
-    h.properties().look_set().is_empty() && !has_nul(h)
+    h.properties().look_set().is_empty() && !can_match_byte(h, 0)
 }
 
 /// Whether every match of `h` is at least one byte long and contains no newline.
 fn within_lines(h: &regex_syntax::hir::Hir) -> bool {
-    use regex_syntax::hir::{Class, Hir, HirKind};
-    fn has_newline(h: &Hir) -> bool {
-        match h.kind() {
-            HirKind::Empty | HirKind::Look(_) => false,
-            HirKind::Literal(l) => l.0.contains(&b'\n'),
-            HirKind::Class(Class::Unicode(c)) => c
-                .ranges()
-                .iter()
-                .any(|r| r.start() <= '\n' && '\n' <= r.end()),
-            HirKind::Class(Class::Bytes(c)) => c
-                .ranges()
-                .iter()
-                .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
-            HirKind::Repetition(r) => has_newline(&r.sub),
-            HirKind::Capture(c) => has_newline(&c.sub),
-            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_newline),
-        }
-    }
-    h.properties().minimum_len().is_some_and(|n| n >= 1) && !has_newline(h)
+    h.properties().minimum_len().is_some_and(|n| n >= 1) && !can_match_byte(h, b'\n')
 }
 
 /// The literal every match of `h` starts with (after look-arounds), if any: the regex

@@ -458,6 +458,11 @@ pub fn tally(data: &[u8], enc: Encoding) -> Tally {
 /// transformation for every stretch). Same result as [`tally`] for ASCII data, in either
 /// encoding; `None` for data with non-ASCII bytes.
 pub fn tally_ascii(data: &[u8]) -> Option<Tally> {
+    // First, so that a block with other bytes is turned away at its first one, before the
+    // whole-block scans below.
+    if !data.is_ascii() {
+        return None;
+    }
     if memchr::memchr3(b'\t', b'\r', 0x0c, data).is_none() && memchr::memchr(0x0b, data).is_none() {
         // No tab, no reset but the newline, no zero-width space: with only printable
         // characters and spaces left (which the vector word count checks), a line's width
@@ -466,9 +471,6 @@ pub fn tally_ascii(data: &[u8]) -> Option<Tally> {
             line_lengths(data, &mut t);
             return Some(t);
         }
-    }
-    if !data.is_ascii() {
-        return None;
     }
     let Some(p) = data.iter().position(|&b| matches!(b, b'\n' | b'\r' | 0x0c)) else {
         return Some(tally(data, Encoding::C));
