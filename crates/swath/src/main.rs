@@ -17,6 +17,7 @@ mod getopt;
 mod gnu_args;
 mod progress;
 mod size;
+mod stdout;
 
 /// Process big files at the speed of the machine.
 ///
@@ -95,7 +96,19 @@ fn main() -> ExitCode {
     if rest.first().is_some_and(|a| a == "cmp") {
         return cmd::cmp::main("swath cmp", rest[1..].to_vec());
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            let text = stdout::clap_text(&e);
+            return stdout::Stdout::print_and_exit("swath", stdout::Voice::Swath, &text);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Cmp(_) => {
             // `swath cmp` is dispatched above so that its errors follow GNU cmp's format.
@@ -116,6 +129,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(stdout::Reported(status)) = e.downcast_ref::<stdout::Reported>() {
+                return ExitCode::from(*status);
+            }
             eprintln!("swath: {e:#}");
             ExitCode::from(1)
         }

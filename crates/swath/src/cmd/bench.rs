@@ -162,12 +162,13 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 
 fn finish(out: &std::path::Path, name: &str, title: &str, runs: &[bench::Run]) -> Result<()> {
     let summaries = bench::summarize(runs);
-    println!("{title}");
-    print!("{}", bench::table(&summaries));
+    let table = format!("{title}\n{}", bench::table(&summaries));
+    crate::stdout::print_all("swath bench", table.as_bytes())?;
     bench::save(out, name, title, runs)?;
-    println!(
-        "raw runs: {0}/{name}.csv, {0}/{name}.json; chart: {0}/{name}.svg",
+    let saved = format!(
+        "raw runs: {0}/{name}.csv, {0}/{name}.json; chart: {0}/{name}.svg\n",
         out.display()
     );
+    crate::stdout::print_all("swath bench", saved.as_bytes())?;
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! result, and `--time` reports where the time went.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
@@ -23,6 +23,7 @@ use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
 use crate::progress::with_progress;
 use crate::size::{parse_size, parse_size_prefix, SizeError};
+use crate::stdout::{Stdout as Output, Voice};
 
 /// Exit status: the inputs are the same.
 const SAME: u8 = 0;
@@ -152,11 +153,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(TROUBLE);
         }
     };
-    let mut out = Output::new(prog);
+    let mut out = Output::new(prog, Voice::Cmp);
     let code = run(prog, &request, &mut out);
     let code = match out.finish() {
         Ok(()) => code,
-        Err(()) => TROUBLE,
+        Err(status) => status,
     };
     ExitCode::from(code)
 }
@@ -184,10 +185,9 @@ fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usa
         Ok(m) => m,
         Err(e) => {
             return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    Ok(Err(ExitCode::SUCCESS))
-                }
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(Err(
+                    Output::print_and_exit(prog, Voice::Cmp, &crate::stdout::clap_text(&e)),
+                )),
                 _ => Err(Usage(gnu_usage_message(&e, argv))),
             }
         }
@@ -195,8 +195,12 @@ fn parse(prog: &str, argv: &[OsString]) -> Result<Result<Request, ExitCode>, Usa
     let cli = CmpCli::from_arg_matches(&matches).map_err(|e| Usage(e.to_string()))?;
     let a = cli.args;
     if a.version {
-        println!("cmp (swath) {}", env!("CARGO_PKG_VERSION"));
-        return Ok(Err(ExitCode::SUCCESS));
+        let text = format!("cmp (swath) {}\n", env!("CARGO_PKG_VERSION"));
+        return Ok(Err(Output::print_and_exit(
+            prog,
+            Voice::Cmp,
+            text.as_bytes(),
+        )));
     }
     if a.verbose && a.quiet {
         return Err(Usage("options -l and -s are incompatible".into()));
@@ -287,64 +291,6 @@ fn parse_skip_value(value: &str, delimiter: Option<char>) -> Result<(u64, usize)
         return Err(invalid());
     }
     Ok((n, used))
-}
-
-/// Buffered standard output that remembers the first write error, reported at exit as GNU
-/// cmp's `check_stdout` does: `standard output: CAUSE` when everything written fit in
-/// stdio's 4096-byte buffer (the error surfaced at close), `write failed` otherwise.
-struct Output {
-    prog: String,
-    out: io::BufWriter<io::Stdout>,
-    written: u64,
-    failed: Option<io::Error>,
-}
-
-/// stdio's buffer for a pipe, file or device: where GNU's wording of a write error changes.
-const STDIO_BUFFER: u64 = 4096;
-
-impl Output {
-    fn new(prog: &str) -> Self {
-        Output {
-            prog: prog.to_string(),
-            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
-            written: 0,
-            failed: None,
-        }
-    }
-
-    /// Writes `bytes`; after a failure the output is dropped (the comparison goes on, as
-    /// GNU's does, so that its messages on stderr still appear).
-    fn write(&mut self, bytes: &[u8]) {
-        self.written += bytes.len() as u64;
-        if self.failed.is_none() {
-            if let Err(e) = self.out.write_all(bytes) {
-                self.failed = Some(e);
-            }
-        }
-    }
-
-    fn finish(mut self) -> Result<(), ()> {
-        if self.failed.is_none() {
-            if let Err(e) = self.out.flush() {
-                self.failed = Some(e);
-            }
-        }
-        match self.failed {
-            None => Ok(()),
-            Some(e) if self.written <= STDIO_BUFFER => {
-                eprintln!(
-                    "{}: standard output: {}",
-                    self.prog,
-                    swath_engine::error::os_message(&e)
-                );
-                Err(())
-            }
-            Some(_) => {
-                eprintln!("{}: write failed", self.prog);
-                Err(())
-            }
-        }
-    }
 }
 
 /// True when standard output is the null device (GNU cmp then skips formatting).

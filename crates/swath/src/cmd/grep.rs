@@ -21,6 +21,7 @@ use swath_ops::search::{search, Binary, Mode, SearchOptions, Selected};
 
 use crate::engine_args::Stopwatch;
 use crate::getopt::{getopt, HasArg, LongOpt};
+use crate::stdout::{Stdout, Voice};
 
 /// GNU grep's short options.
 const SHORT: &str = "0123456789A:B:C:D:EFGHIPTUVX:abcd:e:f:hiLlm:noqRrsuvwxyZz";
@@ -501,8 +502,11 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
                         "auto" | "tty" | "if-tty" => "auto".into(),
                         _ => {
                             // GNU shows its help (and succeeds) for an unknown WHEN.
-                            print!("{}", help_text(prog));
-                            return Err(ExitCode::SUCCESS);
+                            return Err(Stdout::print_and_exit(
+                                prog,
+                                Voice::Grep,
+                                help_text(prog).as_bytes(),
+                            ));
                         }
                     },
                 }
@@ -513,12 +517,15 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             "U" => {}
             "u" => eprintln!("{prog}: warning: --unix-byte-offsets (-u) is obsolete"),
             "V" => {
-                println!("grep (swath) {}", env!("CARGO_PKG_VERSION"));
-                return Err(ExitCode::SUCCESS);
+                let text = format!("grep (swath) {}\n", env!("CARGO_PKG_VERSION"));
+                return Err(Stdout::print_and_exit(prog, Voice::Grep, text.as_bytes()));
             }
             "help" => {
-                print!("{}", help_text(prog));
-                return Err(ExitCode::SUCCESS);
+                return Err(Stdout::print_and_exit(
+                    prog,
+                    Voice::Grep,
+                    help_text(prog).as_bytes(),
+                ));
             }
             "A" | "B" | "C" | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"
             | "group-separator" => {
@@ -676,7 +683,7 @@ const SMALL_FILE: u64 = 4 << 20;
 
 fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let clock = Stopwatch::start();
-    let out = std::sync::Mutex::new(io::BufWriter::with_capacity(64 * 1024, io::stdout()));
+    let out = std::sync::Mutex::new(Stdout::new(prog, Voice::Grep));
     let pooled: Vec<bool> = cfg
         .files
         .iter()
@@ -692,7 +699,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         },
         ..cfg.engine.clone()
     };
-    let (mut any_selected, mut any_error, mut write_error) = (false, false, None);
+    let (mut any_selected, mut any_error) = (false, false);
     let mut last_run = None;
     swath_engine::run_many(
         &pooled,
@@ -712,7 +719,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             if let Some(e) = &r.error {
                 any_error = true;
                 if !cfg.no_messages {
-                    let _ = w.flush();
+                    w.push();
                     eprint_bytes(prog, e);
                 }
             }
@@ -740,18 +747,16 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 }
                 None => {}
             }
-            if let Err(e) = w.write_all(&tail).and_then(|_| {
-                if cfg.format.line_buffered || cfg.list.is_some() {
-                    w.flush()
-                } else {
-                    Ok(())
-                }
-            }) {
-                write_error = Some(e);
+            w.write(&tail);
+            if cfg.format.line_buffered || cfg.list.is_some() {
+                w.push();
+            }
+            if w.failed() {
+                // Reported once, when the output is finished.
                 return Flow::Stop;
             }
             if r.binary_matched && !cfg.quiet && cfg.binary != Binary::WithoutMatch {
-                let _ = w.flush();
+                w.push();
                 eprint_bytes(prog, &[&name[..], b": binary file matches"].concat());
             }
             if cfg.quiet && any_selected {
@@ -760,13 +765,9 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             Flow::Continue
         },
     );
-    let flushed = out.into_inner().unwrap_or_else(|p| p.into_inner()).flush();
-    if let Some(e) = write_error.or(flushed.err()) {
-        eprintln!(
-            "{prog}: write error: {}",
-            swath_engine::error::os_message(&e)
-        );
-        return ExitCode::from(2);
+    let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Err(status) = out.finish() {
+        return ExitCode::from(status);
     }
     if cfg.time {
         eprint!(
@@ -841,7 +842,6 @@ fn grep_file(
         only_matching: cfg.format.only_matching,
     };
     let mut line = Vec::with_capacity(256);
-    let mut write_failed = None;
     let mut emit = |s: &Selected<'_>| -> Flow {
         line.clear();
         cfg.format.selected(&mut line, &name, s);
@@ -858,12 +858,10 @@ fn grep_file(
                 Ok(())
             }
         };
+        // A write error is kept by the output and reported once, when it is finished.
         match r {
             Ok(()) => Flow::Continue,
-            Err(e) => {
-                write_failed = Some(e);
-                Flow::Stop
-            }
+            Err(_) => Flow::Stop,
         }
     };
     let mut resume = None;
@@ -882,10 +880,6 @@ fn grep_file(
             res.run = o.run;
         }
         Err(e) => res.error = Some(error_text(&name, &e)),
-    }
-    if let Some(e) = write_failed {
-        res.error =
-            Some(format!("write error: {}", swath_engine::error::os_message(&e)).into_bytes());
     }
     if file == "-" {
         // Leave a shared standard input where GNU grep would: after the last line read.

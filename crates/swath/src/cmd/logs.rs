@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
 use swath_ops::logs::{
@@ -272,11 +272,9 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     ))
 }
 
+/// The report on standard output; a write error is one line and status 2.
 fn write_stdout(out: &[u8]) -> Result<()> {
-    let mut so = io::stdout().lock();
-    if let Err(e) = so.write_all(out).and_then(|_| so.flush()) {
-        bail!("write error: {}", swath_engine::error::os_message(&e));
-    }
+    crate::stdout::print_all("swath logs", out)?;
     Ok(())
 }
 

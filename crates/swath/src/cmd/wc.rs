@@ -3,7 +3,7 @@
 //! `wc:`. `--total=WHEN` is the later coreutils' option, as an extension.
 
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ use swath_ops::count::{count_input, Need};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
+use crate::stdout::{Stdout, Voice};
 
 /// GNU wc's long options (getopt resolves abbreviations against these).
 const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
@@ -114,8 +115,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let matches = match command.try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
+            return Stdout::print_and_exit(prog, Voice::Wc, &crate::stdout::clap_text(&e));
         }
         Err(e) => return usage(gnu_usage_message(&e, &argv)),
     };
@@ -124,8 +124,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Err(e) => return usage(e.to_string()),
     };
     if a.version {
-        println!("wc (swath) {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
+        let text = format!("wc (swath) {}\n", env!("CARGO_PKG_VERSION"));
+        return Stdout::print_and_exit(prog, Voice::Wc, text.as_bytes());
     }
     let mut sel = Selected {
         lines: a.lines,
@@ -178,7 +178,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let nfiles = if list_in_memory { names.len() } else { 0 };
     let width = number_width(&names, nfiles, sel);
     let clock = Stopwatch::start();
-    let mut out = io::stdout().lock();
+    let mut out = Stdout::new(prog, Voice::Wc);
     let mut failed = false;
     let mut totals = [0u64; 5];
     let only_total = a.total == "only";
@@ -206,7 +206,6 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             s => s,
         },
     };
-    let mut write_failed = false;
     swath_engine::run_many(
         &small,
         swath_engine::sysinfo::cores(),
@@ -277,16 +276,17 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             totals[4] = totals[4].max(counts[4]);
             if !only_total {
                 let line = format_line(&counts, sel, width, label.as_deref());
-                if out.write_all(&line).and_then(|_| out.flush()).is_err() {
-                    write_failed = true;
+                out.write(&line);
+                out.push();
+                if out.failed() {
                     return Flow::Stop;
                 }
             }
             Flow::Continue
         },
     );
-    if write_failed {
-        return write_error(prog);
+    if out.failed() {
+        return finish(out, failed);
     }
 
     let print_total = match a.total.as_str() {
@@ -298,9 +298,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         let label: Option<&[u8]> = if only_total { None } else { Some(b"total") };
         let w = if only_total { 1 } else { width };
         let line = format_line(&totals, sel, w, label);
-        if out.write_all(&line).and_then(|_| out.flush()).is_err() {
-            return write_error(prog);
-        }
+        out.write(&line);
     }
     if a.engine.workers.time {
         eprintln!("{}", clock.times());
@@ -316,7 +314,16 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             );
         }
     }
-    ExitCode::from(failed as u8)
+    finish(out, failed)
+}
+
+/// Flushes standard output: GNU's status for a write error (reported once), else 1 when a
+/// file failed.
+fn finish(out: Stdout, failed: bool) -> ExitCode {
+    match out.finish() {
+        Ok(()) => ExitCode::from(failed as u8),
+        Err(status) => ExitCode::from(status),
+    }
 }
 
 /// Files smaller than this are counted whole by one worker of the pool.
@@ -363,11 +370,6 @@ fn process(
         }
         Err(e) => FileOutcome::ReadError(e),
     }
-}
-
-fn write_error(prog: &str) -> ExitCode {
-    eprintln!("{prog}: write error");
-    ExitCode::from(1)
 }
 
 fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
