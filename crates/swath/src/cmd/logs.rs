@@ -460,9 +460,30 @@ fn summary_text(s: &Summary, n: usize) -> String {
     o
 }
 
+/// JSON that is safe inside an HTML `<script>` element whatever its strings hold: `<`, `>`
+/// and `&` as `\u003c`, `\u003e`, `\u0026` (so no `</script>`, `<!--` or `<script>` can end
+/// or re-enter the element), and U+2028, U+2029 as `\u2028`, `\u2029` (line terminators for
+/// older JavaScript parsers). These characters only occur inside JSON strings, where the
+/// escapes mean the same characters.
+fn json_for_script(json: &serde_json::Value) -> String {
+    let text = json.to_string();
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A page with the JSON embedded and drawn by a small script: no server, no network.
 fn summary_html(json: &serde_json::Value) -> String {
-    let data = json.to_string().replace("</", "<\\/");
+    let data = json_for_script(json);
     format!(
         r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>swath logs summary</title>

@@ -6,5 +6,6 @@ mod gen;
 mod grep;
 mod logs;
 mod messages;
+mod report_page;
 mod util;
 mod wc;
