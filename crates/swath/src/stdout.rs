@@ -161,3 +161,67 @@ pub fn clap_text(e: &clap::Error) -> Vec<u8> {
         styled.to_string().into_bytes()
     }
 }
+
+/// `text` as a text report shows it, so that nothing read from an input can drive the
+/// terminal: printable characters as they are; a backslash doubled (`\\`), so every escape
+/// reads one way; control characters (C0, DEL, and C1 such as U+009B, a CSI on some
+/// terminals) and bytes that are not UTF-8 as `\xHH`, one per byte; the invisible bidi
+/// controls (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the line and paragraph
+/// separators U+2028, U+2029 as `\u{HHHH}`.
+pub fn visible(text: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len());
+    let byte = |out: &mut String, b: u8| {
+        let _ = write!(out, "\\x{b:02x}");
+    };
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        byte(&mut out, b);
+                    }
+                }
+                '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}' => {
+                    let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        for &b in chunk.invalid() {
+            byte(&mut out, b);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible;
+
+    #[test]
+    fn terminal_escapes_from_inputs_are_shown_visibly() {
+        assert_eq!(visible(b"plain /a?b=c d"), "plain /a?b=c d");
+        assert_eq!(
+            visible(b"\x1b]0;title\x07\x1b[2J\x1b[31mred\0"),
+            "\\x1b]0;title\\x07\\x1b[2J\\x1b[31mred\\x00"
+        );
+        // A backslash is doubled, so a literal "\x1b" cannot pass for an escape.
+        assert_eq!(visible(b"a\\x1b"), "a\\\\x1b");
+        assert_eq!(visible("\u{9b}31m".as_bytes()), "\\xc2\\x9b31m");
+        assert_eq!(visible(b"\xff\xfeok\x7f"), "\\xff\\xfeok\\x7f");
+        assert_eq!(visible("\u{e9}t\u{e9}".as_bytes()), "\u{e9}t\u{e9}");
+        assert_eq!(
+            visible("a\u{202e}b\u{2028}".as_bytes()),
+            "a\\u{202e}b\\u{2028}"
+        );
+        assert_eq!(visible(b"tab\there\nnl"), "tab\\x09here\\x0anl");
+    }
+}

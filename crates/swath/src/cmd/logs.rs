@@ -199,13 +199,23 @@ fn finish(
     std::process::ExitCode::from(if failed { 2 } else { 0 })
 }
 
-/// A key as printed: at most 60 bytes, then `...`.
-fn shown(key: &[u8]) -> Vec<u8> {
-    if key.len() > 60 {
-        [&key[..60], b"..."].concat()
-    } else {
-        key.to_vec()
+/// A key as a text report prints it: its first 60 bytes (not splitting a character), then
+/// `...`; control characters and bytes that are not UTF-8 escaped so that a log cannot drive
+/// the terminal ([`crate::stdout::visible`]: `\x1b`, a backslash as `\\`).
+fn shown(key: &[u8]) -> String {
+    const WIDTH: usize = 60;
+    if key.len() <= WIDTH {
+        return crate::stdout::visible(key);
     }
+    let mut cut = WIDTH;
+    // Back off to the start of a UTF-8 character (at most 3 continuation bytes).
+    while cut > WIDTH - 3 && key[cut] & 0xC0 == 0x80 {
+        cut -= 1;
+    }
+    if key[cut] & 0xC0 == 0x80 {
+        cut = WIDTH;
+    }
+    crate::stdout::visible(&key[..cut]) + "..."
 }
 
 fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
@@ -244,7 +254,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
             out.push(b'\n');
             for (k, c) in top(t, n) {
                 out.extend_from_slice(format!(" {c:>10}: ").as_bytes());
-                out.extend_from_slice(&shown(k));
+                out.extend_from_slice(shown(k).as_bytes());
                 out.push(b'\n');
             }
             out.push(b'\n');
@@ -253,7 +263,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         out.extend_from_slice(b"Top URIs by bytes:\n");
         for (k, c) in top(&bytes, n) {
             out.extend_from_slice(format!(" {:>9.1}M: ", c as f64 / 1048576.0).as_bytes());
-            out.extend_from_slice(&shown(k));
+            out.extend_from_slice(shown(k).as_bytes());
             out.push(b'\n');
         }
         out.push(b'\n');
@@ -449,7 +459,7 @@ fn summary_text(s: &Summary, n: usize) -> String {
     let list = |o: &mut String, title: &str, t: &dyn Ranked| {
         let _ = writeln!(o, "\n{title}:");
         for (k, c) in top(t, n) {
-            let _ = writeln!(o, " {c:>10}  {}", String::from_utf8_lossy(&shown(k)));
+            let _ = writeln!(o, " {c:>10}  {}", shown(k));
         }
     };
     list(&mut o, "Top URIs", &s.uris);

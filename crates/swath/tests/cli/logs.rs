@@ -28,6 +28,8 @@
 //!   with a newline, so whether a last line without one joins the next file is not tested).
 //! * A missing file: `swath logs: NAME: No such file or directory`, exit status 2.
 //! * `--json` keys are the full keys (not shortened to 60 bytes), as lossy UTF-8.
+//! * Text keys are escaped for the terminal ([`escape`]): a backslash doubled, control
+//!   characters and bytes outside UTF-8 as `\xHH`; a 60-byte cut never splits a character.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -202,15 +204,61 @@ fn mib(bytes: u64) -> String {
     format!("{}.{}", q / 10, q % 10)
 }
 
-/// A key longer than 60 bytes is shown as its first 60 bytes and `...`.
+/// A key longer than 60 bytes is shown as its first 60 bytes (fewer when a UTF-8 character
+/// would be cut: the cut moves to its start) and `...`; then escaped for the terminal.
 fn shorten(key: &[u8]) -> Vec<u8> {
-    if key.len() > 60 {
-        let mut k = key[..60].to_vec();
-        k.extend_from_slice(b"...");
-        k
-    } else {
-        key.to_vec()
+    if key.len() <= 60 {
+        return escape(key).into_bytes();
     }
+    let mut cut = 60;
+    for p in 57..60 {
+        let len = match key[p] {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => continue,
+        };
+        if p + len > 60 && p + len <= key.len() && std::str::from_utf8(&key[p..p + len]).is_ok() {
+            cut = p;
+        }
+    }
+    (escape(&key[..cut]) + "...").into_bytes()
+}
+
+/// The terminal-safe form of a key in a text report: a backslash doubled; C0 controls, DEL,
+/// C1 controls (as their UTF-8 bytes) and bytes outside valid UTF-8 as `\xHH`; bidi
+/// controls and U+2028, U+2029 as `\u{HHHH}`; everything else as it is.
+fn escape(key: &[u8]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < key.len() {
+        // The longest valid character starting here, if any.
+        let ch = (1..=4)
+            .filter(|&l| i + l <= key.len())
+            .find_map(|l| std::str::from_utf8(&key[i..i + l]).ok())
+            .and_then(|s| s.chars().next());
+        let Some(c) = ch else {
+            out.push_str(&format!("\\x{:02x}", key[i]));
+            i += 1;
+            continue;
+        };
+        let n = c.len_utf8();
+        let cp = c as u32;
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if cp < 0x20 || (0x7f..0xa0).contains(&cp) {
+            for b in &key[i..i + n] {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else if matches!(cp, 0x200e | 0x200f | 0x202a..=0x202e | 0x2066..=0x2069 | 0x2028 | 0x2029)
+        {
+            out.push_str(&format!("\\u{{{cp:04x}}}"));
+        } else {
+            out.push(c);
+        }
+        i += n;
+    }
+    out
 }
 
 fn sections(t: &Tally) -> [(&'static str, &Table, bool); 5] {
@@ -727,6 +775,10 @@ fn reference_hand_checks() {
     // Rows.
     assert_eq!(shorten(&[b'a'; 60]), vec![b'a'; 60]);
     assert_eq!(shorten(&[b'a'; 61]), [&[b'a'; 60][..], b"..."].concat());
+    let e = "\u{e9}".as_bytes();
+    let straddling = [&[b'a'; 59][..], e, b"zz"].concat();
+    assert_eq!(shorten(&straddling), [&[b'a'; 59][..], b"..."].concat());
+    assert_eq!(escape(b"\x1b[2J\\\xff\0"), "\\x1b[2J\\\\\\xff\\x00");
     // A tiny report, written out in full.
     let log =
         b"c - - [d z] \"GET /ongoing/When/200x/2007/10/09/T HTTP/1.1\" 200 1048576 \"http://r/\"\n\

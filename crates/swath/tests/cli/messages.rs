@@ -100,3 +100,59 @@ fn swath_commands_on_a_full_stdout_say_write_error_once_with_status_2() {
         );
     }
 }
+
+/// `logs wf2` and `logs summary` printed escapes from URIs, referrers and user agents
+/// straight to the terminal (a title change, a screen clear, colours, NULs).
+#[test]
+fn logs_text_reports_escape_terminal_control_characters() {
+    let dir = Dir::new();
+    let hostile = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m\0\u{9b}31m";
+    let mut log = Vec::new();
+    for (uri, status) in [(format!("/a{hostile}"), 200), (format!("/b{hostile}"), 404)] {
+        log.extend_from_slice(
+            format!(
+                "1.2.3.4 - - [10/Oct/2024:13:55:36 +0000] \"GET {uri} HTTP/1.1\" {status} 5 \
+                 \"http://r/{hostile}\" \"agent {hostile} \\\\x1b\"\n"
+            )
+            .as_bytes(),
+        );
+    }
+    log.extend_from_slice(
+        b"1.2.3.4 - - [10/Oct/2024:13:55:36 +0000] \"GET /c\xff HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+    );
+    dir.write("hostile.log", &log);
+    let shown = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m\\x00\\xc2\\x9b31m";
+    for args in [
+        &["logs", "wf2", "--article", ".", "hostile.log"][..],
+        &["logs", "summary", "hostile.log"],
+    ] {
+        let out = crate::util::swath(&dir, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = &out.stdout;
+        let bad: Vec<u8> = text
+            .iter()
+            .copied()
+            .filter(|&b| (b < 0x20 && b != b'\n') || b == 0x7f)
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{args:?}: control bytes {bad:?} in the report"
+        );
+        let text = String::from_utf8(text.clone()).expect("the report is UTF-8");
+        assert!(!text.contains('\u{9b}'), "{args:?}");
+        assert!(text.contains(&format!("/a{shown}")), "{args:?}: {text}");
+        assert!(text.contains(&format!("/b{shown}")), "{args:?}: {text}");
+        assert!(
+            text.contains(&format!("http://r/{shown}")),
+            "{args:?}: {text}"
+        );
+        assert!(text.contains("/c\\xff"), "{args:?}: {text}");
+        if args[1] == "summary" {
+            // A backslash in the log is doubled: "\x1b" typed in a field is not an escape.
+            assert!(
+                text.contains(&format!("agent {shown} \\\\\\\\x1b")),
+                "{text}"
+            );
+        }
+    }
+}
