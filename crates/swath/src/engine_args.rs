@@ -31,7 +31,12 @@ pub struct WorkerArgs {
     pub threads: Option<i64>,
 
     /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: 256 KiB.
-    #[arg(long, value_name = "SIZE", value_parser = parse_block_size)]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = parse_block_size,
+        allow_hyphen_values = true
+    )]
     pub block_size: Option<usize>,
 
     /// How blocks are handed to workers: dynamic (next free block), stripes (worker t of T

@@ -71,7 +71,12 @@ pub struct WriteBenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
     threads: Vec<usize>,
     /// Bytes written per run.
-    #[arg(long, default_value_t = bench::write::FILE_BYTES, value_parser = size_arg)]
+    #[arg(
+        long,
+        default_value_t = bench::write::FILE_BYTES,
+        value_parser = size_arg,
+        allow_hyphen_values = true
+    )]
     size: u64,
 }
 

@@ -93,7 +93,12 @@ pub struct CmpArgs {
 
     /// Report the first K differences, in file order, then stop (compMP's mismatch table:
     /// K = 8 is the seed's behaviour). Default: 1, or every difference with -l.
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        value_name = "K",
+        value_parser = clap::value_parser!(u64).range(1..),
+        allow_hyphen_values = true
+    )]
     max_diffs: Option<u64>,
 
     /// Print the result as one JSON object on standard output.
@@ -434,6 +439,7 @@ fn first_k(
         let lines: Vec<u64> = r.newlines_before.iter().map(|n| n + 1).collect();
         let eof_info = eof.map(|side| EofInfo {
             file: names[side].clone(),
+            file_bytes: raw_name(&req.files[side]),
             after_byte: r.extent.len,
         });
         emit_json(out, req, names, &r.diffs, eof_info, &lines, code);
@@ -560,6 +566,7 @@ fn list_all_json(
     )?;
     let eof = eof_side(&r.extent.ended).map(|side| EofInfo {
         file: names[side].clone(),
+        file_bytes: raw_name(&req.files[side]),
         after_byte: r.extent.len,
     });
     let code = if !first || eof.is_some() {
@@ -732,14 +739,35 @@ impl JsonDiff {
 #[derive(Serialize)]
 struct EofInfo {
     file: String,
+    /// The name's bytes, when it is not UTF-8 (`file` then holds U+FFFD in their place).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_bytes: Option<Vec<u8>>,
     after_byte: u64,
 }
 
-fn json_head(req: &Request, names: &[String]) -> String {
+/// A file name's exact bytes for JSON, which cannot hold bytes that are not UTF-8: `None`
+/// for a UTF-8 name (the string says it all), else the bytes (docs/json.md).
+fn raw_name(name: &std::ffi::OsStr) -> Option<Vec<u8>> {
+    name.to_str().is_none().then(|| name.as_bytes().to_vec())
+}
+
+/// `"fileN":NAME`, and `"fileN_bytes":[...]` after it when the name is not UTF-8.
+fn json_name(key: &str, name: &std::ffi::OsStr) -> String {
+    let text = serde_json::to_string(&name.to_string_lossy()).unwrap_or_default();
+    match raw_name(name) {
+        None => format!("\"{key}\":{text}"),
+        Some(bytes) => format!(
+            "\"{key}\":{text},\"{key}_bytes\":{}",
+            serde_json::to_string(&bytes).unwrap_or_default()
+        ),
+    }
+}
+
+fn json_head(req: &Request, _names: &[String]) -> String {
     format!(
-        "{{\"file1\":{},\"file2\":{},\"skip1\":{},\"skip2\":{},\"limit\":{},\"differences\":[",
-        serde_json::to_string(&names[0]).unwrap_or_default(),
-        serde_json::to_string(&names[1]).unwrap_or_default(),
+        "{{{},{},\"skip1\":{},\"skip2\":{},\"limit\":{},\"differences\":[",
+        json_name("file1", &req.files[0]),
+        json_name("file2", &req.files[1]),
         req.skip[0],
         req.skip[1],
         req.limit.map_or("null".to_string(), |l| l.to_string()),

@@ -1,5 +1,6 @@
 //! `swath gen`: reproducible test data (random text, mutated copies, access logs).
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
@@ -32,9 +33,9 @@ pub enum GenCommand {
 /// Arguments of `swath gen text`.
 #[derive(Args, Debug)]
 pub struct TextArgs {
-    /// [SIZE] OUT
+    /// [SIZE] OUT (an OUT that reads as a size, such as `10`, is refused: write `./10`)
     #[arg(value_name = "[SIZE] OUT", num_args = 1..=2, required = true)]
-    operands: Vec<String>,
+    operands: Vec<OsString>,
     /// Seed: the same seed and size give the same bytes on every machine.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -67,18 +68,33 @@ pub struct MutateArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// 0-based offsets that must differ (repeatable; suffixes accepted).
-    #[arg(long, value_name = "OFFSET", value_parser = size_arg)]
+    #[arg(long, value_name = "OFFSET", value_parser = size_arg, allow_hyphen_values = true)]
     at: Vec<u64>,
     /// Keep only the first N bytes.
-    #[arg(long, value_name = "N", value_parser = size_arg, conflicts_with = "extend")]
+    #[arg(long, value_name = "N", value_parser = size_arg, allow_hyphen_values = true, conflicts_with = "extend")]
     truncate: Option<u64>,
     /// Append N bytes of random text.
-    #[arg(long, value_name = "N", value_parser = size_arg)]
+    #[arg(long, value_name = "N", value_parser = size_arg, allow_hyphen_values = true)]
     extend: Option<u64>,
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|_| format!("invalid size '{s}'"))
+}
+
+/// An output name that reads as a size (`10`, `64M`) is most likely a size given where the
+/// name belongs (`swath gen text 10` would write 640 MB to a file named `10`): refused, unless
+/// written as a path (`./10`).
+fn check_out_name(out: &OsStr, command: &str) -> Result<()> {
+    if let Some(text) = out.to_str() {
+        if !text.contains('/') && parse_size(text).is_ok() {
+            bail!(
+                "'{text}' reads as a size, not a file name (usage: swath gen {command} SIZE OUT); \
+                 to name the output '{text}', write './{text}'"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Runs `swath gen`.
@@ -87,16 +103,18 @@ pub fn run(cmd: GenCommand) -> Result<()> {
         GenCommand::Text(t) => {
             let (size, out) = match t.operands.as_slice() {
                 [out] => (DEFAULT_TEXT_SIZE, out),
-                [size, out] => match parse_size(size) {
-                    Ok(s) => (s, out),
-                    Err(_) => bail!("invalid size '{size}'"),
+                [size, out] => match size.to_str().map(parse_size) {
+                    Some(Ok(s)) => (s, out),
+                    _ => bail!("invalid size '{}'", size.to_string_lossy()),
                 },
                 _ => bail!("usage: swath gen text [SIZE] OUT"),
             };
+            check_out_name(out, "text")?;
             swath_gen::text(&PathBuf::from(out), size, t.seed)?;
             Ok(())
         }
         GenCommand::Log(l) => {
+            check_out_name(l.out.as_os_str(), "log")?;
             swath_gen::log::generate(&l.out, l.size, l.seed)?;
             Ok(())
         }

@@ -156,3 +156,150 @@ fn logs_text_reports_escape_terminal_control_characters() {
         }
     }
 }
+
+/// `--block-size -4K` said `invalid option -- '4'`: a negative size is an invalid size.
+#[test]
+fn negative_sizes_are_refused_as_invalid_sizes_not_read_as_options() {
+    let dir = Dir::new();
+    dir.write("a", b"abc\n");
+    for args in [
+        &["wc", "--block-size", "-4K", "a"][..],
+        &["cmp", "--block-size", "-4K", "a", "a"],
+        &["cmp", "--max-diffs", "-3", "a", "a"],
+        &["grep", "--block-size", "-4K", "x", "a"],
+        &["cp", "--block-size", "-4K", "a", "b"],
+        &["logs", "wf2", "--block-size", "-4K", "a"],
+        &["gen", "mutate", "--truncate", "-3", "a", "b"],
+    ] {
+        let out = crate::util::swath(&dir, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(!stderr.contains("invalid option"), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+        let value = args
+            .iter()
+            .find(|a| a.starts_with('-') && a.len() > 1 && a.as_bytes()[1].is_ascii_digit())
+            .unwrap();
+        assert!(stderr.contains(&format!("'{value}'")), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid"), "{args:?}: {stderr}");
+        assert!(!dir.path("b").exists(), "{args:?}");
+    }
+}
+
+/// `gen text 10` wrote 640 MB to a file named `10`: an output name that reads as a size is
+/// refused (and `./10` names such a file on purpose).
+#[test]
+fn gen_refuses_an_output_name_that_reads_as_a_size() {
+    let dir = Dir::new();
+    for args in [
+        &["gen", "text", "10"][..],
+        &["gen", "text", "1k", "20M"],
+        &["gen", "log", "1k", "5"],
+    ] {
+        let out = crate::util::swath(&dir, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains("reads as a size"), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+    for name in ["10", "20M", "5"] {
+        assert!(!dir.path(name).exists(), "{name} was written");
+    }
+    let out = crate::util::swath(&dir, &["gen", "text", "1k", "./20M"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::metadata(dir.path("20M")).unwrap().len(), 1024);
+}
+
+/// `gen` refused output names that are not UTF-8.
+#[test]
+fn gen_accepts_output_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = Dir::new();
+    let name = OsStr::from_bytes(b"data\xff.txt");
+    let log = OsStr::from_bytes(b"log\xfe");
+    for args in [
+        vec![
+            OsStr::new("gen"),
+            OsStr::new("text"),
+            OsStr::new("2k"),
+            name,
+        ],
+        vec![OsStr::new("gen"), OsStr::new("log"), OsStr::new("3k"), log],
+    ] {
+        let out = Command::new(swath_bin())
+            .args(&args)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(dir.tmp.path().join(name)).unwrap().len(),
+        2048
+    );
+    assert_eq!(
+        std::fs::metadata(dir.tmp.path().join(log)).unwrap().len(),
+        3072
+    );
+}
+
+/// `cmp --json` turned bytes that are not UTF-8 in names into U+FFFD: the exact bytes are in
+/// `file1_bytes` / `file2_bytes` (and the eof's `file_bytes`), as docs/json.md says.
+#[test]
+fn cmp_json_keeps_names_that_are_not_utf8_exactly() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = Dir::new();
+    let raw = b"x\xff\xfe";
+    std::fs::write(dir.tmp.path().join(OsStr::from_bytes(raw)), b"ab\n").unwrap();
+    dir.write("short", b"ab");
+    let run = |args: &[&OsStr]| -> serde_json::Value {
+        let out = Command::new(swath_bin())
+            .arg("cmp")
+            .args(args)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let name = OsStr::from_bytes(raw);
+    let bytes = serde_json::json!([b'x', 0xff, 0xfe]);
+    let v = run(&[OsStr::new("--json"), name, OsStr::new("short")]);
+    assert_eq!(v["file1"], "x\u{fffd}\u{fffd}");
+    assert_eq!(v["file1_bytes"], bytes);
+    assert_eq!(v["file2"], "short");
+    assert!(v.get("file2_bytes").is_none(), "{v}");
+    assert_eq!(v["eof"]["file"], "short");
+    assert!(v["eof"].get("file_bytes").is_none(), "{v}");
+    let v = run(&[
+        OsStr::new("--json"),
+        OsStr::new("-l"),
+        OsStr::new("short"),
+        name,
+    ]);
+    assert_eq!(v["file2_bytes"], bytes);
+    assert_eq!(v["eof"]["file"], "short");
+    // The shorter file is the one whose name is not UTF-8.
+    std::fs::write(dir.tmp.path().join(OsStr::from_bytes(raw)), b"a").unwrap();
+    let v = run(&[OsStr::new("--json"), name, OsStr::new("short")]);
+    assert_eq!(v["eof"]["file"], "x\u{fffd}\u{fffd}");
+    assert_eq!(v["eof"]["file_bytes"], bytes);
+}
