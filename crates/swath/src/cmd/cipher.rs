@@ -118,8 +118,22 @@ pub fn run(args: CipherArgs) -> Result<()> {
     let report = if out_path.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        let mut r = transform_stream(&spec, &mut lock, "standard output")?;
-        lock.flush()?;
+        // A write error on standard output is one line and status 2, as for every command.
+        let written = transform_stream(&spec, &mut lock, "standard output").and_then(|r| {
+            lock.flush()
+                .map_err(|e| swath_engine::EngineError::io("standard output", e))
+                .map(|()| r)
+        });
+        let mut r = match written {
+            Err(swath_engine::EngineError::Io { path, cause }) if path == "standard output" => {
+                eprintln!(
+                    "swath: write error: {}",
+                    swath_engine::error::os_message(&cause)
+                );
+                return Err(crate::stdout::Reported(2).into());
+            }
+            other => other?,
+        };
         if args.strategy != CipherStrategy::Stream && args.strategy != CipherStrategy::Auto {
             let note = format!(
                 "the output is a stream: used the stream strategy instead of {}",

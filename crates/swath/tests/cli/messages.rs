@@ -80,6 +80,7 @@ fn swath_commands_on_a_full_stdout_say_write_error_once_with_status_2() {
         &["cp", "--help"],
         &["logs", "wf2", "access.log"],
         &["logs", "summary", "access.log"],
+        &["cipher", "--shift", "3", "access.log", "-"],
     ] {
         let full = std::fs::OpenOptions::new()
             .write(true)
