@@ -1,5 +1,6 @@
 //! Command-line tests of `swath`, in one binary: GNU differential tests and edge cases.
 
+mod badinput;
 mod cipher;
 mod cmp;
 mod gen;

@@ -1,0 +1,881 @@
+//! The bad-input harness: every subcommand that reads a file is driven through the inputs a
+//! hostile or careless user gives it (missing, a directory, unreadable, empty, a FIFO,
+//! `/dev/zero`, a 1 TB sparse file, a file that grows or shrinks while read, a full disk, a
+//! small `ulimit -v` or `ulimit -n`), and each run is held to the same contract:
+//!
+//! - no panic, no abort, no death by a signal it did not get (status 101, 134, SIGSEGV…);
+//! - on failure, exactly one line on stderr naming the file and the cause, and the command's
+//!   documented error status (GNU's for `cmp`, `wc`, `grep`; 2 for `logs`; 1 for `cp`,
+//!   `cipher`, `gen`, as GNU `cp` and `tr`);
+//! - no partial output at the target, and nothing left in the directory but what the command
+//!   documents;
+//! - memory bounded by the options, not by the input (endless inputs are stopped after a time
+//!   bound, and their peak resident memory is read from `/proc` before they are stopped).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{swath_bin, Dir};
+
+/// How a command takes its input and where it writes.
+struct Cmd {
+    /// A short label for messages.
+    label: &'static str,
+    /// The arguments, with `IN` and `OUT` standing for the input and output paths.
+    args: &'static [&'static str],
+    /// Statuses of a run that worked (cmp and grep have two).
+    ok: &'static [i32],
+    /// The status of a run that failed.
+    error: i32,
+    /// True when the command writes the file `OUT`.
+    writes_out: bool,
+    /// True when the command rewrites its input (`--in-place`).
+    in_place: bool,
+    /// True when the command takes only regular files (it seeks in them or rewrites them).
+    regular_only: bool,
+}
+
+const CMDS: &[Cmd] = &[
+    Cmd {
+        label: "cmp",
+        args: &["cmp", "IN", "ref"],
+        ok: &[0, 1],
+        error: 2,
+        writes_out: false,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "wc",
+        args: &["wc", "IN"],
+        ok: &[0],
+        error: 1,
+        writes_out: false,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "grep",
+        args: &["grep", "-c", "GET", "IN"],
+        ok: &[0, 1],
+        error: 2,
+        writes_out: false,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "logs wf2",
+        args: &["logs", "wf2", "IN"],
+        ok: &[0],
+        error: 2,
+        writes_out: false,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "logs summary",
+        args: &["logs", "summary", "IN"],
+        ok: &[0],
+        error: 2,
+        writes_out: false,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "logs summary --html",
+        args: &["logs", "summary", "--html", "OUT", "IN"],
+        ok: &[0],
+        error: 2,
+        writes_out: true,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "cipher",
+        args: &["cipher", "--shift", "3", "IN", "OUT"],
+        ok: &[0],
+        error: 1,
+        writes_out: true,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "cipher --in-place",
+        args: &["cipher", "--shift", "3", "--in-place", "IN"],
+        ok: &[0],
+        error: 1,
+        writes_out: false,
+        regular_only: true,
+        in_place: true,
+    },
+    Cmd {
+        label: "cp",
+        args: &["cp", "IN", "OUT"],
+        ok: &[0],
+        error: 1,
+        writes_out: true,
+        regular_only: false,
+        in_place: false,
+    },
+    Cmd {
+        label: "gen mutate",
+        args: &["gen", "mutate", "IN", "OUT", "--diffs", "3"],
+        ok: &[0],
+        error: 1,
+        writes_out: true,
+        regular_only: true,
+        in_place: false,
+    },
+];
+
+/// True when the tests run as root (CI does).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A small, valid access log: real input for every command.
+fn sample_log() -> Vec<u8> {
+    let mut s = String::new();
+    for i in 0..2000 {
+        s.push_str(&format!(
+            "10.0.{}.{} - - [10/Oct/2023:13:{:02}:{:02} +0000] \"GET /ongoing/When/200x/2007/0{}/x{} HTTP/1.1\" 200 {} \"-\" \"agent\"\n",
+            i % 7,
+            i % 251,
+            i % 60,
+            (i * 7) % 60,
+            1 + i % 9,
+            i % 13,
+            100 + i
+        ));
+    }
+    s.into_bytes()
+}
+
+/// The arguments of `cmd` with `IN` and `OUT` replaced.
+fn argv(cmd: &Cmd, input: &Path, out: &Path) -> Vec<OsString> {
+    cmd.args
+        .iter()
+        .map(|a| match *a {
+            "IN" => input.as_os_str().to_owned(),
+            "OUT" => out.as_os_str().to_owned(),
+            other => OsString::from(other),
+        })
+        .collect()
+}
+
+/// What one run did.
+#[derive(Debug)]
+struct Run {
+    status: Option<i32>,
+    signal: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory in KiB (`VmHWM`), sampled while it ran.
+    peak_kib: u64,
+    /// True when the harness stopped it at the time bound.
+    stopped: bool,
+}
+
+/// Peak resident memory of a live process, in KiB.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Reads a child's pipes on threads so that it never blocks on a full pipe.
+fn drain(
+    child: &mut Child,
+) -> (
+    std::thread::JoinHandle<Vec<u8>>,
+    std::thread::JoinHandle<Vec<u8>>,
+) {
+    use std::io::Read;
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        // Keep at most 1 MiB of stdout: an endless input may make an endless report.
+        let mut v = Vec::new();
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if v.len() < 1 << 20 {
+                v.extend_from_slice(&buf[..n]);
+            }
+        }
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    (o, e)
+}
+
+/// Runs `swath ARGS` in `cwd` through `sh -c` with `prefix` (shell statements such as
+/// `ulimit -v N;`, or a wrapper command such as `setpriv ...`), stops it with SIGTERM after
+/// `bound`, and reports what it did.
+fn run(cwd: &Path, prefix: &str, args: &[OsString], bound: Duration) -> Run {
+    let script = match prefix.strip_suffix(';') {
+        Some(statements) => format!("{statements}; exec \"$0\" \"$@\""),
+        None => format!("exec {prefix} \"$0\" \"$@\""),
+    };
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&script)
+        .arg(swath_bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("LC_ALL")
+        .env_remove("LANG")
+        .spawn()
+        .expect("spawn swath");
+    let (o, e) = drain(&mut child);
+    let start = Instant::now();
+    let mut peak = 0;
+    let mut stopped = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if let Some(k) = vm_hwm(child.id()) {
+            peak = peak.max(k);
+        }
+        if start.elapsed() > bound && !stopped {
+            // SAFETY: kill with a child's pid (not yet reaped, so not reused) and SIGTERM.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            stopped = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        status: status.code(),
+        signal: status.signal(),
+        stdout: String::from_utf8_lossy(&o.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&e.join().unwrap()).into_owned(),
+        peak_kib: peak,
+        stopped,
+    }
+}
+
+/// The names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Collects every broken promise, so one run of the harness lists them all.
+#[derive(Default)]
+struct Findings(Vec<String>);
+
+impl Findings {
+    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        if !ok {
+            self.0.push(what());
+        }
+    }
+
+    fn finish(self) {
+        assert!(
+            self.0.is_empty(),
+            "{} broken promises:\n{}",
+            self.0.len(),
+            self.0.join("\n")
+        );
+    }
+}
+
+/// The promises every run keeps, whatever its input.
+fn never_crashes(f: &mut Findings, case: &str, cmd: &Cmd, r: &Run) {
+    let ctx = || format!("[{case}] {}: {r:?}", cmd.label);
+    f.check(!r.stderr.contains("panicked"), || {
+        format!("panic: {}", ctx())
+    });
+    f.check(!r.stderr.contains("memory allocation"), || {
+        format!("allocation abort: {}", ctx())
+    });
+    let known = r
+        .status
+        .is_some_and(|s| s == cmd.error || cmd.ok.contains(&s));
+    let stopped_by_us = r.stopped && r.signal == Some(libc::SIGTERM);
+    f.check(known || stopped_by_us, || {
+        format!("undocumented status or signal: {}", ctx())
+    });
+    f.check(r.stderr.lines().count() <= 1, || {
+        format!("more than one line on stderr: {}", ctx())
+    });
+}
+
+/// The promises of a run that must fail on `name` with `cause` (one of the `|`-separated
+/// phrasings, in any case: `cp` says "is a directory" where the others say "Is a directory").
+fn fails_cleanly(f: &mut Findings, case: &str, cmd: &Cmd, r: &Run, name: &str, cause: &str) {
+    never_crashes(f, case, cmd, r);
+    let ctx = || format!("[{case}] {}: {r:?}", cmd.label);
+    f.check(r.status == Some(cmd.error), || format!("status: {}", ctx()));
+    f.check(r.stderr.lines().count() == 1, || {
+        format!("not one line on stderr: {}", ctx())
+    });
+    let said = r.stderr.to_lowercase();
+    let named_cause = cause.split('|').any(|c| said.contains(&c.to_lowercase()));
+    f.check(r.stderr.contains(name) && named_cause, || {
+        format!("stderr does not name {name:?} and {cause:?}: {}", ctx())
+    });
+}
+
+/// A scratch directory with the sample log as `log`, the reference `ref` for cmp, and a
+/// directory `d` others may write into.
+fn scene() -> Dir {
+    let dir = Dir::new();
+    dir.write("log", &sample_log());
+    dir.write("ref", &sample_log());
+    dir
+}
+
+/// Runs every command on `input` (relative to the scene) and returns the runs, with the
+/// output at `out`; the scene's listing before each run is compared with the one after.
+fn each_cmd(
+    dir: &Dir,
+    prefix: &str,
+    input: &Path,
+    out: &Path,
+    bound: Duration,
+    mut check: impl FnMut(&Cmd, &Run, &[String], &[String]),
+) {
+    for cmd in CMDS {
+        let _ = std::fs::remove_file(dir.tmp.path().join(out));
+        let before = listing(dir.tmp.path());
+        let r = run(dir.tmp.path(), prefix, &argv(cmd, input, out), bound);
+        let after = listing(dir.tmp.path());
+        check(cmd, &r, &before, &after);
+    }
+}
+
+const QUICK: Duration = Duration::from_secs(60);
+
+#[test]
+fn bad_input_missing_file() {
+    let dir = scene();
+    let mut f = Findings::default();
+    each_cmd(
+        &dir,
+        "",
+        Path::new("nope"),
+        Path::new("out"),
+        QUICK,
+        |cmd, r, before, after| {
+            fails_cleanly(
+                &mut f,
+                "missing",
+                cmd,
+                r,
+                "nope",
+                "No such file or directory",
+            );
+            f.check(r.stdout.is_empty(), || {
+                format!(
+                    "[missing] {}: a report for a missing input: {r:?}",
+                    cmd.label
+                )
+            });
+            f.check(before == after, || {
+                format!("[missing] {}: left {after:?} (was {before:?})", cmd.label)
+            });
+        },
+    );
+    f.finish();
+}
+
+#[test]
+fn bad_input_directory() {
+    let dir = scene();
+    std::fs::create_dir(dir.path("d")).unwrap();
+    let mut f = Findings::default();
+    each_cmd(
+        &dir,
+        "",
+        Path::new("d"),
+        Path::new("out"),
+        QUICK,
+        |cmd, r, before, after| {
+            fails_cleanly(
+                &mut f,
+                "directory",
+                cmd,
+                r,
+                "d",
+                "Is a directory|not a regular file",
+            );
+            f.check(before == after, || {
+                format!("[directory] {}: left {after:?} (was {before:?})", cmd.label)
+            });
+        },
+    );
+    f.finish();
+}
+
+#[test]
+fn bad_input_unreadable_file() {
+    let dir = scene();
+    let secret = dir.write("secret", &sample_log());
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Root reads everything: run as `nobody` in a directory it may write into.
+    if !is_root() {
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    std::fs::set_permissions(dir.tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let prefix = if is_root() {
+        "setpriv --reuid=65534 --regid=65534 --clear-groups"
+    } else {
+        ""
+    };
+    let mut f = Findings::default();
+    each_cmd(
+        &dir,
+        prefix,
+        Path::new("secret"),
+        Path::new("out"),
+        QUICK,
+        |cmd, r, before, after| {
+            fails_cleanly(&mut f, "unreadable", cmd, r, "secret", "Permission denied");
+            f.check(before == after, || {
+                format!(
+                    "[unreadable] {}: left {after:?} (was {before:?})",
+                    cmd.label
+                )
+            });
+        },
+    );
+    f.finish();
+}
+
+#[test]
+fn bad_input_empty_file() {
+    let dir = scene();
+    let mut f = Findings::default();
+    for cmd in CMDS {
+        dir.write("empty", b"");
+        let _ = std::fs::remove_file(dir.path("out"));
+        let r = run(
+            dir.tmp.path(),
+            "",
+            &argv(cmd, Path::new("empty"), Path::new("out")),
+            QUICK,
+        );
+        never_crashes(&mut f, "empty", cmd, &r);
+        // An empty input is a valid input: only `gen mutate`, which has nothing to mutate,
+        // may refuse it, and then with a line that names it.
+        if r.status == Some(cmd.error) {
+            f.check(
+                cmd.label == "gen mutate" && r.stderr.contains("empty"),
+                || format!("[empty] {}: refused an empty input: {r:?}", cmd.label),
+            );
+        } else if cmd.writes_out {
+            f.check(std::fs::metadata(dir.path("out")).is_ok(), || {
+                format!("[empty] {}: no output: {r:?}", cmd.label)
+            });
+        }
+        let left: Vec<_> = listing(dir.tmp.path())
+            .into_iter()
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        f.check(left.is_empty(), || {
+            format!("[empty] {}: left {left:?}", cmd.label)
+        });
+    }
+    f.finish();
+}
+
+#[test]
+fn bad_input_fifo() {
+    let dir = scene();
+    let fifo = dir.path("fifo");
+    let mut f = Findings::default();
+    for cmd in CMDS {
+        let _ = std::fs::remove_file(&fifo);
+        let _ = std::fs::remove_file(dir.path("out"));
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // A writer that feeds the log and closes; opened non-blocking-free on its own thread,
+        // so a command that refuses the FIFO without opening it leaves the writer to time out.
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                loop {
+                    match std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(&fifo)
+                    {
+                        Ok(mut w) => {
+                            // Blocking writes from here on.
+                            // SAFETY: fcntl on a descriptor this File owns.
+                            unsafe {
+                                let fd = std::os::fd::AsRawFd::as_raw_fd(&w);
+                                let fl = libc::fcntl(fd, libc::F_GETFL);
+                                libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+                            }
+                            let _ = w.write_all(&sample_log());
+                            return;
+                        }
+                        Err(_) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(10))
+                        }
+                        Err(_) => return,
+                    }
+                }
+            })
+        };
+        let r = run(
+            dir.tmp.path(),
+            "",
+            &argv(cmd, Path::new("fifo"), Path::new("out")),
+            QUICK,
+        );
+        never_crashes(&mut f, "fifo", cmd, &r);
+        if cmd.regular_only {
+            fails_cleanly(&mut f, "fifo", cmd, &r, "fifo", "");
+        } else {
+            f.check(cmd.ok.contains(&r.status.unwrap_or(-1)), || {
+                format!("[fifo] {}: a pipe is a valid input: {r:?}", cmd.label)
+            });
+        }
+        // Unblock a writer still waiting for a reader.
+        if let Ok(mut rd) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            let mut sink = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut rd, &mut sink);
+        }
+        writer.join().unwrap();
+    }
+    f.finish();
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+/// `/dev/zero` never ends: every command is stopped after a few seconds (or ends by itself
+/// with an error), and its memory must stay within what its options allow. Outputs go to a
+/// small tmpfs where one can be mounted, so commands that copy the zeros meet a full disk.
+#[test]
+fn bad_input_dev_zero_memory_is_bounded() {
+    let dir = scene();
+    let small = SmallFs::mount(&dir, "16m");
+    let out = if small.is_some() { "small/out" } else { "out" };
+    let mut f = Findings::default();
+    for cmd in CMDS {
+        if cmd.writes_out && small.is_none() {
+            // Without a small filesystem the copy would fill the real disk.
+            continue;
+        }
+        let r = run(
+            dir.tmp.path(),
+            "",
+            &argv(cmd, Path::new("/dev/zero"), Path::new(out)),
+            Duration::from_secs(4),
+        );
+        never_crashes(&mut f, "/dev/zero", cmd, &r);
+        f.check(r.peak_kib < 512 * 1024, || {
+            format!(
+                "[/dev/zero] {}: {} MiB resident: {r:?}",
+                cmd.label,
+                r.peak_kib >> 10
+            )
+        });
+        if cmd.regular_only {
+            fails_cleanly(&mut f, "/dev/zero", cmd, &r, "/dev/zero", "");
+        }
+        if let Some(fs) = &small {
+            let left = listing(&fs.path);
+            f.check(left.is_empty(), || {
+                format!("[/dev/zero] {}: left {left:?}: {r:?}", cmd.label)
+            });
+        }
+    }
+    f.finish();
+}
+
+/// A 1 TB file of holes with a few lines of data: the commands that can answer from the
+/// holes (wc -c, grep, cmp of two such files, cp) finish quickly; the rest are stopped at the
+/// time bound with bounded memory and leave nothing behind.
+#[test]
+fn bad_input_one_terabyte_sparse() {
+    let dir = scene();
+    let make = |name: &str| {
+        let p = dir.path(name);
+        let mut file = std::fs::File::create(&p).unwrap();
+        file.write_all(&sample_log()).unwrap();
+        file.set_len(1 << 40).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&file, &sample_log(), (1 << 40) - 300_000)
+            .unwrap();
+        p
+    };
+    make("sparse");
+    make("ref2");
+    let mut f = Findings::default();
+    // Quick: answered from the size and the holes.
+    for (label, args) in [
+        ("wc -c", vec!["wc", "-c", "sparse"]),
+        ("grep -c", vec!["grep", "-c", "GET", "sparse"]),
+        ("cmp", vec!["cmp", "sparse", "ref2"]),
+    ] {
+        let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
+        let r = run(dir.tmp.path(), "", &args, QUICK);
+        f.check(!r.stopped && r.status.is_some_and(|s| s <= 1), || {
+            format!("[1 TB sparse] {label}: did not finish: {r:?}")
+        });
+        f.check(r.peak_kib < 512 * 1024, || {
+            format!("[1 TB sparse] {label}: {} MiB resident", r.peak_kib >> 10)
+        });
+    }
+    let r = run(
+        dir.tmp.path(),
+        "",
+        &[OsString::from("cp"), "sparse".into(), "copy".into()],
+        QUICK,
+    );
+    f.check(r.status == Some(0), || format!("[1 TB sparse] cp: {r:?}"));
+    if let Ok(m) = std::fs::metadata(dir.path("copy")) {
+        use std::os::unix::fs::MetadataExt;
+        f.check(m.len() == 1 << 40 && m.blocks() < 1 << 16, || {
+            format!("[1 TB sparse] cp: holes not kept ({} blocks)", m.blocks())
+        });
+        std::fs::remove_file(dir.path("copy")).unwrap();
+    }
+    // The rest: bounded memory, a clean stop, no temporary file left.
+    for cmd in CMDS
+        .iter()
+        .filter(|c| c.label != "cp" && c.label != "cmp" && c.label != "wc")
+    {
+        let before = listing(dir.tmp.path());
+        let r = run(
+            dir.tmp.path(),
+            "",
+            &argv(cmd, Path::new("sparse"), Path::new("out")),
+            Duration::from_secs(4),
+        );
+        never_crashes(&mut f, "1 TB sparse", cmd, &r);
+        f.check(r.peak_kib < 512 * 1024, || {
+            format!(
+                "[1 TB sparse] {}: {} MiB resident",
+                cmd.label,
+                r.peak_kib >> 10
+            )
+        });
+        let after: Vec<_> = listing(dir.tmp.path())
+            .into_iter()
+            .filter(|n| !before.contains(n) && !(r.status == Some(0) && n == "out"))
+            .filter(|n| !(cmd.in_place && n.ends_with(".swath-journal")))
+            .collect();
+        f.check(after.is_empty(), || {
+            format!("[1 TB sparse] {}: left {after:?}: {r:?}", cmd.label)
+        });
+        if cmd.in_place {
+            // An interrupted in-place run leaves its journal, which the next run resumes:
+            // finish it so the next command sees the file whole again.
+            for n in listing(dir.tmp.path()) {
+                if n.ends_with(".swath-journal") {
+                    std::fs::remove_file(dir.path(&n)).unwrap();
+                }
+            }
+            make("sparse");
+        }
+    }
+    f.finish();
+}
+
+/// Outputs on a full filesystem: one line naming the output and the cause, the old output
+/// kept, nothing left on the filesystem.
+#[test]
+fn bad_input_full_disk() {
+    let dir = scene();
+    let Some(fs) = SmallFs::mount(&dir, "1m") else {
+        assert!(!is_root(), "root could not mount a tmpfs");
+        eprintln!("full-disk case skipped: mounting a tmpfs needs root");
+        return;
+    };
+    let mut big = Vec::new();
+    while big.len() < 4 << 20 {
+        big.extend_from_slice(&sample_log());
+    }
+    dir.write("big", &big);
+    let mut f = Findings::default();
+    for cmd in CMDS.iter().filter(|c| c.writes_out) {
+        let out = fs.path.join("old");
+        std::fs::write(&out, b"keep me").unwrap();
+        let before = listing(&fs.path);
+        let r = run(
+            dir.tmp.path(),
+            "",
+            &argv(cmd, Path::new("big"), &out),
+            QUICK,
+        );
+        never_crashes(&mut f, "full disk", cmd, &r);
+        if cmd.label.starts_with("logs") {
+            // The report of a 4 MiB log is small: it fits.
+            continue;
+        }
+        fails_cleanly(
+            &mut f,
+            "full disk",
+            cmd,
+            &r,
+            "old",
+            "No space left on device",
+        );
+        f.check(std::fs::read(&out).unwrap() == b"keep me", || {
+            format!("[full disk] {}: the old output was replaced", cmd.label)
+        });
+        let after = listing(&fs.path);
+        f.check(before == after, || {
+            format!("[full disk] {}: left {after:?}", cmd.label)
+        });
+    }
+    f.finish();
+}
+
+/// Small address-space and descriptor limits: a clean result or one clean line, never an
+/// abort.
+#[test]
+fn bad_input_small_limits() {
+    let dir = scene();
+    let mut f = Findings::default();
+    for (case, prefix) in [
+        ("ulimit -v 262144", "ulimit -v 262144;"),
+        ("ulimit -v 65536", "ulimit -v 65536;"),
+        ("ulimit -n 4", "ulimit -n 4;"),
+    ] {
+        for cmd in CMDS {
+            dir.write("input", &sample_log());
+            let r = run(
+                dir.tmp.path(),
+                prefix,
+                &argv(cmd, Path::new("input"), Path::new("out")),
+                QUICK,
+            );
+            never_crashes(&mut f, case, cmd, &r);
+            if r.status == Some(cmd.error) {
+                f.check(r.stderr.lines().count() == 1, || {
+                    format!("[{case}] {}: {r:?}", cmd.label)
+                });
+            }
+            let left: Vec<_> = listing(dir.tmp.path())
+                .into_iter()
+                .filter(|n| n.starts_with('.'))
+                .collect();
+            f.check(left.is_empty(), || {
+                format!("[{case}] {}: left {left:?}", cmd.label)
+            });
+            let _ = std::fs::remove_file(dir.path("out"));
+        }
+    }
+    f.finish();
+}
+
+/// Inputs that grow or shrink while read: the command finishes or reports the change in one
+/// line; it never panics, and never leaves a temporary file.
+#[test]
+fn bad_input_growing_and_shrinking() {
+    let dir = scene();
+    let mut base = Vec::new();
+    while base.len() < 32 << 20 {
+        base.extend_from_slice(&sample_log());
+    }
+    let mut f = Findings::default();
+    for grow in [true, false] {
+        let case = if grow { "growing" } else { "shrinking" };
+        for cmd in CMDS {
+            let input = dir.write("moving", &base);
+            let _ = std::fs::remove_file(dir.path("out"));
+            let mover = {
+                let input = input.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        std::thread::sleep(Duration::from_millis(2));
+                        let file = std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(&input)
+                            .unwrap();
+                        if grow {
+                            let _ = (&file).write_all(&sample_log());
+                        } else {
+                            let len = file.metadata().unwrap().len();
+                            let _ = file.set_len(len / 2);
+                        }
+                    }
+                })
+            };
+            let r = run(
+                dir.tmp.path(),
+                "",
+                &argv(cmd, Path::new("moving"), Path::new("out")),
+                QUICK,
+            );
+            mover.join().unwrap();
+            never_crashes(&mut f, case, cmd, &r);
+            if r.status == Some(cmd.error) && cmd.writes_out {
+                f.check(!dir.path("out").exists(), || {
+                    format!("[{case}] {}: partial output kept: {r:?}", cmd.label)
+                });
+            }
+            let left: Vec<_> = listing(dir.tmp.path())
+                .into_iter()
+                .filter(|n| n.starts_with('.') && !n.ends_with(".swath-journal"))
+                .collect();
+            f.check(left.is_empty(), || {
+                format!("[{case}] {}: left {left:?}", cmd.label)
+            });
+            for n in listing(dir.tmp.path()) {
+                if n.ends_with(".swath-journal") {
+                    std::fs::remove_file(dir.path(&n)).unwrap();
+                }
+            }
+        }
+    }
+    f.finish();
+}
+
+/// A tmpfs of `size` mounted for the test's lifetime (needs root; `None` otherwise).
+struct SmallFs {
+    path: PathBuf,
+}
+
+impl SmallFs {
+    fn mount(dir: &Dir, size: &str) -> Option<SmallFs> {
+        let path = dir.path("small");
+        std::fs::create_dir(&path).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(SmallFs { path })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.path).status();
+    }
+}
