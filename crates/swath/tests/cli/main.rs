@@ -5,5 +5,6 @@ mod cmp;
 mod gen;
 mod grep;
 mod logs;
+mod sparse;
 mod util;
 mod wc;
