@@ -354,7 +354,7 @@ fn process(
     };
     match count_one(&input, enc, sel, engine) {
         Ok((c, plan)) => {
-            if path == "-" {
+            if plan.is_some() && path == "-" {
                 // Leave standard input where reading it would have (`wc - -`).
                 let _ = input.mark_consumed(c[3]);
             }
