@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memchr::memchr;
 use swath_engine::{
-    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing,
-    Input, Job, Plan, Region, RunStats,
+    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input,
+    Job, Plan, Region, RunStats,
 };
 use swath_kernels::search::{count_selected, for_each_selected, has_encoding_error, Matcher};
 
