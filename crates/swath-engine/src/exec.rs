@@ -405,9 +405,9 @@ fn sequential(
         }
         if zero_runs {
             // Whole blocks of holes in every region: one zero run, nothing read.
-            let run = job
-                .zeros_until(pos, &mut known)
-                .map_or(0, |z| z.min(limit).saturating_sub(pos) / bs as u64 * bs as u64);
+            let run = job.zeros_until(pos, &mut known).map_or(0, |z| {
+                z.min(limit).saturating_sub(pos) / bs as u64 * bs as u64
+            });
             if run > 0 {
                 let block = Block {
                     index,
@@ -1121,9 +1121,7 @@ mod tests {
                 dense.extend_from_slice(&bytes);
             }
         }
-        f.as_file()
-            .write_all_at(tail, dense.len() as u64)
-            .unwrap();
+        f.as_file().write_all_at(tail, dense.len() as u64).unwrap();
         dense.extend_from_slice(tail);
         f.as_file().set_len(dense.len() as u64).unwrap();
         (f, dense)

@@ -1151,7 +1151,11 @@ mod tests {
         for enc in [Encoding::C, Encoding::Utf8, Encoding::Utf8Posix] {
             for n in [1u64, 2, 7, 4096, 100_000] {
                 let dense = vec![0u8; n as usize];
-                for (before, after) in [(&b""[..], &b""[..]), (b"ab", b"cd\n"), (b"a \xe4", b"\xb8\xad z\t")] {
+                for (before, after) in [
+                    (&b""[..], &b""[..]),
+                    (b"ab", b"cd\n"),
+                    (b"a \xe4", b"\xb8\xad z\t"),
+                ] {
                     let blocks = [
                         tally_block(before, enc),
                         BlockTally::zeros(n, enc),
@@ -1164,7 +1168,13 @@ mod tests {
                     let want = tally(&all, enc);
                     assert_eq!(
                         (got.lines, got.words, got.chars, got.bytes, got.max_line()),
-                        (want.lines, want.words, want.chars, want.bytes, want.max_line()),
+                        (
+                            want.lines,
+                            want.words,
+                            want.chars,
+                            want.bytes,
+                            want.max_line()
+                        ),
                         "{enc:?} {n} {before:?}"
                     );
                 }

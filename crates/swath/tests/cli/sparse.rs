@@ -41,7 +41,12 @@ fn wc_c_on_a_1tb_sparse_file_answers_from_the_size() {
     // A multiple of the page size: the size alone answers, as GNU wc does.
     sparse(&dir.path("tb"), TB, b"");
     let out = bounded(&dir, &["wc", "-c", "tb"]);
-    assert_eq!(text(&out.stdout), format!("{TB} tb\n"), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{TB} tb\n"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(out.status.code(), Some(0));
     // Standard input opened on the file, from a position inside it.
     let f = std::fs::File::open(dir.path("tb")).unwrap();
@@ -56,4 +61,119 @@ fn wc_c_on_a_1tb_sparse_file_answers_from_the_size() {
         .unwrap();
     assert_eq!(text(&out.stdout), format!("{}\n", TB - 100));
     assert_eq!(std::fs::metadata(dir.path("tb")).unwrap().blocks(), 0);
+}
+
+#[test]
+fn wc_and_grep_skip_the_holes_of_a_1tb_sparse_file() {
+    let dir = Dir::new();
+    // Data at the start, in the middle and at the end of a terabyte of holes.
+    let path = dir.path("tb");
+    sparse(&path, TB, b"x y\nlast x");
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new().write(true).open(&path).unwrap(),
+        b"x\n",
+        TB / 2,
+    )
+    .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new().write(true).open(&path).unwrap(),
+        b"first x\n",
+        0,
+    )
+    .unwrap();
+    // GNU wc would read the terabyte: its counts of the same text with NULs for the holes
+    // (NUL is no space, and ends no line), and the size.
+    let small = dir.write("small", b"first x\n\0\0x\n\0\0x y\nlast x");
+    let gnu = Command::new("/usr/bin/wc")
+        .arg("-lwm")
+        .arg(&small)
+        .output()
+        .unwrap();
+    let gnu: Vec<String> = text(&gnu.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let out = bounded(&dir, &["wc", "-lwcmL", "tb"]);
+    let ours: Vec<String> = text(&out.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let longest = Command::new("/usr/bin/wc")
+        .arg("-L")
+        .arg(&small)
+        .output()
+        .unwrap();
+    let longest = text(&longest.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let size = (TB + 10).to_string();
+    assert_eq!(
+        ours,
+        [&gnu[0], &gnu[1], &size, &size, &longest, "tb"],
+        "{}",
+        text(&out.stderr)
+    );
+    let out = bounded(&dir, &["wc", "-l", "tb"]);
+    assert_eq!(text(&out.stdout), format!("{} tb\n", gnu[0]));
+    // GNU grep skips holes too when empty lines cannot match: the same count, at once.
+    let gnu = Command::new("/usr/bin/grep")
+        .args(["-c", "x"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let out = bounded(&dir, &["grep", "-c", "x", "tb"]);
+    assert_eq!(
+        text(&out.stdout),
+        text(&gnu.stdout),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), gnu.status.code());
+    // When they can, GNU reads the terabyte; every NUL ends an empty line: all but the
+    // 10 NULs' worth of bytes the three lines with text and their newlines stand on.
+    let empty = TB + 10 - 20;
+    for args in [["-c", "^$"], ["-vc", "x"]] {
+        let out = bounded(&dir, &["grep", args[0], args[1], "tb"]);
+        assert_eq!(
+            text(&out.stdout),
+            format!("{empty}\n"),
+            "{args:?} {}",
+            text(&out.stderr)
+        );
+    }
+    let out = bounded(&dir, &["grep", "-q", "last", "tb"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = bounded(&dir, &["grep", "-c", "nowhere", "tb"]);
+    assert_eq!(text(&out.stdout), "0\n");
+    assert_eq!(out.status.code(), Some(1));
+    // Two sparse files equal but for their last byte: cmp finds it without reading holes.
+    let other = dir.path("tb2");
+    sparse(&other, TB, b"x y\nlast y");
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new()
+            .write(true)
+            .open(&other)
+            .unwrap(),
+        b"first x\n",
+        0,
+    )
+    .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new()
+            .write(true)
+            .open(&other)
+            .unwrap(),
+        b"x\n",
+        TB / 2,
+    )
+    .unwrap();
+    let out = bounded(&dir, &["cmp", "tb", "tb2"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!("tb tb2 differ: byte {}, line 4\n", TB + 10),
+        "{}",
+        text(&out.stderr)
+    );
 }
