@@ -211,6 +211,24 @@ impl Input {
         (end >= 0).then_some(end as u64)
     }
 
+    /// Fails with [`EngineError::Changed`] when the file's size is no longer what it was at
+    /// open: for a command that read the bytes the file had then (a copy, a transform), a
+    /// file that grew meanwhile would leave the output silently short.
+    pub fn check_size_unchanged(&self) -> Result<(), EngineError> {
+        if self.kind != InputKind::Regular {
+            return Ok(());
+        }
+        let now = self.current_size()?;
+        if now != self.len {
+            return Err(EngineError::Changed {
+                path: self.name.clone(),
+                before: self.len,
+                after: now,
+            });
+        }
+        Ok(())
+    }
+
     /// Current size of the underlying file, for detecting changes while reading.
     pub fn current_size(&self) -> Result<u64, EngineError> {
         self.file
