@@ -177,3 +177,90 @@ fn wc_and_grep_skip_the_holes_of_a_1tb_sparse_file() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn cp_keeps_the_holes_of_a_1tb_sparse_file() {
+    let dir = Dir::new();
+    let src = dir.path("tb");
+    sparse(&src, TB, b"tail");
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new().write(true).open(&src).unwrap(),
+        b"middle",
+        TB / 3,
+    )
+    .unwrap();
+    let out = bounded(&dir, &["cp", "tb", "copy"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (a, b) = (
+        std::fs::metadata(&src).unwrap(),
+        std::fs::metadata(dir.path("copy")).unwrap(),
+    );
+    assert_eq!(b.len(), a.len());
+    // As sparse as the source (a few blocks), where writing the holes out would need 1 TB.
+    assert!(b.blocks() <= a.blocks() * 2 + 64, "{} blocks", b.blocks());
+    let copy = std::fs::File::open(dir.path("copy")).unwrap();
+    let mut buf = [0u8; 6];
+    std::os::unix::fs::FileExt::read_exact_at(&copy, &mut buf, TB / 3).unwrap();
+    assert_eq!(&buf, b"middle");
+    std::os::unix::fs::FileExt::read_exact_at(&copy, &mut buf[..4], TB).unwrap();
+    assert_eq!(&buf[..4], b"tail");
+    // Equal, as cmp finds without reading the holes of either.
+    let out = bounded(&dir, &["cmp", "tb", "copy"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+#[test]
+fn cp_of_a_file_that_grows_meanwhile_is_reported_not_cut_short() {
+    let dir = Dir::new();
+    let src = dir.path("growing");
+    let mut detected = 0;
+    // Appending 32 MiB while 96 MiB are copied: the copy starts during the append in most
+    // rounds. Whatever the interleaving, a run that succeeds made a copy equal to the
+    // source, and a run that fails said so and left nothing at the target.
+    for round in 0..12 {
+        std::fs::write(&src, vec![b'a'; 96 << 20]).unwrap();
+        let dest = dir.path(&format!("copy{round}"));
+        let child = Command::new(swath_bin())
+            .args(["cp", "--threads", "1"])
+            .arg(&src)
+            .arg(&dest)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().append(true).open(&src).unwrap();
+            for _ in 0..32 {
+                f.write_all(&vec![b'b'; 1 << 20]).unwrap();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        match out.status.code() {
+            Some(0) => {
+                let copied = std::fs::metadata(&dest).unwrap().len();
+                assert_eq!(copied, 128 << 20, "exit 0 with a copy lacking the tail");
+            }
+            Some(2) => {
+                detected += 1;
+                assert_eq!(stderr.lines().count(), 1, "{stderr}");
+                assert!(
+                    stderr.contains("growing: file changed size while being read"),
+                    "{stderr}"
+                );
+                assert!(!dest.exists(), "partial output left at the target");
+            }
+            other => panic!("status {other:?}: {stderr}"),
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(dir.tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("swath-tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        if detected > 0 {
+            break;
+        }
+    }
+    assert!(detected > 0, "no round saw the file grow during the copy");
+}
