@@ -14,8 +14,9 @@
 //! text does the same. Because the turn can happen up to one buffer before the NUL, a block's
 //! lines are handed on only once the blocks up to a buffer past them have been seen.
 //!
-//! Counting and "is there one" take the holes of a sparse file as zero runs: with NULs ending
-//! lines, a run of `n` zeros is `n` empty lines, all selected or none, decided once.
+//! Every search takes the holes of a sparse file as zero runs (except with `-a`, where a hole
+//! is part of one long line): with NULs ending lines, a run of `n` zeros is `n` empty lines
+//! past the binary turn, all selected or none, decided once.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -129,6 +130,9 @@ struct Found {
     hits: Vec<Hit>,
     text: Vec<u8>,
     ranges: Vec<Range<usize>>,
+    /// A zero run whose empty lines are selected: its offset and length (each of its zeros
+    /// a selected binary line, as many hits as there are zeros without holding them).
+    zero_hits: Option<(u64, u64)>,
 }
 
 /// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
@@ -225,11 +229,23 @@ pub fn search(
         emit,
     };
     let window = plan.threads * 4;
+    let job = job.with_zero_runs();
+    let per_zero = nul_line() > 0;
     let stats = run_ordered(
         &plan,
         &job,
         window,
-        |b, d| scan(m, o, d[0], b.start),
+        |b, d| {
+            if is_zero_run(b, d) {
+                return Found {
+                    end: b.start + b.len as u64,
+                    first_nul: Some(b.start),
+                    zero_hits: per_zero.then_some((b.start, b.len as u64)),
+                    ..Found::default()
+                };
+            }
+            scan(m, o, d[0], b.start)
+        },
         |_, found| state.take(found),
     )?;
     if !state.done {
@@ -448,6 +464,28 @@ impl Emitter<'_> {
     }
 
     fn hand_on(&mut self, f: &Found) {
+        if let Some((start, n)) = f.zero_hits {
+            // n selected lines past the binary turn, one per zero.
+            if self.o.binary == Binary::WithoutMatch {
+                self.selected = 0;
+                self.done = true;
+                return;
+            }
+            if self.o.mode != Mode::Count {
+                self.selected += 1;
+                self.binary_matched = self.o.mode == Mode::Print;
+                self.done = true;
+                return;
+            }
+            let k = n.min(self.o.max_count.saturating_sub(self.selected));
+            self.selected += k;
+            if self.selected >= self.o.max_count {
+                let next = start + k;
+                self.resume_at = Some(self.total.map_or(next, |t| next.min(t)));
+                self.done = true;
+            }
+            return;
+        }
         for hit in &f.hits {
             let binary = hit.zapped || self.binary_from.is_some_and(|b| hit.end >= b);
             if binary {
@@ -654,7 +692,8 @@ mod tests {
             pat in prop_oneof![Just("a"), Just(""), Just("^$"), Just("b a")],
             invert in any::<bool>(),
             mode in prop_oneof![Just(Mode::Count), Just(Mode::Exists), Just(Mode::Print)],
-            binary in prop_oneof![Just(Binary::Binary), Just(Binary::Text)],
+            max in prop_oneof![Just(u64::MAX), Just(1u64), Just(3u64), Just(5000u64)],
+            binary in prop_oneof![Just(Binary::Binary), Just(Binary::Text), Just(Binary::WithoutMatch)],
             threads in 1i64..4,
             bs_pages in 1usize..3,
             strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap), Just(Read::Read)],
@@ -678,7 +717,7 @@ mod tests {
                 syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8: false,
             }).unwrap();
             let o = SearchOptions {
-                mode, invert, max_count: u64::MAX, binary, utf8: false,
+                mode, invert, max_count: max, binary, utf8: false,
                 line_numbers: true, matches: false, only_matching: false,
             };
             let e = EngineOptions {

@@ -131,6 +131,35 @@ fn wc_and_grep_skip_the_holes_of_a_1tb_sparse_file() {
         text(&out.stderr)
     );
     assert_eq!(out.status.code(), gnu.status.code());
+    // Selected lines, limits and line numbers: the same as GNU's (which skips the holes
+    // when empty lines cannot match), without reading the holes.
+    for args in [
+        &["x"][..],
+        &["-m2", "-c", "x"],
+        &["-n", "last"],
+        &["-l", "y"],
+    ] {
+        let gnu = Command::new("grep")
+            .env("PATH", "/usr/bin:/bin")
+            .args(args)
+            .arg("tb")
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        let ours = Command::new("timeout")
+            .arg("60")
+            .arg(dir.path("grep"))
+            .args(args)
+            .arg("tb")
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (text(&ours.stdout), text(&ours.stderr), ours.status.code()),
+            (text(&gnu.stdout), text(&gnu.stderr), gnu.status.code()),
+            "grep {args:?}"
+        );
+    }
     // When they can, GNU reads the terabyte; every NUL ends an empty line: all but the
     // 10 NULs' worth of bytes the three lines with text and their newlines stand on.
     let empty = TB + 10 - 20;
