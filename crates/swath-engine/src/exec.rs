@@ -9,6 +9,17 @@
 //! The kernel is a closure `Fn(&Block, &[&[u8]]) -> Flow` called from several threads. Workers
 //! take blocks in ascending order (per worker), so a [`StopCheck`] that says "nothing at or past
 //! this offset matters any more" lets each worker stop at its next block without coordination.
+//!
+//! # Holes
+//!
+//! A job whose kernel knows runs of zeros ([`Job::with_zero_runs`]) is not handed the holes of
+//! sparse files as bytes: where every region is a hole (asked of the file system with
+//! `SEEK_DATA`/`SEEK_HOLE`, see [`Input::hole_at`]), whole blocks are merged into one
+//! *zero run*: a [`Block`] with a length and empty slices ([`is_zero_run`]), which stands
+//! for the nominal blocks it covers ([`next_index`]). Nothing is read or mapped for it, so a
+//! 1 TB sparse file costs a few calls. With [`Framing::LinesOrNul`] every zero byte of a run
+//! is a line of its own (a NUL ends a line), and the byte before a run is a zero too, so the
+//! run is exactly the lines that start in it. Other jobs read holes as the zeros they hold.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -38,6 +49,8 @@ pub struct Job<'a> {
     pub progress: Option<&'a AtomicU64>,
     /// How the job's bytes are cut into the slices the kernel sees.
     pub framing: Framing,
+    /// The kernel takes zero runs (see the module documentation on holes).
+    pub zero_runs: bool,
 }
 
 /// How a job's bytes are cut into the slices a kernel sees.
@@ -104,7 +117,76 @@ impl<'a> Job<'a> {
             limit: None,
             progress: None,
             framing: Framing::Bytes,
+            zero_runs: false,
         }
+    }
+
+    /// Hands runs of holes (zeros in every region) to the kernel as zero runs: blocks with a
+    /// length and empty slices ([`is_zero_run`]). Not with [`Framing::Lines`], where a hole is
+    /// part of one long line; ignored there.
+    pub fn with_zero_runs(mut self) -> Self {
+        self.zero_runs = true;
+        self
+    }
+
+    /// True when this job may be handed zero runs.
+    fn takes_zero_runs(&self) -> bool {
+        self.zero_runs && self.framing != Framing::Lines
+    }
+
+    /// The job offset where zeros that start at job offset `from` end in every region (the
+    /// end of the shortest hole, capped by the regions' sizes at open), or `None` when some
+    /// region has data at `from` (or cannot tell). `known` holds, per region, the absolute
+    /// offset up to which data is already known to lie (from an earlier call, for callers
+    /// that ask in ascending order), so dense stretches cost one call per extent.
+    fn zeros_until(&self, from: u64, known: &mut [u64; MAX_REGIONS]) -> Option<u64> {
+        let mut end = u64::MAX;
+        for (i, r) in self.regions.iter().enumerate() {
+            if !r.input.may_have_holes() {
+                return None;
+            }
+            let origin = r.input.base() + r.offset;
+            let at = origin + from;
+            if at < known[i] {
+                return None;
+            }
+            match r.input.hole_at(at) {
+                Some(e) => end = end.min(e.saturating_sub(origin)),
+                None => {
+                    known[i] = r.input.data_end(at).unwrap_or(at + 1).max(at + 1);
+                    return None;
+                }
+            }
+        }
+        Some(end)
+    }
+
+    /// Where a zero run starting at the nominal block `index` (of `bs` bytes) ends, as a
+    /// block number past it: `None` unless at least the whole block is zeros in every region.
+    /// `last` caps the run (the end of a worker's range, or the number of blocks); `len` is
+    /// the job's length.
+    fn zero_run_end(
+        &self,
+        index: u64,
+        bs: u64,
+        last: u64,
+        len: u64,
+        known: &mut [u64; MAX_REGIONS],
+    ) -> Option<u64> {
+        let start = index * bs;
+        // With NULs ending lines, the byte before the run must be a zero too, so that no line
+        // begun before the run reaches into it.
+        let from = if self.framing == Framing::LinesOrNul {
+            start.saturating_sub(1)
+        } else {
+            start
+        };
+        let z = self.zeros_until(from, known)?.min(len);
+        if z < (start + bs).min(len) {
+            return None;
+        }
+        let end = if z >= len { last } else { z / bs };
+        Some(end.clamp(index + 1, last.max(index + 1)))
     }
 
     /// Cuts the job's blocks as `framing` says.
@@ -175,6 +257,26 @@ pub struct Block {
     pub start: u64,
     /// Bytes in the slice.
     pub len: usize,
+}
+
+/// True when `block` is a zero run: `block.len` zero bytes in every region, handed over with
+/// empty slices (only to jobs that asked with [`Job::with_zero_runs`]).
+#[inline]
+pub fn is_zero_run(block: &Block, data: &[&[u8]]) -> bool {
+    block.len > 0 && data.first().is_some_and(|d| d.is_empty())
+}
+
+/// The number of the block that follows `block` when blocks are `block_size` bytes: past
+/// every nominal block a zero run stands for.
+#[inline]
+pub fn next_index(block: &Block, data: &[&[u8]], block_size: usize) -> u64 {
+    if is_zero_run(block, data) {
+        (block.start + block.len as u64)
+            .div_ceil(block_size.max(1) as u64)
+            .max(block.index + 1)
+    } else {
+        block.index + 1
+    }
 }
 
 /// What a kernel asks of the executor after a block.
@@ -294,10 +396,35 @@ fn sequential(
     }
     let (mut pos, mut index) = (0u64, 0u64);
     let mut got = vec![0usize; n];
+    let zero_runs = job.takes_zero_runs();
+    let mut known = [0u64; MAX_REGIONS];
     while pos < limit {
         if stop.stop_before(pos) {
             stats.stopped_early = true;
             break;
+        }
+        if zero_runs {
+            // Whole blocks of holes in every region: one zero run, nothing read.
+            let run = job.zeros_until(pos, &mut known).map_or(0, |z| {
+                z.min(limit).saturating_sub(pos) / bs as u64 * bs as u64
+            });
+            if run > 0 {
+                let block = Block {
+                    index,
+                    start: pos,
+                    len: run as usize,
+                };
+                stats.blocks += 1;
+                let flow = visit(&block, &[&[][..]; MAX_REGIONS][..n]);
+                job.advance(run as usize);
+                pos += run;
+                index += run / bs as u64;
+                if flow == Flow::Stop {
+                    stats.stopped_early = true;
+                    break;
+                }
+                continue;
+            }
         }
         let want = (limit - pos).min(bs as u64) as usize;
         for (i, r) in job.regions.iter().enumerate() {
@@ -592,6 +719,7 @@ fn parallel(
     };
     let threads = plan.threads.max(1);
     let per_range = n_blocks.div_ceil(threads as u64);
+    let zero_runs = job.takes_zero_runs();
     let worker = |t: usize| {
         let mut bufs: Vec<Vec<u8>> = if method == Method::Pread {
             job.regions.iter().map(|_| vec![0u8; bs as usize]).collect()
@@ -607,11 +735,36 @@ fn parallel(
                 job.regions.iter().map(|_| None).collect()
             };
         let mut k = 0u64;
+        let mut known = [0u64; MAX_REGIONS];
         loop {
             if shared.halt.load(Ordering::Relaxed) {
                 break;
             }
+            // The block to do, and where a zero run starting there ends (a block number).
+            let mut run_end = None;
             let index = match plan.layout {
+                Layout::Dynamic if zero_runs => {
+                    // Claim a zero run whole, or one block.
+                    let mut c = shared.cursor.load(Ordering::Relaxed);
+                    loop {
+                        if c >= n_blocks {
+                            break c;
+                        }
+                        let run = job.zero_run_end(c, bs, n_blocks, extent.len, &mut known);
+                        match shared.cursor.compare_exchange_weak(
+                            c,
+                            run.unwrap_or(c + 1),
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        ) {
+                            Ok(_) => {
+                                run_end = run;
+                                break c;
+                            }
+                            Err(now) => c = now,
+                        }
+                    }
+                }
                 Layout::Dynamic => shared.cursor.fetch_add(1, Ordering::Relaxed),
                 Layout::Stripes => t as u64 + k * threads as u64,
                 Layout::Ranges if k >= per_range => break,
@@ -620,6 +773,16 @@ fn parallel(
             k += 1;
             if index >= n_blocks {
                 break;
+            }
+            if zero_runs && plan.layout != Layout::Dynamic {
+                let last = match plan.layout {
+                    Layout::Ranges => ((t as u64 + 1) * per_range).min(n_blocks),
+                    _ => index + 1,
+                };
+                run_end = job.zero_run_end(index, bs, last, extent.len, &mut known);
+                if let Some(e) = run_end {
+                    k += e - index - 1;
+                }
             }
             let start = index * bs;
             if shared.stop.stop_before(start) {
@@ -631,6 +794,23 @@ fn parallel(
                     shared.stopped_early.store(true, Ordering::Relaxed);
                     break;
                 }
+            }
+            if let Some(e) = run_end {
+                let len = (e * bs).min(extent.len) - start;
+                let block = Block {
+                    index,
+                    start,
+                    len: len as usize,
+                };
+                let flow = visit(&block, &[&[][..]; MAX_REGIONS][..job.regions.len()]);
+                shared.blocks.fetch_add(1, Ordering::Relaxed);
+                job.advance(len as usize);
+                if flow == Flow::Stop {
+                    shared.stopped_early.store(true, Ordering::Relaxed);
+                    shared.halt.store(true, Ordering::Relaxed);
+                    break;
+                }
+                continue;
             }
             let len = (extent.len - start).min(bs) as usize;
             let mut block = Block { index, start, len };
@@ -911,6 +1091,126 @@ mod tests {
         ) {
             let method = [Method::Read, Method::Pread, Method::Mmap][m];
             check_lines(&data, &[plan(method, threads, bs, Layout::Dynamic)]);
+        }
+    }
+
+    /// A file of data and holes (whole pages of each) as `layout` says, and the same bytes
+    /// written densely.
+    pub(crate) fn sparse_and_dense(
+        layout: &[(bool, usize, u8)],
+        tail: &[u8],
+    ) -> (tempfile::NamedTempFile, Vec<u8>) {
+        use std::os::unix::fs::FileExt;
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let mut dense = Vec::new();
+        for &(hole, pages, fill) in layout {
+            let n = pages * 4096;
+            if hole {
+                dense.resize(dense.len() + n, 0);
+            } else {
+                let at = dense.len() as u64;
+                // Lines and NULs, so that line framing has edges in the data.
+                let bytes: Vec<u8> = (0..n)
+                    .map(|i| match (i * 31 + fill as usize) % 97 {
+                        0 => b'\n',
+                        1 => 0,
+                        _ => fill,
+                    })
+                    .collect();
+                f.as_file().write_all_at(&bytes, at).unwrap();
+                dense.extend_from_slice(&bytes);
+            }
+        }
+        f.as_file().write_all_at(tail, dense.len() as u64).unwrap();
+        dense.extend_from_slice(tail);
+        f.as_file().set_len(dense.len() as u64).unwrap();
+        (f, dense)
+    }
+
+    /// Runs a zero-run job over `input` and rebuilds its bytes from what the kernel saw,
+    /// checking that nominal block numbers follow on.
+    fn rebuild(p: &Plan, input: &Input, framing: Framing) -> (Vec<u8>, u64) {
+        let job = Job::new(vec![Region { input, offset: 0 }])
+            .with_framing(framing)
+            .with_zero_runs();
+        let seen = Mutex::new(Vec::new());
+        run_blocks(p, &job, &(), |b, d| {
+            let bytes = if is_zero_run(b, d) {
+                vec![0u8; b.len]
+            } else {
+                d[0].to_vec()
+            };
+            let after = next_index(b, d, p.block_size);
+            seen.lock().unwrap().push((b.index, after, b.start, bytes));
+            Flow::Continue
+        })
+        .unwrap();
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by_key(|x| x.0);
+        let (mut out, mut next, mut runs) = (Vec::new(), 0u64, 0u64);
+        for (index, after, start, bytes) in seen {
+            assert_eq!(index, next, "{p:?}: block numbers do not follow on");
+            next = after;
+            if !bytes.is_empty() {
+                assert_eq!(start as usize, out.len(), "{p:?}: a gap or an overlap");
+            }
+            if after > index + 1 {
+                runs += 1;
+            }
+            out.extend_from_slice(&bytes);
+        }
+        (out, runs)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+        #[test]
+        fn holes_as_zero_runs_give_the_bytes_of_the_dense_file(
+            layout in proptest::collection::vec(
+                (proptest::prelude::any::<bool>(), 1usize..6, b'a'..b'e'), 0..8),
+            tail in proptest::collection::vec(b'x'..b'z', 0..100),
+            threads in 1usize..4,
+            bs_pages in 1usize..4,
+            bs_extra in 0usize..2,
+            m in 0usize..3,
+            l in 0usize..3,
+            lines in proptest::prelude::any::<bool>(),
+        ) {
+            let (f, dense) = sparse_and_dense(&layout, &tail);
+            let input = Input::open(f.path()).unwrap();
+            let method = [Method::Read, Method::Pread, Method::Mmap][m];
+            let layout_ = [Layout::Dynamic, Layout::Stripes, Layout::Ranges][l];
+            // Block sizes that are and are not multiples of a page.
+            let bs = bs_pages * 4096 + bs_extra * 1000;
+            let p = plan(method, threads, bs, layout_);
+            let framing = if lines { Framing::LinesOrNul } else { Framing::Bytes };
+            let (got, _) = rebuild(&p, &input, framing);
+            proptest::prop_assert!(got == dense, "{:?} {:?}", p, framing);
+        }
+    }
+
+    #[test]
+    fn a_large_hole_is_one_zero_run_not_read() {
+        // 1 GiB of hole between two pages of data: a handful of blocks, whatever the plan.
+        let (f, dense) = sparse_and_dense(&[(false, 1, b'a'), (true, 1 << 18, 0)], b"end");
+        let input = Input::open(f.path()).unwrap();
+        if !input.may_have_holes() {
+            return;
+        }
+        for p in [
+            plan(Method::Read, 1, 1 << 16, Layout::Dynamic),
+            plan(Method::Pread, 2, 1 << 16, Layout::Dynamic),
+            plan(Method::Mmap, 2, 1 << 16, Layout::Ranges),
+        ] {
+            for framing in [Framing::Bytes, Framing::LinesOrNul] {
+                if framing.is_lines() && p.method == Method::Read {
+                    // The sequential line path reads holes (their lines are NULs, short).
+                    continue;
+                }
+                let (got, runs) = rebuild(&p, &input, framing);
+                assert!(got.len() == dense.len() && got == dense, "{p:?}");
+                assert!((1..=2).contains(&runs), "{p:?}: {runs} runs");
+            }
         }
     }
 

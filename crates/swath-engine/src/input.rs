@@ -29,6 +29,12 @@ pub struct Input {
     base: u64,
     dev: u64,
     ino: u64,
+    /// A descriptor of its own for asking where the holes are (`SEEK_DATA` moves the file
+    /// position, which standard input shares with the caller): only for a regular file that
+    /// has fewer blocks on disk than its size needs, the only kind that can have holes.
+    holes: Option<File>,
+    /// Bytes of the file not backed by blocks on disk at open time: its holes, at most.
+    hole_bytes: u64,
 }
 
 /// True for a file of the kernel's pseudo-filesystems (`/proc`, `/sys`, ...): "regular"
@@ -96,7 +102,13 @@ impl Input {
         } else {
             0
         };
-        Ok(Input {
+        let allocated = meta.blocks().saturating_mul(512);
+        let hole_bytes = if kind == InputKind::Regular {
+            meta.len().saturating_sub(allocated)
+        } else {
+            0
+        };
+        let mut input = Input {
             name,
             kind,
             len: meta.len(),
@@ -104,7 +116,13 @@ impl Input {
             dev: meta.dev(),
             ino: meta.ino(),
             file,
-        })
+            holes: None,
+            hole_bytes,
+        };
+        if hole_bytes > 0 {
+            input.holes = input.reopen();
+        }
+        Ok(input)
     }
 
     /// The name used in messages.
@@ -148,6 +166,67 @@ impl Input {
     /// True when both inputs are the same underlying file (same device and inode).
     pub fn same_file(&self, other: &Input) -> bool {
         self.dev == other.dev && self.ino == other.ino
+    }
+
+    /// Bytes of the file that are holes (known zeros, not on disk), estimated at open from
+    /// the blocks it has: 0 for streams and fully allocated files.
+    pub fn hole_bytes(&self) -> u64 {
+        self.hole_bytes
+    }
+
+    /// True when the file may have holes worth asking about ([`Input::hole_at`]).
+    pub fn may_have_holes(&self) -> bool {
+        self.holes.is_some()
+    }
+
+    /// When absolute file offset `at` lies in a hole, where the hole ends: the next byte of
+    /// data, or the file's size at open when no data follows. `None` when `at` holds data,
+    /// or when that cannot be known (a stream, a file system without `SEEK_DATA`, which
+    /// then reports all of a file as data).
+    ///
+    /// Holes are asked about one at a time (`lseek(SEEK_DATA)`), never listed: a file with
+    /// millions of extents costs no memory.
+    pub fn hole_at(&self, at: u64) -> Option<u64> {
+        let fd = self.holes.as_ref()?.as_raw_fd();
+        if at >= self.len {
+            return None;
+        }
+        // SAFETY: lseek on a descriptor we own has no memory-safety preconditions.
+        let next = unsafe { libc::lseek(fd, at as libc::off_t, libc::SEEK_DATA) };
+        if next < 0 {
+            // ENXIO: no data at or after `at`, the rest of the file is a hole.
+            return (io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO))
+                .then_some(self.len);
+        }
+        let next = next as u64;
+        (next > at).then_some(next.min(self.len))
+    }
+
+    /// Where the data that holds absolute offset `at` ends: the next hole (or the end of
+    /// the file). `None` when unknown.
+    pub fn data_end(&self, at: u64) -> Option<u64> {
+        let fd = self.holes.as_ref()?.as_raw_fd();
+        // SAFETY: lseek on a descriptor we own has no memory-safety preconditions.
+        let end = unsafe { libc::lseek(fd, at as libc::off_t, libc::SEEK_HOLE) };
+        (end >= 0).then_some(end as u64)
+    }
+
+    /// Fails with [`EngineError::Changed`] when the file's size is no longer what it was at
+    /// open: for a command that read the bytes the file had then (a copy, a transform), a
+    /// file that grew meanwhile would leave the output silently short.
+    pub fn check_size_unchanged(&self) -> Result<(), EngineError> {
+        if self.kind != InputKind::Regular {
+            return Ok(());
+        }
+        let now = self.current_size()?;
+        if now != self.len {
+            return Err(EngineError::Changed {
+                path: self.name.clone(),
+                before: self.len,
+                after: now,
+            });
+        }
+        Ok(())
     }
 
     /// Current size of the underlying file, for detecting changes while reading.
@@ -316,6 +395,34 @@ mod tests {
         let mut buf = [0u8; 2];
         input.read_exact_at_via(&again, &mut buf, 0).unwrap();
         assert_eq!(&buf, b"he");
+    }
+
+    #[test]
+    fn holes_are_found_without_reading() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let len = 64u64 << 20;
+        f.as_file().set_len(len).unwrap();
+        let mid = 16u64 << 20;
+        f.as_file().write_all_at(b"data", mid).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        if !input.may_have_holes() {
+            // A file system without holes (every byte allocated): nothing to find.
+            return;
+        }
+        assert!(input.hole_bytes() > len / 2);
+        assert_eq!(input.hole_at(0), Some(mid));
+        assert_eq!(input.hole_at(mid), None);
+        let end = input.data_end(mid).unwrap();
+        assert!(end > mid && end < len, "{end}");
+        assert_eq!(input.hole_at(end), Some(len));
+        assert_eq!(input.hole_at(len), None);
+        // A fully written file has none.
+        let mut g = tempfile::NamedTempFile::new().unwrap();
+        g.write_all(&[1u8; 10000]).unwrap();
+        g.as_file().sync_all().unwrap();
+        let dense = Input::open(g.path()).unwrap();
+        assert!(!dense.may_have_holes());
+        assert_eq!(dense.hole_at(0), None);
     }
 
     #[test]

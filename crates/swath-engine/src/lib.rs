@@ -34,7 +34,10 @@ pub mod plan;
 pub mod sysinfo;
 
 pub use error::EngineError;
-pub use exec::{run_blocks, Block, Extent, Flow, Framing, Job, Region, RunStats, StopCheck};
+pub use exec::{
+    is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, Region, RunStats,
+    StopCheck,
+};
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};
 pub use many::run_many;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use crate::error::EngineError;
-use crate::exec::{execute, Block, Flow, Job, RunStats};
+use crate::exec::{execute, next_index, Block, Flow, Job, RunStats};
 use crate::plan::{Method, Plan};
 
 struct Window {
@@ -76,27 +76,29 @@ where
         aborted: AtomicBool::new(false),
         size: window.max(plan.threads * 2) as u64,
     };
-    let (tx, rx) = mpsc::channel::<(Block, R)>();
+    // Each result with the number of the block after it (past a zero run's blocks).
+    let (tx, rx) = mpsc::channel::<(Block, R, u64)>();
     std::thread::scope(|s| {
         let runner = s.spawn(|| {
             let tx = tx;
             let gate = |i: u64| win.admit(i);
             let result = execute(plan, job, &stop, Some(&gate), &|b, d| {
                 let r = produce(b, d);
+                let after = next_index(b, d, plan.block_size);
                 // A closed channel means the consumer stopped; the stop flag ends the run.
-                let _ = tx.send((*b, r));
+                let _ = tx.send((*b, r, after));
                 Flow::Continue
             });
             win.abort();
             result
         });
-        let mut pending: BTreeMap<u64, (Block, R)> = BTreeMap::new();
+        let mut pending: BTreeMap<u64, (Block, R, u64)> = BTreeMap::new();
         let mut next = 0u64;
         let mut stopped = false;
-        'recv: for (b, r) in rx.iter() {
-            pending.insert(b.index, (b, r));
-            while let Some((b, r)) = pending.remove(&next) {
-                next += 1;
+        'recv: for (b, r, after) in rx.iter() {
+            pending.insert(b.index, (b, r, after));
+            while let Some((b, r, after)) = pending.remove(&next) {
+                next = after;
                 if consume(&b, r) == Flow::Stop {
                     stopped = true;
                     break 'recv;

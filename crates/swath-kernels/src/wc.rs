@@ -730,6 +730,26 @@ pub struct BlockTally {
     tail_len: u8,
 }
 
+impl BlockTally {
+    /// The tally of `n` zero bytes (a hole of a sparse file), without reading them. A NUL is
+    /// a character that is neither white space nor printable: it ends no line, starts or ends
+    /// no word and has no width, so `n` of them count as one does, `n` times over.
+    pub fn zeros(n: u64, enc: Encoding) -> BlockTally {
+        let one = tally(&[0], enc);
+        BlockTally {
+            head: [0; MAX_SEQ - 1],
+            head_len: 0,
+            body: Tally {
+                chars: one.chars * n,
+                bytes: n,
+                ..one
+            },
+            tail: [0; MAX_SEQ - 1],
+            tail_len: 0,
+        }
+    }
+}
+
 /// Tallies one block of a larger input (any cut position).
 pub fn tally_block(data: &[u8], enc: Encoding) -> BlockTally {
     tally_block_with(data, enc, true)
@@ -1123,6 +1143,42 @@ mod tests {
                 (merged.lines, merged.words, merged.chars, merged.bytes, merged.max_line()),
                 (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
             );
+        }
+    }
+
+    #[test]
+    fn zeros_tally_as_the_bytes_would() {
+        for enc in [Encoding::C, Encoding::Utf8, Encoding::Utf8Posix] {
+            for n in [1u64, 2, 7, 4096, 100_000] {
+                let dense = vec![0u8; n as usize];
+                for (before, after) in [
+                    (&b""[..], &b""[..]),
+                    (b"ab", b"cd\n"),
+                    (b"a \xe4", b"\xb8\xad z\t"),
+                ] {
+                    let blocks = [
+                        tally_block(before, enc),
+                        BlockTally::zeros(n, enc),
+                        tally_block(after, enc),
+                    ];
+                    let got = fold_blocks(blocks, enc);
+                    let mut all = before.to_vec();
+                    all.extend_from_slice(&dense);
+                    all.extend_from_slice(after);
+                    let want = tally(&all, enc);
+                    assert_eq!(
+                        (got.lines, got.words, got.chars, got.bytes, got.max_line()),
+                        (
+                            want.lines,
+                            want.words,
+                            want.chars,
+                            want.bytes,
+                            want.max_line()
+                        ),
+                        "{enc:?} {n} {before:?}"
+                    );
+                }
+            }
         }
     }
 }

@@ -15,8 +15,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use swath_engine::{
-    run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow, Input, Job,
-    Method, Plan, Region, RunStats, Strategy,
+    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow,
+    Input, Job, Method, Plan, Region, RunStats, Strategy,
 };
 use swath_kernels::compare::for_each_mismatch;
 use swath_kernels::count::count_byte;
@@ -61,6 +61,8 @@ impl<'a> CompareSpec<'a> {
         ])
         .with_limit(self.limit)
         .with_progress(self.progress)
+        // Where both inputs are holes they are equal: nothing to read.
+        .with_zero_runs()
     }
 
     /// The plan the engine will use for this comparison.
@@ -152,7 +154,13 @@ fn first_differences_with(
     let stats = run_blocks(&plan, job, &table, |block, data| {
         let (a, b) = (data[0], data[1]);
         if lines == Lines::Count {
-            if let Some(&byte) = a.last() {
+            // A zero run (holes in both inputs) ends in a zero and has no difference.
+            let end = if is_zero_run(block, data) {
+                Some(&0)
+            } else {
+                a.last()
+            };
+            if let Some(&byte) = end {
                 let mut l = last.lock().unwrap_or_else(|p| p.into_inner());
                 if l.is_none_or(|(i, _)| i < block.index) {
                     *l = Some((block.index, byte));
@@ -420,6 +428,85 @@ mod tests {
             prop_assert_eq!(seen, want_offsets);
             prop_assert_eq!(streamed.extent.len, all.len);
             prop_assert_eq!(streamed.extent.ended, all.ended);
+        }
+    }
+
+    /// A sparse file of pages (a hole, or `fill` bytes with a newline now and then) with
+    /// `flips` written over it, and its bytes.
+    fn sparse(pages: &[(bool, u8)], flips: &[(usize, u8)]) -> (tempfile::NamedTempFile, Vec<u8>) {
+        use std::os::unix::fs::FileExt;
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let mut dense = Vec::new();
+        for &(hole, fill) in pages {
+            if hole {
+                dense.resize(dense.len() + 4096, 0);
+            } else {
+                let bytes: Vec<u8> = (0..4096)
+                    .map(|i| if i % 61 == 0 { b'\n' } else { fill })
+                    .collect();
+                f.as_file()
+                    .write_all_at(&bytes, dense.len() as u64)
+                    .unwrap();
+                dense.extend_from_slice(&bytes);
+            }
+        }
+        for &(at, x) in flips {
+            if at < dense.len() {
+                dense[at] = x;
+                f.as_file().write_all_at(&[x], at as u64).unwrap();
+            }
+        }
+        f.as_file().set_len(dense.len() as u64).unwrap();
+        (f, dense)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn holes_compare_as_the_same_bytes_written_densely(
+            pages in proptest::collection::vec((any::<bool>(), any::<bool>(), prop_oneof![Just(0u8), Just(b'x')]), 0..12),
+            flips in proptest::collection::vec((0usize..50_000, 0u8..3), 0..4),
+            k in 1usize..4,
+            threads in 1i64..4,
+            bs_pages in 1usize..3,
+            strategy in prop_oneof![Just(Strategy::Auto), Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+        ) {
+            // Holes in one, both or neither input, zeros written as data facing holes.
+            let pa: Vec<(bool, u8)> = pages.iter().map(|&(h, _, f)| (h, f)).collect();
+            let pb: Vec<(bool, u8)> = pages.iter().map(|&(_, h, f)| (h, f)).collect();
+            let (fa, a) = sparse(&pa, &[]);
+            let (fb, b) = sparse(&pb, &flips);
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
+            let opts = EngineOptions {
+                threads: Some(threads),
+                block_size: Some(bs_pages * 4096),
+                strategy,
+                layout: Layout::Dynamic,
+            };
+            let got = first_differences(&spec, k, Lines::Count, &opts).unwrap();
+            let want = oracle(&a, &b, [0, 0], None, k);
+            prop_assert_eq!(&got.diffs, &want.diffs);
+            prop_assert_eq!(&got.newlines_before, &want.before);
+            prop_assert_eq!(got.newlines_total, want.total);
+            if got.diffs.len() < k {
+                prop_assert_eq!(got.last_byte, a.last().copied());
+            }
+            let all = oracle(&a, &b, [0, 0], None, usize::MAX);
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
+            let mut seen = Vec::new();
+            stream_differences(
+                &spec,
+                &opts,
+                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
+                |bytes| {
+                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+                    Flow::Continue
+                },
+            ).unwrap();
+            let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
+            prop_assert_eq!(seen, want_offsets);
         }
     }
 

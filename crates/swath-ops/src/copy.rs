@@ -1,6 +1,14 @@
 //! Copying a file: a reflink where the filesystem shares extents (nothing is copied), else
 //! `copy_file_range` in parallel ranges (the kernel copies without a trip through user
 //! space), else parallel positional reads and writes.
+//!
+//! Holes are kept: the output is sized first (all of it a hole), and only the input's data
+//! extents (found with `SEEK_DATA`/`SEEK_HOLE`) are copied, so a sparse file stays sparse and
+//! a terabyte of holes costs nothing. (`copy_file_range` alone would write holes out as
+//! zeros on file systems that do not share extents.)
+//!
+//! The input's size is checked again once copied: a file that grew (or shrank) meanwhile is
+//! an error ([`EngineError::Changed`]), not a copy silently lacking its tail.
 
 use std::fs::File;
 use std::io;
@@ -78,6 +86,7 @@ pub fn copy_file(
     let cloned = input.base() == 0
         && unsafe { libc::ioctl(out.as_raw_fd(), libc::FICLONE, input.file().as_raw_fd()) } == 0;
     if cloned {
+        input.check_size_unchanged()?;
         return Ok(CopyMethod::Reflink);
     }
     out.set_len(len).map_err(|e| EngineError::io(out_name, e))?;
@@ -97,12 +106,12 @@ pub fn copy_file(
                             }
                             let start = i * RANGE;
                             let n = (len - start).min(RANGE);
-                            match method {
+                            for_each_data(input, start, n, |start, n| match method {
                                 CopyMethod::CopyFileRange => {
-                                    kernel_copy(input, out, out_name, start, n)?
+                                    kernel_copy(input, out, out_name, start, n)
                                 }
-                                _ => user_copy(input, out, out_name, start, n, &mut buf)?,
-                            }
+                                _ => user_copy(input, out, out_name, start, n, &mut buf),
+                            })?;
                         }
                     })
                 })
@@ -112,20 +121,47 @@ pub fn copy_file(
                 .try_for_each(|w| w.join().expect("copy worker panicked"))
         })
     };
-    match run(CopyMethod::CopyFileRange) {
-        Ok(()) => Ok(CopyMethod::CopyFileRange),
+    let method = match run(CopyMethod::CopyFileRange) {
+        Ok(()) => CopyMethod::CopyFileRange,
         Err(CopyError::Unsupported) => {
             next.store(0, Ordering::Relaxed);
             match run(CopyMethod::Pwrite) {
-                Ok(()) => Ok(CopyMethod::Pwrite),
-                Err(CopyError::Engine(e)) => Err(e),
+                Ok(()) => CopyMethod::Pwrite,
+                Err(CopyError::Engine(e)) => return Err(e),
                 Err(CopyError::Unsupported) => {
                     unreachable!("user-space copies are always supported")
                 }
             }
         }
-        Err(CopyError::Engine(e)) => Err(e),
+        Err(CopyError::Engine(e)) => return Err(e),
+    };
+    input.check_size_unchanged()?;
+    Ok(method)
+}
+
+/// Calls `f(start, len)` for each stretch of data in bytes `[start, start + n)` of `input`
+/// (offsets from its start), skipping holes; all of it when the file has none.
+fn for_each_data(
+    input: &Input,
+    start: u64,
+    n: u64,
+    mut f: impl FnMut(u64, u64) -> Result<(), CopyError>,
+) -> Result<(), CopyError> {
+    let base = input.base();
+    let end = start + n;
+    let mut pos = start;
+    while pos < end {
+        if let Some(hole_end) = input.hole_at(base + pos) {
+            pos = hole_end.saturating_sub(base).clamp(pos + 1, end);
+            continue;
+        }
+        let data_end = input
+            .data_end(base + pos)
+            .map_or(end, |e| e.saturating_sub(base).clamp(pos + 1, end));
+        f(pos, data_end - pos)?;
+        pos = data_end;
     }
+    Ok(())
 }
 
 enum CopyError {
@@ -210,6 +246,69 @@ fn user_copy(
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn holes_are_kept_and_bytes_copied_exactly() {
+        use std::os::unix::fs::MetadataExt;
+        // Data, a 1 GiB hole, data, a hole to the end; copied in ranges across them.
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let len = (1u64 << 30) + 3 * RANGE + 5;
+        f.as_file().set_len(len).unwrap();
+        let pieces = [
+            (0u64, 10_000usize),
+            (1 << 30, 5000),
+            (len - 5 - RANGE, 70_000),
+        ];
+        for &(at, n) in &pieces {
+            let bytes: Vec<u8> = (0..n).map(|i| (i % 251) as u8 + 1).collect();
+            f.as_file().write_all_at(&bytes, at).unwrap();
+        }
+        let input = Input::open(f.path()).unwrap();
+        for threads in [1, 3] {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            copy_file(&input, out.as_file(), "out", threads).unwrap();
+            let (a, b) = (
+                out.as_file().metadata().unwrap(),
+                f.as_file().metadata().unwrap(),
+            );
+            assert_eq!(a.len(), len);
+            // No more blocks than the source has (and far fewer than the size).
+            assert!(
+                a.blocks() <= b.blocks().max(8) * 2,
+                "{} {}",
+                a.blocks(),
+                b.blocks()
+            );
+            let mut x = vec![0u8; 1 << 20];
+            let mut y = vec![0u8; 1 << 20];
+            for &(at, n) in &pieces {
+                for probe in [at.saturating_sub(100), at, at + n as u64 - 1] {
+                    let k = (len - probe).min(4096) as usize;
+                    f.as_file().read_exact_at(&mut x[..k], probe).unwrap();
+                    out.as_file().read_exact_at(&mut y[..k], probe).unwrap();
+                    assert_eq!(x[..k], y[..k], "at {probe}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn input_grown_during_copy_is_reported() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&vec![7u8; 100_000]).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        // Appended after the size was taken: the copy would lack the tail.
+        f.write_all(&vec![8u8; 50_000]).unwrap();
+        for threads in [1, 2] {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            match copy_file(&input, out.as_file(), "out", threads) {
+                Err(EngineError::Changed { before, after, .. }) => {
+                    assert_eq!((before, after), (100_000, 150_000))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn copies_exactly() {

@@ -1,13 +1,15 @@
 //! Counting lines, words, characters, bytes and the longest line of one input (wc), on all
-//! cores: blocks are tallied in any order and folded in file order.
+//! cores: blocks are tallied in any order and folded in file order. The holes of a sparse
+//! file come as zero runs and are tallied from their length alone.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use swath_engine::{
-    run_blocks, Access, EngineError, EngineOptions, Flow, Input, Job, Plan, Region, RunStats,
+    is_zero_run, next_index, run_blocks, Access, EngineError, EngineOptions, Flow, Input, Job,
+    Plan, Region, RunStats,
 };
-use swath_kernels::wc::{tally_block, tally_block_no_width, Encoding, Folder, Tally};
+use swath_kernels::wc::{tally_block, tally_block_no_width, BlockTally, Encoding, Folder, Tally};
 
 /// What a count needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,30 +32,33 @@ pub fn count_input(
     if need == Need::Lines {
         return count_lines(input, opts);
     }
-    let job = Job::new(vec![Region { input, offset: 0 }]);
+    let job = Job::new(vec![Region { input, offset: 0 }]).with_zero_runs();
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     // Blocks that arrive ahead of the next one wait in the map; the rest are folded at once,
     // so memory stays bounded by how far workers run ahead, not by the number of blocks.
     let state = Mutex::new((BTreeMap::new(), 0u64, Folder::new(enc)));
     let stats = run_blocks(&plan, &job, &(), |b, d| {
-        let t = if need == Need::NoWidth {
+        let t = if is_zero_run(b, d) {
+            BlockTally::zeros(b.len as u64, enc)
+        } else if need == Need::NoWidth {
             tally_block_no_width(d[0], enc)
         } else {
             tally_block(d[0], enc)
         };
+        let after = next_index(b, d, plan.block_size);
         let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
         let (waiting, next, fold) = &mut *guard;
-        waiting.insert(b.index, t);
-        while let Some(t) = waiting.remove(next) {
+        waiting.insert(b.index, (t, after));
+        while let Some((t, after)) = waiting.remove(next) {
             fold.push(t);
-            *next += 1;
+            *next = after;
         }
         Flow::Continue
     })?;
     let (waiting, _, fold) = state.into_inner().unwrap_or_else(|p| p.into_inner());
     // Blocks after a gap (none unless the run stopped early) are folded in order.
     let mut fold = fold;
-    for t in waiting.into_values() {
+    for (t, _) in waiting.into_values() {
         fold.push(t);
     }
     Ok((fold.finish(), plan, stats))
@@ -64,7 +69,8 @@ fn count_lines(
     opts: &EngineOptions,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let job = Job::new(vec![Region { input, offset: 0 }]);
+    // A zero run holds no newline: nothing to add.
+    let job = Job::new(vec![Region { input, offset: 0 }]).with_zero_runs();
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     let lines = AtomicU64::new(0);
     let stats = run_blocks(&plan, &job, &(), |_, d| {
@@ -121,6 +127,54 @@ mod tests {
             let input = Input::open(f.path()).unwrap();
             let (n, _, _) = count_input(&input, enc, Need::NoWidth, &opts).unwrap();
             prop_assert_eq!((n.lines, n.words, n.chars, n.bytes), (w.lines, w.words, w.chars, w.bytes));
+        }
+
+        #[test]
+        fn holes_count_as_the_same_bytes_written_densely(
+            layout in proptest::collection::vec((any::<bool>(), 1usize..5, 0usize..4), 0..7),
+            tail in proptest::collection::vec(prop_oneof![Just(b'a'), Just(b' '), Just(0xe4u8)], 0..50),
+            threads in -1i64..3,
+            bs_pages in 1usize..3,
+            strategy in prop_oneof![Just(Strategy::Auto), Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            utf8 in any::<bool>(),
+        ) {
+            use std::os::unix::fs::FileExt;
+            // Pages of text and pages of holes; the text ends in a split character at times.
+            let f = tempfile::NamedTempFile::new().unwrap();
+            let mut dense = Vec::new();
+            for &(hole, pages, kind) in &layout {
+                let n = pages * 4096;
+                if hole {
+                    dense.resize(dense.len() + n, 0);
+                    continue;
+                }
+                let unit: &[u8] = [&b"ab c\n"[..], "\u{4e2d} x".as_bytes(), b"\tw\xe4", b"\0z "][kind];
+                let bytes: Vec<u8> = unit.iter().copied().cycle().take(n).collect();
+                f.as_file().write_all_at(&bytes, dense.len() as u64).unwrap();
+                dense.extend_from_slice(&bytes);
+            }
+            f.as_file().write_all_at(&tail, dense.len() as u64).unwrap();
+            dense.extend_from_slice(&tail);
+            f.as_file().set_len(dense.len() as u64).unwrap();
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let opts = EngineOptions {
+                threads: Some(threads),
+                block_size: Some(bs_pages * 4096),
+                strategy,
+                layout: Layout::Dynamic,
+            };
+            let w = tally(&dense, enc);
+            for need in [Need::All, Need::NoWidth, Need::Lines] {
+                let input = Input::open(f.path()).unwrap();
+                let (t, _, _) = count_input(&input, enc, need, &opts).unwrap();
+                prop_assert_eq!((t.lines, t.bytes), (w.lines, w.bytes));
+                if need != Need::Lines {
+                    prop_assert_eq!((t.words, t.chars), (w.words, w.chars));
+                }
+                if need == Need::All {
+                    prop_assert_eq!(t.max_line(), w.max_line());
+                }
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use swath_engine::{run_blocks, EngineError, Flow, Job, Plan, Region};
+use swath_engine::{is_zero_run, run_blocks, EngineError, Flow, Job, Plan, Region};
 use swath_kernels::count::count_byte;
 
 /// For each of `positions` (sorted ascending, relative to `region`), the number of newlines
@@ -23,8 +23,14 @@ pub fn newlines_before(
     let n_blocks = last.div_ceil(bs) as usize;
     let per_block: Vec<AtomicU64> = (0..n_blocks).map(|_| AtomicU64::new(0)).collect();
     let partial: Vec<AtomicU64> = positions.iter().map(|_| AtomicU64::new(0)).collect();
-    let job = Job::new(vec![region]).with_limit(Some(last));
+    // Holes hold no newline: zero runs leave their counts at 0, nothing read.
+    let job = Job::new(vec![region])
+        .with_limit(Some(last))
+        .with_zero_runs();
     run_blocks(plan, &job, &(), |block, data| {
+        if is_zero_run(block, data) {
+            return Flow::Continue;
+        }
         let data = data[0];
         let end = block.start + block.len as u64;
         // Positions inside this block get the newlines from the block start up to them.

@@ -13,6 +13,10 @@
 //! do. In a UTF-8 locale a line (or, with `-o`, a match) about to be printed that is not valid
 //! text does the same. Because the turn can happen up to one buffer before the NUL, a block's
 //! lines are handed on only once the blocks up to a buffer past them have been seen.
+//!
+//! Every search takes the holes of a sparse file as zero runs (except with `-a`, where a hole
+//! is part of one long line): with NULs ending lines, a run of `n` zeros is `n` empty lines
+//! past the binary turn, all selected or none, decided once.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -20,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memchr::memchr;
 use swath_engine::{
-    run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, Plan,
-    Region, RunStats,
+    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input,
+    Job, Plan, Region, RunStats,
 };
 use swath_kernels::search::{count_selected, for_each_selected, has_encoding_error, Matcher};
 
@@ -126,6 +130,9 @@ struct Found {
     hits: Vec<Hit>,
     text: Vec<u8>,
     ranges: Vec<Range<usize>>,
+    /// A zero run whose empty lines are selected: its offset and length (each of its zeros
+    /// a selected binary line, as many hits as there are zeros without holding them).
+    zero_hits: Option<(u64, u64)>,
 }
 
 /// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
@@ -159,9 +166,18 @@ pub fn search(
         });
     }
     let unordered = o.binary != Binary::WithoutMatch && o.max_count == u64::MAX;
+    // Whether the line a NUL makes (in a hole, every zero is one) is selected: the same
+    // answer for every zero of a run.
+    let nul_line = || split_at_nul(o, m, &[0], |part| count_selected(m, part, o.invert, 1));
     if unordered && o.mode == Mode::Count {
+        let job = job.clone().with_zero_runs();
+        let per_zero = nul_line();
         let total = AtomicU64::new(0);
-        let stats = run_blocks(&plan, &job, &(), |_, d| {
+        let stats = run_blocks(&plan, &job, &(), |b, d| {
+            if is_zero_run(b, d) {
+                total.fetch_add(per_zero * b.len as u64, Ordering::Relaxed);
+                return Flow::Continue;
+            }
             let n = split_at_nul(o, m, d[0], |part| {
                 count_selected(m, part, o.invert, u64::MAX)
             });
@@ -176,9 +192,15 @@ pub fn search(
         });
     }
     if o.binary != Binary::WithoutMatch && o.mode == Mode::Exists {
+        let job = job.clone().with_zero_runs();
+        let per_zero = nul_line();
         let found = AtomicBool::new(false);
-        let stats = run_blocks(&plan, &job, &found, |_, d| {
-            let n = split_at_nul(o, m, d[0], |part| count_selected(m, part, o.invert, 1));
+        let stats = run_blocks(&plan, &job, &found, |b, d| {
+            let n = if is_zero_run(b, d) {
+                per_zero
+            } else {
+                split_at_nul(o, m, d[0], |part| count_selected(m, part, o.invert, 1))
+            };
             if n > 0 {
                 found.store(true, Ordering::Relaxed);
                 return Flow::Stop;
@@ -207,11 +229,23 @@ pub fn search(
         emit,
     };
     let window = plan.threads * 4;
+    let job = job.with_zero_runs();
+    let per_zero = nul_line() > 0;
     let stats = run_ordered(
         &plan,
         &job,
         window,
-        |b, d| scan(m, o, d[0], b.start),
+        |b, d| {
+            if is_zero_run(b, d) {
+                return Found {
+                    end: b.start + b.len as u64,
+                    first_nul: Some(b.start),
+                    zero_hits: per_zero.then_some((b.start, b.len as u64)),
+                    ..Found::default()
+                };
+            }
+            scan(m, o, d[0], b.start)
+        },
         |_, found| state.take(found),
     )?;
     if !state.done {
@@ -430,6 +464,28 @@ impl Emitter<'_> {
     }
 
     fn hand_on(&mut self, f: &Found) {
+        if let Some((start, n)) = f.zero_hits {
+            // n selected lines past the binary turn, one per zero.
+            if self.o.binary == Binary::WithoutMatch {
+                self.selected = 0;
+                self.done = true;
+                return;
+            }
+            if self.o.mode != Mode::Count {
+                self.selected += 1;
+                self.binary_matched = self.o.mode == Mode::Print;
+                self.done = true;
+                return;
+            }
+            let k = n.min(self.o.max_count.saturating_sub(self.selected));
+            self.selected += k;
+            if self.selected >= self.o.max_count {
+                let next = start + k;
+                self.resume_at = Some(self.total.map_or(next, |t| next.min(t)));
+                self.done = true;
+            }
+            return;
+        }
         for hit in &f.hits {
             let binary = hit.zapped || self.binary_from.is_some_and(|b| hit.end >= b);
             if binary {
@@ -628,6 +684,54 @@ mod tests {
                 threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
             };
             prop_assert_eq!(run(&data, &m, &o, &e), oracle(&data, &m, &o));
+        }
+
+        #[test]
+        fn holes_search_as_the_same_bytes_written_densely(
+            layout in proptest::collection::vec((any::<bool>(), 1usize..5, 0usize..3), 0..7),
+            pat in prop_oneof![Just("a"), Just(""), Just("^$"), Just("b a")],
+            invert in any::<bool>(),
+            mode in prop_oneof![Just(Mode::Count), Just(Mode::Exists), Just(Mode::Print)],
+            max in prop_oneof![Just(u64::MAX), Just(1u64), Just(3u64), Just(5000u64)],
+            binary in prop_oneof![Just(Binary::Binary), Just(Binary::Text), Just(Binary::WithoutMatch)],
+            threads in 1i64..4,
+            bs_pages in 1usize..3,
+            strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap), Just(Read::Read)],
+        ) {
+            use std::os::unix::fs::FileExt;
+            let f = tempfile::NamedTempFile::new().unwrap();
+            let mut dense = Vec::new();
+            for &(hole, pages, kind) in &layout {
+                let n = pages * 4096;
+                if hole {
+                    dense.resize(dense.len() + n, 0);
+                    continue;
+                }
+                let unit: &[u8] = [&b"ab a\nbb\n"[..], b"b a\0bb", b"zzz"][kind];
+                let bytes: Vec<u8> = unit.iter().copied().cycle().take(n).collect();
+                f.as_file().write_all_at(&bytes, dense.len() as u64).unwrap();
+                dense.extend_from_slice(&bytes);
+            }
+            f.as_file().set_len(dense.len() as u64).unwrap();
+            let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
+                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8: false,
+            }).unwrap();
+            let o = SearchOptions {
+                mode, invert, max_count: max, binary, utf8: false,
+                line_numbers: true, matches: false, only_matching: false,
+            };
+            let e = EngineOptions {
+                threads: Some(threads), block_size: Some(bs_pages * 4096), strategy,
+                layout: Layout::Dynamic,
+            };
+            let input = Input::open(f.path()).unwrap();
+            let mut printed = Vec::new();
+            let out = search(&input, &m, &o, &e, None, &mut |s| {
+                printed.push((s.number, s.offset, s.line.to_vec()));
+                Flow::Continue
+            })
+            .unwrap();
+            prop_assert_eq!((printed, out.selected, out.binary_matched), oracle(&dense, &m, &o));
         }
     }
 }

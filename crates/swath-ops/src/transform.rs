@@ -12,6 +12,11 @@
 //!
 //! The output is a regular file sized to the input before any worker starts, so blocks can
 //! be written in any order; streaming to a pipe is only possible with `Stream`.
+//!
+//! When the transformation maps a zero byte to zero (the Caesar shift of 0), the holes of a
+//! sparse input stay holes in the output with `Threads` (the `auto` choice): a block wholly
+//! inside a hole is neither read nor written. An input whose size changed by the end of the
+//! run is an error ([`EngineError::Changed`]): the output would lack its tail.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -218,9 +223,27 @@ pub fn transform_to_file(
         None => cores,
     };
     let bs = spec.engine.block_size.unwrap_or(DEFAULT_BLOCK);
+    let done = transform_sized(spec, out, out_name, len, strategy, &reason, threads, bs)?;
+    // Bytes appended meanwhile were not transformed: the output would silently lack them.
+    spec.input.check_size_unchanged()?;
+    Ok(done)
+}
+
+/// [`transform_to_file`] once the output is sized to the input's `len` bytes.
+#[allow(clippy::too_many_arguments)]
+fn transform_sized(
+    spec: &TransformSpec<'_>,
+    out: &File,
+    out_name: &str,
+    len: u64,
+    strategy: CipherStrategy,
+    reason: &str,
+    threads: usize,
+    bs: usize,
+) -> Result<TransformReport, EngineError> {
     let report = |strategy, threads, layout| TransformReport {
         strategy,
-        reason: reason.clone(),
+        reason: reason.to_string(),
         threads,
         block_size: bs,
         layout,
@@ -247,7 +270,7 @@ pub fn transform_to_file(
                     after: input.current_size().unwrap_or(0),
                 });
             }
-            r.reason = reason.clone();
+            r.reason = reason.to_string();
             Ok(r)
         }
         CipherStrategy::Mmap | CipherStrategy::MmapThreads => {
@@ -388,6 +411,13 @@ fn positional(
     let cursor = AtomicU64::new(0);
     let halt = AtomicBool::new(false);
     let out_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out));
+    // Zeros stay zeros: a block inside a hole of the input is left a hole of the output
+    // (sized, never written).
+    let zero_kept = {
+        let mut z = [0u8];
+        apply(spec, &mut z);
+        z[0] == 0
+    };
     let worker = |t: usize| -> Result<(), EngineError> {
         let own_in = spec.input.reopen();
         let in_file = own_in.as_ref().unwrap_or(spec.input.file());
@@ -409,6 +439,14 @@ fn positional(
             }
             let start = i * bs as u64;
             let n = (len - start).min(bs as u64) as usize;
+            if zero_kept
+                && spec
+                    .input
+                    .hole_at(spec.input.base() + start)
+                    .is_some_and(|end| end >= spec.input.base() + start + n as u64)
+            {
+                continue;
+            }
             let step = spec
                 .input
                 .read_exact_at_via(in_file, &mut buf[..n], spec.input.base() + start)
@@ -679,6 +717,116 @@ mod tests {
             let mut head = [9u8; 2];
             o.read_exact_at(&mut head, 0).unwrap();
             assert_eq!(head, [1, 1]);
+        }
+    }
+
+    /// A sparse file of `pages` (hole or data) and its bytes.
+    fn sparse(pages: &[bool]) -> (tempfile::NamedTempFile, Vec<u8>) {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let mut dense = Vec::new();
+        for (k, &hole) in pages.iter().enumerate() {
+            if hole {
+                dense.resize(dense.len() + 4096, 0);
+            } else {
+                let bytes: Vec<u8> = (0..4096).map(|i| (i * 7 + k) as u8).collect();
+                f.as_file()
+                    .write_all_at(&bytes, dense.len() as u64)
+                    .unwrap();
+                dense.extend_from_slice(&bytes);
+            }
+        }
+        f.as_file().set_len(dense.len() as u64).unwrap();
+        (f, dense)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn holes_transform_as_the_same_bytes_written_densely(
+            pages in proptest::collection::vec(any::<bool>(), 0..24),
+            shift in -3i64..=3,
+            alphabet in any::<bool>(),
+            threads in 1i64..4,
+            bs_pages in 1usize..3,
+            stripes in any::<bool>(),
+        ) {
+            let (f, dense) = sparse(&pages);
+            let input = Input::open(f.path()).unwrap();
+            let cipher = if alphabet { Cipher::alphabet(shift) } else { Cipher::bytes(shift) };
+            let out = tempfile::NamedTempFile::new().unwrap();
+            let spec = TransformSpec {
+                input: &input,
+                cipher,
+                scalar: false,
+                engine: EngineOptions {
+                    threads: Some(threads),
+                    block_size: Some(bs_pages * 4096),
+                    layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
+                    ..Default::default()
+                },
+                strategy: CipherStrategy::Auto,
+                queue_depth: 4,
+            };
+            transform_to_file(&spec, out.as_file(), "out").unwrap();
+            let mut want = dense.clone();
+            cipher.apply_naive(&mut want);
+            prop_assert_eq!(std::fs::read(out.path()).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn cipher_keeps_holes_when_zero_maps_to_zero() {
+        use std::os::unix::fs::MetadataExt;
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let len = 1u64 << 32;
+        f.as_file().set_len(len).unwrap();
+        f.as_file().write_all_at(b"abc", len / 2).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        if !input.may_have_holes() {
+            return;
+        }
+        for (cipher, sparse) in [(Cipher::alphabet(3), true), (Cipher::bytes(0), true)] {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            let spec = TransformSpec {
+                input: &input,
+                cipher,
+                scalar: false,
+                engine: EngineOptions::default(),
+                strategy: CipherStrategy::Auto,
+                queue_depth: 4,
+            };
+            transform_to_file(&spec, out.as_file(), "out").unwrap();
+            let meta = out.as_file().metadata().unwrap();
+            assert_eq!(meta.len(), len);
+            assert_eq!(sparse, meta.blocks() < 4096, "{} blocks", meta.blocks());
+            let mut mid = [0u8; 4];
+            out.as_file().read_exact_at(&mut mid, len / 2 - 1).unwrap();
+            let mut want = *b"\0abc";
+            cipher.apply_naive(&mut want);
+            assert_eq!(mid, want);
+        }
+    }
+
+    #[test]
+    fn cipher_of_an_input_grown_meanwhile_is_reported() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&vec![b'a'; 100_000]).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        f.write_all(&vec![b'b'; 50_000]).unwrap();
+        for strategy in CipherStrategy::ALL {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            let spec = TransformSpec {
+                input: &input,
+                cipher: Cipher::alphabet(1),
+                scalar: false,
+                engine: EngineOptions::default(),
+                strategy,
+                queue_depth: 4,
+            };
+            match transform_to_file(&spec, out.as_file(), "out") {
+                Err(EngineError::Changed { .. }) => {}
+                other => panic!("{strategy:?}: {other:?}"),
+            }
         }
     }
 }

@@ -133,7 +133,15 @@ fn main() -> ExitCode {
                 return ExitCode::from(*status);
             }
             eprintln!("swath: {e:#}");
-            ExitCode::from(1)
+            // An input that changed while read (grew under a copy) is status 2, as the
+            // engine's readers report it; other failures 1.
+            let changed = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<swath_engine::EngineError>(),
+                    Some(swath_engine::EngineError::Changed { .. })
+                )
+            });
+            ExitCode::from(if changed { 2 } else { 1 })
         }
     }
 }

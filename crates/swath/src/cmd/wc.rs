@@ -4,7 +4,6 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -404,12 +403,11 @@ fn count_one(
     let bytes_only =
         sel.bytes && !sel.lines && !sel.words && !sel.max && (!sel.chars || enc == Encoding::C);
     if bytes_only {
-        // GNU's shortcut: a regular file's size, unless it is a multiple of the page size
-        // (files in /proc and /sys report 4096 or 0 whatever they hold).
-        if let (Some(len), Ok(meta)) = (input.len(), input.file().metadata()) {
-            if meta.is_file() && meta.size() % 4096 != 0 {
-                return Ok(([0, 0, len, len, 0], None));
-            }
+        // GNU's shortcut: a regular file's size, never its bytes (a 1 TB sparse file is
+        // answered at once). Files of the kernel's pseudo-filesystems (`/proc`, `/sys`),
+        // whose size says 4096 or 0 whatever they hold, open as streams and are read.
+        if let Some(len) = input.len() {
+            return Ok(([0, 0, len, len, 0], None));
         }
     }
     let need = if sel.max {

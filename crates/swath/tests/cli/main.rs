@@ -8,5 +8,6 @@ mod grep;
 mod logs;
 mod messages;
 mod report_page;
+mod sparse;
 mod util;
 mod wc;
