@@ -3,8 +3,11 @@
 //! (a handler unlinks every registered temporary file, then lets the signal take its default
 //! course).
 //!
-//! A symbolic link is written through (the file it points to is replaced, the link stays); a
-//! target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
+//! A symbolic link is written through (the file it points to is replaced, the link stays),
+//! under the rule the kernel applies to `open()` when `fs.protected_symlinks` is 1: a link in
+//! a sticky directory that others may write into (`/tmp`) is followed only when it belongs
+//! to the user or to the directory's owner. Without that check, another user's link planted
+//! in `/tmp` made root's output replace the file it pointed to. A target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
 //! written directly, since renaming over it would replace the device node or pipe with a
 //! plain file.
 
@@ -132,10 +135,63 @@ enum Sink {
     Direct(File),
 }
 
+/// True when `/proc/sys/fs/protected_symlinks` asks the kernel to guard links in sticky
+/// world-writable directories (read each time: an administrator may change it).
+fn symlinks_protected() -> bool {
+    std::fs::read_to_string("/proc/sys/fs/protected_symlinks")
+        .map(|v| v.trim() != "0")
+        .unwrap_or(false)
+}
+
+/// The kernel's `may_follow_link` rule: may a process with effective user `euid` follow a
+/// link owned by `link_uid` in a directory owned by `dir_uid` with mode `dir_mode`?
+fn may_follow_link(protected: bool, euid: u32, link_uid: u32, dir_uid: u32, dir_mode: u32) -> bool {
+    let sticky_world_writable = dir_mode & 0o1002 == 0o1002;
+    !protected || !sticky_world_writable || link_uid == euid || link_uid == dir_uid
+}
+
+/// Refuses to write through `link` when the kernel would refuse to open it: a link in a
+/// sticky world-writable directory that neither the user nor the directory's owner made.
+fn check_link(link: &Path, link_meta: &std::fs::Metadata, name: &str) -> Result<(), EngineError> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match link.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir_meta = std::fs::metadata(dir).map_err(|e| EngineError::io(name, e))?;
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if may_follow_link(
+        symlinks_protected(),
+        euid,
+        link_meta.uid(),
+        dir_meta.uid(),
+        dir_meta.mode(),
+    ) {
+        Ok(())
+    } else {
+        Err(EngineError::io(
+            name,
+            io::Error::other(format!(
+                "Permission denied (a symbolic link of user {} in a shared sticky directory; \
+                 fs.protected_symlinks forbids following it)",
+                link_meta.uid()
+            )),
+        ))
+    }
+}
+
 impl AtomicOutput {
     /// Creates a temporary file in the target's directory.
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
+        if descriptor_path(target).is_none() {
+            if let Ok(m) = std::fs::symlink_metadata(target) {
+                if m.file_type().is_symlink() {
+                    check_link(target, &m, &name)?;
+                }
+            }
+        }
         if let Some(fd) = descriptor_path(target) {
             // `/dev/stdout` and the like mean the descriptor this process already has (a
             // file opened for appending, a terminal, a pipe): written through a duplicate of
@@ -345,6 +401,27 @@ mod tests {
             &std::fs::metadata(&target).unwrap().permissions(),
         );
         assert_eq!(mode & 0o777, 0o666 & !(mask as u32));
+    }
+
+    #[test]
+    fn protected_symlinks_rule_matches_the_kernel() {
+        // (protected, euid, link owner, directory owner, directory mode) -> may follow
+        let cases = [
+            (true, 0, 65534, 0, 0o41777, false), // nobody's link in /tmp, root follows
+            (true, 0, 0, 0, 0o41777, true),      // root's own link
+            (true, 1000, 0, 0, 0o41777, true),   // the directory owner's link
+            (true, 0, 65534, 65534, 0o41777, true), // the link of the directory's owner
+            (true, 0, 65534, 0, 0o40777, true),  // not sticky
+            (true, 0, 65534, 0, 0o41775, true),  // not world-writable
+            (false, 0, 65534, 0, 0o41777, true), // protection off
+        ];
+        for (protected, euid, link, dir, mode, want) in cases {
+            assert_eq!(
+                may_follow_link(protected, euid, link, dir, mode),
+                want,
+                "{protected} {euid} {link} {dir} {mode:o}"
+            );
+        }
     }
 
     #[test]

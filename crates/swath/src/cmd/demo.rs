@@ -4,7 +4,14 @@
 //! identical copy and a copy with one difference near the end, then times `swath cmp` and,
 //! where installed, GNU `cmp` on both pairs: one warm-up run, then the median of several,
 //! after checking that both give the same answer.
+//!
+//! The files live in a directory of the user's own: `--dir`, or `$XDG_CACHE_HOME/swath/demo`
+//! (`~/.cache/swath/demo`), or a fresh private directory under the system's temporary
+//! directory when there is no home. A directory that is a symbolic link, is not the user's
+//! or that others may write into is refused: a shared `/tmp/swath-demo` let another user
+//! plant links there that root's demo then wrote through.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -21,7 +28,8 @@ pub struct DemoArgs {
     /// Size of the generated files (suffixes accepted).
     #[arg(long, default_value = "640000000", value_parser = size_arg)]
     size: u64,
-    /// Where to keep the generated files (default: swath-demo in the system's temp directory).
+    /// Where to keep the generated files: a directory of your own (default:
+    /// $XDG_CACHE_HOME/swath/demo, or ~/.cache/swath/demo).
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Timed runs per command, after one warm-up.
@@ -35,10 +43,12 @@ fn size_arg(s: &str) -> Result<u64, String> {
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> Result<()> {
-    let dir = args
-        .dir
-        .unwrap_or_else(|| std::env::temp_dir().join("swath-demo"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = match args.dir {
+        Some(d) => d,
+        None => default_dir()?,
+    };
+    private_dir(&dir)?;
+    let mut report = String::new();
     let size = args.size;
     let a = dir.join(format!("text-{size}.a"));
     let same = dir.join(format!("text-{size}.same"));
@@ -63,10 +73,11 @@ pub fn run(args: DemoArgs) -> Result<()> {
     })?;
     let me = std::env::current_exe().context("locating the swath executable")?;
     let gnu = which("cmp");
-    println!(
+    writeln!(
+        report,
         "{:<34} {:>12} {:>12} {:>8}",
         "comparison (hot cache)", "swath cmp", "GNU cmp", "speed-up"
-    );
+    )?;
     for (label, other) in [
         ("identical files", &same),
         ("one difference near the end", &diff),
@@ -100,21 +111,82 @@ pub fn run(args: DemoArgs) -> Result<()> {
             ),
             None => ("(not installed)".to_string(), "-".to_string()),
         };
-        println!(
+        writeln!(
+            report,
             "{:<34} {:>12} {:>12} {:>8}",
             label,
             format!("{:.1} ms", ms(swath_t)),
             gnu_col,
             ratio
-        );
+        )?;
         let answer = String::from_utf8_lossy(&swath_out);
-        println!("  answer: {}", answer.trim().replace('\n', " "));
+        writeln!(report, "  answer: {}", answer.trim().replace('\n', " "))?;
     }
-    println!(
+    writeln!(
+        report,
         "medians of {} runs after a warm-up, files of {size} bytes in {}",
         args.runs,
         dir.display()
-    );
+    )?;
+    crate::stdout::print_all("swath demo", report.as_bytes())?;
+    Ok(())
+}
+
+/// `$XDG_CACHE_HOME/swath/demo`, else `$HOME/.cache/swath/demo`, else a new private
+/// directory under the system's temporary directory (kept, and named in the report).
+fn default_dir() -> Result<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| Path::new(v).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| Path::new(v).is_absolute())
+                .map(|h| Path::new(&h).join(".cache"))
+        });
+    match cache {
+        Some(c) => Ok(c.join("swath").join("demo")),
+        None => {
+            let d = tempfile::Builder::new()
+                .prefix("swath-demo.")
+                .tempdir()
+                .context("creating a private directory for the demo")?;
+            Ok(d.keep())
+        }
+    }
+}
+
+/// Creates `dir` (mode 0700) if needed and refuses it unless it is a real directory owned
+/// by the user that no one else may write into.
+fn private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let m = std::fs::symlink_metadata(dir).with_context(|| dir.display().to_string())?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if m.file_type().is_symlink() || !m.is_dir() {
+        bail!(
+            "{}: not a directory of your own (a symbolic link or another file): give --dir",
+            dir.display()
+        );
+    }
+    if m.uid() != me {
+        bail!(
+            "{}: owned by user {}, not by you: give --dir a directory of your own",
+            dir.display(),
+            m.uid()
+        );
+    }
+    if m.mode() & 0o022 != 0 {
+        bail!(
+            "{}: others may write into it (mode {:o}): give --dir a private directory",
+            dir.display(),
+            m.mode() & 0o7777
+        );
+    }
     Ok(())
 }
 

@@ -3,8 +3,10 @@
 mod badinput;
 mod cipher;
 mod cmp;
+mod demo;
 mod gen;
 mod grep;
+mod links;
 mod logs;
 mod messages;
 mod report_page;
