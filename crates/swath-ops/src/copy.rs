@@ -105,6 +105,19 @@ pub fn copy_file(
                                 return Ok(());
                             }
                             let start = i * RANGE;
+                            if let Some(end) = input.hole_at(input.base() + start) {
+                                // A hole past this range: skip the ranges it covers whole
+                                // (if no other worker took the next one meanwhile).
+                                let past = (end - input.base()) / RANGE;
+                                if past > i + 1 {
+                                    let _ = next.compare_exchange(
+                                        i + 1,
+                                        past,
+                                        Ordering::Relaxed,
+                                        Ordering::Relaxed,
+                                    );
+                                }
+                            }
                             let n = (len - start).min(RANGE);
                             for_each_data(input, start, n, |start, n| match method {
                                 CopyMethod::CopyFileRange => {
