@@ -2,13 +2,14 @@
 //! undo journal beside it, so that a run killed at any moment (or a power loss) can always be
 //! brought to exactly the fully transformed state, never a mix.
 //!
-//! Journal (`.NAME.swath-journal` in the file's directory), little-endian:
+//! Journal (`.NAME.swath-journal` in the file's directory, NAME the file name's raw bytes),
+//! little-endian; docs/journal.md is the full specification:
 //!
 //! | offset | field |
 //! |---|---|
-//! | 0 | magic `SWATHJ01`, shift (i64), alphabet (u64), file length, block size, FNV-1a of these |
-//! | 64, 80 | two "done" slots: blocks completed (u64) and its checksum; slot = count mod 2 |
-//! | 128 | undo record: block index, length, checksum of index, length and bytes |
+//! | 0 | magic `SWATHJ02`, shift (i64), alphabet (u64), file length, block size, the file's device and inode, XXH3-64 of these |
+//! | 64, 80 | two "done" slots: blocks completed (u64) and XXH3 of it with the header's checksum; slot = count mod 2 |
+//! | 128 | undo record: block index, length, XXH3 of the header's checksum, index, length and bytes |
 //! | 160 | the block's original bytes |
 //!
 //! For each block `i`: its original bytes go to the undo record (synced), the transformed
@@ -17,29 +18,51 @@
 //! half written, so its original bytes are put back first. Then the run continues from `done`.
 //! A torn journal write fails its checksum and is ignored, which is safe because the step
 //! that follows it only starts once it is synced.
+//!
+//! The journal is trusted only as far as its author: it is opened without following links,
+//! must be a plain file with one name, owned by the user or by the file's owner, writable by
+//! no one else, and bound to the file by device and inode; it is created (exclusively, with
+//! the file's owner permissions and none for others) before anything is written into it. An
+//! exclusive lock on the file is held for the whole run, so two runs never interleave.
 
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use swath_engine::EngineError;
 use swath_kernels::transform::Cipher;
 
-const MAGIC: &[u8; 8] = b"SWATHJ01";
+const MAGIC: &[u8; 8] = b"SWATHJ02";
 const SLOTS_AT: u64 = 64;
 const UNDO_AT: u64 = 128;
 const UNDO_DATA_AT: u64 = 160;
 
-fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+/// XXH3-64 of the concatenation of `parts`.
+fn xxh(parts: &[&[u8]]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
     for p in parts {
-        for &b in *p {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        h.update(p);
     }
-    h
+    h.digest()
+}
+
+/// The file a journal belongs to: its identity and length when the run started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Binding {
+    len: u64,
+    dev: u64,
+    ino: u64,
+}
+
+/// A journal's header as read back: the parameters, the binding, and the header's checksum
+/// (which every later record includes, so records of another journal never match).
+struct Header {
+    params: InPlaceParams,
+    binding: Binding,
+    sum: u64,
 }
 
 /// The transformation an in-place run applies, as recorded in its journal.
@@ -63,13 +86,82 @@ impl InPlaceParams {
     }
 }
 
-/// The journal's path for `file`.
+/// The journal's path for `file`, built from the name's raw bytes (names that are not UTF-8
+/// never share a journal).
 pub fn journal_path(file: &Path) -> PathBuf {
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    file.with_file_name(format!(".{name}.swath-journal"))
+    let mut name = OsString::from(".");
+    name.push(file.file_name().unwrap_or_default());
+    name.push(".swath-journal");
+    file.with_file_name(name)
+}
+
+/// Takes an exclusive lock on the file for the life of the descriptor, or says that another
+/// run holds it.
+fn lock(file: &File, name: &str) -> Result<(), EngineError> {
+    // SAFETY: flock on a descriptor this File owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(EngineError::io(
+            name,
+            io::Error::other("another swath run is transforming this file (it is locked)"),
+        ));
+    }
+    Err(EngineError::io(name, e))
+}
+
+/// Opens an existing journal if it may be trusted for `file` (`meta`), `None` if there is
+/// none.
+fn open_journal(
+    jpath: &Path,
+    jname: &str,
+    meta: &std::fs::Metadata,
+) -> Result<Option<File>, EngineError> {
+    let j = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(jpath)
+    {
+        Ok(j) => j,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(EngineError::io(
+                jname,
+                io::Error::other("the journal is a symbolic link: refusing it (remove it)"),
+            ))
+        }
+        Err(e) => return Err(EngineError::io(jname, e)),
+    };
+    let jm = j.metadata().map_err(|e| EngineError::io(jname, e))?;
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let refuse = |why: String| {
+        Err(EngineError::io(
+            jname,
+            io::Error::other(format!(
+                "{why}: refusing to trust it (remove it if no run of yours was interrupted)"
+            )),
+        ))
+    };
+    if !jm.is_file() || jm.nlink() != 1 {
+        return refuse("not a plain journal file".into());
+    }
+    if jm.uid() != euid && jm.uid() != meta.uid() {
+        return refuse(format!(
+            "the journal belongs to user {}, neither you nor the file's owner",
+            jm.uid()
+        ));
+    }
+    if jm.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "others may write into the journal (mode {:o})",
+            jm.mode() & 0o777
+        ));
+    }
+    Ok(Some(j))
 }
 
 /// What an in-place run did.
@@ -103,21 +195,34 @@ pub fn transform_in_place(
     if !meta.is_file() {
         return Err(EngineError::io(
             &name,
-            io::Error::from_raw_os_error(libc::EINVAL),
+            io::Error::other("not a regular file (only regular files are transformed in place)"),
         ));
     }
+    lock(&file, &name)?;
     let len = meta.len();
+    let binding = Binding {
+        len,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
     let jpath = journal_path(path);
     let jname = jpath.to_string_lossy().into_owned();
     let jerr = |e: io::Error| EngineError::io(&jname, e);
-    let existing = match OpenOptions::new().read(true).write(true).open(&jpath) {
-        Ok(j) => Some(j),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(jerr(e)),
-    };
-    let (journal, params, done, restored) = match existing {
+    let existing = open_journal(&jpath, &jname, &meta)?;
+    let fresh = existing.is_none();
+    let (journal, params, header_sum, done, restored) = match existing {
         Some(j) => {
-            let (recorded, recorded_len) = read_header(&j).map_err(jerr)?;
+            let header = read_header(&j).map_err(jerr)?;
+            let recorded = header.params;
+            if (header.binding.dev, header.binding.ino) != (binding.dev, binding.ino) {
+                return Err(EngineError::io(
+                    &jname,
+                    io::Error::other(format!(
+                        "the journal belongs to another file than {name}: refusing it (remove it)"
+                    )),
+                ));
+            }
+            let recorded_len = header.binding.len;
             if recorded_len != len {
                 return Err(EngineError::io(
                     &jname,
@@ -133,9 +238,10 @@ pub fn transform_in_place(
                     )));
                 }
             }
-            let done = read_done(&j).map_err(jerr)?;
-            let restored = restore_undo(&j, &file, done, recorded.block_size).map_err(io_err)?;
-            (j, recorded, done, restored)
+            let done = read_done(&j, header.sum).map_err(jerr)?;
+            let restored =
+                restore_undo(&j, &file, done, recorded.block_size, header.sum).map_err(io_err)?;
+            (j, recorded, header.sum, done, restored)
         }
         None => {
             let Some(p) = params else {
@@ -144,27 +250,74 @@ pub fn transform_in_place(
                     io::Error::other("no interrupted transformation to resume"),
                 ));
             };
-            let j = create_journal(&jpath, &p, len).map_err(jerr)?;
-            (j, p, 0, false)
+            let created = create_journal(&jpath, &p, binding, meta.mode() & 0o600);
+            match created {
+                Ok((j, sum)) => (j, p, sum, 0, false),
+                Err(e) => {
+                    // A journal that could not be written whole (a full disk, a file-size
+                    // limit) is removed: nothing was changed yet.
+                    if e.kind() != io::ErrorKind::AlreadyExists {
+                        let _ = std::fs::remove_file(&jpath);
+                    }
+                    return Err(jerr(e));
+                }
+            }
         }
     };
     let bs = params.block_size.max(1);
     let blocks = len.div_ceil(bs);
     let cipher = params.cipher();
-    let mut buf = vec![0u8; bs.min(len.max(1)) as usize];
-    for i in done..blocks {
-        let start = i * bs;
-        let n = (len - start).min(bs) as usize;
-        file.read_exact_at(&mut buf[..n], start).map_err(io_err)?;
-        write_undo(&journal, i, &buf[..n]).map_err(jerr)?;
-        cipher.apply(&mut buf[..n]);
-        file.write_all_at(&buf[..n], start).map_err(io_err)?;
-        file.sync_data().map_err(io_err)?;
-        write_done(&journal, i + 1).map_err(jerr)?;
+    let mut touched = !fresh;
+    let result = (|| {
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(bs.min(len.max(1)) as usize)
+            .map_err(|_| io_err(io::Error::from(io::ErrorKind::OutOfMemory)))?;
+        buf.resize(bs.min(len.max(1)) as usize, 0);
+        for i in done..blocks {
+            let start = i * bs;
+            let n = (len - start).min(bs) as usize;
+            if let Err(e) = file.read_exact_at(&mut buf[..n], start) {
+                if e.kind() == io::ErrorKind::UnexpectedEof {
+                    let found = file.metadata().map(|m| m.len()).unwrap_or(0);
+                    return Err(EngineError::Shrank {
+                        path: name.clone(),
+                        expected: len,
+                        found,
+                    });
+                }
+                return Err(io_err(e));
+            }
+            write_undo(&journal, i, &buf[..n], header_sum).map_err(jerr)?;
+            cipher.apply(&mut buf[..n]);
+            touched = true;
+            file.write_all_at(&buf[..n], start).map_err(io_err)?;
+            file.sync_data().map_err(io_err)?;
+            write_done(&journal, i + 1, header_sum).map_err(jerr)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if !touched {
+            // Nothing was changed: no journal to block the next run.
+            drop(journal);
+            let _ = std::fs::remove_file(&jpath);
+            sync_dir(&jpath);
+        }
+        return Err(e);
     }
     drop(journal);
     std::fs::remove_file(&jpath).map_err(jerr)?;
     sync_dir(&jpath);
+    // Bytes appended during the run were not transformed: say so (the file is whole up to
+    // its starting length).
+    let now = file.metadata().map_err(io_err)?.len();
+    if now != len {
+        return Err(EngineError::Changed {
+            path: name,
+            before: len,
+            after: now,
+        });
+    }
     Ok(InPlaceReport {
         params,
         resumed_at: done,
@@ -186,53 +339,71 @@ fn sync_dir(path: &Path) {
     }
 }
 
-fn create_journal(path: &Path, p: &InPlaceParams, len: u64) -> io::Result<File> {
+/// Creates the journal exclusively (never through a link, `mode` from the first byte on),
+/// writes its header and returns it with the header's checksum.
+fn create_journal(
+    path: &Path,
+    p: &InPlaceParams,
+    b: Binding,
+    mode: u32,
+) -> io::Result<(File, u64)> {
     let j = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     let mut h = Vec::with_capacity(64);
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&p.shift.to_le_bytes());
     h.extend_from_slice(&(p.alphabet as u64).to_le_bytes());
-    h.extend_from_slice(&len.to_le_bytes());
+    h.extend_from_slice(&b.len.to_le_bytes());
     h.extend_from_slice(&p.block_size.to_le_bytes());
-    let sum = fnv(&[&h]);
+    h.extend_from_slice(&b.dev.to_le_bytes());
+    h.extend_from_slice(&b.ino.to_le_bytes());
+    let sum = xxh(&[&h]);
     h.extend_from_slice(&sum.to_le_bytes());
-    h.resize(SLOTS_AT as usize, 0);
     j.write_all_at(&h, 0)?;
     j.sync_all()?;
     sync_dir(path);
-    Ok(j)
+    Ok((j, sum))
 }
 
-fn read_header(j: &File) -> io::Result<(InPlaceParams, u64)> {
-    let mut h = [0u8; 48];
-    j.read_exact_at(&mut h, 0)?;
+fn read_header(j: &File) -> io::Result<Header> {
+    let mut h = [0u8; 64];
+    j.read_exact_at(&mut h, 0)
+        .map_err(|_| io::Error::other("not a swath journal, or damaged"))?;
     let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
-    if &h[..8] != MAGIC || fnv(&[&h[..40]]) != word(40) {
-        return Err(io::Error::other("not a swath journal, or damaged"));
+    if &h[..8] != MAGIC || xxh(&[&h[..56]]) != word(56) {
+        return Err(io::Error::other(
+            "not a swath journal, or damaged: refusing it (remove it if no run was interrupted)",
+        ));
     }
-    Ok((
-        InPlaceParams {
+    Ok(Header {
+        params: InPlaceParams {
             shift: word(8) as i64,
             alphabet: word(16) != 0,
             block_size: word(32),
         },
-        word(24),
-    ))
+        binding: Binding {
+            len: word(24),
+            dev: word(40),
+            ino: word(48),
+        },
+        sum: word(56),
+    })
 }
 
-fn write_done(j: &File, count: u64) -> io::Result<()> {
+fn write_done(j: &File, count: u64, header_sum: u64) -> io::Result<()> {
     let mut s = [0u8; 16];
     s[..8].copy_from_slice(&count.to_le_bytes());
-    s[8..].copy_from_slice(&fnv(&[&count.to_le_bytes()]).to_le_bytes());
+    s[8..].copy_from_slice(&xxh(&[&header_sum.to_le_bytes(), &count.to_le_bytes()]).to_le_bytes());
     j.write_all_at(&s, SLOTS_AT + 16 * (count % 2))?;
     j.sync_data()
 }
 
-fn read_done(j: &File) -> io::Result<u64> {
+fn read_done(j: &File, header_sum: u64) -> io::Result<u64> {
     let mut best = 0;
     for slot in 0..2 {
         let mut s = [0u8; 16];
@@ -241,16 +412,16 @@ fn read_done(j: &File) -> io::Result<u64> {
         }
         let v = u64::from_le_bytes(s[..8].try_into().expect("8 bytes"));
         let sum = u64::from_le_bytes(s[8..].try_into().expect("8 bytes"));
-        if sum == fnv(&[&v.to_le_bytes()]) && v % 2 == slot {
+        if sum == xxh(&[&header_sum.to_le_bytes(), &v.to_le_bytes()]) && v % 2 == slot {
             best = best.max(v);
         }
     }
     Ok(best)
 }
 
-fn write_undo(j: &File, index: u64, bytes: &[u8]) -> io::Result<()> {
+fn write_undo(j: &File, index: u64, bytes: &[u8], header_sum: u64) -> io::Result<()> {
     let len = bytes.len() as u64;
-    let sum = fnv(&[&index.to_le_bytes(), &len.to_le_bytes(), bytes]);
+    let sum = undo_sum(header_sum, index, len, bytes);
     j.write_all_at(bytes, UNDO_DATA_AT)?;
     let mut r = [0u8; 24];
     r[..8].copy_from_slice(&index.to_le_bytes());
@@ -260,8 +431,17 @@ fn write_undo(j: &File, index: u64, bytes: &[u8]) -> io::Result<()> {
     j.sync_data()
 }
 
+fn undo_sum(header_sum: u64, index: u64, len: u64, bytes: &[u8]) -> u64 {
+    xxh(&[
+        &header_sum.to_le_bytes(),
+        &index.to_le_bytes(),
+        &len.to_le_bytes(),
+        bytes,
+    ])
+}
+
 /// Puts back block `done`'s original bytes if the undo record holds them.
-fn restore_undo(j: &File, file: &File, done: u64, bs: u64) -> io::Result<bool> {
+fn restore_undo(j: &File, file: &File, done: u64, bs: u64, header_sum: u64) -> io::Result<bool> {
     let mut r = [0u8; 24];
     if j.read_exact_at(&mut r, UNDO_AT).is_err() {
         return Ok(false);
@@ -274,7 +454,7 @@ fn restore_undo(j: &File, file: &File, done: u64, bs: u64) -> io::Result<bool> {
     }
     let mut bytes = vec![0u8; len as usize];
     if j.read_exact_at(&mut bytes, UNDO_DATA_AT).is_err()
-        || fnv(&[&index.to_le_bytes(), &len.to_le_bytes(), &bytes]) != sum
+        || undo_sum(header_sum, index, len, &bytes) != sum
     {
         return Ok(false);
     }
@@ -311,17 +491,140 @@ mod tests {
             .write(true)
             .open(&path)
             .unwrap();
-        let j = create_journal(&journal_path(&path), &p, data.len() as u64).unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        let b = Binding {
+            len: data.len() as u64,
+            dev: m.dev(),
+            ino: m.ino(),
+        };
+        let (j, sum) = create_journal(&journal_path(&path), &p, b, 0o600).unwrap();
         let mut partial = data.clone();
         Cipher::bytes(7).apply_naive(&mut partial[..3500]);
         file.write_all_at(&partial, 0).unwrap();
-        write_done(&j, 3).unwrap();
-        write_undo(&j, 3, &data[3000..4000]).unwrap();
+        write_done(&j, 3, sum).unwrap();
+        write_undo(&j, 3, &data[3000..4000], sum).unwrap();
         drop(j);
         assert!(transform_in_place(&path, Some(InPlaceParams { shift: 1, ..p })).is_err());
         let r = transform_in_place(&path, None).unwrap();
         assert_eq!((r.resumed_at, r.restored), (3, true));
         assert_eq!(std::fs::read(&path).unwrap(), want);
         assert!(transform_in_place(&path, None).is_err());
+    }
+
+    fn params() -> InPlaceParams {
+        InPlaceParams {
+            shift: 3,
+            alphabet: false,
+            block_size: 1000,
+        }
+    }
+
+    #[test]
+    fn journal_names_are_built_from_raw_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = journal_path(Path::new(std::ffi::OsStr::from_bytes(b"dir/data\xff")));
+        let b = journal_path(Path::new(std::ffi::OsStr::from_bytes(b"dir/data\xfe")));
+        assert_ne!(a, b);
+        assert_eq!(a.as_os_str().as_bytes(), b"dir/.data\xff.swath-journal");
+    }
+
+    #[test]
+    fn journal_is_created_with_the_owner_permissions_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let jpath = dir.path().join(".f.swath-journal");
+        let b = Binding {
+            len: 10,
+            dev: 1,
+            ino: 2,
+        };
+        let (_j, _) = create_journal(&jpath, &params(), b, 0o644 & 0o600).unwrap();
+        let mode = std::fs::metadata(&jpath).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        // Exclusive: a second creation (a concurrent run, a planted file) fails.
+        assert!(create_journal(&jpath, &params(), b, 0o600).is_err());
+    }
+
+    #[test]
+    fn journal_of_another_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::write(&a, vec![b'x'; 5000]).unwrap();
+        std::fs::write(&b, vec![b'x'; 5000]).unwrap();
+        let m = std::fs::metadata(&a).unwrap();
+        let binding = Binding {
+            len: 5000,
+            dev: m.dev(),
+            ino: m.ino(),
+        };
+        // A's journal, moved next to B (same size, same owner).
+        let (j, sum) = create_journal(&journal_path(&b), &params(), binding, 0o600).unwrap();
+        write_done(&j, 2, sum).unwrap();
+        drop(j);
+        let err = transform_in_place(&b, Some(params()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("another file"), "{err}");
+        assert_eq!(std::fs::read(&b).unwrap(), vec![b'x'; 5000]);
+    }
+
+    #[test]
+    fn journal_that_is_a_symbolic_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"data").unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, b"not yours").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, journal_path(&f)).unwrap();
+        let err = transform_in_place(&f, Some(params()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"data");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"not yours");
+    }
+
+    #[test]
+    fn forged_journal_with_a_bad_checksum_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![b'a'; 3000]).unwrap();
+        let m = std::fs::metadata(&f).unwrap();
+        let binding = Binding {
+            len: 3000,
+            dev: m.dev(),
+            ino: m.ino(),
+        };
+        let (j, sum) = create_journal(&journal_path(&f), &params(), binding, 0o600).unwrap();
+        // Claims every block done, with a checksum that is not the header's.
+        write_done(&j, 3, sum ^ 1).unwrap();
+        // And a header whose checksum does not match: damaged or forged.
+        j.write_all_at(&7i64.to_le_bytes(), 8).unwrap();
+        drop(j);
+        let err = transform_in_place(&f, Some(params()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("damaged"), "{err}");
+        assert_eq!(std::fs::read(&f).unwrap(), vec![b'a'; 3000]);
+    }
+
+    #[test]
+    fn second_run_on_a_locked_file_refuses() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"data").unwrap();
+        let holder = File::open(&f).unwrap();
+        // SAFETY: flock on a descriptor the File owns.
+        assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let err = transform_in_place(&f, Some(params()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("locked"), "{err}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"data");
+        assert!(!journal_path(&f).exists());
+        drop(holder);
+        transform_in_place(&f, Some(params())).unwrap();
     }
 }

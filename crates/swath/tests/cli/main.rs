@@ -6,6 +6,7 @@ mod cmp;
 mod demo;
 mod gen;
 mod grep;
+mod journal;
 mod links;
 mod logs;
 mod messages;
