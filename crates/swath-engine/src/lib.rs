@@ -34,7 +34,9 @@ pub mod plan;
 pub mod sysinfo;
 
 pub use error::EngineError;
-pub use exec::{run_blocks, Block, Extent, Flow, Framing, Job, Region, RunStats, StopCheck};
+pub use exec::{
+    run_blocks, Block, Extent, Flow, Framing, Job, LongLines, Region, RunStats, StopCheck,
+};
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};
 pub use many::run_many;
