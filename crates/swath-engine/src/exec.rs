@@ -619,7 +619,7 @@ fn bounded_end(
         return Some(end.min(total));
     }
     // A line of at most `max` bytes has its end among bytes p ..= p + max.
-    let upto = total.min(p.saturating_add(max as u64 + 1));
+    let upto = total.min(p.saturating_add(max as u64).saturating_add(1));
     if upto <= end {
         return None;
     }
@@ -676,7 +676,7 @@ fn read_lines(
     }
     // Past the last line's start plus `max` bytes, the line is long.
     let p = last_line_start(f, buf, origin, a, end);
-    let cap = max.map_or(u64::MAX, |m| p.saturating_add(m as u64 + 1));
+    let cap = max.map_or(u64::MAX, |m| p.saturating_add(m as u64).saturating_add(1));
     let mut pos = end;
     let mut step = 64 * 1024u64;
     while pos < total && !buf.last().is_some_and(|&b| f.ends(b)) {
