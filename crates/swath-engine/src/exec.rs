@@ -479,7 +479,12 @@ fn sequential_lines(
         let want = want_at(pos);
         let old = filled;
         if buf.len() < old + want {
-            buf.resize((old + want).max(buf.len() * 2), 0);
+            // Doubling, but no further than a bound on long lines needs.
+            let cap = job
+                .long_lines
+                .max()
+                .map_or(usize::MAX, |m| m.saturating_add(2 * bs));
+            buf.resize((buf.len() * 2).min(cap).max(old + want), 0);
         }
         let got = read(&mut buf[old..old + want], pos)?;
         filled = old + got;
