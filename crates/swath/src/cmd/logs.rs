@@ -32,7 +32,7 @@ pub enum LogsCommand {
     /// 0), referrer (11th). Status 200 adds the bytes to the URI, 304 adds 0, 404 counts a
     /// 404; an article (a URI matching --article) fetched with 200 or 304 counts a hit, its
     /// client and its referrer (unless `"-"` or a self-referrer). Lines with fewer than 11
-    /// fields are skipped and counted on standard error.
+    /// fields (or more than --max-line bytes) are skipped and counted on standard error.
     Wf2(Wf2Args),
     /// A GoAccess-style summary: requests, unique clients, statuses, bytes, requests per hour
     /// and per day, top URIs, 404s, clients, referrers and user agents.
