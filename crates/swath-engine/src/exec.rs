@@ -933,9 +933,21 @@ fn parallel(
         worker(0);
     } else {
         std::thread::scope(|s| {
+            // A worker whose thread cannot be had (no memory for its stack, a limit on
+            // processes) runs on this thread once the others are started: fewer threads,
+            // the same blocks.
+            let mut unspawned = Vec::new();
             for t in 0..threads {
                 let worker = &worker;
-                s.spawn(move || worker(t));
+                if std::thread::Builder::new()
+                    .spawn_scoped(s, move || worker(t))
+                    .is_err()
+                {
+                    unspawned.push(t);
+                }
+            }
+            for t in unspawned {
+                worker(t);
             }
         });
     }

@@ -300,8 +300,9 @@ pub fn report_reader<R: LineReport>(
     let mut total = 0u64;
     let mut long = 0u64;
     let read_result = std::thread::scope(|s| {
+        let mut spawned = 0;
         for _ in 0..workers {
-            s.spawn(|| {
+            let started = std::thread::Builder::new().spawn_scoped(s, || {
                 let mut r = R::default();
                 loop {
                     let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -312,7 +313,17 @@ pub fn report_reader<R: LineReport>(
                 }
                 results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
             });
+            spawned += usize::from(started.is_ok());
         }
+        // No worker thread could be had (no memory for a stack): this thread parses too.
+        let mut inline = (spawned == 0).then(R::default);
+        let mut send = |buf: Vec<u8>| match inline.as_mut() {
+            Some(r) => {
+                r.block(config, &buf);
+                true
+            }
+            None => tx.send(buf).is_ok(),
+        };
         // `carry` is the partial line after the last newline; while `skipping`, the bytes
         // read are the rest of a long line, up to its newline.
         let mut carry: Vec<u8> = Vec::new();
@@ -330,7 +341,7 @@ pub fn report_reader<R: LineReport>(
                 if !skipping {
                     if let Some(i) = memchr::memrchr(b'\n', &buf) {
                         buf.truncate(i + 1);
-                        let _ = tx.send(buf);
+                        send(buf);
                     }
                 }
                 break Err(e);
@@ -353,7 +364,7 @@ pub fn report_reader<R: LineReport>(
                 }
             }
             if got == 0 {
-                if !buf.is_empty() && tx.send(buf).is_err() {
+                if !buf.is_empty() && !send(buf) {
                     break Ok(());
                 }
                 break Ok(());
@@ -362,7 +373,7 @@ pub fn report_reader<R: LineReport>(
                 Some(i) => {
                     carry = buf[scan + i + 1..].to_vec();
                     buf.truncate(scan + i + 1);
-                    if tx.send(buf).is_err() {
+                    if !send(buf) {
                         break Ok(());
                     }
                 }
@@ -376,6 +387,9 @@ pub fn report_reader<R: LineReport>(
                 None => carry = buf,
             }
         };
+        if let Some(r) = inline {
+            results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        }
         drop(tx);
         result
     });
@@ -620,11 +634,31 @@ impl LineReport for Wf2 {
             referrers,
             malformed,
         } = o;
+        // Without a thread to spare (no memory for its stack), a table no thread took is
+        // merged here afterwards.
+        let clients = Mutex::new(Some(clients));
+        let referrers = Mutex::new(Some(referrers));
+        let take = |m: &Mutex<Option<Counts>>| m.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let (mine, theirs) = (&mut self.clients, &mut self.referrers);
         std::thread::scope(|s| {
-            s.spawn(|| self.clients.merge(clients));
-            s.spawn(|| self.referrers.merge(referrers));
+            let _ = std::thread::Builder::new().spawn_scoped(s, || {
+                if let Some(c) = take(&clients) {
+                    mine.merge(c);
+                }
+            });
+            let _ = std::thread::Builder::new().spawn_scoped(s, || {
+                if let Some(r) = take(&referrers) {
+                    theirs.merge(r);
+                }
+            });
             self.uris.merge(uris);
         });
+        if let Some(c) = take(&clients) {
+            self.clients.merge(c);
+        }
+        if let Some(r) = take(&referrers) {
+            self.referrers.merge(r);
+        }
         self.malformed += malformed;
     }
 

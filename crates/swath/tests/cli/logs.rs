@@ -1736,3 +1736,44 @@ fn growing_log_is_read_up_to_its_size_at_the_start() {
         assert!(v["requests"].as_u64().unwrap() >= 200 * 2000, "{extra:?}");
     }
 }
+
+/// Out of memory under `ulimit -v` (`logs wf2`, `logs summary`, `--html`): before, an abort
+/// with "memory allocation of N bytes failed" (status 134); now the run completes, or ends
+/// with one line saying what was needed and what was left, and status 2.
+#[test]
+fn out_of_memory_is_an_error_not_an_abort() {
+    let dir = Dir::new();
+    let o = swath(&dir, &["gen", "log", "16M", "g.log", "--seed", "1"]);
+    assert!(o.status.success());
+    let bin = swath_bin();
+    let mut ended_with_the_error = 0;
+    for limit in [20_000, 40_000, 60_000, 262_144] {
+        for report in ["wf2", "summary", "summary --html r.html"] {
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -v {limit}; exec '{}' logs {report} g.log",
+                    bin.display()
+                ))
+                .current_dir(dir.tmp.path())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            let what = format!("ulimit -v {limit}; logs {report}: {:?}: {err}", o.status);
+            match o.status.code() {
+                Some(0) => assert!(!o.stdout.is_empty(), "{what}"),
+                Some(2) => {
+                    ended_with_the_error += 1;
+                    assert_eq!(err.lines().count(), 1, "{what}");
+                    assert!(
+                        err.starts_with("swath: out of memory: needs ")
+                            && err.contains(" MB available"),
+                        "{what}"
+                    );
+                }
+                _ => panic!("{what}"),
+            }
+        }
+    }
+    assert!(ended_with_the_error > 0, "no limit was tight enough");
+}
