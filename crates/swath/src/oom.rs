@@ -125,7 +125,7 @@ fn left_under_limit() -> Option<u64> {
     let mut buf = [0u8; 4096];
     let n = read_proc(b"/proc/self/status\0", &mut buf);
     let used = field(&buf[..n], b"VmSize:")? * 1024;
-    Some((lim.rlim_cur as u64).saturating_sub(used))
+    Some(lim.rlim_cur.saturating_sub(used))
 }
 
 /// Prints `swath: out of memory: needs N MB more, M MB available` and exits with status 2.

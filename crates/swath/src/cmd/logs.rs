@@ -68,7 +68,7 @@ pub struct CommonArgs {
 
 fn parse_max_line(s: &str) -> Result<usize, String> {
     match crate::size::parse_size(s) {
-        Ok(n) if n >= 1 && n <= 1 << 40 => Ok(n as usize),
+        Ok(n) if (1..=1 << 40).contains(&n) => Ok(n as usize),
         Ok(_) => Err("the line bound must be from 1 byte to 1 TiB".into()),
         Err(_) => Err(format!("invalid size '{s}'")),
     }
