@@ -38,6 +38,16 @@ pub enum EngineError {
         /// Size when the job finished.
         after: u64,
     },
+    /// A line longer than the bound set for it.
+    #[error("{path}: line too long (more than {max} bytes, from byte {offset})")]
+    LineTooLong {
+        /// The file as the user named it.
+        path: String,
+        /// Offset of the line's first byte.
+        offset: u64,
+        /// The bound.
+        max: usize,
+    },
 }
 
 impl EngineError {

@@ -51,6 +51,64 @@ pub struct Job<'a> {
     pub framing: Framing,
     /// The kernel takes zero runs (see the module documentation on holes).
     pub zero_runs: bool,
+    /// What line framing does with a line longer than a bound.
+    pub long_lines: LongLines<'a>,
+}
+
+/// What line framing does with a line longer than a bound: a line is *long* when more than
+/// `max` bytes come before its end (its newline, a NUL with [`Framing::LinesOrNul`], or the
+/// job's end).
+///
+/// With a bound, the engine never gathers more than about `max` bytes of one line (beyond a
+/// block): a long line that crosses a read or a block's end is not handed to the kernel, and
+/// the rest of it is read past in pieces of a block, in constant memory and linear time. A
+/// long line that lies inside one block is handed as it is (it costs nothing to hold): a
+/// kernel that applies the rule exactly drops the lines longer than `max` it sees, and then
+/// the result does not depend on the plan.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum LongLines<'a> {
+    /// Every line is handed whole, however long (in the parallel path a line past
+    /// 64 MiB is read through a map, elsewhere it is gathered in memory).
+    #[default]
+    Whole,
+    /// A long line the engine would gather is left out; `skipped` counts them.
+    Skip {
+        /// The bound, in bytes.
+        max: usize,
+        /// Long lines left out by the engine.
+        skipped: &'a AtomicU64,
+    },
+    /// A long line the engine would gather is an error, [`EngineError::LineTooLong`].
+    Fail {
+        /// The bound, in bytes.
+        max: usize,
+    },
+}
+
+impl LongLines<'_> {
+    /// The bound, if any.
+    pub fn max(&self) -> Option<usize> {
+        match *self {
+            LongLines::Whole => None,
+            LongLines::Skip { max, .. } | LongLines::Fail { max } => Some(max),
+        }
+    }
+
+    /// Acts on a long line at job offset `offset` of region `r`: counts it, or fails.
+    fn hit(&self, r: &Region<'_>, offset: u64) -> Result<(), EngineError> {
+        match *self {
+            LongLines::Whole => Ok(()),
+            LongLines::Skip { skipped, .. } => {
+                skipped.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            LongLines::Fail { max } => Err(EngineError::LineTooLong {
+                path: r.input.name().to_string(),
+                offset: r.offset + offset,
+                max,
+            }),
+        }
+    }
 }
 
 /// How a job's bytes are cut into the slices a kernel sees.
@@ -118,7 +176,14 @@ impl<'a> Job<'a> {
             progress: None,
             framing: Framing::Bytes,
             zero_runs: false,
+            long_lines: LongLines::Whole,
         }
+    }
+
+    /// Bounds the lines line framing gathers, as `long_lines` says.
+    pub fn with_long_lines(mut self, long_lines: LongLines<'a>) -> Self {
+        self.long_lines = long_lines;
+        self
     }
 
     /// Hands runs of holes (zeros in every region) to the kernel as zero runs: blocks with a
@@ -502,7 +567,8 @@ fn sequential_lines(
     }
     let bs = plan.block_size;
     // `buf[..filled]` holds the carried partial line and the bytes read after it; the
-    // buffer is zeroed once and grows only for a line longer than what it holds.
+    // buffer is zeroed once and grows only for a line longer than what it holds (up to the
+    // bound on long lines, when there is one).
     // A small file gets a buffer of its own size (one read, and one more byte to see the
     // end), not a block's: many small files are searched one after another.
     let known_left = r
@@ -513,6 +579,23 @@ fn sequential_lines(
     let size_hint = known_left.map_or(bs * 2, |l| (l.min(bs as u64) as usize + 1).min(bs * 2));
     let mut buf: Vec<u8> = vec![0u8; size_hint];
     let mut filled = 0usize;
+    // How much to read at `pos`.
+    let want_at = |pos: u64| {
+        let want = (limit - pos).min(bs as u64) as usize;
+        match known_left.filter(|&l| pos < l) {
+            // One byte past the known end, so that a short read says "end" at once (a file
+            // that grew past it is then read in whole blocks again).
+            Some(left) => want.min((left - pos + 1).min(bs as u64) as usize),
+            None => want,
+        }
+    };
+    let read = |buf: &mut [u8], pos: u64| {
+        if r.input.is_seekable() {
+            r.input.read_full_at(buf, r.input.base() + r.offset + pos)
+        } else {
+            r.input.read_full(buf)
+        }
+    };
     // Job offset of buf[0], bytes read so far, next block number.
     let (mut first, mut pos, mut index) = (0u64, 0u64, 0u64);
     while pos < limit {
@@ -520,31 +603,55 @@ fn sequential_lines(
             stats.stopped_early = true;
             break;
         }
-        let mut want = (limit - pos).min(bs as u64) as usize;
-        if let Some(left) = known_left.filter(|&l| pos < l) {
-            // One byte past the known end, so that a short read says "end" at once (a file
-            // that grew past it is then read in whole blocks again).
-            want = want.min((left - pos + 1).min(bs as u64) as usize);
-        }
+        let want = want_at(pos);
         let old = filled;
         if buf.len() < old + want {
-            buf.resize((old + want).max(buf.len() * 2), 0);
+            // Doubling, but no further than a bound on long lines needs.
+            let cap = job
+                .long_lines
+                .max()
+                .map_or(usize::MAX, |m| m.saturating_add(2 * bs));
+            buf.resize((buf.len() * 2).min(cap).max(old + want), 0);
         }
-        let got = if r.input.is_seekable() {
-            r.input
-                .read_full_at(&mut buf[old..old + want], r.input.base() + r.offset + pos)?
-        } else {
-            r.input.read_full(&mut buf[old..old + want])?
-        };
+        let got = read(&mut buf[old..old + want], pos)?;
         filled = old + got;
         pos += got as u64;
-        let at_end = got < want || pos >= limit;
+        let mut at_end = got < want || pos >= limit;
         stats.extent.ended[0] = got < want;
+        // `buf[..scan]` holds no line end.
+        let mut scan = old;
+        let long = job.long_lines.max().is_some_and(|max| filled > max);
+        if long && !at_end && job.framing.find(&buf[old..filled]).is_none() {
+            // The line at `first` is long: leave it out, and read past the rest of it a
+            // block at a time.
+            job.long_lines.hit(&r, first)?;
+            job.advance(filled);
+            filled = 0;
+            loop {
+                let want = want_at(pos);
+                let got = read(&mut buf[..want], pos)?;
+                pos += got as u64;
+                at_end = got < want || pos >= limit;
+                stats.extent.ended[0] = got < want;
+                if let Some(i) = job.framing.find(&buf[..got]) {
+                    buf.copy_within(i + 1..got, 0);
+                    filled = got - i - 1;
+                    job.advance(i + 1);
+                    break;
+                }
+                job.advance(got);
+                if at_end {
+                    break;
+                }
+            }
+            first = pos - filled as u64;
+            scan = 0;
+        }
         let cut = if at_end {
             filled
         } else {
-            match job.framing.rfind(&buf[old..filled]) {
-                Some(i) => old + i + 1,
+            match job.framing.rfind(&buf[scan..filled]) {
+                Some(i) => scan + i + 1,
                 None => continue,
             }
         };
@@ -595,15 +702,65 @@ fn line_end(f: Framing, data: &[u8], origin: u64, at: u64, total: u64) -> u64 {
 }
 
 /// The lines that start in `[start, end)` of mapped bytes `m` (the job's bytes from 0):
-/// their first byte and the end of the last one.
-fn map_lines(f: Framing, m: &[u8], start: u64, end: u64, total: u64) -> (u64, u64) {
+/// their first byte and the end of the last one, and the start of a long line left out at
+/// the end (one with more than `max` bytes, when there is a bound).
+fn map_lines(
+    f: Framing,
+    m: &[u8],
+    start: u64,
+    end: u64,
+    total: u64,
+    max: Option<usize>,
+) -> (u64, u64, Option<u64>) {
     let a = line_start(f, m, 0, start, end);
-    let b = if a == end {
-        end
-    } else {
-        line_end(f, m, 0, end, total)
-    };
-    (a, b)
+    if a == end {
+        return (end, end, None);
+    }
+    match max {
+        None => (a, line_end(f, m, 0, end, total), None),
+        Some(max) => {
+            let p = last_line_start(f, m, 0, a, end);
+            match bounded_end(f, m, 0, p, end, total, max) {
+                Some(b) => (a, b, None),
+                None => (a, p, Some(p)),
+            }
+        }
+    }
+}
+
+/// The start of the last line that starts in `[a, end)`, where `a` is a line start.
+fn last_line_start(f: Framing, data: &[u8], origin: u64, a: u64, end: u64) -> u64 {
+    let (i, j) = ((a - origin) as usize, (end - origin) as usize);
+    f.rfind(&data[i..j]).map_or(a, |k| a + k as u64 + 1)
+}
+
+/// The end of the line that starts at `p` (before `end`), looking at most `max` bytes past
+/// its start: `None` when it has more than `max` bytes. `data` holds the job's bytes from
+/// `origin` up to the line's end, or to at least `p + max + 1`.
+#[allow(clippy::too_many_arguments)]
+fn bounded_end(
+    f: Framing,
+    data: &[u8],
+    origin: u64,
+    p: u64,
+    end: u64,
+    total: u64,
+    max: usize,
+) -> Option<u64> {
+    if end >= total || f.ends(data[(end - 1 - origin) as usize]) {
+        return Some(end.min(total));
+    }
+    // A line of at most `max` bytes has its end among bytes p ..= p + max.
+    let upto = total.min(p.saturating_add(max as u64).saturating_add(1));
+    if upto <= end {
+        return None;
+    }
+    let (i, j) = ((end - origin) as usize, (upto - origin) as usize);
+    match f.find(&data[i..j]) {
+        Some(k) => Some(end + k as u64 + 1),
+        None if upto == total => Some(total),
+        None => None,
+    }
 }
 
 /// A line longer than this is not gathered into a worker's buffer when the file can be
@@ -612,21 +769,30 @@ fn map_lines(f: Framing, m: &[u8], start: u64, end: u64, total: u64) -> (u64, u6
 /// rather than in the process.
 const LONG_LINE: usize = 64 << 20;
 
+/// Lines read into a worker's buffer.
+struct ReadLines {
+    /// Job offset of the first line.
+    first: u64,
+    /// Where the lines lie in the buffer.
+    range: std::ops::Range<usize>,
+    /// The start of a long line left out at the end.
+    long: Option<u64>,
+}
+
 /// Reads the lines that start in `[start, end)` of region `r` into `buf` (with one byte of
-/// look-behind, and as far past `end` as the last line needs): returns the job offset of
-/// the first line and where the lines lie in `buf`, or `None` once `buf` would grow past
-/// `limit` bytes.
+/// look-behind, and as far past `end` as the last line needs): `None` once `buf` would grow
+/// past `limit` bytes. With a bound `max`, a last line of more than `max` bytes is left out
+/// (and read no further than that).
 #[allow(clippy::too_many_arguments)]
 fn read_lines(
     f: Framing,
     r: &Region<'_>,
     file: &std::fs::File,
     buf: &mut Vec<u8>,
-    start: u64,
-    end: u64,
-    total: u64,
+    (start, end, total): (u64, u64, u64),
+    max: Option<usize>,
     limit: usize,
-) -> Result<Option<(u64, std::ops::Range<usize>)>, EngineError> {
+) -> Result<Option<ReadLines>, EngineError> {
     let origin = start.saturating_sub(1);
     let at = |o: u64| r.input.base() + r.offset + o;
     buf.clear();
@@ -634,12 +800,27 @@ fn read_lines(
     r.input.read_exact_at_via(file, buf, at(origin))?;
     let a = line_start(f, buf, origin, start, end);
     if a == end {
-        return Ok(Some((end, 0..0)));
+        return Ok(Some(ReadLines {
+            first: end,
+            range: 0..0,
+            long: None,
+        }));
     }
+    // Past the last line's start plus `max` bytes, the line is long.
+    let p = last_line_start(f, buf, origin, a, end);
+    let cap = max.map_or(u64::MAX, |m| p.saturating_add(m as u64).saturating_add(1));
     let mut pos = end;
     let mut step = 64 * 1024u64;
     while pos < total && !buf.last().is_some_and(|&b| f.ends(b)) {
-        let n = step.min(total - pos) as usize;
+        if pos >= cap {
+            // No end among the line's first `max + 1` bytes.
+            return Ok(Some(ReadLines {
+                first: a,
+                range: (a - origin) as usize..(p - origin) as usize,
+                long: Some(p),
+            }));
+        }
+        let n = step.min(total - pos).min(cap - pos) as usize;
         if buf.len() + n > limit {
             return Ok(None);
         }
@@ -653,7 +834,11 @@ fn read_lines(
         }
         step = step.saturating_mul(2);
     }
-    Ok(Some((a, (a - origin) as usize..buf.len())))
+    Ok(Some(ReadLines {
+        first: a,
+        range: (a - origin) as usize..buf.len(),
+        long: None,
+    }))
 }
 
 struct Shared<'s> {
@@ -822,8 +1007,10 @@ fn parallel(
                 if method == Method::Pread {
                     let r = &job.regions[0];
                     let file = own[0].as_ref().unwrap_or(r.input.file());
+                    let max = job.long_lines.max();
                     let read = |buf: &mut Vec<u8>, limit| {
-                        read_lines(job.framing, r, file, buf, start, end, extent.len, limit)
+                        let span = (start, end, extent.len);
+                        read_lines(job.framing, r, file, buf, span, max, limit)
                     };
                     let mut got = read(&mut bufs[0], LONG_LINE);
                     if let Ok(None) = got {
@@ -834,32 +1021,44 @@ fn parallel(
                             Ok(None) | Err(_) => got = read(&mut bufs[0], usize::MAX),
                         }
                     }
-                    match (got, &long_map) {
+                    let long = match (got, &long_map) {
                         (_, Some(m)) => {
                             let m = m.bytes();
-                            let (a, b) = map_lines(job.framing, m, start, end, extent.len);
+                            let (a, b, long) =
+                                map_lines(job.framing, m, start, end, extent.len, max);
                             block.start = a;
                             block.len = (b - a) as usize;
                             slices[0] = &m[a as usize..b as usize];
                             bufs[0] = vec![0u8; bs as usize];
+                            long
                         }
-                        (Ok(Some((a, range))), None) => {
-                            block.start = a;
-                            block.len = range.len();
-                            slices[0] = &bufs[0][range];
+                        (Ok(Some(got)), None) => {
+                            block.start = got.first;
+                            block.len = got.range.len();
+                            slices[0] = &bufs[0][got.range];
+                            got.long
                         }
                         (Ok(None), None) => unreachable!("read without a limit"),
                         (Err(e), None) => {
                             shared.fail(index, e);
                             break;
                         }
+                    };
+                    if let Some(Err(e)) = long.map(|p| job.long_lines.hit(r, p)) {
+                        shared.fail(index, e);
+                        break;
                     }
                 } else {
                     let m = maps[0].bytes();
-                    let (a, b) = map_lines(job.framing, m, start, end, extent.len);
+                    let max = job.long_lines.max();
+                    let (a, b, long) = map_lines(job.framing, m, start, end, extent.len, max);
                     block.start = a;
                     block.len = (b - a) as usize;
                     slices[0] = &m[a as usize..b as usize];
+                    if let Some(Err(e)) = long.map(|p| job.long_lines.hit(&job.regions[0], p)) {
+                        shared.fail(index, e);
+                        break;
+                    }
                 }
             } else if method == Method::Pread {
                 let mut failed = false;
@@ -914,9 +1113,21 @@ fn parallel(
         worker(0);
     } else {
         std::thread::scope(|s| {
+            // A worker whose thread cannot be had (no memory for its stack, a limit on
+            // processes) runs on this thread once the others are started: fewer threads,
+            // the same blocks.
+            let mut unspawned = Vec::new();
             for t in 0..threads {
                 let worker = &worker;
-                s.spawn(move || worker(t));
+                if std::thread::Builder::new()
+                    .spawn_scoped(s, move || worker(t))
+                    .is_err()
+                {
+                    unspawned.push(t);
+                }
+            }
+            for t in unspawned {
+                worker(t);
             }
         });
     }
@@ -1189,6 +1400,82 @@ mod tests {
         }
     }
 
+    /// The lines of `data` (without their ends) and their offsets.
+    fn lines_of(data: &[u8], framing: Framing) -> Vec<(usize, &[u8])> {
+        let mut v = Vec::new();
+        let mut at = 0;
+        while at < data.len() {
+            let end = framing.find(&data[at..]).map_or(data.len(), |i| at + i);
+            v.push((at, &data[at..end]));
+            at = end + 1;
+        }
+        v
+    }
+
+    /// With a bound, the lines a kernel keeps (those of at most `max` bytes) are exactly the
+    /// short lines of the input, and every long line is either left out by the engine or
+    /// handed and dropped by the kernel, once.
+    fn check_bounded(data: &[u8], plans: &[Plan], framing: Framing, max: usize) {
+        let f = temp_with(data);
+        let want = lines_of(data, framing);
+        let long = want.iter().filter(|(_, l)| l.len() > max).count() as u64;
+        let short: Vec<(usize, &[u8])> = want.into_iter().filter(|(_, l)| l.len() <= max).collect();
+        for p in plans {
+            let input = Input::open(f.path()).unwrap();
+            let skipped = AtomicU64::new(0);
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }])
+            .with_framing(framing)
+            .with_long_lines(LongLines::Skip {
+                max,
+                skipped: &skipped,
+            });
+            let seen = Mutex::new(Vec::new());
+            let dropped = AtomicU64::new(0);
+            run_blocks(p, &job, &(), |b, d| {
+                for (at, l) in lines_of(d[0], framing) {
+                    if l.len() > max {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        let at = b.start as usize + at;
+                        seen.lock().unwrap().push((at, l.to_vec()));
+                    }
+                }
+                Flow::Continue
+            })
+            .unwrap();
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort();
+            let short: Vec<(usize, Vec<u8>)> =
+                short.iter().map(|&(a, l)| (a, l.to_vec())).collect();
+            assert_eq!(seen, short, "{p:?} max {max}");
+            let n = skipped.load(Ordering::Relaxed) + dropped.load(Ordering::Relaxed);
+            assert_eq!(n, long, "{p:?} max {max}: long lines");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn long_lines_are_left_out_once_and_short_ones_kept(
+            data in proptest::collection::vec(proptest::prop_oneof![
+                30 => proptest::prelude::Just(b'a'), 2 => proptest::prelude::Just(b'\n'),
+                1 => proptest::prelude::Just(0u8)
+            ], 0..3000),
+            threads in 1usize..4,
+            bs in 1usize..200,
+            m in 0usize..3,
+            max in 0usize..60,
+            nul in proptest::prelude::any::<bool>(),
+        ) {
+            let method = [Method::Read, Method::Pread, Method::Mmap][m];
+            let framing = if nul { Framing::LinesOrNul } else { Framing::Lines };
+            check_bounded(&data, &[plan(method, threads, bs, Layout::Dynamic)], framing, max);
+        }
+    }
+
     #[test]
     fn a_large_hole_is_one_zero_run_not_read() {
         // 1 GiB of hole between two pages of data: a handful of blocks, whatever the plan.
@@ -1211,6 +1498,79 @@ mod tests {
                 assert!(got.len() == dense.len() && got == dense, "{p:?}");
                 assert!((1..=2).contains(&runs), "{p:?}: {runs} runs");
             }
+        }
+    }
+
+    #[test]
+    fn long_line_from_a_stream_is_skipped_in_constant_memory() {
+        // 64 MiB with no newline from a pipe, then a short line: the engine leaves the long
+        // line out without gathering it (the buffer would otherwise grow to 64 MiB).
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("head -c 67108864 /dev/zero | tr '\\0' x; printf '\\nshort\\n'")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&out));
+        let input = Input::open(std::path::Path::new(&path)).unwrap();
+        assert!(!input.is_seekable());
+        let skipped = AtomicU64::new(0);
+        let job = Job::new(vec![Region {
+            input: &input,
+            offset: 0,
+        }])
+        .with_framing(Framing::Lines)
+        .with_long_lines(LongLines::Skip {
+            max: 1000,
+            skipped: &skipped,
+        });
+        let seen = Mutex::new(Vec::new());
+        let largest = AtomicU64::new(0);
+        let p = plan(Method::Read, 1, 64 * 1024, Layout::Dynamic);
+        run_blocks(&p, &job, &(), |b, d| {
+            largest.fetch_max(b.len as u64, Ordering::Relaxed);
+            seen.lock().unwrap().push(d[0].to_vec());
+            Flow::Continue
+        })
+        .unwrap();
+        drop(out);
+        child.wait().unwrap();
+        assert_eq!(skipped.load(Ordering::Relaxed), 1);
+        assert_eq!(seen.into_inner().unwrap().concat(), b"short\n");
+        assert!(largest.load(Ordering::Relaxed) <= 64 * 1024);
+    }
+
+    #[test]
+    fn long_line_fails_when_asked_to() {
+        let mut data = b"ok\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 5000));
+        data.extend_from_slice(b"\nafter\n");
+        let f = temp_with(&data);
+        for p in [
+            plan(Method::Read, 1, 64, Layout::Dynamic),
+            plan(Method::Pread, 2, 64, Layout::Dynamic),
+            plan(Method::Mmap, 2, 64, Layout::Dynamic),
+        ] {
+            let input = Input::open(f.path()).unwrap();
+            let job = Job::new(vec![Region {
+                input: &input,
+                offset: 0,
+            }])
+            .with_framing(Framing::Lines)
+            .with_long_lines(LongLines::Fail { max: 1000 });
+            let err = run_blocks(&p, &job, &(), |_, _| Flow::Continue).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    EngineError::LineTooLong {
+                        offset: 3,
+                        max: 1000,
+                        ..
+                    }
+                ),
+                "{p:?}: {err}"
+            );
         }
     }
 

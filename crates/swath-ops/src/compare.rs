@@ -269,7 +269,9 @@ where
 {
     let job = spec.job();
     let plan = spec.plan(opts);
-    let window = plan.threads * 4;
+    // Every byte of a block can differ, and each difference is formatted into tens of
+    // bytes: few blocks in flight keep that bounded (the least the ordered merge allows).
+    let window = plan.threads * 2;
     let stats = run_ordered(
         &plan,
         &job,

@@ -5,6 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use swath_engine::{is_zero_run, run_blocks, EngineError, Flow, Job, Plan, Region};
 use swath_kernels::count::count_byte;
 
+/// Blocks the newline count is cut into at most.
+const MAX_BLOCKS: u64 = 1 << 16;
+
 /// For each of `positions` (sorted ascending, relative to `region`), the number of newlines
 /// in the region before it. Reads only up to the largest position.
 pub fn newlines_before(
@@ -19,7 +22,13 @@ pub fn newlines_before(
     if last == 0 {
         return Ok(vec![0; positions.len()]);
     }
-    let bs = plan.block_size as u64;
+    // At most MAX_BLOCKS blocks, whatever the plan's block size: the counts kept per block
+    // must not grow with the number of blocks (`cmp --block-size 1` kept 16 bytes a byte).
+    let bs = (plan.block_size as u64).max(last.div_ceil(MAX_BLOCKS));
+    let plan = &Plan {
+        block_size: bs as usize,
+        ..plan.clone()
+    };
     let n_blocks = last.div_ceil(bs) as usize;
     let per_block: Vec<AtomicU64> = (0..n_blocks).map(|_| AtomicU64::new(0)).collect();
     let partial: Vec<AtomicU64> = positions.iter().map(|_| AtomicU64::new(0)).collect();

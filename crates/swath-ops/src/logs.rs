@@ -10,6 +10,11 @@
 //!
 //! Compressed or piped logs are decoded or read on one thread, which hands chunks of whole
 //! lines to the workers.
+//!
+//! A line longer than the configured bound ([`DEFAULT_MAX_LINE`] unless told) is malformed:
+//! where it would have to be gathered (across chunks, from a stream) it is skipped in pieces,
+//! in constant memory and linear time, and counted; a worker that meets one inside a chunk
+//! counts it the same way, so the report does not depend on how the log was cut.
 
 use std::io::Read;
 use std::sync::atomic::AtomicU64;
@@ -19,9 +24,12 @@ use hashbrown::HashMap;
 
 use crate::counts::{Counts, BATCH};
 use swath_engine::{
-    run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, Plan, Region,
-    RunStats,
+    run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, LongLines, Plan,
+    Region, RunStats,
 };
+
+/// The default bound on a log line, in bytes: a longer line is malformed.
+pub const DEFAULT_MAX_LINE: usize = 4 << 20;
 use swath_kernels::logs::{
     byte_count, counted_referrer, day_and_hour, is_article, parse_request, wf2_fields,
 };
@@ -166,6 +174,10 @@ pub trait LineReport: Default + Send {
     fn line(&mut self, config: &Self::Config, line: &[u8]);
     /// Adds another worker's tables.
     fn merge(&mut self, other: Self);
+    /// The bound on a line (bytes before its newline): a longer one is malformed.
+    fn max_line(config: &Self::Config) -> usize;
+    /// Counts `n` lines longer than the bound that were skipped before reaching a worker.
+    fn skipped(&mut self, n: u64);
     /// Adds every line of a block of whole lines.
     fn block(&mut self, config: &Self::Config, block: &[u8]) {
         feed(self, config, block);
@@ -186,20 +198,39 @@ fn feed<R: LineReport>(report: &mut R, config: &R::Config, block: &[u8]) {
     }
 }
 
-/// Builds a report over all of `input` on all cores.
+/// What reading one input did.
+#[derive(Debug)]
+pub struct InputRead {
+    /// The plan and what the engine did.
+    pub run: (Plan, RunStats),
+    /// The size the file had grown to while it was read (a live log): the report covers
+    /// the bytes it had when the read began.
+    pub grew_to: Option<u64>,
+}
+
+/// Builds a report over all of `input` on all cores, up to the size the input had when it
+/// was opened (a log that grows meanwhile is reported as such, not as an error).
+///
+/// On an error the lines read before it are still in `into`.
 pub fn report_input<R: LineReport>(
     input: &Input,
     config: &R::Config,
     engine: &EngineOptions,
     progress: Option<&AtomicU64>,
     into: &mut R,
-) -> Result<(Plan, RunStats), EngineError> {
+) -> Result<InputRead, EngineError> {
+    let skipped = AtomicU64::new(0);
     let job = Job::new(vec![Region { input, offset: 0 }])
         .with_framing(Framing::Lines)
+        .with_limit(input.len())
+        .with_long_lines(LongLines::Skip {
+            max: R::max_line(config),
+            skipped: &skipped,
+        })
         .with_progress(progress);
     let plan = Plan::for_job(engine, &job, Access::ComputeBound);
     let pool: Mutex<Vec<R>> = Mutex::new(Vec::new());
-    let stats = run_blocks(&plan, &job, &(), |_, d| {
+    let result = run_blocks(&plan, &job, &(), |_, d| {
         let mut r = pool
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -208,15 +239,51 @@ pub fn report_input<R: LineReport>(
         r.block(config, d[0]);
         pool.lock().unwrap_or_else(|p| p.into_inner()).push(r);
         Flow::Continue
-    })?;
+    });
     for r in pool.into_inner().unwrap_or_else(|p| p.into_inner()) {
         into.merge(r);
     }
-    Ok((plan, stats))
+    into.skipped(skipped.into_inner());
+    let grown = |before: u64, after: u64| after > before && input.len() <= Some(before);
+    match result {
+        Ok(stats) => {
+            // The sequential path stops at the size it had at the start, unasked.
+            let now = input.current_size()?;
+            let grew_to = input
+                .len()
+                .map(|l| l + input.base())
+                .filter(|&l| now > l)
+                .map(|_| now);
+            Ok(InputRead {
+                run: (plan, stats),
+                grew_to,
+            })
+        }
+        // Every block up to the size at the start was read: the log grew, as live logs do.
+        Err(EngineError::Changed { before, after, .. }) if grown(before, after) => {
+            let len = input.len().unwrap_or(0);
+            let stats = RunStats {
+                extent: swath_engine::Extent {
+                    len,
+                    ended: vec![false],
+                },
+                blocks: len.div_ceil(plan.block_size.max(1) as u64),
+                stopped_early: false,
+            };
+            Ok(InputRead {
+                run: (plan, stats),
+                grew_to: Some(after),
+            })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Builds a report from a byte stream (a gzip decoder, a pipe): one thread reads chunks of
-/// whole lines, `workers` threads add them to their own tables.
+/// whole lines, `workers` threads add them to their own tables. A line longer than the
+/// bound is skipped as it streams by, never gathered.
+///
+/// On an error the lines read before it are still in `into`.
 pub fn report_reader<R: LineReport>(
     reader: &mut (dyn Read + Send),
     config: &R::Config,
@@ -225,13 +292,17 @@ pub fn report_reader<R: LineReport>(
     into: &mut R,
 ) -> std::io::Result<u64> {
     let workers = workers.max(1);
+    let chunk = chunk.max(1);
+    let max = R::max_line(config);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(workers * 2);
     let rx = Mutex::new(rx);
     let results: Mutex<Vec<R>> = Mutex::new(Vec::new());
     let mut total = 0u64;
+    let mut long = 0u64;
     let read_result = std::thread::scope(|s| {
+        let mut spawned = 0;
         for _ in 0..workers {
-            s.spawn(|| {
+            let started = std::thread::Builder::new().spawn_scoped(s, || {
                 let mut r = R::default();
                 loop {
                     let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -242,56 +313,106 @@ pub fn report_reader<R: LineReport>(
                 }
                 results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
             });
+            spawned += usize::from(started.is_ok());
         }
+        // No worker thread could be had (no memory for a stack): this thread parses too.
+        let mut inline = (spawned == 0).then(R::default);
+        let mut send = |buf: Vec<u8>| match inline.as_mut() {
+            Some(r) => {
+                r.block(config, &buf);
+                true
+            }
+            None => tx.send(buf).is_ok(),
+        };
+        // `carry` is the partial line after the last newline; while `skipping`, the bytes
+        // read are the rest of a long line, up to its newline.
         let mut carry: Vec<u8> = Vec::new();
+        let mut skipping = false;
         let result = loop {
             let mut buf = std::mem::take(&mut carry);
             let old = buf.len();
             buf.resize(old + chunk, 0);
-            let got = match read_full(reader, &mut buf[old..]) {
-                Ok(n) => n,
-                Err(e) => break Err(e),
-            };
+            let (got, err) = read_full(reader, &mut buf[old..]);
             total += got as u64;
             buf.truncate(old + got);
+            if let Some(e) = err {
+                // The whole lines read before the error still count (`--partial`); the
+                // line the error cut does not.
+                if !skipping {
+                    if let Some(i) = memchr::memrchr(b'\n', &buf) {
+                        buf.truncate(i + 1);
+                        send(buf);
+                    }
+                }
+                break Err(e);
+            }
+            // Bytes of `buf` before `scan` hold no newline.
+            let mut scan = old;
+            if skipping {
+                match memchr::memchr(b'\n', &buf) {
+                    Some(i) => {
+                        buf.drain(..=i);
+                        skipping = false;
+                        scan = 0;
+                    }
+                    None if got == 0 => break Ok(()),
+                    None => {
+                        buf.clear();
+                        carry = buf;
+                        continue;
+                    }
+                }
+            }
             if got == 0 {
-                if !buf.is_empty() && tx.send(buf).is_err() {
+                if !buf.is_empty() && !send(buf) {
                     break Ok(());
                 }
                 break Ok(());
             }
-            match memchr::memrchr(b'\n', &buf) {
+            match memchr::memrchr(b'\n', &buf[scan..]) {
                 Some(i) => {
-                    carry = buf[i + 1..].to_vec();
-                    buf.truncate(i + 1);
-                    if tx.send(buf).is_err() {
+                    carry = buf[scan + i + 1..].to_vec();
+                    buf.truncate(scan + i + 1);
+                    if !send(buf) {
                         break Ok(());
                     }
+                }
+                None if buf.len() > max => {
+                    // A long line: skip the rest of it as it comes.
+                    long += 1;
+                    skipping = true;
+                    buf.clear();
+                    carry = buf;
                 }
                 None => carry = buf,
             }
         };
+        if let Some(r) = inline {
+            results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        }
         drop(tx);
         result
     });
-    read_result?;
     for r in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
         into.merge(r);
     }
+    into.skipped(long);
+    read_result?;
     Ok(total)
 }
 
-fn read_full(r: &mut (dyn Read + Send), buf: &mut [u8]) -> std::io::Result<usize> {
+/// Fills `buf` as far as the reader goes: the bytes read, and the error that ended it early.
+fn read_full(r: &mut (dyn Read + Send), buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
     let mut done = 0;
     while done < buf.len() {
         match r.read(&mut buf[done..]) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return (done, Some(e)),
         }
     }
-    Ok(done)
+    (done, None)
 }
 
 /// How the Wide Finder 2 report reads lines.
@@ -301,6 +422,8 @@ pub struct Wf2Config {
     pub article: Option<regex::bytes::Regex>,
     /// The quoted prefix of self-referrers (`"http://www.tbray.org/ongoing/`).
     pub self_referrer: Vec<u8>,
+    /// A line with more bytes than this is malformed.
+    pub max_line: usize,
 }
 
 impl Default for Wf2Config {
@@ -308,6 +431,7 @@ impl Default for Wf2Config {
         Wf2Config {
             article: None,
             self_referrer: b"\"http://www.tbray.org/ongoing/".to_vec(),
+            max_line: DEFAULT_MAX_LINE,
         }
     }
 }
@@ -383,6 +507,10 @@ impl Wf2 {
     /// the tables without one).
     #[inline]
     fn take<'a>(&mut self, c: &Wf2Config, line: &'a [u8], pending: Option<&mut Pending<'a>>) {
+        if line.len() > c.max_line {
+            self.malformed += 1;
+            return;
+        }
         let Some(f) = wf2_fields(line) else {
             self.malformed += 1;
             return;
@@ -506,12 +634,55 @@ impl LineReport for Wf2 {
             referrers,
             malformed,
         } = o;
+        // Without a thread to spare (no memory for its stack), a table no thread took is
+        // merged here afterwards.
+        let clients = Mutex::new(Some(clients));
+        let referrers = Mutex::new(Some(referrers));
+        let take = |m: &Mutex<Option<Counts>>| m.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let (mine, theirs) = (&mut self.clients, &mut self.referrers);
         std::thread::scope(|s| {
-            s.spawn(|| self.clients.merge(clients));
-            s.spawn(|| self.referrers.merge(referrers));
+            let _ = std::thread::Builder::new().spawn_scoped(s, || {
+                if let Some(c) = take(&clients) {
+                    mine.merge(c);
+                }
+            });
+            let _ = std::thread::Builder::new().spawn_scoped(s, || {
+                if let Some(r) = take(&referrers) {
+                    theirs.merge(r);
+                }
+            });
             self.uris.merge(uris);
         });
+        if let Some(c) = take(&clients) {
+            self.clients.merge(c);
+        }
+        if let Some(r) = take(&referrers) {
+            self.referrers.merge(r);
+        }
         self.malformed += malformed;
+    }
+
+    fn max_line(c: &Wf2Config) -> usize {
+        c.max_line
+    }
+
+    fn skipped(&mut self, n: u64) {
+        self.malformed += n;
+    }
+}
+
+/// How the summary reads lines.
+#[derive(Debug, Clone)]
+pub struct SummaryConfig {
+    /// A line with more bytes than this is malformed.
+    pub max_line: usize,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        SummaryConfig {
+            max_line: DEFAULT_MAX_LINE,
+        }
     }
 }
 
@@ -564,10 +735,14 @@ impl Default for Summary {
 }
 
 impl LineReport for Summary {
-    type Config = ();
+    type Config = SummaryConfig;
 
     #[inline]
-    fn line(&mut self, _: &(), line: &[u8]) {
+    fn line(&mut self, c: &SummaryConfig, line: &[u8]) {
+        if line.len() > c.max_line {
+            self.malformed += 1;
+            return;
+        }
         let Some(r) = parse_request(line) else {
             if !line.is_empty() {
                 self.malformed += 1;
@@ -615,6 +790,14 @@ impl LineReport for Summary {
         merge_table(&mut self.agents, o.agents);
         merge_table(&mut self.uri_bytes, o.uri_bytes);
     }
+
+    fn max_line(c: &SummaryConfig) -> usize {
+        c.max_line
+    }
+
+    fn skipped(&mut self, n: u64) {
+        self.malformed += n;
+    }
 }
 
 #[cfg(test)]
@@ -657,8 +840,12 @@ mod tests {
     }
 
     fn wf2_sequential(data: &[u8]) -> Wf2 {
+        wf2_sequential_with(data, &Wf2Config::default())
+    }
+
+    fn wf2_sequential_with(data: &[u8], c: &Wf2Config) -> Wf2 {
         let mut r = Wf2::default();
-        feed(&mut r, &Wf2Config::default(), data);
+        feed(&mut r, c, data);
         r
     }
 
@@ -704,6 +891,105 @@ mod tests {
             prop_assert_eq!(sorted(&streamed.hits()), sorted(&seq.hits()));
             prop_assert_eq!(streamed.malformed, seq.malformed);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        /// Lines over the bound are malformed wherever they fall (inside a block, across
+        /// blocks, across a stream's chunks), and lines under it count as they did before
+        /// there was a bound.
+        #[test]
+        fn long_lines_are_malformed_and_short_ones_count_as_before(
+            n in 0u32..200,
+            long_every in 2u32..9,
+            long_len in 0usize..3000,
+            max_line in 150usize..1200,
+            bs in prop_oneof![1usize..50, 100usize..5000],
+            strategy in prop_oneof![Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            threads in 1i64..4,
+        ) {
+            let mut data = Vec::new();
+            let mut short = Vec::new();
+            let mut long = 0u64;
+            for i in 0..n {
+                let mut l = line_of(i);
+                if i % long_every == 0 {
+                    l.extend(std::iter::repeat_n(b'x', long_len));
+                }
+                if l.len() > max_line {
+                    long += 1;
+                } else {
+                    short.extend_from_slice(&l);
+                    short.push(b'\n');
+                }
+                data.extend_from_slice(&l);
+                data.push(b'\n');
+            }
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&data).unwrap();
+            let input = Input::open(f.path()).unwrap();
+            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let bounded = Wf2Config { max_line, ..Wf2Config::default() };
+            let unbounded = Wf2Config { max_line: usize::MAX, ..Wf2Config::default() };
+            // The short lines alone, with no bound: what the report said before.
+            let before = wf2_sequential_with(&short, &unbounded);
+            let mut par = Wf2::default();
+            report_input(&input, &bounded, &opts, None, &mut par).unwrap();
+            let mut streamed = Wf2::default();
+            report_reader(&mut &data[..], &bounded, 3, bs, &mut streamed).unwrap();
+            for got in [&par, &streamed] {
+                prop_assert_eq!(got.malformed, before.malformed + long);
+                prop_assert_eq!(sorted(&got.hits()), sorted(&before.hits()));
+                prop_assert_eq!(sorted(&got.bytes()), sorted(&before.bytes()));
+                prop_assert_eq!(sorted(&got.not_found()), sorted(&before.not_found()));
+                prop_assert_eq!(sorted(&got.clients), sorted(&before.clients));
+                prop_assert_eq!(sorted(&got.referrers), sorted(&before.referrers));
+            }
+            // With every line under the bound, the bound changes nothing.
+            let mut all = Wf2::default();
+            let roomy = Wf2Config::default();
+            report_input(&input, &roomy, &opts, None, &mut all).unwrap();
+            let reference = wf2_sequential_with(&data, &unbounded);
+            prop_assert_eq!(all.malformed, reference.malformed);
+            prop_assert_eq!(sorted(&all.hits()), sorted(&reference.hits()));
+            prop_assert_eq!(sorted(&all.clients), sorted(&reference.clients));
+        }
+    }
+
+    #[test]
+    fn long_line_in_a_stream_is_skipped_not_gathered() {
+        // A reader that hands out 256 MiB with no newline, then one good line: the skipped
+        // line is never gathered (the reader would otherwise need 256 MiB, and with the old
+        // carry a rescan per chunk: quadratic time).
+        struct Zeros(u64, &'static [u8]);
+        impl Read for Zeros {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 > 0 {
+                    let n = (buf.len() as u64).min(self.0) as usize;
+                    buf[..n].fill(0);
+                    self.0 -= n as u64;
+                    return Ok(n);
+                }
+                let n = buf.len().min(self.1.len());
+                buf[..n].copy_from_slice(&self.1[..n]);
+                self.1 = &self.1[n..];
+                Ok(n)
+            }
+        }
+        let tail: &'static [u8] =
+            b"\n1.2.3.4 - - [10/Oct/2007:13:55:36 -0700] \"GET /a HTTP/1.1\" 404 1 \"-\" \"UA\"\n";
+        let mut r = Wf2::default();
+        let total = report_reader(
+            &mut Zeros(256 << 20, tail),
+            &Wf2Config::default(),
+            2,
+            1 << 20,
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(total, (256 << 20) + tail.len() as u64);
+        assert_eq!(r.malformed, 1);
+        assert_eq!(sorted(&r.not_found()), vec![(b"/a".to_vec(), 1)]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use memchr::memchr;
 use swath_engine::{
     is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input,
-    Job, Plan, Region, RunStats,
+    Job, LongLines, Plan, Region, RunStats,
 };
 use swath_kernels::search::{count_selected, for_each_selected, has_encoding_error, Matcher};
 
@@ -73,7 +73,14 @@ pub struct SearchOptions {
     pub matches: bool,
     /// `-o`: only the matches are printed, so only they must be valid text.
     pub only_matching: bool,
+    /// A line read from a stream (a pipe, a terminal) with more bytes than this ends the
+    /// search with [`EngineError::LineTooLong`]: the engine does not gather more of one
+    /// line. Regular files are not bound (long lines are mapped, not gathered).
+    pub max_line: usize,
 }
+
+/// The default of [`SearchOptions::max_line`]: 64 MiB.
+pub const DEFAULT_MAX_LINE: usize = 64 << 20;
 
 /// One selected line, handed to the caller in file order.
 #[derive(Debug)]
@@ -152,9 +159,12 @@ pub fn search(
     } else {
         Framing::LinesOrNul
     };
-    let job = Job::new(vec![Region { input, offset: 0 }])
+    let mut job = Job::new(vec![Region { input, offset: 0 }])
         .with_framing(framing)
         .with_progress(progress);
+    if !input.is_seekable() {
+        job = job.with_long_lines(LongLines::Fail { max: o.max_line });
+    }
     let plan = Plan::for_job(engine, &job, Access::SinglePass);
     if o.max_count == 0 {
         // GNU reads nothing at all.
@@ -679,6 +689,7 @@ mod tests {
             let o = SearchOptions {
                 mode, invert, max_count: max, binary, utf8,
                 line_numbers: true, matches: false, only_matching: false,
+                max_line: DEFAULT_MAX_LINE,
             };
             let e = EngineOptions {
                 threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
@@ -718,7 +729,7 @@ mod tests {
             }).unwrap();
             let o = SearchOptions {
                 mode, invert, max_count: max, binary, utf8: false,
-                line_numbers: true, matches: false, only_matching: false,
+                line_numbers: true, matches: false, only_matching: false, max_line: DEFAULT_MAX_LINE,
             };
             let e = EngineOptions {
                 threads: Some(threads), block_size: Some(bs_pages * 4096), strategy,

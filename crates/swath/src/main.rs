@@ -15,9 +15,14 @@ mod cmd;
 mod engine_args;
 mod getopt;
 mod gnu_args;
+mod oom;
 mod progress;
 mod size;
 mod stdout;
+
+/// A failed allocation ends the run with one line and status 2 (see [`oom`]).
+#[global_allocator]
+static ALLOCATOR: oom::Allocator = oom::Allocator;
 
 /// Process big files at the speed of the machine.
 ///

@@ -380,7 +380,8 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
             progress: Some(counter),
         };
         match req.mode {
-            Mode::All if req.max_diffs.is_none() => list_all(prog, req, &spec, &names, out),
+            // `-l` streams, with `--max-diffs K` too (it kept K differences in memory).
+            Mode::All if req.max_diffs != Some(0) => list_all(prog, req, &spec, &names, out),
             _ => first_k(prog, req, &spec, &names, out),
         }
     });
@@ -514,17 +515,19 @@ fn list_all(
         return list_all_json(req, spec, names, out);
     }
     let mut any = false;
+    let mut cap = Cap::new(req.max_diffs, b'\n');
     let r = stream_differences(
         spec,
         &req.engine,
         |d, buf| format_verbose(buf, d, width, print_bytes),
         |bytes| {
             any = true;
+            let (bytes, flow) = cap.take(bytes);
             out.write(bytes);
-            Flow::Continue
+            flow
         },
     )?;
-    let eof = eof_side(&r.extent.ended);
+    let eof = eof_side(&r.extent.ended).filter(|_| !cap.reached());
     if let Some(side) = eof {
         report_eof(prog, &req.files[side], r.extent.len, None);
     }
@@ -545,6 +548,8 @@ fn list_all_json(
     let head = json_head(req, names);
     out.write(head.as_bytes());
     let mut first = true;
+    // Items hold numbers only, so each ends at its one '}'.
+    let mut cap = Cap::new(req.max_diffs, b'}');
     let r = stream_differences(
         spec,
         &req.engine,
@@ -560,15 +565,18 @@ fn list_all_json(
             } else {
                 out.write(b",");
             }
-            out.write(&bytes[..bytes.len() - 1]);
-            Flow::Continue
+            let (bytes, flow) = cap.take(bytes);
+            out.write(bytes.strip_suffix(b",").unwrap_or(bytes));
+            flow
         },
     )?;
-    let eof = eof_side(&r.extent.ended).map(|side| EofInfo {
-        file: names[side].clone(),
-        file_bytes: raw_name(&req.files[side]),
-        after_byte: r.extent.len,
-    });
+    let eof = eof_side(&r.extent.ended)
+        .filter(|_| !cap.reached())
+        .map(|side| EofInfo {
+            file: names[side].clone(),
+            file_bytes: raw_name(&req.files[side]),
+            after_byte: r.extent.len,
+        });
     let code = if !first || eof.is_some() {
         DIFFERENT
     } else {
@@ -577,6 +585,43 @@ fn list_all_json(
     let tail = json_tail(eof, code);
     out.write(tail.as_bytes());
     Ok((code, r.plan, r.stats))
+}
+
+/// `--max-diffs K` over streamed differences: passes the first K items (each ending with
+/// `end`) and then stops the run.
+struct Cap {
+    left: Option<u64>,
+    end: u8,
+}
+
+impl Cap {
+    fn new(max: Option<u64>, end: u8) -> Cap {
+        Cap { left: max, end }
+    }
+
+    /// The part of a block's items to write, and whether to go on.
+    fn take<'b>(&mut self, bytes: &'b [u8]) -> (&'b [u8], Flow) {
+        let Some(left) = self.left.as_mut() else {
+            return (bytes, Flow::Continue);
+        };
+        let mut seen = 0u64;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == self.end {
+                seen += 1;
+                if seen >= *left {
+                    *left = 0;
+                    return (&bytes[..=i], Flow::Stop);
+                }
+            }
+        }
+        *left -= seen;
+        (bytes, Flow::Continue)
+    }
+
+    /// True once K items went through.
+    fn reached(&self) -> bool {
+        self.left == Some(0)
+    }
 }
 
 /// Which input ended first, when exactly one did.
@@ -791,6 +836,7 @@ fn emit_json(
     lines: &[u64],
     code: u8,
 ) {
+    // Written a piece at a time: the whole text of K differences is not held at once.
     let mut s = json_head(req, names);
     for (i, d) in diffs.iter().enumerate() {
         if i > 0 {
@@ -798,6 +844,10 @@ fn emit_json(
         }
         let item = JsonDiff::from(*d, lines.get(i).copied());
         s.push_str(&serde_json::to_string(&item).unwrap_or_default());
+        if s.len() >= 1 << 16 {
+            out.write(s.as_bytes());
+            s.clear();
+        }
     }
     s.push_str(&json_tail(eof, code));
     out.write(s.as_bytes());

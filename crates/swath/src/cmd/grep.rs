@@ -264,6 +264,8 @@ struct Config {
     format: Format,
     engine: EngineOptions,
     time: bool,
+    /// `--max-line`: the longest line gathered from a pipe.
+    max_line: usize,
 }
 
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
@@ -338,10 +340,11 @@ fn die(prog: &str, msg: &str) -> ExitCode {
 fn take_engine_options(
     prog: &str,
     args: Vec<OsString>,
-) -> Result<(Vec<OsString>, EngineOptions, bool), ExitCode> {
+) -> Result<(Vec<OsString>, EngineOptions, bool, usize), ExitCode> {
     let mut rest = Vec::with_capacity(args.len());
     let mut engine = EngineOptions::default();
     let mut time = false;
+    let mut max_line = swath_ops::search::DEFAULT_MAX_LINE;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "--" {
@@ -354,7 +357,7 @@ fn take_engine_options(
             time = true;
             continue;
         }
-        let Some((name, inline)) = ["threads", "block-size", "strategy", "layout"]
+        let Some((name, inline)) = ["threads", "block-size", "strategy", "layout", "max-line"]
             .iter()
             .find_map(|n| {
                 let flag = format!("--{n}");
@@ -388,14 +391,18 @@ fn take_engine_options(
             "strategy" => {
                 engine.strategy = value.parse::<Strategy>().map_err(|_| bad("strategy"))?
             }
+            "max-line" => match crate::size::parse_size(&value) {
+                Ok(n) if (1..=1 << 40).contains(&n) => max_line = n as usize,
+                _ => return Err(bad("line bound")),
+            },
             _ => engine.layout = value.parse::<Layout>().map_err(|_| bad("layout"))?,
         }
     }
-    Ok((rest, engine, time))
+    Ok((rest, engine, time, max_line))
 }
 
 fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
-    let (args, engine, time) = take_engine_options(prog, args)?;
+    let (args, engine, time, max_line) = take_engine_options(prog, args)?;
     let posix = std::env::var_os("POSIXLY_CORRECT").is_some();
     let p = getopt(&args, SHORT, SHORT_KEYS, LONG, posix);
     let mut syntax: Option<Syntax> = None;
@@ -631,6 +638,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         files,
         engine,
         time,
+        max_line,
     })
 }
 
@@ -840,6 +848,7 @@ fn grep_file(
         line_numbers: cfg.format.line_number,
         matches: cfg.format.only_matching || cfg.format.color.is_some(),
         only_matching: cfg.format.only_matching,
+        max_line: cfg.max_line,
     };
     let mut line = Vec::with_capacity(256);
     let mut emit = |s: &Selected<'_>| -> Flow {
@@ -974,6 +983,8 @@ Engine options (swath):
       --block-size=SIZE     bytes per block of lines (default 256K)
       --strategy=S          auto, read, pread or mmap
       --layout=L            dynamic, stripes or ranges
+      --max-line=SIZE       longest line read from a pipe (default 64M); a
+                            longer one is an error, exit status 2
       --time                print time and the engine's plan to standard error
 
 Not supported: context lines (-A, -B, -C, -NUM), recursion (-r, -R, -d, -D,

@@ -15,7 +15,8 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
 use swath_ops::logs::{
-    report_input, report_reader, top, LineReport, Ranked, Summary, Table, Wf2, Wf2Config,
+    report_input, report_reader, top, LineReport, Ranked, Summary, SummaryConfig, Table, Wf2,
+    Wf2Config,
 };
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -31,7 +32,7 @@ pub enum LogsCommand {
     /// 0), referrer (11th). Status 200 adds the bytes to the URI, 304 adds 0, 404 counts a
     /// 404; an article (a URI matching --article) fetched with 200 or 304 counts a hit, its
     /// client and its referrer (unless `"-"` or a self-referrer). Lines with fewer than 11
-    /// fields are skipped and counted on standard error.
+    /// fields (or more than --max-line bytes) are skipped and counted on standard error.
     Wf2(Wf2Args),
     /// A GoAccess-style summary: requests, unique clients, statuses, bytes, requests per hour
     /// and per day, top URIs, 404s, clients, referrers and user agents.
@@ -52,8 +53,25 @@ pub struct CommonArgs {
     /// Print the report as JSON (schema in docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// A line of more than SIZE bytes (64K, 1M, ...) is malformed: skipped in pieces as it
+    /// is read, never held whole, and counted with the malformed lines.
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_max_line)]
+    pub max_line: usize,
+    /// When a log cannot be read in full (missing, truncated gzip, changed while read),
+    /// still print the report of what was read, marked partial. Without it no report is
+    /// printed, and the exit status is 2 either way.
+    #[arg(long)]
+    pub partial: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+fn parse_max_line(s: &str) -> Result<usize, String> {
+    match crate::size::parse_size(s) {
+        Ok(n) if (1..=1 << 40).contains(&n) => Ok(n as usize),
+        Ok(_) => Err("the line bound must be from 1 byte to 1 TiB".into()),
+        Err(_) => Err(format!("invalid size '{s}'")),
+    }
 }
 
 /// `swath logs wf2`.
@@ -97,7 +115,9 @@ pub fn run(cmd: LogsCommand) -> Result<std::process::ExitCode> {
     }
 }
 
-/// Reads every file into `report`; returns whether a file failed.
+/// Reads every file into `report`; returns whether a file failed (its message printed).
+/// A file that grows while read (a live log) is read up to the size it had when opened,
+/// and said so on standard error.
 fn gather<R: LineReport>(
     files: &[PathBuf],
     config: &R::Config,
@@ -133,18 +153,30 @@ fn gather<R: LineReport>(
                 && input.read_exact_at(&mut magic, 0).is_ok()
                 && magic == [0x1f, 0x8b];
             if is_gz {
-                let file = std::fs::File::open(f).map_err(|e| os(&name, &e))?;
-                let mut gz =
-                    flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, file));
-                report_reader(&mut gz, config, workers, 1 << 20, report)
+                // Read through the input already open, up to the size it had then.
+                let mut file = input.file().try_clone().map_err(|e| os(&name, &e))?;
+                io::Seek::seek(&mut file, io::SeekFrom::Start(input.base()))
                     .map_err(|e| os(&name, &e))?;
+                let size = input.len().unwrap_or(0);
+                let limited = io::BufReader::with_capacity(1 << 20, file).take(size);
+                let mut gz = flate2::read::MultiGzDecoder::new(limited);
+                report_reader(&mut gz, config, workers, 1 << 20, report)
+                    .map_err(|e| gz_msg(&name, &e))?;
+                if let Ok(now) = input.current_size() {
+                    if now > size {
+                        grew(&name, size, now);
+                    }
+                }
                 return Ok(());
             }
-            let (plan, stats) = crate::progress::with_progress(input.len(), &name, |p| {
+            let read = crate::progress::with_progress(input.len(), &name, |p| {
                 report_input(&input, config, &opts, Some(p), report)
             })
             .map_err(|e| engine_msg(&name, &e))?;
-            last = Some((plan, stats));
+            if let Some(now) = read.grew_to {
+                grew(&name, input.len().unwrap_or(0), now);
+            }
+            last = Some(read.run);
             Ok(())
         })();
         if let Err(msg) = result {
@@ -153,6 +185,22 @@ fn gather<R: LineReport>(
         }
     }
     (failed, last)
+}
+
+/// Says that a live log grew while it was read.
+fn grew(name: &str, size: u64, now: u64) {
+    eprintln!(
+        "swath logs: {name}: grew to {now} bytes while read; the report covers its first {size} bytes"
+    );
+}
+
+/// A gzip stream's error: a truncated stream says so.
+fn gz_msg(name: &str, e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        format!("{name}: unexpected end of gzip data (truncated file?)")
+    } else {
+        os(name, e)
+    }
 }
 
 fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -231,15 +279,26 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     let config = Wf2Config {
         article,
         self_referrer: [&b"\""[..], a.self_referrer.as_bytes()].concat(),
+        max_line: a.common.max_line,
     };
     let mut r = Wf2::default();
     let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut r);
+    if failed && !a.common.partial {
+        return Ok(std::process::ExitCode::from(2));
+    }
     let n = a.common.top;
     let (hits, bytes, not_found) = (r.hits(), r.bytes(), r.not_found());
     let mut out = Vec::new();
     if a.common.json {
-        out = wf2_json(&r, &hits, &bytes, &not_found, n).into_bytes();
+        let mut v = wf2_json(&r, &hits, &bytes, &not_found, n);
+        if failed {
+            v["partial"] = true.into();
+        }
+        out = format!("{v:#}\n").into_bytes();
     } else {
+        if failed {
+            out.extend_from_slice(PARTIAL);
+        }
         out.extend_from_slice(
             format!(
                 "{} resources, {} 404s, {} clients\n\n",
@@ -297,7 +356,17 @@ fn json_list(t: &dyn Ranked, n: usize, value: &str) -> serde_json::Value {
     )
 }
 
-fn wf2_json(r: &Wf2, hits: &Table, bytes: &Table, not_found: &Table, n: usize) -> String {
+/// The first line of a text report when some logs could not be read in full (`--partial`).
+const PARTIAL: &[u8] =
+    b"PARTIAL REPORT: some logs could not be read in full (see standard error)\n\n";
+
+fn wf2_json(
+    r: &Wf2,
+    hits: &Table,
+    bytes: &Table,
+    not_found: &Table,
+    n: usize,
+) -> serde_json::Value {
     let v = serde_json::json!({
         "resources": hits.len(),
         "404s": not_found.len(),
@@ -309,7 +378,7 @@ fn wf2_json(r: &Wf2, hits: &Table, bytes: &Table, not_found: &Table, n: usize) -
         "top_clients": json_list(&r.clients, n, "count"),
         "top_referrers": json_list(&r.referrers, n, "count"),
     });
-    format!("{v:#}\n")
+    v
 }
 
 /// Refuses an `--html` page that would replace one of the logs being read.
@@ -342,13 +411,30 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         refuse_output_among_inputs(out, &a.common.files)?;
     }
     let mut s = Summary::default();
-    let (failed, last) = gather(&a.common.files, &(), &a.common.engine, &mut s);
+    let config = SummaryConfig {
+        max_line: a.common.max_line,
+    };
+    let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut s);
+    if failed && !a.common.partial {
+        if let Some(out) = &a.html {
+            eprintln!(
+                "swath logs: '{}' not written: some logs could not be read",
+                out.display()
+            );
+        }
+        return Ok(std::process::ExitCode::from(2));
+    }
     let n = a.common.top;
-    let json = summary_json(&s, n);
+    let mut json = summary_json(&s, n);
     if a.common.json {
+        if failed {
+            json["partial"] = true.into();
+        }
         write_stdout(format!("{json:#}\n").as_bytes())?;
     } else {
-        write_stdout(summary_text(&s, n).as_bytes())?;
+        let text = summary_text(&s, n);
+        let marked = if failed { PARTIAL } else { b"" };
+        write_stdout(&[marked, text.as_bytes()].concat())?;
     }
     if let (Some(out), true) = (&a.html, failed) {
         eprintln!(

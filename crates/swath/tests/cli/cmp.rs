@@ -623,3 +623,81 @@ fn names_that_are_not_utf8_are_printed_as_their_bytes() {
           cmp n?1 n?2; echo $?; cmp n?3 n?1; echo $?; cmp -l n?1 n?2; echo $?",
     );
 }
+
+/// Runs `swath cmp ARGS > out` in `dir` under `ulimit -v KIB`: the exit status, stdout.
+fn cmp_under_ulimit(dir: &Dir, kib: u64, args: &str) -> (Option<i32>, Vec<u8>, String) {
+    let bin = crate::util::swath_bin();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; exec '{}' cmp {args} > out",
+            bin.display()
+        ))
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        std::fs::read(dir.path("out")).unwrap_or_default(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `-l --max-diffs K` and `-l --json --max-diffs K` stream like `-l`: two 4 MB files that
+/// differ everywhere, under a 300 MB address-space limit (before: K differences kept, then
+/// formatted at once; 446 MB resident for 8 MB files, and an abort here).
+#[test]
+fn list_with_max_diffs_streams_in_bounded_memory() {
+    let dir = Dir::new();
+    const N: usize = 4_000_000;
+    dir.write("a", &vec![0u8; N]);
+    dir.write("b", &vec![1u8; N]);
+    for (args, k) in [
+        ("-l --json --max-diffs 100000000 a b", N),
+        ("-l --max-diffs 1000 a b", 1000),
+        ("-l --json --max-diffs 3 a b", 3),
+    ] {
+        let (code, out, err) = cmp_under_ulimit(&dir, 300_000, args);
+        assert_eq!(code, Some(1), "{args}: {err}");
+        assert_eq!(err, "", "{args}");
+        if args.contains("--json") {
+            let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            let d = v["differences"].as_array().unwrap();
+            assert_eq!(d.len(), k, "{args}");
+            assert_eq!(
+                d[k - 1],
+                serde_json::json!({"byte": k, "byte1": 0, "byte2": 1})
+            );
+            assert_eq!(v["eof"], serde_json::Value::Null);
+        } else {
+            let text = String::from_utf8(out).unwrap();
+            assert_eq!(text.lines().count(), k, "{args}");
+            let last = text
+                .lines()
+                .last()
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>();
+            assert_eq!(last, [k.to_string().as_str(), "0", "1"], "{args}");
+        }
+    }
+}
+
+/// `--block-size 1` on two identical 16 MB files under a 200 MB address-space limit: the
+/// line count kept 16 bytes per block (256 MB here, and an abort); now a bounded number.
+#[test]
+fn block_size_1_keeps_no_state_per_block() {
+    let dir = Dir::new();
+    dir.write("a", &vec![b'\n'; 16_000_000]);
+    dir.write("b", &vec![b'\n'; 16_000_000]);
+    let (code, out, err) = cmp_under_ulimit(&dir, 200_000, "--block-size 1 --strategy mmap a b");
+    assert_eq!((code, out, err), (Some(0), Vec::new(), String::new()));
+    // And the line numbers those counts give are still right.
+    dir.write("c", &[vec![b'\n'; 15_999_999], b"x".to_vec()].concat());
+    let (code, out, err) = cmp_under_ulimit(&dir, 200_000, "--block-size 1 --strategy mmap a c");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "a c differ: byte 16000000, line 16000000\n"
+    );
+}

@@ -1607,3 +1607,44 @@ fn sparse_file_is_binary_and_not_one_line() {
         );
     }
 }
+
+/// A line longer than `--max-line` from a pipe (300 MB with no newline, under a 200 MB
+/// address-space limit): before, gathered whole until the allocation failed (abort, 134);
+/// now one line on stderr and status 2. Lines under the bound are searched as GNU does.
+#[test]
+fn line_too_long_in_a_pipe_is_an_error_not_an_abort() {
+    let dir = Dir::new();
+    let bin = crate::util::swath_bin();
+    let bin = bin.to_str().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 200000; head -c 300000000 /dev/zero | tr '\\0' x | {bin} grep -c y"
+        ))
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath grep: (standard input): line too long (more than 67108864 bytes, from byte 0)\n"
+    );
+    // A bound of its own, and a long line after good ones; a regular file is not bound.
+    let script = "(printf 'a\\nb\\n'; head -c 300000 /dev/zero | tr '\\0' a; printf '\\na\\n') > f; \
+                  cat f | grep --max-line=64K --block-size=4K -c a >out; echo $?; grep --max-line=64K --block-size=4K -c a f";
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", dir.tmp.path().display()),
+        )
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n3\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "grep: (standard input): line too long (more than 65536 bytes, from byte 4)\n"
+    );
+}

@@ -1416,3 +1416,416 @@ fn summary_counts_every_format() {
         "no network"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 10: memory bounded by the options, inputs that fail or grow.
+
+/// Runs `swath ARGS` in `dir`, writing `chunks` to its standard input and keeping that
+/// open until swath has read all of it: its peak resident set then (KiB, from /proc, so
+/// not counting what the process had before it became swath), its wait status, stdout and
+/// stderr.
+fn fed_and_measured(
+    dir: &Dir,
+    args: &[&str],
+    chunks: &mut dyn Iterator<Item = Vec<u8>>,
+) -> (u64, Option<i32>, Vec<u8>, String) {
+    let (out, err) = (dir.path("run.out"), dir.path("run.err"));
+    let mut child = Command::new(swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut total = 0u64;
+    for c in chunks {
+        stdin.write_all(&c).unwrap();
+        total += c.len() as u64;
+    }
+    // Everything is in: wait (a minute at most) until swath has read it, then a little
+    // for its workers.
+    let read = || {
+        let io = std::fs::read_to_string(format!("/proc/{}/io", child.id())).unwrap();
+        let line = io.lines().find(|l| l.starts_with("rchar:")).unwrap();
+        line.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    for _ in 0..6000 {
+        if read() >= total {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let hwm = vm_hwm(child.id());
+    drop(stdin);
+    let status = child.wait().unwrap().code();
+    (
+        hwm,
+        status,
+        std::fs::read(&out).unwrap(),
+        std::fs::read_to_string(&err).unwrap(),
+    )
+}
+
+/// Peak memory (KiB) of a running process, from /proc.
+fn vm_hwm(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// A few lines of a log in the combined format.
+fn small_log() -> Vec<u8> {
+    let mut log = Vec::new();
+    for i in 0..200 {
+        log.extend_from_slice(
+            format!(
+                "10.0.0.{} - - [01/Oct/2007:00:00:0{} -0700] \"GET /ongoing/When/200x/2007/09/30/T{} HTTP/1.1\" {} {} \"http://r{}/\" \"UA\"\n",
+                i % 7,
+                i % 10,
+                i % 5,
+                if i % 9 == 0 { 404 } else { 200 },
+                i * 13,
+                i % 3
+            )
+            .as_bytes(),
+        );
+    }
+    log
+}
+
+/// `logs wf2` and `logs summary` on /dev/zero (one endless line), named and as standard
+/// input: before, 1.9 GB in 4 s and an abort; now the line is skipped as it is read, in
+/// constant memory, until the time bound ends the run.
+#[test]
+fn logs_on_dev_zero_stays_in_bounded_memory() {
+    let mut children = Vec::new();
+    for report in ["wf2", "summary"] {
+        for stdin in [false, true] {
+            let mut cmd = Command::new(swath_bin());
+            cmd.args(["logs", report, "--max-line", "64K"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if stdin {
+                cmd.stdin(std::fs::File::open("/dev/zero").unwrap());
+            } else {
+                cmd.arg("/dev/zero").stdin(Stdio::null());
+            }
+            children.push((report, stdin, cmd.spawn().unwrap()));
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    for (report, stdin, mut child) in children {
+        let still_running = child.try_wait().unwrap().is_none();
+        let hwm = vm_hwm(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            still_running,
+            "{report} stdin={stdin}: ended on an endless input"
+        );
+        assert!(
+            hwm < 64 * 1024,
+            "{report} stdin={stdin}: {hwm} KiB after 2 s on /dev/zero"
+        );
+    }
+}
+
+/// A gzip of 100 MB of zeros (one line of 100 MB): before, the line was gathered whole and
+/// rescanned at every chunk (time growing with its square); now it is skipped in pieces
+/// and counted as one malformed line, in bounded memory.
+#[test]
+fn gzip_of_a_long_zero_line_is_skipped_in_bounded_memory() {
+    let dir = Dir::new();
+    let gz = {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..100 {
+            enc.write_all(&zeros).unwrap();
+        }
+        enc.write_all(b"\n").unwrap();
+        enc.write_all(&small_log()).unwrap();
+        enc.finish().unwrap()
+    };
+    dir.write("zeros.gz", &gz);
+    let (text, _) = reference(&small_log(), &Opts::wf2());
+    // As a file.
+    let o = swath(&dir, &["logs", "wf2", "zeros.gz"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&text)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "swath logs: 1 malformed lines skipped\n"
+    );
+    // From a pipe, measured.
+    for report in ["wf2", "summary"] {
+        let (hwm, status, out, err) = fed_and_measured(
+            &dir,
+            &["logs", report, "-"],
+            &mut std::iter::once(gz.clone()),
+        );
+        assert_eq!(status, Some(0), "{report}: {err}");
+        assert!(hwm < 48 * 1024, "{report}: peak {hwm} KiB");
+        if report == "wf2" {
+            assert_eq!(out, text);
+        }
+        assert_eq!(err, "swath logs: 1 malformed lines skipped\n", "{report}");
+    }
+}
+
+/// A log with a 69 MiB line among good lines: every strategy reports the good lines and one
+/// malformed line, and read from a pipe (by the engine as `/dev/stdin`, or as `-`) the long
+/// line is never gathered (before: 69 MiB or more in memory).
+#[test]
+fn line_of_69_mib_is_malformed_and_not_gathered() {
+    let dir = Dir::new();
+    let head = small_log();
+    let path = dir.write("long.log", &head);
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.set_len(head.len() as u64 + (69 << 20)).unwrap();
+        f.write_all(b"\n").unwrap();
+        f.write_all(&head).unwrap();
+    }
+    let both = [head.clone(), head.clone()].concat();
+    let (text, t) = reference(&both, &Opts::wf2());
+    assert_eq!(t.malformed, 0);
+    for extra in [
+        &["--strategy", "read"][..],
+        &["--threads", "0"],
+        &["--strategy", "pread", "--threads", "2"],
+        &[
+            "--strategy",
+            "pread",
+            "--threads",
+            "2",
+            "--block-size",
+            "4M",
+        ],
+        &["--strategy", "mmap", "--threads", "2"],
+        &["--max-line", "70M"],
+        &[],
+    ] {
+        let mut args = vec!["logs", "wf2", "long.log"];
+        args.extend_from_slice(extra);
+        let o = swath(&dir, &args);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&text),
+            "{extra:?}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "swath logs: 1 malformed lines skipped\n",
+            "{extra:?}"
+        );
+    }
+    for name in ["/dev/stdin", "-"] {
+        let mut chunks = std::iter::once(head.clone())
+            .chain(std::iter::repeat_n(vec![b'x'; 1 << 20], 69))
+            .chain(std::iter::once([&b"\n"[..], &head].concat()));
+        let (hwm, status, out, err) = fed_and_measured(&dir, &["logs", "wf2", name], &mut chunks);
+        assert_eq!(status, Some(0), "{name}: {err}");
+        assert!(hwm < 48 * 1024, "{name}: peak {hwm} KiB");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&text),
+            "{name}"
+        );
+        assert_eq!(err, "swath logs: 1 malformed lines skipped\n", "{name}");
+    }
+}
+
+/// A log that cannot be read in full (a missing file, a truncated gzip) gives no report,
+/// one line on stderr and status 2, instead of a report of zeros.
+#[test]
+fn failed_input_prints_no_report() {
+    let dir = Dir::new();
+    dir.write("good.log", &small_log());
+    let gz = {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&small_log().repeat(50)).unwrap();
+        enc.finish().unwrap()
+    };
+    dir.write("cut.gz", &gz[..gz.len() / 2]);
+    for (args, msg) in [
+        (
+            &["wf2", "missing"][..],
+            "swath logs: missing: No such file or directory\n",
+        ),
+        (
+            &["wf2", "good.log", "missing"],
+            "swath logs: missing: No such file or directory\n",
+        ),
+        (
+            &["summary", "missing", "good.log"],
+            "swath logs: missing: No such file or directory\n",
+        ),
+        (
+            &["wf2", "--json", "cut.gz"],
+            "swath logs: cut.gz: unexpected end of gzip data (truncated file?)\n",
+        ),
+        (
+            &["summary", "cut.gz"],
+            "swath logs: cut.gz: unexpected end of gzip data (truncated file?)\n",
+        ),
+    ] {
+        let mut full = vec!["logs"];
+        full.extend_from_slice(args);
+        let o = swath(&dir, &full);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "", "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), msg, "{args:?}");
+    }
+}
+
+/// With --partial, the report of what was read, marked partial, still with status 2.
+#[test]
+fn partial_prints_what_was_read_marked_partial() {
+    let dir = Dir::new();
+    let log = small_log();
+    dir.write("good.log", &log);
+    let (text, _) = reference(&log, &Opts::wf2());
+    let o = swath(&dir, &["logs", "wf2", "--partial", "good.log", "missing"]);
+    assert_eq!(o.status.code(), Some(2));
+    let want = [
+        &b"PARTIAL REPORT: some logs could not be read in full (see standard error)\n\n"[..],
+        &text,
+    ]
+    .concat();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&want)
+    );
+    let o = swath(
+        &dir,
+        &[
+            "logs",
+            "summary",
+            "--json",
+            "--partial",
+            "missing",
+            "good.log",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["requests"], 200);
+    // A truncated gzip: the whole lines before the cut are reported.
+    let gz = {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&log.repeat(200)).unwrap();
+        enc.finish().unwrap()
+    };
+    dir.write("cut.gz", &gz[..gz.len() / 2]);
+    let o = swath(&dir, &["logs", "summary", "--json", "--partial", "cut.gz"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["partial"], true);
+    let n = v["requests"].as_u64().unwrap();
+    assert!(n > 0 && n < 200 * 200, "{n} requests from half a gzip");
+    // Complete input: no mark.
+    let o = swath(&dir, &["logs", "summary", "--json", "good.log"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("partial").is_none());
+}
+
+/// A live log that grows while read: the report covers it up to the size it had at the
+/// start, with one line on stderr, and status 0 (before: "file changed size", a report of
+/// what was read and status 2, or a read that chased the writer).
+#[test]
+fn growing_log_is_read_up_to_its_size_at_the_start() {
+    let dir = Dir::new();
+    let log = small_log();
+    let path = dir.write("live.log", &log.repeat(2000));
+    for extra in [&["--threads", "2"][..], &["--strategy", "read"]] {
+        let mut child = Command::new(swath_bin())
+            .args(["logs", "summary", "--json", "live.log"])
+            .args(extra)
+            .current_dir(dir.tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Keep appending until swath is done, so that the log grows while it is read.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let mut appended = 0;
+        while child.try_wait().unwrap().is_none() {
+            f.write_all(&log).unwrap();
+            appended += 1;
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {err}");
+        assert!(appended > 0);
+        // The line the size at the start cut (if it did) is malformed.
+        let lines: Vec<&str> = err.lines().collect();
+        let cut = "swath logs: 1 malformed lines skipped";
+        assert!(lines.len() == 1 || lines[1..] == [cut], "{extra:?}: {err}");
+        assert!(
+            lines[0].starts_with("swath logs: live.log: grew to ")
+                && lines[0].contains("; the report covers its first "),
+            "{extra:?}: {err}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["requests"].as_u64().unwrap() >= 200 * 2000, "{extra:?}");
+    }
+}
+
+/// Out of memory under `ulimit -v` (`logs wf2`, `logs summary`, `--html`): before, an abort
+/// with "memory allocation of N bytes failed" (status 134); now the run completes, or ends
+/// with one line saying what was needed and what was left, and status 2.
+#[test]
+fn out_of_memory_is_an_error_not_an_abort() {
+    let dir = Dir::new();
+    let o = swath(&dir, &["gen", "log", "16M", "g.log", "--seed", "1"]);
+    assert!(o.status.success());
+    let bin = swath_bin();
+    let mut ended_with_the_error = 0;
+    for limit in [20_000, 40_000, 60_000, 262_144] {
+        for report in ["wf2", "summary", "summary --html r.html"] {
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -v {limit}; exec '{}' logs {report} g.log",
+                    bin.display()
+                ))
+                .current_dir(dir.tmp.path())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            let what = format!("ulimit -v {limit}; logs {report}: {:?}: {err}", o.status);
+            match o.status.code() {
+                Some(0) => assert!(!o.stdout.is_empty(), "{what}"),
+                Some(2) => {
+                    ended_with_the_error += 1;
+                    assert_eq!(err.lines().count(), 1, "{what}");
+                    assert!(
+                        err.starts_with("swath: out of memory: needs ")
+                            && err.contains(" MB available"),
+                        "{what}"
+                    );
+                }
+                _ => panic!("{what}"),
+            }
+        }
+    }
+    assert!(ended_with_the_error > 0, "no limit was tight enough");
+}
