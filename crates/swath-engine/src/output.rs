@@ -28,7 +28,10 @@ const NO_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] = [NO_PATH; TEMP_SLOTS];
 static HANDLERS: Once = Once::new();
 
-extern "C" fn remove_temps_and_die(sig: libc::c_int) {
+/// Removes every temporary output file still being written. It allocates nothing and only
+/// calls `unlink`, so it may run in a signal handler or where memory ran out, just before
+/// the process ends.
+pub fn remove_temporary_outputs() {
     for slot in TEMP_PATHS.iter() {
         let p = slot.load(Ordering::Acquire);
         if !p.is_null() {
@@ -37,6 +40,10 @@ extern "C" fn remove_temps_and_die(sig: libc::c_int) {
             unsafe { libc::unlink(p) };
         }
     }
+}
+
+extern "C" fn remove_temps_and_die(sig: libc::c_int) {
+    remove_temporary_outputs();
     // SAFETY: restoring the default action and re-raising are async-signal-safe.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);

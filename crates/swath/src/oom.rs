@@ -7,8 +7,8 @@
 //! what is left: under the address-space limit, `ulimit -v`, when there is one, else the
 //! memory the kernel says is available) and exits with status 2, as for any other error.
 //! Nothing in that path allocates. Outputs are written under temporary names and renamed
-//! into place only once complete, so an exit there leaves no partial output at the target
-//! (a named temporary file can remain, as after a kill).
+//! into place only once complete, and the temporary files being written are removed before
+//! the exit (the engine's signal-safe cleanup), so an exit there leaves nothing behind.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -163,6 +163,7 @@ fn out_of_memory(size: usize) -> ! {
     // running anything else (no destructor, no handler that could allocate).
     unsafe {
         libc::write(2, line.buf.as_ptr().cast(), line.len);
+        swath_engine::output::remove_temporary_outputs();
         libc::_exit(2);
     }
 }

@@ -416,12 +416,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     };
     let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut s);
     if failed && !a.common.partial {
-        if let Some(out) = &a.html {
-            eprintln!(
-                "swath logs: '{}' not written: some logs could not be read",
-                out.display()
-            );
-        }
+        // The failed input's line and status 2 say it all; no report, no page.
         return Ok(std::process::ExitCode::from(2));
     }
     let n = a.common.top;
