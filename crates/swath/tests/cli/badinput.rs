@@ -15,11 +15,11 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{swath_bin, Dir};
+use crate::util::{swath_bin, Dir, SmallFs};
 
 /// How a command takes its input and where it writes.
 struct Cmd {
@@ -870,29 +870,4 @@ fn bad_input_growing_and_shrinking() {
         }
     }
     f.finish();
-}
-
-/// A tmpfs of `size` mounted for the test's lifetime (needs root; `None` otherwise).
-struct SmallFs {
-    path: PathBuf,
-}
-
-impl SmallFs {
-    fn mount(dir: &Dir, size: &str) -> Option<SmallFs> {
-        let path = dir.path("small");
-        std::fs::create_dir(&path).ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&path)
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(SmallFs { path })
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.path).status();
-    }
 }

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::util::{swath, swath_bin, Dir};
+use crate::util::{swath, swath_bin, Dir, SmallFs};
 
 const STRATEGIES: [&str; 7] = [
     "auto",
@@ -348,35 +348,10 @@ fn in_place_runs_killed_at_random_moments_always_recover() {
     );
 }
 
-/// A 1 MiB tmpfs mounted for the test's lifetime (needs root; `None` otherwise).
-struct SmallFs {
-    path: std::path::PathBuf,
-}
-
-impl SmallFs {
-    fn mount(dir: &Dir) -> Option<SmallFs> {
-        let path = dir.path("small");
-        std::fs::create_dir(&path).ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-            .arg(&path)
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(SmallFs { path })
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.path).status();
-    }
-}
-
 #[test]
 fn full_disk_is_a_clear_error_and_leaves_nothing() {
     let dir = Dir::new();
-    let Some(fs) = SmallFs::mount(&dir) else {
+    let Some(fs) = SmallFs::mount(&dir, "1m") else {
         // SAFETY: geteuid has no preconditions.
         let euid = unsafe { libc::geteuid() };
         assert_ne!(euid, 0, "root could not mount a tmpfs");

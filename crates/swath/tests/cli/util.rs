@@ -164,3 +164,28 @@ pub fn swath(dir: &Dir, args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// A tmpfs of `size` mounted for the test's lifetime (needs root; `None` otherwise).
+pub struct SmallFs {
+    pub path: PathBuf,
+}
+
+impl SmallFs {
+    pub fn mount(dir: &Dir, size: &str) -> Option<SmallFs> {
+        let path = dir.path("small");
+        std::fs::create_dir(&path).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(SmallFs { path })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.path).status();
+    }
+}
