@@ -1,7 +1,10 @@
-//! Atomic output files: written under a temporary name beside the target, renamed into place
-//! only when complete, removed if anything goes wrong, including SIGINT, SIGTERM and SIGHUP
-//! (a handler unlinks every registered temporary file, then lets the signal take its default
-//! course).
+//! Atomic output files: written into a file with no name (`O_TMPFILE`) in the target's
+//! directory and linked into place only when complete, so that nothing is left behind
+//! whatever ends the process, SIGKILL included. Where the filesystem has no unnamed files,
+//! a temporary name beside the target is used instead, renamed into place when complete and
+//! removed if anything goes wrong, including SIGINT, SIGTERM and SIGHUP (a handler unlinks
+//! every registered temporary file, then lets the signal take its default course); only a
+//! SIGKILL can leave that one behind.
 //!
 //! A symbolic link is written through (the file it points to is replaced, the link stays),
 //! under the rule the kernel applies to `open()` when `fs.protected_symlinks` is 1: a link in
@@ -140,6 +143,8 @@ enum Sink {
     Temp(tempfile::NamedTempFile),
     /// The target itself, a device or FIFO, opened for writing.
     Direct(File),
+    /// A file with no name yet (`O_TMPFILE`), linked into place by `commit`.
+    Unnamed(File),
 }
 
 /// True when `/proc/sys/fs/protected_symlinks` asks the kernel to guard links in sticky
@@ -188,8 +193,112 @@ fn check_link(link: &Path, link_meta: &std::fs::Metadata, name: &str) -> Result<
     }
 }
 
+/// An unnamed file in `dir` (`O_TMPFILE`, created 0666 less the umask), or `None` where the
+/// filesystem or kernel has none, or `/proc` is not there to link it into place.
+fn unnamed_in(dir: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !Path::new("/proc/self/fd").is_dir() {
+        return None;
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o666)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir)
+        .ok()
+}
+
+/// A named temporary file `.NAME.XXXXXX.swath-tmp` in `dir` (created 0666 less the umask).
+fn named_temp_in(
+    dir: &Path,
+    target: &Path,
+    name: &str,
+) -> Result<tempfile::NamedTempFile, EngineError> {
+    let file_name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".swath-tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        // The cause alone: tempfile's message names the temporary file, not the target.
+        .map_err(|e| {
+            let errno = io::Error::last_os_error();
+            let cause = if errno.kind() == e.kind() {
+                errno
+            } else {
+                io::Error::from(e.kind())
+            };
+            EngineError::io(name, cause)
+        })
+}
+
+/// Gives the unnamed `file` the name `target`: linked under a fresh temporary name in the
+/// target's directory (`linkat` through `/proc/self/fd`, which cannot replace a name), then
+/// renamed over the target. The temporary name lives for two system calls, registered for
+/// the signal handler meanwhile.
+fn link_into_place(file: &File, target: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::AtomicU64;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let from =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(io::Error::other)?;
+    let mut base = std::ffi::OsString::from(".");
+    base.push(target.file_name().unwrap_or_default());
+    for _ in 0..100 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mut n = base.clone();
+        n.push(format!(
+            ".{}{:x}{:x}.swath-tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            nanos
+        ));
+        let temp = dir.join(n);
+        let to = CString::new(temp.as_os_str().as_bytes()).map_err(io::Error::other)?;
+        // SAFETY: linkat with two valid NUL-terminated paths.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                continue;
+            }
+            return Err(e);
+        }
+        let slot = register_temp(&temp);
+        let renamed = std::fs::rename(&temp, target);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        if let Some(s) = slot {
+            unregister_temp(s);
+        }
+        return renamed;
+    }
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
 impl AtomicOutput {
-    /// Creates a temporary file in the target's directory.
+    /// Creates the output: an unnamed file in the target's directory where the filesystem
+    /// has them (`O_TMPFILE`), else a named temporary file there.
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
         if descriptor_path(target).is_none() {
@@ -267,31 +376,22 @@ impl AtomicOutput {
         if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
             return Err(EngineError::io(&name, io::Error::last_os_error()));
         }
-        let file_name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Created 0666 less the umask, as any new file; not tempfile's private 0600.
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
-            .suffix(".swath-tmp")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(dir)
-            // The cause alone: tempfile's message names the temporary file, not the target.
-            // The cause alone: tempfile's message names the temporary file, not the target.
-            .map_err(|e| {
-                let errno = io::Error::last_os_error();
-                let cause = if errno.kind() == e.kind() {
-                    errno
-                } else {
-                    io::Error::from(e.kind())
-                };
-                EngineError::io(name, cause)
-            })?;
-        let slot = register_temp(temp.path());
+        // A file with no name (O_TMPFILE) where the filesystem has them: a run killed with
+        // SIGKILL leaves nothing behind. Linked into place through /proc/self/fd at commit.
+        let (sink, slot) = match unnamed_in(dir) {
+            Some(file) => (Sink::Unnamed(file), None),
+            None => {
+                let temp = named_temp_in(dir, target, &name)?;
+                let slot = register_temp(temp.path());
+                (Sink::Temp(temp), slot)
+            }
+        };
         let existing = existing.map(|m| {
             use std::os::unix::fs::MetadataExt;
-            let f = temp.as_file();
+            let f = match &sink {
+                Sink::Temp(t) => t.as_file(),
+                Sink::Unnamed(f) | Sink::Direct(f) => f,
+            };
             let _ = f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
                 m.mode() & 0o777,
             ));
@@ -300,7 +400,7 @@ impl AtomicOutput {
             m.mode()
         });
         Ok(AtomicOutput {
-            temp: Some(Sink::Temp(temp)),
+            temp: Some(sink),
             target: target.to_path_buf(),
             slot,
             existing,
@@ -311,7 +411,7 @@ impl AtomicOutput {
     pub fn file(&self) -> &File {
         match self.sink() {
             Sink::Temp(t) => t.as_file(),
-            Sink::Direct(f) => f,
+            Sink::Unnamed(f) | Sink::Direct(f) => f,
         }
     }
 
@@ -358,6 +458,9 @@ impl AtomicOutput {
                 .persist(&self.target)
                 .map(|_| ())
                 .map_err(|e| EngineError::io(&name, io::Error::from(e))),
+            Sink::Unnamed(file) => {
+                link_into_place(&file, &self.target).map_err(|e| EngineError::io(&name, e))
+            }
             Sink::Direct(_) => Ok(()),
         };
         if let Some(s) = slot {
@@ -429,6 +532,24 @@ mod tests {
                 "{protected} {euid} {link} {dir} {mode:o}"
             );
         }
+    }
+
+    #[test]
+    fn output_under_construction_has_no_name_where_the_filesystem_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        let out = AtomicOutput::create(&target).unwrap();
+        out.file().write_all(b"data").unwrap();
+        if matches!(out.sink(), Sink::Unnamed(_)) {
+            // Nothing in the directory for a SIGKILL to leave behind.
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        } else {
+            eprintln!("no O_TMPFILE here: the named temporary file is used");
+        }
+        out.commit(false).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"data");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
     }
 
     #[test]

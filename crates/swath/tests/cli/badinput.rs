@@ -871,3 +871,57 @@ fn bad_input_growing_and_shrinking() {
     }
     f.finish();
 }
+
+/// A run killed with SIGKILL cannot clean up: its output under construction has no name
+/// (`O_TMPFILE`), so nothing is left behind (on filesystems with unnamed files; GUIDE.md
+/// says what remains elsewhere).
+#[test]
+fn sigkill_leaves_no_temporary_file() {
+    let dir = scene();
+    let mut big = Vec::new();
+    while big.len() < 64 << 20 {
+        big.extend_from_slice(&sample_log());
+    }
+    dir.write("big", &big);
+    let cases: [&[&str]; 3] = [
+        &["gen", "text", "3G", "out", "--seed", "1"],
+        &[
+            "cipher",
+            "--shift",
+            "3",
+            "--strategy",
+            "stream",
+            "big",
+            "out",
+        ],
+        &["cp", "big", "out"],
+    ];
+    let mut killed = 0;
+    for args in cases {
+        for delay_ms in [150u64, 40, 10, 3] {
+            let before = listing(dir.tmp.path());
+            let mut child = Command::new(swath_bin())
+                .args(args)
+                .current_dir(dir.tmp.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            let running = child.try_wait().unwrap().is_none();
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let after = listing(dir.tmp.path());
+            if running {
+                killed += 1;
+                assert_eq!(
+                    after, before,
+                    "{args:?} killed after {delay_ms} ms left files"
+                );
+                break;
+            }
+            let _ = std::fs::remove_file(dir.path("out"));
+        }
+    }
+    assert!(killed >= 2, "only {killed} runs were killed mid-way");
+}
