@@ -209,7 +209,7 @@ fn unnamed_in(dir: &Path) -> Option<File> {
         .ok()
 }
 
-/// A named temporary file `.NAME.XXXXXX.swath-tmp` in `dir` (created 0666 less the umask).
+/// A named temporary file `.NAME.<random>.swath-tmp` in `dir` (created 0666 less the umask).
 fn named_temp_in(
     dir: &Path,
     target: &Path,
