@@ -60,3 +60,58 @@ fn journal_is_removed_when_a_run_fails_before_changing_anything() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read(&f).unwrap(), vec![b'd'; 200_000]);
 }
+
+#[test]
+fn journal_and_lock_hold_for_an_unprivileged_user() {
+    use std::os::fd::AsRawFd;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: running as nobody and planting another user's journal need root");
+        return;
+    }
+    let dir = Dir::new();
+    // nobody's own directory and file.
+    let home = dir.path("home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+    let f = home.join("data");
+    std::fs::write(&f, vec![b'a'; 50_000]).unwrap();
+    std::os::unix::fs::chown(&f, Some(65534), Some(65534)).unwrap();
+    let as_nobody = "exec setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let run = || {
+        Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "{as_nobody} \"$0\" cipher --shift 3 --in-place home/data"
+            ))
+            .arg(swath_bin())
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap()
+    };
+    // A journal of a third user (65533) beside nobody's file is refused.
+    let j = home.join(".data.swath-journal");
+    std::fs::write(&j, b"SWATHJ02 forged").unwrap();
+    std::fs::set_permissions(&j, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::os::unix::fs::chown(&j, Some(65533), Some(65533)).unwrap();
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("belongs to user 65533"), "{err}");
+    assert_eq!(std::fs::read(&f).unwrap(), vec![b'a'; 50_000]);
+    std::fs::remove_file(&j).unwrap();
+    // A run while another holds the file's lock refuses and leaves no journal.
+    let holder = std::fs::File::open(&f).unwrap();
+    // SAFETY: flock on a descriptor the File owns.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("locked"), "{err}");
+    assert!(!j.exists());
+    drop(holder);
+    // And once free, nobody's run transforms it.
+    let out = run();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read(&f).unwrap(), vec![b'd'; 50_000]);
+}
