@@ -38,6 +38,12 @@ pub enum EngineError {
         /// Size when the job finished.
         after: u64,
     },
+    /// The file kept its size but was written to while it was being read.
+    #[error("{path}: file changed as we read it (its modification time moved)")]
+    Modified {
+        /// The file as the user named it.
+        path: String,
+    },
     /// A line longer than the bound set for it.
     #[error("{path}: line too long (more than {max} bytes, from byte {offset})")]
     LineTooLong {

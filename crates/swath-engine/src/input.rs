@@ -29,12 +29,20 @@ pub struct Input {
     base: u64,
     dev: u64,
     ino: u64,
+    /// Modification time at open (nanoseconds since the epoch), to tell a file rewritten in
+    /// place during a run from one left alone.
+    mtime: i128,
     /// A descriptor of its own for asking where the holes are (`SEEK_DATA` moves the file
     /// position, which standard input shares with the caller): only for a regular file that
     /// has fewer blocks on disk than its size needs, the only kind that can have holes.
     holes: Option<File>,
     /// Bytes of the file not backed by blocks on disk at open time: its holes, at most.
     hole_bytes: u64,
+}
+
+/// A file's modification time in nanoseconds since the epoch.
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
 }
 
 /// True for a file of the kernel's pseudo-filesystems (`/proc`, `/sys`, ...): "regular"
@@ -115,6 +123,7 @@ impl Input {
             base,
             dev: meta.dev(),
             ino: meta.ino(),
+            mtime: mtime_ns(&meta),
             file,
             holes: None,
             hole_bytes,
@@ -212,18 +221,39 @@ impl Input {
     }
 
     /// Fails with [`EngineError::Changed`] when the file's size is no longer what it was at
-    /// open: for a command that read the bytes the file had then (a copy, a transform), a
-    /// file that grew meanwhile would leave the output silently short.
-    pub fn check_size_unchanged(&self) -> Result<(), EngineError> {
+    /// open, and with [`EngineError::Modified`] when its size is but its modification time
+    /// is not: for a command that read the bytes the file had then (a copy, a transform), a
+    /// file that grew or was rewritten meanwhile would leave the output silently wrong.
+    pub fn check_unchanged(&self) -> Result<(), EngineError> {
+        self.check_unchanged_since(self.len, self.mtime)
+    }
+
+    /// Size and modification time now, as [`Input::check_unchanged_since`] compares them.
+    pub fn state(&self) -> Result<(u64, i128), EngineError> {
+        self.file
+            .metadata()
+            .map(|m| (m.len(), mtime_ns(&m)))
+            .map_err(|e| EngineError::io(&self.name, e))
+    }
+
+    /// Fails as [`Input::check_unchanged`] does when the file's size or modification time
+    /// differ from `len` and `mtime` (a stream's are not compared: a pipe's time moves as
+    /// it is written).
+    pub fn check_unchanged_since(&self, len: u64, mtime: i128) -> Result<(), EngineError> {
         if self.kind != InputKind::Regular {
             return Ok(());
         }
-        let now = self.current_size()?;
-        if now != self.len {
+        let (now, now_mtime) = self.state()?;
+        if now != len {
             return Err(EngineError::Changed {
                 path: self.name.clone(),
-                before: self.len,
+                before: len,
                 after: now,
+            });
+        }
+        if now_mtime != mtime {
+            return Err(EngineError::Modified {
+                path: self.name.clone(),
             });
         }
         Ok(())

@@ -7,8 +7,10 @@
 //! a terabyte of holes costs nothing. (`copy_file_range` alone would write holes out as
 //! zeros on file systems that do not share extents.)
 //!
-//! The input's size is checked again once copied: a file that grew (or shrank) meanwhile is
-//! an error ([`EngineError::Changed`]), not a copy silently lacking its tail.
+//! The input's size and modification time are checked again once copied: a file that grew
+//! or shrank meanwhile is an error ([`EngineError::Changed`]), one rewritten in place an
+//! error too ([`EngineError::Modified`]), never a copy silently lacking its tail or mixing
+//! old and new bytes.
 
 use std::fs::File;
 use std::io;
@@ -86,7 +88,7 @@ pub fn copy_file(
     let cloned = input.base() == 0
         && unsafe { libc::ioctl(out.as_raw_fd(), libc::FICLONE, input.file().as_raw_fd()) } == 0;
     if cloned {
-        input.check_size_unchanged()?;
+        input.check_unchanged()?;
         return Ok(CopyMethod::Reflink);
     }
     out.set_len(len).map_err(|e| EngineError::io(out_name, e))?;
@@ -148,7 +150,7 @@ pub fn copy_file(
         }
         Err(CopyError::Engine(e)) => return Err(e),
     };
-    input.check_size_unchanged()?;
+    input.check_unchanged()?;
     Ok(method)
 }
 
@@ -318,6 +320,24 @@ mod tests {
                 Err(EngineError::Changed { before, after, .. }) => {
                     assert_eq!((before, after), (100_000, 150_000))
                 }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn input_rewritten_in_place_during_copy_is_reported() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&vec![7u8; 100_000]).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        // Same size, other bytes, a later modification time: only the time tells.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        f.as_file().write_all_at(&[9u8; 10], 500).unwrap();
+        f.as_file().set_modified(later).unwrap();
+        for threads in [1, 2] {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            match copy_file(&input, out.as_file(), "out", threads) {
+                Err(EngineError::Modified { .. }) => {}
                 other => panic!("{other:?}"),
             }
         }

@@ -8,14 +8,17 @@
 //! | offset | field |
 //! |---|---|
 //! | 0 | magic `SWATHJ02`, shift (i64), alphabet (u64), file length, block size, the file's device and inode, XXH3-64 of these |
-//! | 64, 80 | two "done" slots: blocks completed (u64) and XXH3 of it with the header's checksum; slot = count mod 2 |
+//! | 64, 96 | two "done" slots: blocks completed, the file's modification time after them (seconds, nanoseconds), XXH3 of these with the header's checksum; slot = count mod 2 |
 //! | 128 | undo record: block index, length, XXH3 of the header's checksum, index, length and bytes |
 //! | 160 | the block's original bytes |
 //!
 //! For each block `i`: its original bytes go to the undo record (synced), the transformed
-//! bytes to the file (synced), then `done = i + 1` to a slot (synced). Recovery takes the
-//! largest valid `done`; if the undo record is valid and names block `done`, that block may be
-//! half written, so its original bytes are put back first. Then the run continues from `done`.
+//! bytes to the file (synced), then `done = i + 1` and the file's modification time to a slot
+//! (synced). Recovery takes the largest valid `done`; the file's modification time must still
+//! be the one recorded with it (later only when the undo record names block `done`, which the
+//! interrupted run may have been writing), else the file was changed by someone else since and
+//! the journal is refused. If the undo record is valid and names block `done`, that block may
+//! be half written, so its original bytes are put back first. Then the run continues.
 //! A torn journal write fails its checksum and is ignored, which is safe because the step
 //! that follows it only starts once it is synced.
 //!
@@ -35,7 +38,8 @@ use std::path::{Path, PathBuf};
 use swath_engine::EngineError;
 use swath_kernels::transform::Cipher;
 
-const MAGIC: &[u8; 8] = b"SWATHJ02";
+const MAGIC: &[u8; 8] = b"SWATHJ03";
+const SLOT_LEN: u64 = 32;
 const SLOTS_AT: u64 = 64;
 const UNDO_AT: u64 = 128;
 const UNDO_DATA_AT: u64 = 160;
@@ -55,13 +59,25 @@ struct Binding {
     len: u64,
     dev: u64,
     ino: u64,
+    /// Modification time when the run started, recorded with `done = 0`.
+    mtime: Stamp,
+}
+
+/// A modification time: seconds and nanoseconds since the epoch.
+type Stamp = (i64, i64);
+
+fn stamp(meta: &std::fs::Metadata) -> Stamp {
+    (meta.mtime(), meta.mtime_nsec())
 }
 
 /// A journal's header as read back: the parameters, the binding, and the header's checksum
 /// (which every later record includes, so records of another journal never match).
 struct Header {
     params: InPlaceParams,
-    binding: Binding,
+    /// The file's length, device and inode when the run started.
+    len: u64,
+    dev: u64,
+    ino: u64,
     sum: u64,
 }
 
@@ -184,6 +200,16 @@ pub fn transform_in_place(
     path: &Path,
     params: Option<InPlaceParams>,
 ) -> Result<InPlaceReport, EngineError> {
+    transform_in_place_observed(path, params, &mut |_| {})
+}
+
+/// [`transform_in_place`], calling `after_block` with each block's index once it is done
+/// (tests change the file there, deterministically).
+fn transform_in_place_observed(
+    path: &Path,
+    params: Option<InPlaceParams>,
+    after_block: &mut dyn FnMut(u64),
+) -> Result<InPlaceReport, EngineError> {
     let name = path.to_string_lossy().into_owned();
     let io_err = |e: io::Error| EngineError::io(&name, e);
     let file = OpenOptions::new()
@@ -199,11 +225,14 @@ pub fn transform_in_place(
         ));
     }
     lock(&file, &name)?;
+    // Taken again under the lock: nothing of ours changes the file from here on.
+    let meta = file.metadata().map_err(io_err)?;
     let len = meta.len();
     let binding = Binding {
         len,
         dev: meta.dev(),
         ino: meta.ino(),
+        mtime: stamp(&meta),
     };
     let jpath = journal_path(path);
     let jname = jpath.to_string_lossy().into_owned();
@@ -214,7 +243,7 @@ pub fn transform_in_place(
         Some(j) => {
             let header = read_header(&j).map_err(jerr)?;
             let recorded = header.params;
-            if (header.binding.dev, header.binding.ino) != (binding.dev, binding.ino) {
+            if (header.dev, header.ino) != (binding.dev, binding.ino) {
                 return Err(EngineError::io(
                     &jname,
                     io::Error::other(format!(
@@ -222,12 +251,12 @@ pub fn transform_in_place(
                     )),
                 ));
             }
-            let recorded_len = header.binding.len;
+            let recorded_len = header.len;
             if recorded_len != len {
                 return Err(EngineError::io(
                     &jname,
                     io::Error::other(format!(
-                        "journal is for a file of {recorded_len} bytes, {name} has {len}"
+                        "the journal is for a file of {recorded_len} bytes, {name} has {len} (it changed size after the interrupted run): refusing the journal (remove it to give up the recovery)"
                     )),
                 ));
             }
@@ -238,9 +267,31 @@ pub fn transform_in_place(
                     )));
                 }
             }
-            let done = read_done(&j, header.sum).map_err(jerr)?;
-            let restored =
-                restore_undo(&j, &file, done, recorded.block_size, header.sum).map_err(io_err)?;
+            let slot = read_done(&j, header.sum).map_err(jerr)?;
+            let done = slot.map_or(0, |(d, _)| d);
+            let undo = read_undo(&j, done, recorded.block_size, header.sum).map_err(jerr)?;
+            if let Some((_, at_done)) = slot {
+                // Unchanged since block `done` was recorded; later only if the interrupted
+                // run was writing block `done` itself (its undo record says so).
+                let now = binding.mtime;
+                if now != at_done && !(undo.is_some() && now > at_done) {
+                    return Err(EngineError::io(
+                        &jname,
+                        io::Error::other(format!(
+                            "{name} was modified after the interrupted run (its modification time moved): refusing the journal (remove it to give up the recovery)"
+                        )),
+                    ));
+                }
+            }
+            let restored = match undo {
+                Some(bytes) => {
+                    file.write_all_at(&bytes, done * recorded.block_size)
+                        .and_then(|()| file.sync_data())
+                        .map_err(io_err)?;
+                    true
+                }
+                None => false,
+            };
             (j, recorded, header.sum, done, restored)
         }
         None => {
@@ -292,7 +343,9 @@ pub fn transform_in_place(
             touched = true;
             file.write_all_at(&buf[..n], start).map_err(io_err)?;
             file.sync_data().map_err(io_err)?;
-            write_done(&journal, i + 1, header_sum).map_err(jerr)?;
+            let m = file.metadata().map_err(io_err)?;
+            write_done(&journal, i + 1, stamp(&m), header_sum).map_err(jerr)?;
+            after_block(i);
         }
         Ok(())
     })();
@@ -364,6 +417,7 @@ fn create_journal(
     h.extend_from_slice(&b.ino.to_le_bytes());
     let sum = xxh(&[&h]);
     h.extend_from_slice(&sum.to_le_bytes());
+    h.extend_from_slice(&done_slot(0, b.mtime, sum));
     j.write_all_at(&h, 0)?;
     j.sync_all()?;
     sync_dir(path);
@@ -386,34 +440,48 @@ fn read_header(j: &File) -> io::Result<Header> {
             alphabet: word(16) != 0,
             block_size: word(32),
         },
-        binding: Binding {
-            len: word(24),
-            dev: word(40),
-            ino: word(48),
-        },
+        len: word(24),
+        dev: word(40),
+        ino: word(48),
         sum: word(56),
     })
 }
 
-fn write_done(j: &File, count: u64, header_sum: u64) -> io::Result<()> {
-    let mut s = [0u8; 16];
+/// A "done" slot: the count, the file's modification time after those blocks, and their
+/// checksum chained to the header's.
+fn done_slot(count: u64, mtime: Stamp, header_sum: u64) -> [u8; SLOT_LEN as usize] {
+    let mut s = [0u8; SLOT_LEN as usize];
     s[..8].copy_from_slice(&count.to_le_bytes());
-    s[8..].copy_from_slice(&xxh(&[&header_sum.to_le_bytes(), &count.to_le_bytes()]).to_le_bytes());
-    j.write_all_at(&s, SLOTS_AT + 16 * (count % 2))?;
+    s[8..16].copy_from_slice(&mtime.0.to_le_bytes());
+    s[16..24].copy_from_slice(&mtime.1.to_le_bytes());
+    let sum = xxh(&[&header_sum.to_le_bytes(), &s[..24]]);
+    s[24..].copy_from_slice(&sum.to_le_bytes());
+    s
+}
+
+fn write_done(j: &File, count: u64, mtime: Stamp, header_sum: u64) -> io::Result<()> {
+    let s = done_slot(count, mtime, header_sum);
+    j.write_all_at(&s, SLOTS_AT + SLOT_LEN * (count % 2))?;
     j.sync_data()
 }
 
-fn read_done(j: &File, header_sum: u64) -> io::Result<u64> {
-    let mut best = 0;
+/// The largest valid "done" count and the modification time recorded with it; `None` when
+/// no slot holds (a creation interrupted before its first sync: nothing was changed).
+fn read_done(j: &File, header_sum: u64) -> io::Result<Option<(u64, Stamp)>> {
+    let mut best: Option<(u64, Stamp)> = None;
     for slot in 0..2 {
-        let mut s = [0u8; 16];
-        if j.read_exact_at(&mut s, SLOTS_AT + 16 * slot).is_err() {
+        let mut s = [0u8; SLOT_LEN as usize];
+        if j.read_exact_at(&mut s, SLOTS_AT + SLOT_LEN * slot).is_err() {
             continue;
         }
-        let v = u64::from_le_bytes(s[..8].try_into().expect("8 bytes"));
-        let sum = u64::from_le_bytes(s[8..].try_into().expect("8 bytes"));
-        if sum == xxh(&[&header_sum.to_le_bytes(), &v.to_le_bytes()]) && v % 2 == slot {
-            best = best.max(v);
+        let word = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        let count = word(0);
+        let mtime = (word(8) as i64, word(16) as i64);
+        if s == done_slot(count, mtime, header_sum)
+            && count % 2 == slot
+            && best.is_none_or(|(b, _)| count > b)
+        {
+            best = Some((count, mtime));
         }
     }
     Ok(best)
@@ -440,27 +508,30 @@ fn undo_sum(header_sum: u64, index: u64, len: u64, bytes: &[u8]) -> u64 {
     ])
 }
 
-/// Puts back block `done`'s original bytes if the undo record holds them.
-fn restore_undo(j: &File, file: &File, done: u64, bs: u64, header_sum: u64) -> io::Result<bool> {
+/// Block `done`'s original bytes, if the undo record holds them (the interrupted run was
+/// writing that block).
+fn read_undo(j: &File, done: u64, bs: u64, header_sum: u64) -> io::Result<Option<Vec<u8>>> {
     let mut r = [0u8; 24];
     if j.read_exact_at(&mut r, UNDO_AT).is_err() {
-        return Ok(false);
+        return Ok(None);
     }
     let index = u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
     let len = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let sum = u64::from_le_bytes(r[16..].try_into().expect("8 bytes"));
     if index != done || len == 0 || len > bs {
-        return Ok(false);
+        return Ok(None);
     }
-    let mut bytes = vec![0u8; len as usize];
+    let mut bytes = Vec::new();
+    if bytes.try_reserve_exact(len as usize).is_err() {
+        return Ok(None);
+    }
+    bytes.resize(len as usize, 0);
     if j.read_exact_at(&mut bytes, UNDO_DATA_AT).is_err()
         || undo_sum(header_sum, index, len, &bytes) != sum
     {
-        return Ok(false);
+        return Ok(None);
     }
-    file.write_all_at(&bytes, index * bs)?;
-    file.sync_data()?;
-    Ok(true)
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]
@@ -496,12 +567,19 @@ mod tests {
             len: data.len() as u64,
             dev: m.dev(),
             ino: m.ino(),
+            mtime: stamp(&m),
         };
         let (j, sum) = create_journal(&journal_path(&path), &p, b, 0o600).unwrap();
         let mut partial = data.clone();
-        Cipher::bytes(7).apply_naive(&mut partial[..3500]);
+        Cipher::bytes(7).apply_naive(&mut partial[..3000]);
         file.write_all_at(&partial, 0).unwrap();
-        write_done(&j, 3, sum).unwrap();
+        let after_three = stamp(&file.metadata().unwrap());
+        write_done(&j, 3, after_three, sum).unwrap();
+        // Block 3 half written after its undo record: a later modification time is ours.
+        Cipher::bytes(7).apply_naive(&mut partial[3000..3500]);
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3);
+        file.write_all_at(&partial, 0).unwrap();
+        file.set_modified(later).unwrap();
         write_undo(&j, 3, &data[3000..4000], sum).unwrap();
         drop(j);
         assert!(transform_in_place(&path, Some(InPlaceParams { shift: 1, ..p })).is_err());
@@ -537,6 +615,7 @@ mod tests {
             len: 10,
             dev: 1,
             ino: 2,
+            mtime: (0, 0),
         };
         let (_j, _) = create_journal(&jpath, &params(), b, 0o644 & 0o600).unwrap();
         let mode = std::fs::metadata(&jpath).unwrap().permissions().mode();
@@ -557,10 +636,11 @@ mod tests {
             len: 5000,
             dev: m.dev(),
             ino: m.ino(),
+            mtime: stamp(&m),
         };
         // A's journal, moved next to B (same size, same owner).
         let (j, sum) = create_journal(&journal_path(&b), &params(), binding, 0o600).unwrap();
-        write_done(&j, 2, sum).unwrap();
+        write_done(&j, 2, stamp(&m), sum).unwrap();
         drop(j);
         let err = transform_in_place(&b, Some(params()))
             .unwrap_err()
@@ -595,10 +675,11 @@ mod tests {
             len: 3000,
             dev: m.dev(),
             ino: m.ino(),
+            mtime: stamp(&m),
         };
         let (j, sum) = create_journal(&journal_path(&f), &params(), binding, 0o600).unwrap();
         // Claims every block done, with a checksum that is not the header's.
-        write_done(&j, 3, sum ^ 1).unwrap();
+        write_done(&j, 3, stamp(&m), sum ^ 1).unwrap();
         // And a header whose checksum does not match: damaged or forged.
         j.write_all_at(&7i64.to_le_bytes(), 8).unwrap();
         drop(j);
@@ -607,6 +688,122 @@ mod tests {
             .to_string();
         assert!(err.contains("damaged"), "{err}");
         assert_eq!(std::fs::read(&f).unwrap(), vec![b'a'; 3000]);
+    }
+
+    /// An interrupted run's state: blocks `0..done` of `data` transformed in `path`, their
+    /// journal beside it.
+    fn interrupted(path: &Path, data: &[u8], done: u64) {
+        let p = params();
+        std::fs::write(path, data).unwrap();
+        let file = OpenOptions::new().write(true).open(path).unwrap();
+        let m = file.metadata().unwrap();
+        let b = Binding {
+            len: data.len() as u64,
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: stamp(&m),
+        };
+        let (j, sum) = create_journal(&journal_path(path), &p, b, 0o600).unwrap();
+        let mut head = data[..(done * p.block_size) as usize].to_vec();
+        p.cipher().apply_naive(&mut head);
+        file.write_all_at(&head, 0).unwrap();
+        write_done(&j, done, stamp(&file.metadata().unwrap()), sum).unwrap();
+    }
+
+    #[test]
+    fn journal_of_a_file_modified_since_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let data = vec![b'a'; 5000];
+        interrupted(&f, &data, 2);
+        // Someone rewrites the file in place (same size) before the resume.
+        let file = OpenOptions::new().write(true).open(&f).unwrap();
+        file.write_all_at(b"zz", 4000).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(7);
+        file.set_modified(later).unwrap();
+        let before = std::fs::read(&f).unwrap();
+        let err = transform_in_place(&f, None).unwrap_err().to_string();
+        assert!(
+            err.contains("was modified after the interrupted run"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), before);
+        assert!(journal_path(&f).exists());
+        // Untouched since, it resumes.
+        let g = dir.path().join("g");
+        interrupted(&g, &data, 2);
+        let r = transform_in_place(&g, None).unwrap();
+        assert_eq!((r.resumed_at, r.restored), (2, false));
+        let mut want = data.clone();
+        params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&g).unwrap(), want);
+    }
+
+    #[test]
+    fn in_place_run_reports_a_file_grown_during_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let data = vec![b'a'; 3500];
+        std::fs::write(&f, &data).unwrap();
+        let mut append = |i: u64| {
+            if i == 0 {
+                let mut h = OpenOptions::new().append(true).open(&f).unwrap();
+                io::Write::write_all(&mut h, b"tail").unwrap();
+            }
+        };
+        let err = transform_in_place_observed(&f, Some(params()), &mut append).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EngineError::Changed {
+                    before: 3500,
+                    after: 3504,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // Whole up to the starting length, the appended bytes as they came, no journal.
+        let mut want = data.clone();
+        params().cipher().apply_naive(&mut want);
+        want.extend_from_slice(b"tail");
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+        assert!(!journal_path(&f).exists());
+    }
+
+    #[test]
+    fn in_place_run_reports_a_file_shrunk_during_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![b'a'; 3500]).unwrap();
+        let mut cut = |i: u64| {
+            if i == 0 {
+                OpenOptions::new()
+                    .write(true)
+                    .open(&f)
+                    .unwrap()
+                    .set_len(1500)
+                    .unwrap();
+            }
+        };
+        let err = transform_in_place_observed(&f, Some(params()), &mut cut).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EngineError::Shrank {
+                    expected: 3500,
+                    found: 1500,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // The journal stays (a block was changed), and the next run says why it cannot use it.
+        let next = transform_in_place(&f, None).unwrap_err().to_string();
+        assert!(
+            next.contains("changed size after the interrupted run"),
+            "{next}"
+        );
     }
 
     #[test]

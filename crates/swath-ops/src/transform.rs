@@ -16,7 +16,8 @@
 //! When the transformation maps a zero byte to zero (the Caesar shift of 0), the holes of a
 //! sparse input stay holes in the output with `Threads` (the `auto` choice): a block wholly
 //! inside a hole is neither read nor written. An input whose size changed by the end of the
-//! run is an error ([`EngineError::Changed`]): the output would lack its tail.
+//! run is an error ([`EngineError::Changed`]): the output would lack its tail; one whose
+//! modification time moved is one too ([`EngineError::Modified`]).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -225,7 +226,7 @@ pub fn transform_to_file(
     let bs = spec.engine.block_size.unwrap_or(DEFAULT_BLOCK);
     let done = transform_sized(spec, out, out_name, len, strategy, &reason, threads, bs)?;
     // Bytes appended meanwhile were not transformed: the output would silently lack them.
-    spec.input.check_size_unchanged()?;
+    spec.input.check_unchanged()?;
     Ok(done)
 }
 
@@ -804,6 +805,31 @@ mod tests {
             let mut want = *b"\0abc";
             cipher.apply_naive(&mut want);
             assert_eq!(mid, want);
+        }
+    }
+
+    #[test]
+    fn cipher_of_an_input_rewritten_meanwhile_is_reported() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&vec![b'a'; 100_000]).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        f.as_file().write_all_at(b"zz", 70_000).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        f.as_file().set_modified(later).unwrap();
+        for strategy in CipherStrategy::ALL {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            let spec = TransformSpec {
+                input: &input,
+                cipher: Cipher::alphabet(1),
+                scalar: false,
+                engine: EngineOptions::default(),
+                strategy,
+                queue_depth: 4,
+            };
+            match transform_to_file(&spec, out.as_file(), "out") {
+                Err(EngineError::Modified { .. }) => {}
+                other => panic!("{strategy:?}: {other:?}"),
+            }
         }
     }
 

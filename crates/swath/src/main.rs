@@ -138,12 +138,15 @@ fn main() -> ExitCode {
                 return ExitCode::from(*status);
             }
             eprintln!("swath: {e:#}");
-            // An input that changed while read (grew under a copy) is status 2, as the
+            // An input that changed while read (grew, or was rewritten, under a copy) is status 2, as the
             // engine's readers report it; other failures 1.
             let changed = e.chain().any(|c| {
                 matches!(
                     c.downcast_ref::<swath_engine::EngineError>(),
-                    Some(swath_engine::EngineError::Changed { .. })
+                    Some(
+                        swath_engine::EngineError::Changed { .. }
+                            | swath_engine::EngineError::Modified { .. }
+                    )
                 )
             });
             ExitCode::from(if changed { 2 } else { 1 })

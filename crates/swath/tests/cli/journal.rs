@@ -30,7 +30,7 @@ fn journal_forged_by_another_user_is_refused() {
     let f = dir.write("secret", &vec![b'a'; 100_000]);
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
     // nobody's journal, planted in the (shared) directory.
-    let j = dir.write(".secret.swath-journal", b"SWATHJ02 whatever nobody wants");
+    let j = dir.write(".secret.swath-journal", b"SWATHJ03 whatever nobody wants");
     std::os::unix::fs::chown(&j, Some(65534), Some(65534)).unwrap();
     let out = in_place(&dir, "", "secret");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -91,7 +91,7 @@ fn journal_and_lock_hold_for_an_unprivileged_user() {
     };
     // A journal of a third user (65533) beside nobody's file is refused.
     let j = home.join(".data.swath-journal");
-    std::fs::write(&j, b"SWATHJ02 forged").unwrap();
+    std::fs::write(&j, b"SWATHJ03 forged").unwrap();
     std::fs::set_permissions(&j, std::fs::Permissions::from_mode(0o666)).unwrap();
     std::os::unix::fs::chown(&j, Some(65533), Some(65533)).unwrap();
     let out = run();
