@@ -305,6 +305,109 @@ where
     })
 }
 
+/// The result of [`stream_differences_with_lines`].
+#[derive(Debug, Clone)]
+pub struct StreamedLines {
+    /// How much was compared, and which input ended there.
+    pub extent: Extent,
+    /// Newlines in the first input over everything compared, when the run was not stopped.
+    pub newlines_total: Option<u64>,
+    /// The last byte compared of the first input.
+    pub last_byte: Option<u8>,
+    /// What the engine did.
+    pub plan: Plan,
+    /// Counters of the run.
+    pub stats: RunStats,
+}
+
+/// One block's differences with the newlines before each inside the block, its newline
+/// count and its last byte: what [`stream_differences_with_lines`] merges in order.
+/// Differences are kept compact (offset in the block, the two bytes, newlines before it in
+/// the block): a block where every byte differs holds 12 bytes per byte, not 24.
+type LinedBlock = (Vec<LinedDiff>, u64, Option<u8>);
+
+/// Offsets within a block fit in 32 bits: blocks are at most 1 GiB (the options' bound).
+#[derive(Clone, Copy)]
+struct LinedDiff {
+    at: u32,
+    newlines: u32,
+    a: u8,
+    b: u8,
+}
+
+/// Visits every difference in file order with the number of newlines of the first input
+/// before it (the default output's line numbers), for as many differences as the caller
+/// wants: `consume` returning [`Flow::Stop`] ends the run. Each block's newlines are counted
+/// by the worker that compares it and made absolute in the ordered merge, so memory is the
+/// blocks in flight, not the differences asked for.
+pub fn stream_differences_with_lines<C>(
+    spec: &CompareSpec<'_>,
+    opts: &EngineOptions,
+    mut consume: C,
+) -> Result<StreamedLines, EngineError>
+where
+    C: FnMut(Difference, u64) -> Flow + Send,
+{
+    let job = spec.job();
+    let plan = spec.plan(opts);
+    let window = plan.threads * 2;
+    let mut base = 0u64;
+    let mut last_byte = None;
+    let mut stopped = false;
+    let stats = run_ordered(
+        &plan,
+        &job,
+        window,
+        |block, data| -> LinedBlock {
+            if is_zero_run(block, data) {
+                // Holes in both inputs: no difference, no newline, ends in a zero.
+                return (Vec::new(), 0, (block.len > 0).then_some(0));
+            }
+            let (a, b) = (data[0], data[1]);
+            let mut found = Vec::new();
+            let (mut running, mut from) = (0u64, 0usize);
+            for_each_mismatch(a, b, |i| {
+                running += count_byte(&a[from..i], b'\n');
+                from = i;
+                found.push(LinedDiff {
+                    at: i as u32,
+                    newlines: running as u32,
+                    a: a[i],
+                    b: b[i],
+                });
+                true
+            });
+            running += count_byte(&a[from..], b'\n');
+            (found, running, a.last().copied())
+        },
+        |block, (found, newlines, last): LinedBlock| {
+            for x in found {
+                let d = Difference {
+                    offset: block.start + u64::from(x.at),
+                    a: x.a,
+                    b: x.b,
+                };
+                if consume(d, base + u64::from(x.newlines)) == Flow::Stop {
+                    stopped = true;
+                    return Flow::Stop;
+                }
+            }
+            base += newlines;
+            if last.is_some() {
+                last_byte = last;
+            }
+            Flow::Continue
+        },
+    )?;
+    Ok(StreamedLines {
+        extent: stats.extent.clone(),
+        newlines_total: (!stopped).then_some(base),
+        last_byte,
+        plan,
+        stats,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,7 +532,27 @@ mod tests {
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
             prop_assert_eq!(streamed.extent.len, all.len);
-            prop_assert_eq!(streamed.extent.ended, all.ended);
+            prop_assert_eq!(&streamed.extent.ended, &all.ended);
+
+            // Streaming the first K with their line numbers gives the oracle's first K.
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
+            let (mut diffs, mut before) = (Vec::new(), Vec::new());
+            let lined = stream_differences_with_lines(&spec, &opts, |d, nl| {
+                diffs.push(d);
+                before.push(nl);
+                if diffs.len() == k { Flow::Stop } else { Flow::Continue }
+            }).unwrap();
+            prop_assert_eq!(&diffs, &want.diffs);
+            prop_assert_eq!(&before, &want.before);
+            if diffs.len() < k {
+                prop_assert_eq!(lined.newlines_total, want.total);
+                let a_region = &a[(skip.0 as usize).min(a.len())..];
+                let want_last = (want.len > 0).then(|| a_region[want.len as usize - 1]);
+                prop_assert_eq!(lined.last_byte, want_last);
+                prop_assert_eq!(lined.extent.len, want.len);
+                prop_assert_eq!(&lined.extent.ended, &want.ended);
+            }
         }
     }
 
@@ -509,6 +632,18 @@ mod tests {
             ).unwrap();
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
+            let mut lined_before = Vec::new();
+            let lined = stream_differences_with_lines(&spec, &opts, |_, nl| {
+                lined_before.push(nl);
+                if lined_before.len() == k { Flow::Stop } else { Flow::Continue }
+            }).unwrap();
+            prop_assert_eq!(&lined_before, &want.before);
+            if lined_before.len() < k {
+                prop_assert_eq!(lined.newlines_total, want.total);
+                prop_assert_eq!(lined.last_byte, a.last().copied());
+            }
         }
     }
 

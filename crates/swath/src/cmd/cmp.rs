@@ -17,7 +17,10 @@ use std::process::ExitCode;
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use serde::Serialize;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, InputKind};
-use swath_ops::compare::{first_differences, stream_differences, CompareSpec, Difference, Lines};
+use swath_ops::compare::{
+    first_differences, stream_differences, stream_differences_with_lines, CompareSpec, Difference,
+    Lines,
+};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
@@ -422,6 +425,9 @@ fn first_k(
         (_, Some(k)) => usize::try_from(k).unwrap_or(usize::MAX),
         (_, None) => 1,
     };
+    if req.mode == Mode::First && k > KEEP_AT_MOST {
+        return first_k_streamed(prog, req, spec, names, out, k as u64);
+    }
     let lines = if req.mode == Mode::First {
         Lines::Count
     } else {
@@ -454,30 +460,11 @@ fn first_k(
             } else {
                 "byte"
             };
+            let mut buf = Vec::new();
             for (d, nl) in r.diffs.iter().zip(&r.newlines_before) {
-                // Names as their bytes, as GNU prints them (not made valid UTF-8).
-                let mut line = Vec::new();
-                line.extend_from_slice(req.files[0].as_bytes());
-                line.push(b' ');
-                line.extend_from_slice(req.files[1].as_bytes());
-                line.extend_from_slice(
-                    format!(" differ: {word} {}, line {}", d.offset + 1, nl + 1).as_bytes(),
-                );
-                if req.print_bytes {
-                    line.extend_from_slice(
-                        format!(
-                            " is {:3o} {} {:3o} {}",
-                            d.a,
-                            printable(d.a),
-                            d.b,
-                            printable(d.b)
-                        )
-                        .as_bytes(),
-                    );
-                }
-                line.push(b'\n');
-                out.write(&line);
+                differ_line(&mut buf, req, word, *d, *nl);
             }
+            out.write(&buf);
         }
         Mode::All => {
             let width = offset_width(spec, req.limit);
@@ -489,16 +476,113 @@ fn first_k(
         }
     }
     if let (Some(side), false) = (eof, req.mode == Mode::Status) {
-        let total = r.newlines_total.unwrap_or(0);
-        let at_line_end = r.last_byte == Some(b'\n');
+        let line = eof_line(r.newlines_total, r.last_byte);
         report_eof(
             prog,
             &req.files[side],
             r.extent.len,
-            (req.mode == Mode::First).then_some((total, at_line_end)),
+            (req.mode == Mode::First).then_some(line),
         );
     }
     Ok((code, r.plan, r.stats))
+}
+
+/// Up to this many differences (`--max-diffs`) are found speculatively and kept; more are
+/// streamed in order as they are found, so memory does not grow with K.
+const KEEP_AT_MOST: usize = 1 << 16;
+
+/// The default output with a large `--max-diffs K`: differences and their line numbers
+/// streamed in file order, the run stopped after K.
+fn first_k_streamed(
+    prog: &str,
+    req: &Request,
+    spec: &CompareSpec<'_>,
+    names: &[String],
+    out: &mut Output,
+    k: u64,
+) -> Result<Ran, EngineError> {
+    let word = if messages_locale_is_posix() && !req.print_bytes {
+        "char"
+    } else {
+        "byte"
+    };
+    let mut seen = 0u64;
+    let mut buf = Vec::new();
+    if req.json {
+        buf.extend_from_slice(json_head(req, names).as_bytes());
+    }
+    let r = stream_differences_with_lines(spec, &req.engine, |d, newlines| {
+        if req.json {
+            if seen > 0 {
+                buf.push(b',');
+            }
+            let item = JsonDiff::from(d, Some(newlines + 1));
+            buf.extend_from_slice(serde_json::to_string(&item).unwrap_or_default().as_bytes());
+        } else {
+            differ_line(&mut buf, req, word, d, newlines);
+        }
+        seen += 1;
+        if buf.len() >= 1 << 16 {
+            out.write(&buf);
+            buf.clear();
+        }
+        if seen >= k {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    })?;
+    let eof = (seen < k).then(|| eof_side(&r.extent.ended)).flatten();
+    let code = if seen == 0 && eof.is_none() {
+        SAME
+    } else {
+        DIFFERENT
+    };
+    if req.json {
+        let eof_info = eof.map(|side| EofInfo {
+            file: names[side].clone(),
+            file_bytes: raw_name(&req.files[side]),
+            after_byte: r.extent.len,
+        });
+        buf.extend_from_slice(json_tail(eof_info, code).as_bytes());
+        out.write(&buf);
+        return Ok((code, r.plan, r.stats));
+    }
+    out.write(&buf);
+    if let Some(side) = eof {
+        let line = eof_line(r.newlines_total, r.last_byte);
+        report_eof(prog, &req.files[side], r.extent.len, Some(line));
+    }
+    Ok((code, r.plan, r.stats))
+}
+
+/// What the EOF message says of lines: the newlines read, and whether the last byte was one.
+fn eof_line(newlines_total: Option<u64>, last_byte: Option<u8>) -> (u64, bool) {
+    (newlines_total.unwrap_or(0), last_byte == Some(b'\n'))
+}
+
+/// One line of the default output: `A B differ: byte N, line L` (and the bytes with `-b`).
+fn differ_line(line: &mut Vec<u8>, req: &Request, word: &str, d: Difference, newlines: u64) {
+    // Names as their bytes, as GNU prints them (not made valid UTF-8).
+    line.extend_from_slice(req.files[0].as_bytes());
+    line.push(b' ');
+    line.extend_from_slice(req.files[1].as_bytes());
+    line.extend_from_slice(
+        format!(" differ: {word} {}, line {}", d.offset + 1, newlines + 1).as_bytes(),
+    );
+    if req.print_bytes {
+        line.extend_from_slice(
+            format!(
+                " is {:3o} {} {:3o} {}",
+                d.a,
+                printable(d.a),
+                d.b,
+                printable(d.b)
+            )
+            .as_bytes(),
+        );
+    }
+    line.push(b'\n');
 }
 
 /// `-l`: every difference, formatted by the workers and written in order.

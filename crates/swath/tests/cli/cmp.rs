@@ -701,3 +701,99 @@ fn block_size_1_keeps_no_state_per_block() {
         "a c differ: byte 16000000, line 16000000\n"
     );
 }
+
+/// The default output with a `--max-diffs K` larger than what is kept (65,536) streams its
+/// differences and line numbers: two 4 MB files with newlines that differ everywhere, under a
+/// 150 MB address-space limit (before: K differences and their line numbers kept, 163 MB
+/// resident here and 1.95 GB for 50 MB files, and an abort under this limit). Its output is
+/// that of a naive count and of the kept path, across block seams and thread counts, and
+/// its EOF line is GNU's.
+#[test]
+fn default_output_with_a_large_max_diffs_streams_in_bounded_memory() {
+    let dir = Dir::new();
+    let newline_every = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|i| if i % 37 == 0 { b'\n' } else { b'a' })
+            .collect()
+    };
+    const N: usize = 4_000_000;
+    let a = newline_every(N);
+    let b: Vec<u8> = a[..N - 1000].iter().map(|&x| x ^ 0x20).collect();
+    dir.write("a", &a);
+    dir.write("b", &b);
+    let (code, out, err) = cmp_under_ulimit(&dir, 150_000, "--max-diffs 1000000000 a b");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(out.iter().filter(|&&c| c == b'\n').count(), N - 1000);
+    let lines_before = |n: usize| a[..n].iter().filter(|&&c| c == b'\n').count();
+    let last = format!(
+        "a b differ: byte {}, line {}\n",
+        N - 1000,
+        lines_before(N - 1001) + 1
+    );
+    assert!(out.ends_with(last.as_bytes()));
+    let eof = format!(
+        "EOF on b after byte {}, in line {}\n",
+        N - 1000,
+        lines_before(N - 1000) + 1
+    );
+    assert!(err.ends_with(&eof), "{err}");
+
+    // Small files: every item against a naive count, kept and streamed alike.
+    const M: usize = 100_000;
+    let a = newline_every(M);
+    let b: Vec<u8> = a[..M - 10]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| if i % 3 == 0 { x } else { x ^ 1 })
+        .collect();
+    dir.write("c", &a);
+    dir.write("d", &b);
+    let mut want = Vec::new();
+    let mut line = 1;
+    for i in 0..M - 10 {
+        if a[i] != b[i] {
+            want.push(
+                serde_json::json!({"byte": i + 1, "line": line, "byte1": a[i], "byte2": b[i]}),
+            );
+        }
+        line += usize::from(a[i] == b'\n');
+    }
+    for extra in ["", "--threads 2 --block-size 4093", "--threads 0"] {
+        for k in [65_536, 1_000_000] {
+            let args = format!("cmp --json --max-diffs {k} {extra} c d");
+            let o = crate::util::swath(&dir, &args.split_whitespace().collect::<Vec<_>>());
+            assert_eq!(o.status.code(), Some(1), "{args}");
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let got = v["differences"].as_array().unwrap();
+            assert_eq!(got[..], want[..k.min(want.len())], "{args}");
+            let eof = serde_json::json!({"file": "d", "after_byte": M - 10});
+            assert_eq!(
+                v["eof"],
+                if k > want.len() {
+                    eof
+                } else {
+                    serde_json::Value::Null
+                }
+            );
+        }
+    }
+
+    // Fewer differences than K: GNU's EOF line (a shorter file that is a prefix).
+    dir.write("p", &a[..M - 10]);
+    let gnu = Command::new(crate::util::gnu_cmp())
+        .args(["c", "p"])
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    let ours = crate::util::swath(&dir, &["cmp", "--max-diffs", "100000000", "c", "p"]);
+    assert_eq!((ours.status.code(), gnu.status.code()), (Some(1), Some(1)));
+    let tail = |e: &[u8]| {
+        String::from_utf8_lossy(e)
+            .split_once(": EOF")
+            .unwrap()
+            .1
+            .to_string()
+    };
+    assert_eq!(tail(&ours.stderr), tail(&gnu.stderr));
+    assert!(ours.stdout.is_empty());
+}
