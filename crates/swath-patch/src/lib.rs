@@ -6,6 +6,16 @@
 //! docs/patch-format.md the wire format.
 //!
 //! - [`ops`]: the instruction model every format is written from.
+//! - [`format`]: swath's patch format: header, section table, footer, streams.
+//! - [`section`]: one section's encoding and application.
+//! - [`hash`]: the parallel file hash recorded for OLD and NEW.
+//! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
+pub mod error;
+pub mod format;
+pub mod hash;
 pub mod ops;
+pub mod section;
+
+pub use error::PatchError;

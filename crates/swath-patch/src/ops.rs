@@ -72,7 +72,11 @@ pub fn apply_naive(old: &[u8], new_for_literals: &[u8], ops: &[Op]) -> Vec<u8> {
                 let o = &old[from as usize..(from + len) as usize];
                 let n = &new_for_literals[at..at + len as usize];
                 // old + (new - old) = new: what a decoder computes from the stored difference.
-                out.extend(o.iter().zip(n).map(|(&a, &b)| a.wrapping_add(b.wrapping_sub(a))));
+                out.extend(
+                    o.iter()
+                        .zip(n)
+                        .map(|(&a, &b)| a.wrapping_add(b.wrapping_sub(a))),
+                );
             }
         }
     }

@@ -1,0 +1,556 @@
+//! swath's patch format, version 1 (docs/patch-format.md is the specification).
+//!
+//! A patch is a fixed header, then NEW's sections one after the other, then a section table
+//! and a fixed footer at the very end. Each section rebuilds one contiguous slice of NEW on
+//! its own: its instructions, literal bytes and difference bytes are three independent
+//! streams, each stored or zstd-compressed, so sections are made and applied on all cores
+//! and a reader can seek straight to any of them. Everything is checked before it is used:
+//! the header, the footer and the table carry XXH3-64 checksums chained to the header's,
+//! each section carries its own, and every length is bounded by the sizes the header
+//! states, so a damaged or forged patch is refused in one line before anything is written
+//! and never makes the reader allocate more than a section's worth.
+
+use std::io;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::ops::Op;
+
+/// The first eight bytes of every swath patch.
+pub const MAGIC: &[u8; 8] = b"SWATHPAT";
+/// The last eight bytes of every swath patch.
+pub const END_MAGIC: &[u8; 8] = b"SWATHEND";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes in the header.
+pub const HEADER_LEN: usize = 128;
+/// Bytes in the footer.
+pub const FOOTER_LEN: usize = 40;
+/// Bytes in one entry of the section table.
+pub const ENTRY_LEN: usize = 40;
+/// The largest slice of NEW one section may rebuild: what bounds a reader's memory.
+pub const MAX_SECTION: u64 = 64 << 20;
+
+/// How hard `make` worked (recorded for `info`; apply does not depend on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Content-defined chunk matches only.
+    Fast,
+    /// Chunk anchors and approximate matches between them.
+    Default,
+    /// More seeds, more search, stronger compression.
+    Max,
+}
+
+impl Level {
+    /// Its number in the header.
+    pub fn code(self) -> u32 {
+        match self {
+            Level::Fast => 0,
+            Level::Default => 1,
+            Level::Max => 2,
+        }
+    }
+
+    /// The level of a header number.
+    pub fn from_code(c: u32) -> Option<Level> {
+        match c {
+            0 => Some(Level::Fast),
+            1 => Some(Level::Default),
+            2 => Some(Level::Max),
+            _ => None,
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Fast => "fast",
+            Level::Default => "default",
+            Level::Max => "max",
+        }
+    }
+}
+
+/// A damaged, truncated, forged or unsupported patch: what is wrong, in words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+fn invalid<T>(what: impl Into<String>) -> Result<T, Invalid> {
+    Err(Invalid(what.into()))
+}
+
+/// The header: what the patch turns into what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// OLD's length.
+    pub old_len: u64,
+    /// NEW's length.
+    pub new_len: u64,
+    /// OLD's hash ([`crate::hash`]).
+    pub old_hash: u128,
+    /// NEW's hash.
+    pub new_hash: u128,
+    /// The piece size of both hashes.
+    pub hash_piece: u64,
+    /// The level it was made at.
+    pub level: Level,
+    /// The average chunk length of the matching.
+    pub chunk_avg: u32,
+    /// The nominal section length (the last section, and sections of a tree's files, may
+    /// be shorter).
+    pub section_len: u64,
+}
+
+impl Header {
+    /// The header's 128 bytes; the last 8 are the checksum of the first 120.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[..8].copy_from_slice(MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        // 12..16: flags, none defined.
+        h[16..24].copy_from_slice(&self.old_len.to_le_bytes());
+        h[24..32].copy_from_slice(&self.new_len.to_le_bytes());
+        h[32..48].copy_from_slice(&self.old_hash.to_le_bytes());
+        h[48..64].copy_from_slice(&self.new_hash.to_le_bytes());
+        h[64..72].copy_from_slice(&self.hash_piece.to_le_bytes());
+        h[72..76].copy_from_slice(&self.level.code().to_le_bytes());
+        h[76..80].copy_from_slice(&self.chunk_avg.to_le_bytes());
+        h[80..88].copy_from_slice(&self.section_len.to_le_bytes());
+        let sum = xxh3_64(&h[..120]);
+        h[120..].copy_from_slice(&sum.to_le_bytes());
+        h
+    }
+
+    /// Reads a header back, checking its magic, version and checksum.
+    pub fn decode(h: &[u8]) -> Result<Header, Invalid> {
+        if h.len() < HEADER_LEN {
+            return invalid("truncated: shorter than a patch header");
+        }
+        if &h[..8] != MAGIC {
+            return invalid("not a swath patch (bad magic number)");
+        }
+        let version = u32::from_le_bytes(word(h, 8));
+        if version != VERSION {
+            return invalid(format!(
+                "patch format version {version} is not supported (this swath reads version {VERSION}): use a newer swath"
+            ));
+        }
+        if u64::from_le_bytes(word(h, 120)) != xxh3_64(&h[..120]) {
+            return invalid("damaged: the header's checksum does not match");
+        }
+        if u32::from_le_bytes(word(h, 12)) != 0 {
+            return invalid("unknown flags in the header: made by a newer swath");
+        }
+        let level = Level::from_code(u32::from_le_bytes(word(h, 72)))
+            .ok_or_else(|| Invalid("unknown level in the header".into()))?;
+        let header = Header {
+            old_len: u64::from_le_bytes(word(h, 16)),
+            new_len: u64::from_le_bytes(word(h, 24)),
+            old_hash: u128::from_le_bytes(word(h, 32)),
+            new_hash: u128::from_le_bytes(word(h, 48)),
+            hash_piece: u64::from_le_bytes(word(h, 64)),
+            level,
+            chunk_avg: u32::from_le_bytes(word(h, 76)),
+            section_len: u64::from_le_bytes(word(h, 80)),
+        };
+        if header.hash_piece == 0 || header.section_len == 0 || header.section_len > MAX_SECTION {
+            return invalid("damaged: impossible sizes in the header");
+        }
+        Ok(header)
+    }
+
+    /// The header's checksum, which the footer, the table and every section include.
+    pub fn sum(&self) -> u64 {
+        u64::from_le_bytes(word(&self.encode(), 120))
+    }
+}
+
+fn word<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b[at..at + N].try_into().expect("in bounds")
+}
+
+/// Where one section is and what it rebuilds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Offset in NEW of the first byte it makes.
+    pub new_offset: u64,
+    /// Bytes of NEW it makes.
+    pub new_len: u64,
+    /// Offset of its bytes in the patch.
+    pub offset: u64,
+    /// Length of its bytes in the patch.
+    pub len: u64,
+    /// XXH3-64 of the header's checksum, its index and its bytes.
+    pub sum: u64,
+}
+
+/// The checksum a section's bytes must have.
+pub fn section_sum(header_sum: u64, index: u64, bytes: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&header_sum.to_le_bytes());
+    h.update(&index.to_le_bytes());
+    h.update(bytes);
+    h.digest()
+}
+
+/// The table and footer that end a patch whose sections are `entries` (the table starts at
+/// `table_at`).
+pub fn encode_tail(header_sum: u64, entries: &[Entry], table_at: u64) -> Vec<u8> {
+    let mut t = Vec::with_capacity(entries.len() * ENTRY_LEN + FOOTER_LEN);
+    for e in entries {
+        for v in [e.new_offset, e.new_len, e.offset, e.len, e.sum] {
+            t.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let table_sum = section_sum(header_sum, u64::MAX, &t);
+    let mut f = Vec::with_capacity(FOOTER_LEN);
+    f.extend_from_slice(&table_at.to_le_bytes());
+    f.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    f.extend_from_slice(&table_sum.to_le_bytes());
+    let footer_sum = section_sum(header_sum, u64::MAX - 1, &f);
+    f.extend_from_slice(&footer_sum.to_le_bytes());
+    f.extend_from_slice(END_MAGIC);
+    t.extend_from_slice(&f);
+    t
+}
+
+/// Reads the footer (the last [`FOOTER_LEN`] bytes of a patch of `patch_len` bytes): where
+/// the table is and how many entries it has.
+pub fn decode_footer(header: &Header, f: &[u8], patch_len: u64) -> Result<(u64, u64), Invalid> {
+    if f.len() < FOOTER_LEN || &f[32..40] != END_MAGIC {
+        return invalid("truncated: the patch's end is missing");
+    }
+    let sum = u64::from_le_bytes(word(f, 24));
+    if sum != section_sum(header.sum(), u64::MAX - 1, &f[..24]) {
+        return invalid("damaged: the footer's checksum does not match");
+    }
+    let table_at = u64::from_le_bytes(word(f, 0));
+    let count = u64::from_le_bytes(word(f, 8));
+    let want_count = header.new_len.div_ceil(header.section_len);
+    let Some(end) = patch_len.checked_sub(FOOTER_LEN as u64) else {
+        return invalid("truncated: the patch's end is missing");
+    };
+    if table_at < HEADER_LEN as u64
+        || count.checked_mul(ENTRY_LEN as u64) != end.checked_sub(table_at)
+        || count < want_count
+    {
+        return invalid("damaged: the section table does not fit the patch");
+    }
+    Ok((table_at, count))
+}
+
+/// Reads the section table (`count` entries) and checks it against the header and the
+/// footer: sections in order, covering NEW exactly, inside the patch.
+pub fn decode_table(
+    header: &Header,
+    t: &[u8],
+    footer: &[u8],
+    table_at: u64,
+) -> Result<Vec<Entry>, Invalid> {
+    let table_sum = u64::from_le_bytes(word(footer, 16));
+    if section_sum(header.sum(), u64::MAX, t) != table_sum {
+        return invalid("damaged: the section table's checksum does not match");
+    }
+    let mut entries = Vec::with_capacity(t.len() / ENTRY_LEN);
+    let (mut new_at, mut patch_at) = (0u64, HEADER_LEN as u64);
+    for raw in t.chunks_exact(ENTRY_LEN) {
+        let v = |i: usize| u64::from_le_bytes(word(raw, i * 8));
+        let e = Entry {
+            new_offset: v(0),
+            new_len: v(1),
+            offset: v(2),
+            len: v(3),
+            sum: v(4),
+        };
+        if e.new_offset != new_at || e.new_len > header.section_len || e.offset != patch_at {
+            return invalid("damaged: the section table is inconsistent");
+        }
+        new_at = new_at
+            .checked_add(e.new_len)
+            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
+        patch_at = patch_at
+            .checked_add(e.len)
+            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
+        entries.push(e);
+    }
+    if new_at != header.new_len || patch_at != table_at {
+        return invalid("damaged: the sections do not cover NEW");
+    }
+    Ok(entries)
+}
+
+/// Appends `v` as an unsigned LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads an unsigned LEB128 varint at `*at`, advancing it.
+pub fn get_varint(b: &[u8], at: &mut usize) -> Result<u64, Invalid> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let Some(&byte) = b.get(*at) else {
+            return invalid("damaged: a number runs past its section");
+        };
+        *at += 1;
+        let bits = u64::from(byte & 0x7f);
+        if shift == 63 && bits > 1 {
+            return invalid("damaged: a number is too large");
+        }
+        v |= bits << shift;
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    invalid("damaged: a number is too long")
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+const OP_COPY: u8 = 0;
+const OP_ZERO: u8 = 1;
+const OP_LITERAL: u8 = 2;
+const OP_DELTA: u8 = 3;
+
+/// Encodes a section's ops: a kind byte and a length each, and for copies and deltas the
+/// distance of `from` to where the previous one ended in OLD (first: the section's own
+/// offset in NEW, where an unmoved region of OLD is), zigzag-encoded.
+pub fn encode_ops(ops: &[Op], new_offset: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ops.len() * 4);
+    let mut expect = new_offset;
+    for op in ops {
+        let (kind, from) = match *op {
+            Op::Copy { from, .. } => (OP_COPY, Some(from)),
+            Op::Zero { .. } => (OP_ZERO, None),
+            Op::Literal { .. } => (OP_LITERAL, None),
+            Op::Delta { from, .. } => (OP_DELTA, Some(from)),
+        };
+        out.push(kind);
+        put_varint(&mut out, op.len());
+        if let Some(from) = from {
+            put_varint(&mut out, zigzag(from.wrapping_sub(expect) as i64));
+            expect = from + op.len();
+        }
+    }
+    out
+}
+
+/// Decodes a section's ops, checking that they make exactly `new_len` bytes, read only
+/// inside OLD (`old_len`), and use exactly the literal and difference bytes given.
+pub fn decode_ops(
+    b: &[u8],
+    new_offset: u64,
+    new_len: u64,
+    old_len: u64,
+    literal_len: u64,
+    delta_len: u64,
+) -> Result<Vec<Op>, Invalid> {
+    let mut ops = Vec::new();
+    let (mut at, mut made, mut lit, mut delta) = (0usize, 0u64, 0u64, 0u64);
+    let mut expect = new_offset;
+    while at < b.len() {
+        let kind = b[at];
+        at += 1;
+        let len = get_varint(b, &mut at)?;
+        if len == 0 || len > new_len - made {
+            return invalid("damaged: an instruction makes more than its section");
+        }
+        made += len;
+        let mut from = || -> Result<u64, Invalid> {
+            let d = unzigzag(get_varint(b, &mut at)?);
+            let from = expect.wrapping_add(d as u64);
+            if from > old_len || len > old_len - from {
+                return invalid("damaged: an instruction reads past the end of OLD");
+            }
+            expect = from + len;
+            Ok(from)
+        };
+        ops.push(match kind {
+            OP_COPY => Op::Copy { from: from()?, len },
+            OP_DELTA => {
+                delta += len;
+                Op::Delta { from: from()?, len }
+            }
+            OP_ZERO => Op::Zero { len },
+            OP_LITERAL => {
+                lit += len;
+                Op::Literal { len }
+            }
+            _ => return invalid("damaged: unknown instruction"),
+        });
+    }
+    if made != new_len || lit != literal_len || delta != delta_len {
+        return invalid("damaged: a section's instructions do not match its data");
+    }
+    Ok(ops)
+}
+
+/// One stream of a section as stored: a method byte (0 stored, 1 zstd), its length once
+/// decoded, its length as stored, the bytes.
+pub fn put_stream(out: &mut Vec<u8>, raw: &[u8], zstd_level: i32) -> io::Result<()> {
+    let packed = if raw.len() >= 64 {
+        zstd::bulk::compress(raw, zstd_level)?
+    } else {
+        Vec::new()
+    };
+    let (method, bytes) = if !packed.is_empty() && packed.len() < raw.len() {
+        (1u8, &packed[..])
+    } else {
+        (0u8, raw)
+    };
+    out.push(method);
+    put_varint(out, raw.len() as u64);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+    Ok(())
+}
+
+/// Reads one stream at `*at`, decoding it into at most `max` bytes.
+pub fn get_stream(b: &[u8], at: &mut usize, max: u64) -> Result<Vec<u8>, Invalid> {
+    let Some(&method) = b.get(*at) else {
+        return invalid("damaged: a section is cut short");
+    };
+    *at += 1;
+    let raw_len = get_varint(b, at)?;
+    let stored = get_varint(b, at)?;
+    if raw_len > max || stored > (b.len() - *at) as u64 {
+        return invalid("damaged: a stream's length does not fit its section");
+    }
+    let bytes = &b[*at..*at + stored as usize];
+    *at += stored as usize;
+    match method {
+        0 if stored == raw_len => Ok(bytes.to_vec()),
+        1 => {
+            let out = zstd::bulk::decompress(bytes, raw_len as usize)
+                .map_err(|e| Invalid(format!("damaged: a compressed stream: {e}")))?;
+            if out.len() as u64 != raw_len {
+                return invalid("damaged: a compressed stream has the wrong length");
+            }
+            Ok(out)
+        }
+        _ => invalid("damaged: unknown stream method"),
+    }
+}
+
+/// Most op bytes a section of `new_len` bytes can need: each op makes at least one byte
+/// and takes at most 1 + 10 + 10 bytes.
+pub fn max_ops_len(new_len: u64) -> u64 {
+    new_len.saturating_mul(21).saturating_add(21)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn header() -> Header {
+        Header {
+            old_len: 1000,
+            new_len: 2500,
+            old_hash: 7,
+            new_hash: 8,
+            hash_piece: 16 << 20,
+            level: Level::Fast,
+            chunk_avg: 1024,
+            section_len: 1000,
+        }
+    }
+
+    #[test]
+    fn header_round_trips_and_any_flipped_byte_is_refused() {
+        let h = header();
+        let b = h.encode();
+        assert_eq!(Header::decode(&b).unwrap(), h);
+        for i in 0..HEADER_LEN {
+            let mut bad = b;
+            bad[i] ^= 0x10;
+            assert!(Header::decode(&bad).is_err(), "byte {i}");
+        }
+        let mut newer = b;
+        newer[8] = 2;
+        let err = Header::decode(&newer).unwrap_err().to_string();
+        assert!(err.contains("version 2"), "{err}");
+    }
+
+    #[test]
+    fn table_round_trips_and_is_checked() {
+        let h = header();
+        let entries: Vec<Entry> = (0..3)
+            .map(|i| Entry {
+                new_offset: i * 1000,
+                new_len: if i == 2 { 500 } else { 1000 },
+                offset: HEADER_LEN as u64 + i * 10,
+                len: 10,
+                sum: i,
+            })
+            .collect();
+        let table_at = HEADER_LEN as u64 + 30;
+        let tail = encode_tail(h.sum(), &entries, table_at);
+        let patch_len = table_at + tail.len() as u64;
+        let footer = &tail[tail.len() - FOOTER_LEN..];
+        let (at, count) = decode_footer(&h, footer, patch_len).unwrap();
+        assert_eq!((at, count), (table_at, 3));
+        let table = &tail[..tail.len() - FOOTER_LEN];
+        assert_eq!(decode_table(&h, table, footer, at).unwrap(), entries);
+        for i in 0..tail.len() {
+            let mut bad = tail.clone();
+            bad[i] ^= 1;
+            let f = &bad[bad.len() - FOOTER_LEN..];
+            let ok = decode_footer(&h, f, patch_len)
+                .and_then(|(at, _)| decode_table(&h, &bad[..bad.len() - FOOTER_LEN], f, at));
+            assert!(ok.is_err(), "byte {i}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn varints_round_trip(v in any::<u64>()) {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            let mut at = 0;
+            prop_assert_eq!(get_varint(&b, &mut at).unwrap(), v);
+            prop_assert_eq!(at, b.len());
+        }
+
+        #[test]
+        fn ops_round_trip(raw in proptest::collection::vec((0u8..4, 1u64..500, 0u64..600), 0..40), new_offset in 0u64..2000) {
+            let old_len = 1200u64;
+            let ops: Vec<Op> = raw.iter().map(|&(k, len, from)| {
+                let from = from.min(old_len - len.min(old_len));
+                let len = len.min(old_len - from).max(1);
+                match k { 0 => Op::Copy { from, len }, 1 => Op::Zero { len }, 2 => Op::Literal { len }, _ => Op::Delta { from, len } }
+            }).collect();
+            let new_len: u64 = ops.iter().map(Op::len).sum();
+            let lit: u64 = ops.iter().filter(|o| matches!(o, Op::Literal { .. })).map(Op::len).sum();
+            let delta: u64 = ops.iter().filter(|o| matches!(o, Op::Delta { .. })).map(Op::len).sum();
+            let b = encode_ops(&ops, new_offset);
+            prop_assert_eq!(decode_ops(&b, new_offset, new_len, old_len, lit, delta).unwrap(), ops);
+            // One byte more of NEW, or less of OLD, is refused.
+            prop_assert!(decode_ops(&b, new_offset, new_len + 1, old_len, lit, delta).is_err());
+        }
+
+        #[test]
+        fn streams_round_trip(raw in proptest::collection::vec(0u8..3, 0..3000), level in 1i32..4) {
+            let mut b = Vec::new();
+            put_stream(&mut b, &raw, level).unwrap();
+            let mut at = 0;
+            prop_assert_eq!(get_stream(&b, &mut at, raw.len() as u64).unwrap(), raw.clone());
+            prop_assert_eq!(at, b.len());
+            if !raw.is_empty() {
+                let mut at = 0;
+                prop_assert!(get_stream(&b, &mut at, raw.len() as u64 - 1).is_err());
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! One section of a swath patch: the ops that make one slice of NEW, with their literal and
+//! difference bytes, as three streams (docs/patch-format.md, "Sections").
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use crate::format::{
+    decode_ops, encode_ops, get_stream, max_ops_len, put_stream, section_sum, Entry, Header,
+    Invalid,
+};
+use crate::ops::Op;
+
+/// Encodes the section made by `ops` from `new` (the section's bytes of NEW, which start
+/// at `new_offset`), reading the OLD bytes of approximate matches from `old`.
+pub fn encode_section(
+    ops: &[Op],
+    new: &[u8],
+    new_offset: u64,
+    old: &File,
+    zstd_level: i32,
+) -> io::Result<Vec<u8>> {
+    let mut literals = Vec::new();
+    let mut deltas = Vec::new();
+    let mut at = 0usize;
+    let mut buf = Vec::new();
+    for op in ops {
+        let n = op.len() as usize;
+        let here = &new[at..at + n];
+        match *op {
+            Op::Literal { .. } => literals.extend_from_slice(here),
+            Op::Delta { from, .. } => {
+                buf.resize(n, 0);
+                old.read_exact_at(&mut buf, from)?;
+                deltas.extend(here.iter().zip(&buf).map(|(&b, &a)| b.wrapping_sub(a)));
+            }
+            Op::Copy { .. } | Op::Zero { .. } => {}
+        }
+        at += n;
+    }
+    debug_assert_eq!(at, new.len(), "ops make the section");
+    let mut out = Vec::with_capacity(literals.len() / 2 + deltas.len() / 8 + 64);
+    put_stream(&mut out, &encode_ops(ops, new_offset), zstd_level)?;
+    put_stream(&mut out, &literals, zstd_level)?;
+    put_stream(&mut out, &deltas, zstd_level)?;
+    Ok(out)
+}
+
+/// Why a section could not be applied.
+#[derive(Debug)]
+pub enum SectionError {
+    /// The section's bytes are damaged.
+    Invalid(Invalid),
+    /// Reading OLD failed.
+    Old(io::Error),
+}
+
+impl From<Invalid> for SectionError {
+    fn from(e: Invalid) -> Self {
+        SectionError::Invalid(e)
+    }
+}
+
+/// Checks section `index` (`bytes`, described by `e`) and decodes its ops and streams.
+pub fn decode_section(
+    header: &Header,
+    index: u64,
+    e: &Entry,
+    bytes: &[u8],
+) -> Result<(Vec<Op>, Vec<u8>, Vec<u8>), Invalid> {
+    if section_sum(header.sum(), index, bytes) != e.sum {
+        return Err(Invalid(format!(
+            "damaged: section {index} (bytes {}..{} of NEW) fails its checksum",
+            e.new_offset,
+            e.new_offset + e.new_len
+        )));
+    }
+    let mut at = 0;
+    let ops = get_stream(bytes, &mut at, max_ops_len(e.new_len))?;
+    let literals = get_stream(bytes, &mut at, e.new_len)?;
+    let deltas = get_stream(bytes, &mut at, e.new_len)?;
+    if at != bytes.len() {
+        return Err(Invalid(format!(
+            "damaged: section {index} has trailing bytes"
+        )));
+    }
+    let ops = decode_ops(
+        &ops,
+        e.new_offset,
+        e.new_len,
+        header.old_len,
+        literals.len() as u64,
+        deltas.len() as u64,
+    )?;
+    Ok((ops, literals, deltas))
+}
+
+/// Rebuilds section `index` of NEW into `out` (resized to its length), reading OLD
+/// positionally.
+pub fn apply_section(
+    header: &Header,
+    index: u64,
+    e: &Entry,
+    bytes: &[u8],
+    old: &File,
+    out: &mut Vec<u8>,
+) -> Result<(), SectionError> {
+    let (ops, literals, deltas) = decode_section(header, index, e, bytes)?;
+    out.clear();
+    out.resize(e.new_len as usize, 0);
+    let (mut at, mut lit, mut del) = (0usize, 0usize, 0usize);
+    for op in ops {
+        let n = op.len() as usize;
+        let dst = &mut out[at..at + n];
+        match op {
+            Op::Copy { from, .. } => old.read_exact_at(dst, from).map_err(SectionError::Old)?,
+            Op::Zero { .. } => {}
+            Op::Literal { .. } => {
+                dst.copy_from_slice(&literals[lit..lit + n]);
+                lit += n;
+            }
+            Op::Delta { from, .. } => {
+                old.read_exact_at(dst, from).map_err(SectionError::Old)?;
+                for (d, &x) in dst.iter_mut().zip(&deltas[del..del + n]) {
+                    *d = d.wrapping_add(x);
+                }
+                del += n;
+            }
+        }
+        at += n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Level, HEADER_LEN};
+    use crate::ops::apply_naive;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn sections_rebuild_what_the_naive_application_does(
+            old in proptest::collection::vec(0u8..4, 1..3000),
+            raw in proptest::collection::vec((0u8..4, 1u64..300, any::<u64>()), 0..30),
+            level in 1i32..4,
+        ) {
+            let old_len = old.len() as u64;
+            let ops: Vec<Op> = raw.iter().map(|&(k, len, from)| {
+                let len = len.min(old_len);
+                let from = from % (old_len - len + 1);
+                match k { 0 => Op::Copy { from, len }, 1 => Op::Zero { len }, 2 => Op::Literal { len }, _ => Op::Delta { from, len } }
+            }).collect();
+            let new_len: u64 = ops.iter().map(Op::len).sum();
+            // NEW: what the ops make, with other bytes where they store literals or deltas.
+            let new: Vec<u8> = (0..new_len).map(|i| (i * 13 % 7) as u8).collect();
+            let mut made = apply_naive(&old, &new, &ops);
+            // Copies and zeros come from OLD: NEW is what the ops make of it.
+            made.truncate(new.len());
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), &old).unwrap();
+            let bytes = encode_section(&ops, &made, 0, f.as_file(), level).unwrap();
+            let header = Header { old_len, new_len, old_hash: 0, new_hash: 0, hash_piece: 1 << 20, level: Level::Fast, chunk_avg: 64, section_len: new_len.max(1) };
+            let e = Entry { new_offset: 0, new_len, offset: HEADER_LEN as u64, len: bytes.len() as u64, sum: section_sum(header.sum(), 0, &bytes) };
+            let mut out = Vec::new();
+            apply_section(&header, 0, &e, &bytes, f.as_file(), &mut out).unwrap();
+            prop_assert_eq!(&out, &made);
+            // Any flipped byte is refused (the section checksum), never a panic.
+            for i in (0..bytes.len()).step_by(7) {
+                let mut bad = bytes.clone();
+                bad[i] ^= 0x41;
+                prop_assert!(apply_section(&header, 0, &e, &bad, f.as_file(), &mut out).is_err());
+            }
+        }
+    }
+}
