@@ -61,13 +61,23 @@ impl From<Invalid> for SectionError {
     }
 }
 
+/// A decoded section: its ops, its literal bytes and its difference bytes.
+pub struct Decoded {
+    /// The ops, making the section's bytes of NEW in order.
+    pub ops: Vec<Op>,
+    /// The literal bytes, in the order of the `Literal` ops.
+    pub literals: Vec<u8>,
+    /// The difference bytes, in the order of the `Delta` ops.
+    pub deltas: Vec<u8>,
+}
+
 /// Checks section `index` (`bytes`, described by `e`) and decodes its ops and streams.
 pub fn decode_section(
     header: &Header,
     index: u64,
     e: &Entry,
     bytes: &[u8],
-) -> Result<(Vec<Op>, Vec<u8>, Vec<u8>), Invalid> {
+) -> Result<Decoded, Invalid> {
     if section_sum(header.sum(), index, bytes) != e.sum {
         return Err(Invalid(format!(
             "damaged: section {index} (bytes {}..{} of NEW) fails its checksum",
@@ -92,7 +102,11 @@ pub fn decode_section(
         literals.len() as u64,
         deltas.len() as u64,
     )?;
-    Ok((ops, literals, deltas))
+    Ok(Decoded {
+        ops,
+        literals,
+        deltas,
+    })
 }
 
 /// Rebuilds section `index` of NEW into `out` (resized to its length), reading OLD
@@ -105,7 +119,11 @@ pub fn apply_section(
     old: &File,
     out: &mut Vec<u8>,
 ) -> Result<(), SectionError> {
-    let (ops, literals, deltas) = decode_section(header, index, e, bytes)?;
+    let Decoded {
+        ops,
+        literals,
+        deltas,
+    } = decode_section(header, index, e, bytes)?;
     out.clear();
     out.resize(e.new_len as usize, 0);
     let (mut at, mut lit, mut del) = (0usize, 0usize, 0usize);
