@@ -9,13 +9,18 @@
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
+//! - [`table`]: OLD's chunks by hash, for lookups from NEW.
+//! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
+//!   merged.
 //! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod matcher;
 pub mod ops;
 pub mod section;
+pub mod table;
 
 pub use error::PatchError;
