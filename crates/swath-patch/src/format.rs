@@ -161,9 +161,20 @@ impl Header {
         Ok(header)
     }
 
-    /// The header's checksum, which the footer, the table and every section include.
+    /// The header's checksum.
     pub fn sum(&self) -> u64 {
         u64::from_le_bytes(word(&self.encode(), 120))
+    }
+
+    /// The value the footer, the table and every section chain their checksums to: the
+    /// checksum of this header with NEW's hash left zero (NEW's hash is known only once
+    /// every section is written; the header's own checksum covers it).
+    pub fn chain(&self) -> u64 {
+        Header {
+            new_hash: 0,
+            ..*self
+        }
+        .sum()
     }
 }
 
@@ -223,7 +234,7 @@ pub fn decode_footer(header: &Header, f: &[u8], patch_len: u64) -> Result<(u64, 
         return invalid("truncated: the patch's end is missing");
     }
     let sum = u64::from_le_bytes(word(f, 24));
-    if sum != section_sum(header.sum(), u64::MAX - 1, &f[..24]) {
+    if sum != section_sum(header.chain(), u64::MAX - 1, &f[..24]) {
         return invalid("damaged: the footer's checksum does not match");
     }
     let table_at = u64::from_le_bytes(word(f, 0));
@@ -250,7 +261,7 @@ pub fn decode_table(
     table_at: u64,
 ) -> Result<Vec<Entry>, Invalid> {
     let table_sum = u64::from_le_bytes(word(footer, 16));
-    if section_sum(header.sum(), u64::MAX, t) != table_sum {
+    if section_sum(header.chain(), u64::MAX, t) != table_sum {
         return invalid("damaged: the section table's checksum does not match");
     }
     let mut entries = Vec::with_capacity(t.len() / ENTRY_LEN);
@@ -496,7 +507,7 @@ mod tests {
             })
             .collect();
         let table_at = HEADER_LEN as u64 + 30;
-        let tail = encode_tail(h.sum(), &entries, table_at);
+        let tail = encode_tail(h.chain(), &entries, table_at);
         let patch_len = table_at + tail.len() as u64;
         let footer = &tail[tail.len() - FOOTER_LEN..];
         let (at, count) = decode_footer(&h, footer, patch_len).unwrap();

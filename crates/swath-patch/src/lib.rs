@@ -12,9 +12,11 @@
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
+//! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
 //! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
+pub mod apply;
 pub mod error;
 pub mod format;
 pub mod hash;

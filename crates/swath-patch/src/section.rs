@@ -78,7 +78,7 @@ pub fn decode_section(
     e: &Entry,
     bytes: &[u8],
 ) -> Result<Decoded, Invalid> {
-    if section_sum(header.sum(), index, bytes) != e.sum {
+    if section_sum(header.chain(), index, bytes) != e.sum {
         return Err(Invalid(format!(
             "damaged: section {index} (bytes {}..{} of NEW) fails its checksum",
             e.new_offset,
@@ -180,7 +180,7 @@ mod tests {
             std::fs::write(f.path(), &old).unwrap();
             let bytes = encode_section(&ops, &made, 0, f.as_file(), level).unwrap();
             let header = Header { old_len, new_len, old_hash: 0, new_hash: 0, hash_piece: 1 << 20, level: Level::Fast, chunk_avg: 64, section_len: new_len.max(1) };
-            let e = Entry { new_offset: 0, new_len, offset: HEADER_LEN as u64, len: bytes.len() as u64, sum: section_sum(header.sum(), 0, &bytes) };
+            let e = Entry { new_offset: 0, new_len, offset: HEADER_LEN as u64, len: bytes.len() as u64, sum: section_sum(header.chain(), 0, &bytes) };
             let mut out = Vec::new();
             apply_section(&header, 0, &e, &bytes, f.as_file(), &mut out).unwrap();
             prop_assert_eq!(&out, &made);

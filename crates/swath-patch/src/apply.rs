@@ -1,0 +1,282 @@
+//! Applying a swath patch to a file, and reading a patch for `info`.
+//!
+//! Everything is checked before NEW's path is touched: the patch's header, footer and
+//! section table (checksums, and sizes consistent with each other), OLD's size and hash.
+//! NEW is then built in the engine's atomic output (an unnamed or temporary file, pre-sized),
+//! its sections decoded on all cores, each reading OLD positionally and writing its slice
+//! of NEW positionally. NEW's hash is checked before the output is linked into place; on
+//! any failure nothing is left at NEW's path. Memory: one section (at most 64 MiB of NEW,
+//! 16 MiB as `make` writes them) and its streams per worker, whatever the sizes.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use rayon::prelude::*;
+use swath_engine::AtomicOutput;
+
+use crate::error::PatchError;
+use crate::format::{
+    decode_footer, decode_table, Entry, Header, FOOTER_LEN, HEADER_LEN, MAX_SECTION,
+};
+use crate::hash::file_hash;
+use crate::ops::Op;
+use crate::section::{apply_section, decode_section, SectionError};
+
+/// An opened, checked patch: its header and section table.
+#[derive(Debug)]
+pub struct PatchFile {
+    file: File,
+    name: String,
+    len: u64,
+    /// The header.
+    pub header: Header,
+    /// The sections, in NEW's order.
+    pub entries: Vec<Entry>,
+}
+
+impl PatchFile {
+    /// Opens `path` and checks its header, footer and table.
+    pub fn open(path: &Path) -> Result<PatchFile, PatchError> {
+        let name = path.to_string_lossy().into_owned();
+        let file = File::open(path).map_err(|e| PatchError::io(&name, e))?;
+        let meta = file.metadata().map_err(|e| PatchError::io(&name, e))?;
+        if meta.is_dir() {
+            return Err(PatchError::io(
+                &name,
+                std::io::Error::from_raw_os_error(libc::EISDIR),
+            ));
+        }
+        let len = meta.len();
+        let bad = |what: String| PatchError::invalid(&name, what);
+        if len < (HEADER_LEN + FOOTER_LEN) as u64 {
+            let mut head = [0u8; 8];
+            let n = file.read_at(&mut head, 0).unwrap_or(0);
+            if n < 8 || &head != crate::format::MAGIC {
+                return Err(bad("not a swath patch (bad magic number)".into()));
+            }
+            return Err(bad(
+                "truncated: shorter than a patch's header and end".into()
+            ));
+        }
+        let mut h = [0u8; HEADER_LEN];
+        file.read_exact_at(&mut h, 0)
+            .map_err(|e| PatchError::io(&name, e))?;
+        let header = Header::decode(&h).map_err(|e| bad(e.0))?;
+        let mut footer = [0u8; FOOTER_LEN];
+        file.read_exact_at(&mut footer, len - FOOTER_LEN as u64)
+            .map_err(|e| PatchError::io(&name, e))?;
+        let (table_at, count) = decode_footer(&header, &footer, len).map_err(|e| bad(e.0))?;
+        let table_len = count * crate::format::ENTRY_LEN as u64;
+        // The footer's checksum held and the table fits in the file: its size is real.
+        let mut table = vec![0u8; table_len as usize];
+        file.read_exact_at(&mut table, table_at)
+            .map_err(|e| PatchError::io(&name, e))?;
+        let entries = decode_table(&header, &table, &footer, table_at).map_err(|e| bad(e.0))?;
+        Ok(PatchFile {
+            file,
+            name,
+            len,
+            header,
+            entries,
+        })
+    }
+
+    /// Bytes of the patch.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for a patch of nothing (never: a patch has a header).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The patch as the user named it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The bytes of section `i`.
+    fn section_bytes(&self, e: &Entry, buf: &mut Vec<u8>) -> Result<(), PatchError> {
+        if e.len > MAX_SECTION * 4 {
+            return Err(PatchError::invalid(
+                &self.name,
+                "damaged: a section is larger than any section can be",
+            ));
+        }
+        buf.resize(e.len as usize, 0);
+        self.file
+            .read_exact_at(buf, e.offset)
+            .map_err(|err| PatchError::io(&self.name, err))
+    }
+}
+
+/// What an application did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Applied {
+    /// Bytes of NEW written.
+    pub new_len: u64,
+    /// Sections applied.
+    pub sections: usize,
+}
+
+/// Checks that `old` (named `old_name`) is the file `patch` was made from: size, then hash.
+pub fn check_old(patch: &PatchFile, old: &File, old_name: &str) -> Result<(), PatchError> {
+    let meta = old.metadata().map_err(|e| PatchError::io(old_name, e))?;
+    if meta.is_dir() {
+        return Err(PatchError::io(
+            old_name,
+            std::io::Error::from_raw_os_error(libc::EISDIR),
+        ));
+    }
+    let want = patch.header.old_len;
+    if meta.len() != want {
+        return Err(PatchError::WrongOld {
+            path: old_name.to_string(),
+            why: format!("it has {} bytes, the patch expects {want}", meta.len()),
+        });
+    }
+    let got =
+        file_hash(old, want, patch.header.hash_piece).map_err(|e| PatchError::io(old_name, e))?;
+    if got != patch.header.old_hash {
+        return Err(PatchError::WrongOld {
+            path: old_name.to_string(),
+            why: "same size, other content".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Applies `patch` to OLD (`old_path`), writing NEW at `new_path` atomically.
+pub fn apply_file(
+    old_path: &Path,
+    patch: &PatchFile,
+    new_path: &Path,
+) -> Result<Applied, PatchError> {
+    let old_name = old_path.to_string_lossy().into_owned();
+    let new_name = new_path.to_string_lossy().into_owned();
+    let old = File::open(old_path).map_err(|e| PatchError::io(&old_name, e))?;
+    check_old(patch, &old, &old_name)?;
+    let out = AtomicOutput::create(new_path)?;
+    let h = &patch.header;
+    if !out.is_direct() {
+        out.file()
+            .set_len(h.new_len)
+            .map_err(|e| PatchError::io(&new_name, e))?;
+    }
+    let aligned = h.section_len == h.hash_piece;
+    let sums: Vec<u128> = patch
+        .entries
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(raw, made), (i, e)| -> Result<u128, PatchError> {
+                patch.section_bytes(e, raw)?;
+                apply_section(h, i as u64, e, raw, &old, made).map_err(|err| match err {
+                    SectionError::Invalid(w) => PatchError::invalid(&patch.name, w.0),
+                    SectionError::Old(io) => PatchError::io(&old_name, io),
+                })?;
+                out.file()
+                    .write_all_at(made, e.new_offset)
+                    .map_err(|err| PatchError::io(&new_name, err))?;
+                Ok(if aligned {
+                    xxhash_rust::xxh3::xxh3_128(made)
+                } else {
+                    0
+                })
+            },
+        )
+        .collect::<Result<_, _>>()?;
+    let got = if aligned {
+        let mut list = Vec::with_capacity(sums.len() * 16);
+        for s in &sums {
+            list.extend_from_slice(&s.to_le_bytes());
+        }
+        xxhash_rust::xxh3::xxh3_128(&list)
+    } else {
+        file_hash(out.file(), h.new_len, h.hash_piece).map_err(|e| PatchError::io(&new_name, e))?
+    };
+    if got != h.new_hash {
+        return Err(PatchError::WrongNew { path: new_name });
+    }
+    out.commit(false).map_err(PatchError::Engine)?;
+    Ok(Applied {
+        new_len: h.new_len,
+        sections: patch.entries.len(),
+    })
+}
+
+/// What a patch holds, for `info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Census {
+    /// Copy ops.
+    pub copies: u64,
+    /// Bytes of NEW copied exactly from OLD.
+    pub copied_bytes: u64,
+    /// Delta ops (approximate matches).
+    pub deltas: u64,
+    /// Bytes of NEW made from OLD plus differences.
+    pub delta_bytes: u64,
+    /// Zero-run ops.
+    pub zero_runs: u64,
+    /// Bytes of zero runs.
+    pub zero_bytes: u64,
+    /// Literal ops.
+    pub literals: u64,
+    /// Literal bytes.
+    pub literal_bytes: u64,
+}
+
+impl Census {
+    /// Counts one op.
+    pub fn count(&mut self, op: &Op) {
+        let n = op.len();
+        let (ops, bytes) = match op {
+            Op::Copy { .. } => (&mut self.copies, &mut self.copied_bytes),
+            Op::Delta { .. } => (&mut self.deltas, &mut self.delta_bytes),
+            Op::Zero { .. } => (&mut self.zero_runs, &mut self.zero_bytes),
+            Op::Literal { .. } => (&mut self.literals, &mut self.literal_bytes),
+        };
+        *ops += 1;
+        *bytes += n;
+    }
+
+    /// Adds another census.
+    pub fn add(&mut self, o: &Census) {
+        self.copies += o.copies;
+        self.copied_bytes += o.copied_bytes;
+        self.deltas += o.deltas;
+        self.delta_bytes += o.delta_bytes;
+        self.zero_runs += o.zero_runs;
+        self.zero_bytes += o.zero_bytes;
+        self.literals += o.literals;
+        self.literal_bytes += o.literal_bytes;
+    }
+}
+
+/// Decodes every section (on all cores) and counts its ops.
+pub fn census(patch: &PatchFile) -> Result<Census, PatchError> {
+    let h = &patch.header;
+    let parts: Vec<Census> = patch
+        .entries
+        .par_iter()
+        .enumerate()
+        .map_init(Vec::new, |raw, (i, e)| -> Result<Census, PatchError> {
+            patch.section_bytes(e, raw)?;
+            let d = decode_section(h, i as u64, e, raw)
+                .map_err(|w| PatchError::invalid(&patch.name, w.0))?;
+            let mut c = Census::default();
+            for op in &d.ops {
+                c.count(op);
+            }
+            Ok(c)
+        })
+        .collect::<Result<_, _>>()?;
+    let mut all = Census::default();
+    for c in &parts {
+        all.add(c);
+    }
+    Ok(all)
+}
