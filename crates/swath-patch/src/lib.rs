@@ -12,11 +12,13 @@
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
+//! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
 //! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
 pub mod apply;
+pub mod approx;
 pub mod error;
 pub mod format;
 pub mod hash;
