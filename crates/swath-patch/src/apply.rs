@@ -153,6 +153,7 @@ pub fn apply_file(
     old_path: &Path,
     patch: &PatchFile,
     new_path: &Path,
+    progress: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<Applied, PatchError> {
     let old_name = old_path.to_string_lossy().into_owned();
     let new_name = new_path.to_string_lossy().into_owned();
@@ -181,6 +182,9 @@ pub fn apply_file(
                 out.file()
                     .write_all_at(made, e.new_offset)
                     .map_err(|err| PatchError::io(&new_name, err))?;
+                if let Some(p) = progress {
+                    p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+                }
                 Ok(if aligned {
                     xxhash_rust::xxh3::xxh3_128(made)
                 } else {

@@ -6,6 +6,9 @@
 //! docs/patch-format.md the wire format.
 //!
 //! - [`ops`]: the instruction model every format is written from.
+//! - [`cdc`]: content-defined chunking, the hot kernel.
+//! - [`signature`]: a file's chunks and hashes, computed on all cores.
+//! - [`make`]: a patch of one file from another, on all cores.
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
@@ -19,12 +22,15 @@
 
 pub mod apply;
 pub mod approx;
+pub mod cdc;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod make;
 pub mod matcher;
 pub mod ops;
 pub mod section;
+pub mod signature;
 pub mod table;
 
 pub use error::PatchError;

@@ -57,6 +57,9 @@ enum Command {
     Logs(cmd::logs::LogsCommand),
     /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
     Cp(cmd::cp::CpArgs),
+    /// Binary patches: make one that turns OLD into NEW, apply it, show what it holds.
+    #[command(subcommand)]
+    Patch(cmd::patch::PatchCommand),
     /// Run the seed articles' experiments: tables, CSV/JSON and SVG charts.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -123,6 +126,7 @@ fn main() -> ExitCode {
         Command::Wc(_) => return cmd::wc::main("swath wc", rest[1..].to_vec()),
         Command::Grep { .. } => return cmd::grep::main("swath grep", rest[1..].to_vec()),
         Command::Cp(c) => cmd::cp::run(c),
+        Command::Patch(p) => return cmd::patch::run(p),
         Command::Logs(l) => match cmd::logs::run(l) {
             Ok(code) => return code,
             Err(e) => Err(e),

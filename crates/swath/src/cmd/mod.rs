@@ -9,4 +9,5 @@ pub mod demo;
 pub mod gen;
 pub mod grep;
 pub mod logs;
+pub mod patch;
 pub mod wc;

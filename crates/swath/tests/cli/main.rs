@@ -10,6 +10,7 @@ mod journal;
 mod links;
 mod logs;
 mod messages;
+mod patch;
 mod report_page;
 mod sparse;
 mod util;

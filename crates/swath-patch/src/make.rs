@@ -1,0 +1,515 @@
+//! Making a patch of one file from another (`swath patch make OLD NEW PATCH`).
+//!
+//! 1. OLD's signature (its content-defined chunks and their XXH3-128), computed in parallel
+//!    over I/O chunks ([`crate::signature`]), and OLD's hash.
+//! 2. OLD's chunks into the [`ChunkTable`].
+//! 3. NEW in sections of `section_len` bytes (16 MiB), on all cores: each worker reads its
+//!    section positionally, cuts it into chunks, matches them ([`crate::matcher`]), encodes
+//!    and compresses the section ([`crate::section`]) and hashes it (a section is one piece
+//!    of NEW's hash). Sections are written in order as batches finish, so memory is the
+//!    table plus one batch of sections, whatever NEW's size.
+//! 4. The section table and footer, then the header (written last, at offset 0, since it
+//!    holds NEW's hash).
+//!
+//! `--dry-run` runs the same steps and counts the bytes it would write.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use swath_engine::AtomicOutput;
+
+use crate::apply::Census;
+use crate::approx::fill_gaps;
+use crate::cdc::{Kind, Params};
+use crate::error::PatchError;
+use crate::format::{encode_tail, section_sum, Entry, Header, Level, HEADER_LEN};
+use crate::hash::file_hash;
+use crate::matcher::{match_section, NewChunk, OldReader};
+use crate::ops::Op;
+use crate::section::encode_section;
+use crate::signature::{signature, signature_of_slice};
+use crate::table::ChunkTable;
+
+/// How to make a patch.
+#[derive(Debug, Clone)]
+pub struct MakeOptions {
+    /// How hard to work.
+    pub level: Level,
+    /// Average chunk length.
+    pub chunk_avg: u32,
+    /// Worker threads.
+    pub threads: usize,
+    /// Bytes per read of OLD's signature.
+    pub io_chunk: usize,
+    /// Bytes of NEW per section.
+    pub section_len: u64,
+}
+
+impl Default for MakeOptions {
+    fn default() -> Self {
+        MakeOptions {
+            level: Level::Fast,
+            chunk_avg: 1024,
+            threads: swath_engine::sysinfo::cores(),
+            io_chunk: 16 << 20,
+            section_len: crate::hash::PIECE,
+        }
+    }
+}
+
+impl MakeOptions {
+    /// The zstd level of the level.
+    fn zstd_level(&self) -> i32 {
+        match self.level {
+            Level::Fast => 1,
+            Level::Default => 3,
+            Level::Max => 19,
+        }
+    }
+}
+
+/// What a make did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Made {
+    /// OLD's length.
+    pub old_len: u64,
+    /// NEW's length.
+    pub new_len: u64,
+    /// The patch's length (what it would be, with `--dry-run`).
+    pub patch_len: u64,
+    /// Sections written.
+    pub sections: usize,
+    /// OLD's chunks (distinct ones in the table).
+    pub old_chunks: usize,
+    /// What the ops are.
+    pub census: Census,
+    /// Seconds spent on OLD's signature and hash.
+    pub signature_secs: f64,
+    /// Seconds spent matching and encoding NEW.
+    pub match_secs: f64,
+}
+
+/// Where the patch's bytes go: a file, or nowhere (`--dry-run`, counted).
+enum Sink<'a> {
+    File(&'a File, &'a str),
+    Count,
+}
+
+impl Sink<'_> {
+    fn put_at(&self, at: u64, bytes: &[u8]) -> Result<(), PatchError> {
+        match self {
+            Sink::File(f, name) => f
+                .write_all_at(bytes, at)
+                .map_err(|e| PatchError::io(name, e)),
+            Sink::Count => Ok(()),
+        }
+    }
+}
+
+/// Makes the patch of `new_path` from `old_path` at `patch_path` (atomically), or only
+/// measures it when `patch_path` is `None`. `progress`, when given, is advanced by the
+/// bytes of OLD and NEW done.
+pub fn make_file(
+    old_path: &Path,
+    new_path: &Path,
+    patch_path: Option<&Path>,
+    opts: &MakeOptions,
+    progress: Option<&AtomicU64>,
+) -> Result<Made, PatchError> {
+    let old_name = old_path.to_string_lossy().into_owned();
+    let new_name = new_path.to_string_lossy().into_owned();
+    let open = |p: &Path, name: &str| -> Result<(File, u64, Stamp), PatchError> {
+        let f = File::open(p).map_err(|e| PatchError::io(name, e))?;
+        let m = f.metadata().map_err(|e| PatchError::io(name, e))?;
+        if !m.is_file() {
+            let why = if m.is_dir() {
+                std::io::Error::from_raw_os_error(libc::EISDIR)
+            } else {
+                std::io::Error::other("not a regular file")
+            };
+            return Err(PatchError::io(name, why));
+        }
+        Ok((f, m.len(), stamp(&m)))
+    };
+    let (old, old_len, old_stamp) = open(old_path, &old_name)?;
+    let (new, new_len, new_stamp) = open(new_path, &new_name)?;
+    let out = match patch_path {
+        Some(p) => Some((AtomicOutput::create(p)?, p.to_string_lossy().into_owned())),
+        None => None,
+    };
+    let sink = match &out {
+        Some((o, name)) => Sink::File(o.file(), name),
+        None => Sink::Count,
+    };
+    let inputs = Inputs {
+        old: &old,
+        old_len,
+        old_name: &old_name,
+        new: &new,
+        new_len,
+        new_name: &new_name,
+    };
+    let made = make(&inputs, &sink, opts, progress)?;
+    // Both inputs must be what was read: a file that grew, shrank or was rewritten
+    // meanwhile makes a wrong patch (apply would refuse it, but say so now).
+    for (f, len, was, name) in [
+        (&old, old_len, old_stamp, &old_name),
+        (&new, new_len, new_stamp, &new_name),
+    ] {
+        let m = f.metadata().map_err(|e| PatchError::io(name, e))?;
+        if m.len() != len {
+            return Err(PatchError::Engine(swath_engine::EngineError::Changed {
+                path: name.clone(),
+                before: len,
+                after: m.len(),
+            }));
+        }
+        if stamp(&m) != was {
+            return Err(PatchError::Engine(swath_engine::EngineError::Modified {
+                path: name.clone(),
+            }));
+        }
+    }
+    if let Some((o, _)) = out {
+        o.commit(false)?;
+    }
+    Ok(made)
+}
+
+/// The two files, their lengths at open and their names.
+struct Inputs<'a> {
+    old: &'a File,
+    old_len: u64,
+    old_name: &'a str,
+    new: &'a File,
+    new_len: u64,
+    new_name: &'a str,
+}
+
+fn make(
+    inputs: &Inputs<'_>,
+    sink: &Sink<'_>,
+    opts: &MakeOptions,
+    progress: Option<&AtomicU64>,
+) -> Result<Made, PatchError> {
+    let &Inputs {
+        old,
+        old_len,
+        old_name,
+        new,
+        new_len,
+        new_name,
+    } = inputs;
+    let params = Params::new(opts.chunk_avg as usize)
+        .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.max(1))
+        .build()
+        .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
+    pool.install(|| {
+        let t0 = Instant::now();
+        let chunks = signature(old, old_len, &params, opts.io_chunk, opts.threads.max(1))
+            .map_err(|e| PatchError::io(old_name, e))?;
+        let old_hash =
+            file_hash(old, old_len, crate::hash::PIECE).map_err(|e| PatchError::io(old_name, e))?;
+        let mut table = ChunkTable::with_capacity(chunks.len());
+        for c in chunks.iter().filter(|c| c.kind == Kind::Data) {
+            table.insert(c.hash, c.offset, c.len);
+        }
+        drop(chunks);
+        let signature_secs = t0.elapsed();
+        let advance = |n: u64| {
+            if let Some(p) = progress {
+                p.fetch_add(n, Ordering::Relaxed);
+            }
+        };
+        advance(old_len);
+
+        let t1 = Instant::now();
+        let zstd_level = opts.zstd_level();
+        let section_len = opts.section_len;
+        let count = new_len.div_ceil(section_len) as usize;
+        let mut header = Header {
+            old_len,
+            new_len,
+            old_hash,
+            new_hash: 0,
+            hash_piece: crate::hash::PIECE,
+            level: opts.level,
+            chunk_avg: opts.chunk_avg,
+            section_len,
+        };
+        // Sections chain their checksums to the header without NEW's hash (known last).
+        let chain = header.chain();
+        let mut entries = Vec::with_capacity(count);
+        let mut piece_sums = Vec::with_capacity(count * 16);
+        let mut census = Census::default();
+        let mut at = HEADER_LEN as u64;
+        sink.put_at(0, &[0u8; HEADER_LEN])?;
+        let batch = (opts.threads.max(1) * 2).max(2);
+        let mut first = 0usize;
+        while first < count {
+            let last = (first + batch).min(count);
+            let done: Vec<(Vec<u8>, u128, Census)> = (first..last)
+                .into_par_iter()
+                .map(|i| {
+                    let off = i as u64 * section_len;
+                    let n = (new_len - off).min(section_len) as usize;
+                    let mut buf = vec![0u8; n];
+                    new.read_exact_at(&mut buf, off)
+                        .map_err(|e| PatchError::io(new_name, e))?;
+                    let cuts = signature_of_slice(&buf, &params);
+                    let chunks: Vec<NewChunk> = cuts
+                        .iter()
+                        .map(|c| NewChunk {
+                            start: c.offset as usize,
+                            len: c.len as usize,
+                            zero: c.kind == Kind::Zero,
+                            hash: c.hash,
+                        })
+                        .collect();
+                    let mut reader = OldReader::new(old, old_len);
+                    let mut ops = match_section(&buf, &chunks, &table, &mut reader)
+                        .map_err(|e| PatchError::io(old_name, e))?;
+                    if opts.level != Level::Fast {
+                        ops = fill_gaps(ops, &buf, &mut reader)
+                            .map_err(|e| PatchError::io(old_name, e))?;
+                    }
+                    let bytes = encode_section(&ops, &buf, off, old, zstd_level)
+                        .map_err(|e| PatchError::io(old_name, e))?;
+                    advance(n as u64);
+                    Ok((bytes, xxhash_rust::xxh3::xxh3_128(&buf), count_ops(&ops)))
+                })
+                .collect::<Result<_, PatchError>>()?;
+            for (k, (bytes, sum, c)) in done.into_iter().enumerate() {
+                let i = first + k;
+                let off = i as u64 * section_len;
+                entries.push(Entry {
+                    new_offset: off,
+                    new_len: (new_len - off).min(section_len),
+                    offset: at,
+                    len: bytes.len() as u64,
+                    sum: section_sum(chain, i as u64, &bytes),
+                });
+                sink.put_at(at, &bytes)?;
+                at += bytes.len() as u64;
+                piece_sums.extend_from_slice(&sum.to_le_bytes());
+                census.add(&c);
+            }
+            first = last;
+        }
+        // With sections of one hash piece each, their hashes make NEW's; otherwise NEW is
+        // hashed on its own (a test's small sections).
+        header.new_hash = if section_len == header.hash_piece {
+            xxhash_rust::xxh3::xxh3_128(&piece_sums)
+        } else {
+            file_hash(new, new_len, header.hash_piece).map_err(|e| PatchError::io(new_name, e))?
+        };
+        let tail = encode_tail(chain, &entries, at);
+        sink.put_at(at, &tail)?;
+        sink.put_at(0, &header.encode())?;
+        let match_secs = t1.elapsed();
+        Ok(Made {
+            old_len,
+            new_len,
+            patch_len: at + tail.len() as u64,
+            sections: count,
+            old_chunks: table.len(),
+            census,
+            signature_secs: secs(signature_secs),
+            match_secs: secs(match_secs),
+        })
+    })
+}
+
+/// A file's modification time.
+type Stamp = (i64, i64);
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    (m.mtime(), m.mtime_nsec())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn count_ops(ops: &[Op]) -> Census {
+    let mut c = Census::default();
+    for op in ops {
+        c.count(op);
+    }
+    c
+}
+
+/// The "speed of light" of a make: the time to read OLD and NEW (both at once, in 16 MiB
+/// positional reads) and write `patch_len` bytes in `patch_dir` (into an unnamed file that
+/// is never linked), measured on the same files and machine as the make it is compared with.
+pub fn speed_of_light(
+    old: &Path,
+    new: &Path,
+    patch_dir: &Path,
+    patch_len: u64,
+) -> std::io::Result<Duration> {
+    let started = Instant::now();
+    let read_all = |p: &Path| -> std::io::Result<()> {
+        let f = File::open(p)?;
+        let len = f.metadata()?.len();
+        let mut buf = vec![0u8; (16usize << 20).min(len as usize).max(1)];
+        let mut at = 0u64;
+        while at < len {
+            let n = buf.len().min((len - at) as usize);
+            f.read_exact_at(&mut buf[..n], at)?;
+            at += n as u64;
+        }
+        Ok(())
+    };
+    let write_patch = || -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o600)
+            .open(patch_dir)?;
+        let block = vec![0x5au8; (16usize << 20).min(patch_len as usize).max(1)];
+        let mut at = 0u64;
+        while at < patch_len {
+            let n = block.len().min((patch_len - at) as usize);
+            f.write_all_at(&block[..n], at)?;
+            at += n as u64;
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let a = s.spawn(|| read_all(old));
+        let b = s.spawn(|| read_all(new));
+        let w = write_patch();
+        a.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("reader failed")))?;
+        b.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("reader failed")))?;
+        w
+    })?;
+    Ok(started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::{apply_file, PatchFile};
+    use proptest::prelude::*;
+
+    /// NEW from OLD by an edit script: (kind, position, length, byte) with kinds insert,
+    /// delete, move, duplicate, zero run, byte change.
+    fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
+        let mut new = old.to_vec();
+        for &(kind, at, len, b) in edits {
+            let at = if new.is_empty() {
+                0
+            } else {
+                at % (new.len() + 1)
+            };
+            let len = len.min(new.len() - at);
+            match kind % 6 {
+                0 => {
+                    new.splice(at..at, (0..len.max(1)).map(|i| b.wrapping_add(i as u8)));
+                }
+                1 => {
+                    new.drain(at..at + len);
+                }
+                2 => {
+                    let piece: Vec<u8> = new.drain(at..at + len).collect();
+                    let to = (at * 7 + 3) % (new.len() + 1);
+                    new.splice(to..to, piece);
+                }
+                3 => {
+                    let piece = new[at..at + len].to_vec();
+                    new.extend_from_slice(&piece);
+                }
+                4 => new[at..at + len].iter_mut().for_each(|x| *x = 0),
+                _ => {
+                    if at < new.len() {
+                        new[at] ^= b | 1;
+                    }
+                }
+            }
+        }
+        new
+    }
+
+    /// Pseudo-random bytes below `alphabet` (a small one makes repeats, as real data has).
+    fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x >> 32) % u64::from(alphabet)) as u8
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn apply_of_make_is_new(
+            old_len in 0usize..40_000,
+            seed in any::<u64>(),
+            edits in proptest::collection::vec((any::<u8>(), any::<usize>(), 0usize..5000, any::<u8>()), 0..8),
+            level in 0u32..3,
+            chunk in prop_oneof![Just(64u32), Just(100), Just(1024), Just(4096)],
+            threads in 1usize..4,
+            section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
+            io_chunk in prop_oneof![Just(1usize << 16), Just(1 << 20)],
+        ) {
+            let old = random(old_len, seed, 8);
+            let new = edit(&old, &edits);
+            let dir = tempfile::tempdir().unwrap();
+            let (o, n, p, out) = (dir.path().join("o"), dir.path().join("n"), dir.path().join("p"), dir.path().join("out"));
+            std::fs::write(&o, &old).unwrap();
+            std::fs::write(&n, &new).unwrap();
+            let opts = MakeOptions {
+                level: Level::from_code(level).unwrap(),
+                chunk_avg: chunk,
+                threads,
+                io_chunk,
+                section_len,
+            };
+            let made = make_file(&o, &n, Some(&p), &opts, None).unwrap();
+            prop_assert_eq!(made.patch_len, std::fs::metadata(&p).unwrap().len());
+            let c = &made.census;
+            prop_assert_eq!(c.copied_bytes + c.delta_bytes + c.zero_bytes + c.literal_bytes, new.len() as u64);
+            let dry = make_file(&o, &n, None, &opts, None).unwrap();
+            prop_assert_eq!(dry.patch_len, made.patch_len);
+            let patch = PatchFile::open(&p).unwrap();
+            apply_file(&o, &patch, &out, None).unwrap();
+            prop_assert_eq!(std::fs::read(&out).unwrap(), new);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_file_is_a_tiny_patch_and_a_small_edit_a_small_one() {
+        let old = random(3_000_000, 42, 256);
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n) = (dir.path().join("o"), dir.path().join("n"));
+        std::fs::write(&o, &old).unwrap();
+        let opts = MakeOptions::default();
+        let same = make_file(&o, &o, None, &opts, None).unwrap();
+        assert_eq!(same.census.copied_bytes, old.len() as u64);
+        assert!(same.patch_len < 400, "{}", same.patch_len);
+        // 100 bytes inserted in the middle: two copies around at most those 100 literal
+        // bytes (fewer when a byte at the seam happens to equal OLD's).
+        let new = edit(&old, &[(0, 1_500_000, 100, 7)]);
+        std::fs::write(&n, &new).unwrap();
+        let made = make_file(&o, &n, None, &opts, None).unwrap();
+        let c = &made.census;
+        assert!(c.literal_bytes <= 100 && c.literal_bytes >= 95, "{c:?}");
+        assert_eq!(c.copied_bytes + c.literal_bytes, new.len() as u64, "{c:?}");
+        assert!(made.patch_len < 600, "{}", made.patch_len);
+    }
+}
