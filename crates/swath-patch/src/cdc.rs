@@ -20,8 +20,9 @@
 //! oracle it is checked against.
 
 /// The gear table: 256 fixed pseudo-random words (splitmix64 from a fixed seed), none zero,
-/// so runs of a repeated byte still move the hash.
-pub const GEAR: [u64; 256] = gear_table();
+/// so runs of a repeated byte still move the hash. A `static`, not a `const`: a const array
+/// indexed at run time may be copied onto the stack at every use.
+pub static GEAR: [u64; 256] = gear_table();
 
 const fn gear_table() -> [u64; 256] {
     let mut t = [0u64; 256];
@@ -121,37 +122,45 @@ pub fn next_zero_run(data: &[u8], from: usize, limit: usize) -> Option<(usize, u
 /// The end of the chunk that starts at `s`, and its kind; `None` when `data` ends before
 /// that is decided and `last` is false (more data follows). With `last`, the data's end
 /// ends the final chunk.
+///
+/// The threshold scan runs first, over the chunk's whole possible span; only the bytes
+/// before the cut it finds are then searched for a zero run (which would end the chunk
+/// earlier), so each byte is searched about once.
 #[inline]
 pub fn cut(data: &[u8], s: usize, p: &Params, last: bool) -> Option<(usize, Kind)> {
     let len = data.len();
     debug_assert!(s < len);
-    let limit = s + p.max;
-    // The first zero run seen whole (32 bytes at least) that can end this chunk.
-    let run = next_zero_run(data, s, limit);
-    if let Some((z, e)) = run {
-        if z == s {
-            // Its end is known once a non-zero byte follows, or at the end of the input.
-            return (e < len || last).then_some((e, Kind::Zero));
+    if data[s] == 0 {
+        if let Some((z, e)) = next_zero_run(data, s, s + 1) {
+            if z == s {
+                // Its end is known once a non-zero byte follows, or at the end of input.
+                return (e < len || last).then_some((e, Kind::Zero));
+            }
         }
     }
+    let limit = s + p.max;
     // Without `last`, zeros at the end of the data may be the start of a run: no cut can
     // be decided from there on.
-    let seen = if last {
+    let seen = if last || data[len - 1] != 0 {
         len
     } else {
         let tail = data[s..].iter().rev().take_while(|&&b| b == 0).count();
         len - tail
     };
-    let stop = run.map_or(limit, |(z, _)| z.min(limit));
-    if let Some(i) = threshold_cut(data, s, stop.min(seen), p) {
+    if let Some(i) = threshold_cut(data, s, limit.min(seen), p) {
+        // A zero run starting before the cut ends the chunk there instead.
+        if let Some((z, _)) = next_zero_run(data, s, i + 1) {
+            return Some((z, Kind::Data));
+        }
         return Some((i + 1, Kind::Data));
     }
-    if stop <= seen {
-        if stop < limit {
-            // A zero run starts there.
-            return Some((stop, Kind::Data));
+    if let Some((z, _)) = next_zero_run(data, s, limit) {
+        if z <= seen {
+            return Some((z, Kind::Data));
         }
-        return Some((smallest_hash(data, s, stop, p) + 1, Kind::Data));
+    }
+    if limit <= seen {
+        return Some((smallest_hash(data, s, limit, p) + 1, Kind::Data));
     }
     // The input ends before the chunk could: with `last`, it ends the chunk.
     last.then_some((len, Kind::Data))
@@ -170,10 +179,42 @@ fn threshold_cut(data: &[u8], s: usize, end: usize, p: &Params) -> Option<usize>
         h = (h << 1).wrapping_add(GEAR[b as usize]);
     }
     let t = p.threshold;
-    for (k, &b) in data[first..end].iter().enumerate() {
+    // Bytes go two at a time: the hash after both is `(h << 2) + (G[b0] << 1) + G[b1]`,
+    // whose second term does not wait for `h`, so the dependent chain is one shift and one
+    // add per two bytes; the hash after the first byte is computed beside it for its test.
+    let span = &data[first..end];
+    // Eight bytes a step, read as one word, tested together: one branch per eight bytes,
+    // taken only near a cut, which is then found byte by byte.
+    let words = span.chunks_exact(8);
+    let rest = words.remainder();
+    for (k, w8) in words.enumerate() {
+        let w = u64::from_le_bytes(w8.try_into().expect("8 bytes"));
+        let mut hit = false;
+        let mut g = h;
+        for j in 0..4 {
+            let g0 = GEAR[((w >> (16 * j)) & 0xff) as usize];
+            let g1 = GEAR[((w >> (16 * j + 8)) & 0xff) as usize];
+            let g_odd = (g << 1).wrapping_add(g0);
+            g = (g << 2).wrapping_add((g0 << 1).wrapping_add(g1));
+            hit |= (g_odd <= t) | (g <= t);
+        }
+        if hit {
+            for (j, &b) in w8.iter().enumerate() {
+                h = (h << 1).wrapping_add(GEAR[b as usize]);
+                if h <= t {
+                    return Some(first + 8 * k + j);
+                }
+            }
+            // Not reached: the same hashes, byte by byte, meet the same test. `h` is `g`.
+            continue;
+        }
+        h = g;
+    }
+    let at = end - rest.len();
+    for (j, &b) in rest.iter().enumerate() {
         h = (h << 1).wrapping_add(GEAR[b as usize]);
         if h <= t {
-            return Some(first + k);
+            return Some(at + j);
         }
     }
     None

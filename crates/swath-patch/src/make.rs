@@ -28,10 +28,10 @@ use crate::cdc::{Kind, Params};
 use crate::error::PatchError;
 use crate::format::{encode_tail, section_sum, Entry, Header, Level, HEADER_LEN};
 use crate::hash::file_hash;
-use crate::matcher::{match_section, NewChunk, OldReader};
+use crate::matcher::{cdc_chunker, match_section, OldReader};
 use crate::ops::Op;
 use crate::section::encode_section;
-use crate::signature::{signature, signature_of_slice};
+use crate::signature::signature;
 use crate::table::ChunkTable;
 
 /// How to make a patch.
@@ -262,19 +262,10 @@ fn make(
                     let mut buf = vec![0u8; n];
                     new.read_exact_at(&mut buf, off)
                         .map_err(|e| PatchError::io(new_name, e))?;
-                    let cuts = signature_of_slice(&buf, &params);
-                    let chunks: Vec<NewChunk> = cuts
-                        .iter()
-                        .map(|c| NewChunk {
-                            start: c.offset as usize,
-                            len: c.len as usize,
-                            zero: c.kind == Kind::Zero,
-                            hash: c.hash,
-                        })
-                        .collect();
                     let mut reader = OldReader::new(old, old_len);
-                    let mut ops = match_section(&buf, &chunks, &table, &mut reader)
-                        .map_err(|e| PatchError::io(old_name, e))?;
+                    let mut ops =
+                        match_section(&buf, cdc_chunker(&buf, &params), &table, &mut reader)
+                            .map_err(|e| PatchError::io(old_name, e))?;
                     if opts.level != Level::Fast {
                         ops = fill_gaps(ops, &buf, &mut reader)
                             .map_err(|e| PatchError::io(old_name, e))?;

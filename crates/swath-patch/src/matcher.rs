@@ -133,10 +133,13 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
         .count()
 }
 
-/// The ops that make `new` (one section) from OLD, given its chunks in order.
+/// The ops that make `new` (one section) from OLD. `next_chunk(s)` gives the chunk of `new`
+/// that starts at `s`: chunks are cut only where they are needed, so the bytes a forward
+/// extension swallows (an unchanged region) are never chunked or hashed, and the cutting
+/// starts again where the extension stopped.
 pub fn match_section(
     new: &[u8],
-    chunks: &[NewChunk],
+    mut next_chunk: impl FnMut(usize) -> NewChunk,
     table: &ChunkTable,
     old: &mut OldReader<'_>,
 ) -> io::Result<Vec<Op>> {
@@ -144,13 +147,14 @@ pub fn match_section(
     // Bytes before `covered` are made by ops already pushed; from there on, literal until
     // a match starts.
     let mut covered = 0usize;
-    // The last copy's end in OLD and in the section.
+    // The last copy's end in OLD and in the section, and the chunks looked up since.
     let mut diagonal: Option<(u64, usize)> = None;
-    for c in chunks {
-        if c.start < covered {
-            // Swallowed by a forward extension (wholly or in part).
-            continue;
-        }
+    let mut since = 0usize;
+    let mut s = 0usize;
+    while s < new.len() {
+        let c = next_chunk(s);
+        debug_assert!(c.start == s && c.len > 0 && s + c.len <= new.len());
+        s += c.len;
         if c.zero {
             out.literal(covered, c.start);
             out.push(Op::Zero { len: c.len as u64 });
@@ -158,9 +162,13 @@ pub fn match_section(
             continue;
         }
         let bytes = &new[c.start..c.start + c.len];
-        // Where the previous copy would continue in OLD: tried first, so a repeated chunk
-        // is taken from the place that keeps the copies contiguous.
-        let along = diagonal.map(|(old_end, new_end)| old_end + (c.start - new_end) as u64);
+        // Just after a copy ends, NEW often goes on along the same diagonal after a byte or
+        // two changed: tried first (for two chunks), so that the copies stay contiguous
+        // even where the chunk also occurs elsewhere in OLD.
+        since += 1;
+        let along = diagonal
+            .filter(|_| since <= 2)
+            .map(|(old_end, new_end)| old_end + (c.start - new_end) as u64);
         let from = match along {
             Some(at) if old.equals(at, bytes)? => at,
             _ => {
@@ -183,10 +191,33 @@ pub fn match_section(
             len: (back + c.len + fwd) as u64,
         });
         covered = end + fwd;
+        s = covered;
         diagonal = Some((from + (c.len + fwd) as u64, covered));
+        since = 0;
     }
     out.literal(covered, new.len());
     Ok(out.ops)
+}
+
+/// The chunker [`match_section`] uses in `make`: content-defined chunks from any start.
+pub fn cdc_chunker<'a>(
+    new: &'a [u8],
+    p: &'a crate::cdc::Params,
+) -> impl FnMut(usize) -> NewChunk + 'a {
+    move |s| {
+        let (end, kind) = crate::cdc::cut(new, s, p, true).expect("the last chunk is always cut");
+        let zero = kind == crate::cdc::Kind::Zero;
+        NewChunk {
+            start: s,
+            len: end - s,
+            zero,
+            hash: if zero {
+                0
+            } else {
+                xxhash_rust::xxh3::xxh3_128(&new[s..end])
+            },
+        }
+    }
 }
 
 /// Ops being built: adjacent literals joined, copies contiguous in OLD merged.
@@ -296,12 +327,17 @@ mod tests {
         std::fs::write(f.path(), old).unwrap();
         let table = table_of(old, size);
         let mut r = OldReader::new(f.as_file(), old.len() as u64);
-        let chunks = if size == 0 {
-            cdc_of(new)
-        } else {
-            chunks_of(new, size)
+        // The chunk starting at s: the test chunker run from s.
+        let next = |s: usize| {
+            let rest = &new[s..];
+            let c = if size == 0 {
+                cdc_of(&rest[..rest.len().min(1 << 16)])[0]
+            } else {
+                chunks_of(&rest[..rest.len().min(size)], size)[0]
+            };
+            NewChunk { start: s, ..c }
         };
-        match_section(new, &chunks, &table, &mut r).unwrap()
+        match_section(new, next, &table, &mut r).unwrap()
     }
 
     proptest! {

@@ -124,7 +124,8 @@ pub fn apply_section(
         literals,
         deltas,
     } = decode_section(header, index, e, bytes)?;
-    out.clear();
+    // Every byte is written by an op (they cover the section exactly): a buffer reused
+    // from the last section is not cleared first.
     out.resize(e.new_len as usize, 0);
     let (mut at, mut lit, mut del) = (0usize, 0usize, 0usize);
     for op in ops {
@@ -132,7 +133,7 @@ pub fn apply_section(
         let dst = &mut out[at..at + n];
         match op {
             Op::Copy { from, .. } => old.read_exact_at(dst, from).map_err(SectionError::Old)?,
-            Op::Zero { .. } => {}
+            Op::Zero { .. } => dst.fill(0),
             Op::Literal { .. } => {
                 dst.copy_from_slice(&literals[lit..lit + n]);
                 lit += n;
