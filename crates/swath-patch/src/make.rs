@@ -31,7 +31,7 @@ use crate::hash::file_hash;
 use crate::matcher::{cdc_chunker, match_section, OldReader};
 use crate::ops::Op;
 use crate::section::encode_section;
-use crate::signature::signature;
+use crate::signature::signature_and_hash;
 use crate::table::ChunkTable;
 
 /// How to make a patch.
@@ -212,10 +212,15 @@ fn make(
         .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
     pool.install(|| {
         let t0 = Instant::now();
-        let chunks = signature(old, old_len, &params, opts.io_chunk, opts.threads.max(1))
-            .map_err(|e| PatchError::io(old_name, e))?;
-        let old_hash =
-            file_hash(old, old_len, crate::hash::PIECE).map_err(|e| PatchError::io(old_name, e))?;
+        // With I/O chunks of one hash piece, OLD's hash comes from the signature's reads.
+        let (chunks, piece_hash) =
+            signature_and_hash(old, old_len, &params, opts.io_chunk, opts.threads.max(1))
+                .map_err(|e| PatchError::io(old_name, e))?;
+        let old_hash = if opts.io_chunk as u64 == crate::hash::PIECE {
+            piece_hash
+        } else {
+            file_hash(old, old_len, crate::hash::PIECE).map_err(|e| PatchError::io(old_name, e))?
+        };
         let mut table = ChunkTable::with_capacity(chunks.len());
         for c in chunks.iter().filter(|c| c.kind == Kind::Data) {
             table.insert(c.hash, c.offset, c.len);

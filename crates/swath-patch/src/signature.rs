@@ -81,9 +81,21 @@ pub fn signature(
     io_chunk: usize,
     threads: usize,
 ) -> io::Result<Vec<Chunk>> {
+    Ok(signature_and_hash(file, len, p, io_chunk, threads)?.0)
+}
+
+/// [`signature`], and the file's hash ([`crate::hash`]) with pieces of the I/O chunk's
+/// length, computed from the same reads.
+pub fn signature_and_hash(
+    file: &File,
+    len: u64,
+    p: &Params,
+    io_chunk: usize,
+    threads: usize,
+) -> io::Result<(Vec<Chunk>, u128)> {
     let piece = io_chunk.max(4 * p.lookahead()) as u64;
     let pieces = len.div_ceil(piece) as usize;
-    let scan = |k: usize, buf: &mut Vec<u8>| -> io::Result<Vec<Chunk>> {
+    let scan = |k: usize, buf: &mut Vec<u8>| -> io::Result<(Vec<Chunk>, u128)> {
         let at = k as u64 * piece;
         let n = (len - at).min(piece) as usize;
         buf.resize(n, 0);
@@ -92,9 +104,9 @@ pub fn signature(
         cut_all(buf, 0, p, at + n as u64 == len, &mut cuts);
         let mut out = Vec::with_capacity(cuts.len());
         chunks_of(buf, at, 0, &cuts, &mut out);
-        Ok(out)
+        Ok((out, xxh3_128(buf)))
     };
-    let parts: Vec<Vec<Chunk>> = if threads <= 1 || pieces <= 1 {
+    let parts: Vec<(Vec<Chunk>, u128)> = if threads <= 1 || pieces <= 1 {
         let mut buf = Vec::new();
         (0..pieces)
             .map(|k| scan(k, &mut buf))
@@ -105,7 +117,13 @@ pub fn signature(
             .map_init(Vec::new, |buf, k| scan(k, buf))
             .collect::<io::Result<_>>()?
     };
-    stitch(file, len, p, parts)
+    let mut sums = Vec::with_capacity(parts.len() * 16);
+    let mut lists = Vec::with_capacity(parts.len());
+    for (list, sum) in parts {
+        sums.extend_from_slice(&sum.to_le_bytes());
+        lists.push(list);
+    }
+    Ok((stitch(file, len, p, lists)?, xxh3_128(&sums)))
 }
 
 /// Joins the pieces' chunks in order, scanning each seam again from the last true cut until
@@ -212,6 +230,20 @@ mod tests {
             std::fs::write(f.path(), &data).unwrap();
             let got = signature(f.as_file(), data.len() as u64, &p, io_chunk, threads).unwrap();
             prop_assert_eq!(got, signature_of_slice(&data, &p));
+        }
+    }
+
+    #[test]
+    fn the_hash_comes_with_the_signature() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 253) as u8).collect();
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), &data).unwrap();
+        let p = Params::new(64).unwrap();
+        for piece in [1usize << 16, 100_000, 1 << 20] {
+            let (sig, hash) =
+                signature_and_hash(f.as_file(), data.len() as u64, &p, piece, 2).unwrap();
+            assert_eq!(sig, signature_of_slice(&data, &p));
+            assert_eq!(hash, crate::hash::slice_hash(&data, piece as u64));
         }
     }
 
