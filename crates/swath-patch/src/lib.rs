@@ -17,6 +17,7 @@
 //!   merged.
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
+//! - [`vcdiff`]: RFC 3284 output for `--format vcdiff`.
 //! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
@@ -32,5 +33,6 @@ pub mod ops;
 pub mod section;
 pub mod signature;
 pub mod table;
+pub mod vcdiff;
 
 pub use error::PatchError;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 use swath_patch::apply::{apply_file, census, PatchFile};
 use swath_patch::format::Level;
-use swath_patch::make::{make_file, speed_of_light, MakeOptions};
+use swath_patch::make::{make_file, speed_of_light, Format, MakeOptions};
 use swath_patch::PatchError;
 
 use crate::size::parse_size;
@@ -39,6 +39,15 @@ pub enum LevelArg {
     Max,
 }
 
+/// The format `make` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// swath's own format (docs/patch-format.md).
+    Swath,
+    /// RFC 3284 VCDIFF (docs/vcdiff.md).
+    Vcdiff,
+}
+
 /// Arguments of `swath patch make`.
 #[derive(Args, Debug)]
 pub struct MakeArgs {
@@ -58,6 +67,12 @@ pub struct MakeArgs {
     /// Bytes read at a time from OLD while computing its signature (default 16M).
     #[arg(long, value_name = "SIZE", default_value = "16M")]
     io_chunk: String,
+
+    /// The patch's format: swath (compressed, checked, applied on all cores) or vcdiff
+    /// (RFC 3284, as `xdelta3 -d -s OLD PATCH NEW` applies it; approximate matches become
+    /// literal bytes there, and nothing is compressed).
+    #[arg(long, value_enum, default_value = "swath")]
+    format: FormatArg,
 
     /// Measure the patch (sizes and counts) without writing it; PATCH may then be omitted.
     #[arg(long)]
@@ -175,6 +190,10 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         chunk_avg: chunk as u32,
         threads: threads(a.threads),
         io_chunk: io_chunk as usize,
+        format: match a.format {
+            FormatArg::Swath => Format::Swath,
+            FormatArg::Vcdiff => Format::Vcdiff,
+        },
         ..MakeOptions::default()
     };
     let made = crate::progress::with_progress(Some(total), "patch make", |counter| {
