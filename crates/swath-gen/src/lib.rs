@@ -5,6 +5,8 @@
 //!   and the chunk number).
 //! - [`mutate`]: a copy of a file with K planted differing bytes, optionally truncated or
 //!   extended, reporting where the differences are.
+//! - [`edits`]: a revision of a file (insertions, deletions, moves, duplications, zero runs,
+//!   rebuild noise) for patch tests and benchmarks.
 //! - [`log`]: Apache combined-format access logs shaped like the Wide Finder 2 sample,
 //!   of an exact size, generated in parallel chunks of whole lines.
 //!
@@ -19,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use swath_engine::{AtomicOutput, EngineError};
 
+pub mod edits;
 pub mod log;
 
 /// The seeds' test file size: 640,000,000 bytes.

@@ -573,7 +573,8 @@ mod tests {
             dir.path().join("p"),
             dir.path().join("out"),
         );
-        let cases: Vec<(usize, Vec<(u8, usize, usize, u8)>)> = vec![
+        type Edit = (u8, usize, usize, u8);
+        let cases: Vec<(usize, Vec<Edit>)> = vec![
             (0, vec![(0, 0, 100, 1)]),
             (1000, vec![]),
             (

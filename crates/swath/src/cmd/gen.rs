@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use swath_gen::edits::Revision;
 use swath_gen::{Mutation, Resize, DEFAULT_TEXT_SIZE};
 
 use crate::size::parse_size;
@@ -76,6 +77,38 @@ pub struct MutateArgs {
     /// Append N bytes of random text.
     #[arg(long, value_name = "N", value_parser = size_arg, allow_hyphen_values = true)]
     extend: Option<u64>,
+
+    /// Revision: insert N ranges of new random bytes (a revision instead of planted
+    /// bytes: see --edit-len; the edits and --noise make NEW look like a new release).
+    #[arg(long, value_name = "N", conflicts_with_all = ["at", "truncate", "extend"])]
+    insertions: Option<u32>,
+    /// Revision: remove N ranges.
+    #[arg(long, value_name = "N", conflicts_with_all = ["at", "truncate", "extend"])]
+    deletions: Option<u32>,
+    /// Revision: cut N ranges and paste each elsewhere.
+    #[arg(long, value_name = "N", conflicts_with_all = ["at", "truncate", "extend"])]
+    moves: Option<u32>,
+    /// Revision: copy N ranges to another place.
+    #[arg(long, value_name = "N", conflicts_with_all = ["at", "truncate", "extend"])]
+    duplicates: Option<u32>,
+    /// Revision: overwrite N ranges with zeros.
+    #[arg(long, value_name = "N", conflicts_with_all = ["at", "truncate", "extend"])]
+    zero_runs: Option<u32>,
+    /// Revision: the longest range an edit touches (each is 1 to SIZE bytes; default 64K).
+    #[arg(long, value_name = "SIZE", value_parser = edit_len_arg)]
+    edit_len: Option<u64>,
+    /// Revision: rebuild noise, as a recompiled program shows: about one 4-byte value in
+    /// every N bytes increased by a constant (moved addresses).
+    #[arg(long, value_name = "N", value_parser = size_arg, conflicts_with_all = ["at", "truncate", "extend"])]
+    noise: Option<u64>,
+}
+
+fn edit_len_arg(s: &str) -> Result<u64, String> {
+    match parse_size(s) {
+        Ok(n) if (1..=1 << 30).contains(&n) => Ok(n),
+        Ok(_) => Err("the edit length must be 1 byte to 1 GiB".into()),
+        Err(_) => Err(format!("invalid size '{s}'")),
+    }
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
@@ -119,6 +152,34 @@ pub fn run(cmd: GenCommand) -> Result<()> {
             Ok(())
         }
         GenCommand::Mutate(m) => {
+            let counts = [
+                m.insertions,
+                m.deletions,
+                m.moves,
+                m.duplicates,
+                m.zero_runs,
+            ];
+            if counts.iter().any(Option::is_some) || m.noise.is_some() {
+                let r = Revision {
+                    insertions: m.insertions.unwrap_or(0),
+                    deletions: m.deletions.unwrap_or(0),
+                    moves: m.moves.unwrap_or(0),
+                    duplicates: m.duplicates.unwrap_or(0),
+                    zero_runs: m.zero_runs.unwrap_or(0),
+                    max_len: m.edit_len.unwrap_or(64 << 10),
+                    noise: m.noise.unwrap_or(0),
+                    seed: m.seed,
+                };
+                let pieces = swath_gen::edits::revise(&m.input, &m.output, &r)?;
+                let len: u64 = std::fs::metadata(&m.output).map(|x| x.len()).unwrap_or(0);
+                eprintln!(
+                    "swath gen: wrote a revision of {} bytes in {} pieces to {}",
+                    len,
+                    pieces.len(),
+                    m.output.display()
+                );
+                return Ok(());
+            }
             let resize = match (m.truncate, m.extend) {
                 (Some(n), _) => Some(Resize::Truncate(n)),
                 (_, Some(n)) => Some(Resize::Extend(n)),
