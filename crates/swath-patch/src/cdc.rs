@@ -188,12 +188,11 @@ fn threshold_cut(data: &[u8], s: usize, end: usize, p: &Params) -> Option<usize>
     let words = span.chunks_exact(8);
     let rest = words.remainder();
     for (k, w8) in words.enumerate() {
-        let w = u64::from_le_bytes(w8.try_into().expect("8 bytes"));
         let mut hit = false;
         let mut g = h;
-        for j in 0..4 {
-            let g0 = GEAR[((w >> (16 * j)) & 0xff) as usize];
-            let g1 = GEAR[((w >> (16 * j + 8)) & 0xff) as usize];
+        for pair in w8.chunks_exact(2) {
+            let g0 = GEAR[pair[0] as usize];
+            let g1 = GEAR[pair[1] as usize];
             let g_odd = (g << 1).wrapping_add(g0);
             g = (g << 2).wrapping_add((g0 << 1).wrapping_add(g1));
             hit |= (g_odd <= t) | (g <= t);
