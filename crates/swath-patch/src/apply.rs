@@ -284,3 +284,64 @@ pub fn census(patch: &PatchFile) -> Result<Census, PatchError> {
     }
     Ok(all)
 }
+
+/// Writes to `inner`, remembering whether a write failed (so an I/O error is blamed on NEW,
+/// not on OLD or the patch).
+struct Blame<W> {
+    inner: W,
+    failed: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for Blame<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().inspect_err(|_| self.failed = true)
+    }
+}
+
+/// Applies a VCDIFF patch (made by `xdelta3 -e -S none` or `swath patch make --format
+/// vcdiff`) to OLD, writing NEW atomically: nothing is at NEW's path unless every window
+/// decoded (and its checksum, when it has one, held).
+pub fn apply_vcdiff_file(
+    old_path: &Path,
+    patch_path: &Path,
+    new_path: &Path,
+) -> Result<Applied, PatchError> {
+    use crate::vcdiff::{apply_vcdiff, VcdiffError};
+    let old_name = old_path.to_string_lossy().into_owned();
+    let patch_name = patch_path.to_string_lossy().into_owned();
+    let new_name = new_path.to_string_lossy().into_owned();
+    let old = File::open(old_path).map_err(|e| PatchError::io(&old_name, e))?;
+    let old_len = old
+        .metadata()
+        .map_err(|e| PatchError::io(&old_name, e))?
+        .len();
+    let patch = File::open(patch_path).map_err(|e| PatchError::io(&patch_name, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, patch);
+    let out = AtomicOutput::create(new_path)?;
+    let mut w = Blame {
+        inner: std::io::BufWriter::with_capacity(1 << 20, out.file()),
+        failed: false,
+    };
+    let result = apply_vcdiff(&old, old_len, &mut reader, &mut w).and_then(|n| {
+        std::io::Write::flush(&mut w)
+            .map(|()| n)
+            .map_err(VcdiffError::from)
+    });
+    let failed = w.failed;
+    drop(w);
+    let new_len = match result {
+        Ok(n) => n,
+        Err(VcdiffError::Invalid(what)) => return Err(PatchError::invalid(&patch_name, what)),
+        Err(VcdiffError::Io(e)) if failed => return Err(PatchError::io(&new_name, e)),
+        Err(VcdiffError::Io(e)) => return Err(PatchError::io(&old_name, e)),
+    };
+    out.commit(false)?;
+    Ok(Applied {
+        new_len,
+        sections: 0,
+    })
+}

@@ -22,7 +22,8 @@ use crate::stdout::{Stdout, Voice};
 pub enum PatchCommand {
     /// Make PATCH, which turns OLD into NEW.
     Make(MakeArgs),
-    /// Rebuild NEW from OLD and PATCH (OLD is checked against the patch first).
+    /// Rebuild NEW from OLD and PATCH (OLD is checked against the patch first); PATCH may
+    /// also be VCDIFF, as `xdelta3 -e -S none` writes it.
     Apply(ApplyArgs),
     /// Show what PATCH holds: sizes, hashes, counts of each kind of instruction.
     Info(InfoArgs),
@@ -267,8 +268,28 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{:.2}%", part as f64 * 100.0 / whole as f64)
 }
 
+/// True when the file at `p` starts like a VCDIFF patch.
+fn looks_like_vcdiff(p: &std::path::Path) -> bool {
+    let mut head = [0u8; 4];
+    std::fs::File::open(p)
+        .and_then(|f| std::io::Read::read_exact(&mut &f, &mut head))
+        .is_ok()
+        && swath_patch::vcdiff::is_vcdiff(&head)
+}
+
 fn apply(a: ApplyArgs) -> Result<(), PatchError> {
     let started = Instant::now();
+    if looks_like_vcdiff(&a.patch) {
+        let done = swath_patch::apply::apply_vcdiff_file(&a.old, &a.patch, &a.new)?;
+        if a.time {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "time: {secs:.3} s (VCDIFF), {:.1} MB/s of NEW written",
+                done.new_len as f64 / secs.max(1e-9) / 1e6
+            );
+        }
+        return Ok(());
+    }
     let patch = PatchFile::open(&a.patch)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads(a.threads))
@@ -289,6 +310,12 @@ fn apply(a: ApplyArgs) -> Result<(), PatchError> {
 }
 
 fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
+    if looks_like_vcdiff(&a.patch) {
+        return Err(PatchError::invalid(
+            &a.patch.to_string_lossy(),
+            "a VCDIFF patch: info reads swath patches (apply takes both)",
+        ));
+    }
     let patch = PatchFile::open(&a.patch)?;
     let c = census(&patch)?;
     let h = &patch.header;

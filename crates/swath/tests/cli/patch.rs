@@ -243,3 +243,70 @@ fn full_disk_during_apply_leaves_nothing() {
     fails(&o, "No space left on device");
     assert_eq!(std::fs::read_dir(&fs.path).unwrap().count(), 0);
 }
+
+/// VCDIFF both ways through the command line: `xdelta3 -d` applies `--format vcdiff`, and
+/// `swath patch apply` applies `xdelta3 -e -S none` output (and refuses its secondary
+/// compression, or a damaged one, in one line with nothing written). Skipped where xdelta3
+/// is missing (.ci/run installs it).
+#[test]
+fn vcdiff_both_ways_with_xdelta3() {
+    if !std::path::Path::new("/usr/bin/xdelta3").exists() {
+        eprintln!("skipped: /usr/bin/xdelta3 is not installed");
+        return;
+    }
+    let dir = Dir::new();
+    let (old, new) = pair(400_000, 11);
+    dir.write("old", &old);
+    dir.write("new", &new);
+    let xdelta = |args: &[&str]| {
+        let o = std::process::Command::new("xdelta3")
+            .args(args)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    for level in ["fast", "default"] {
+        ok(&swath(
+            &dir,
+            &[
+                "patch", "make", "--format", "vcdiff", "--level", level, "old", "new", "p.vcdiff",
+            ],
+        ));
+        xdelta(&["-d", "-f", "-s", "old", "p.vcdiff", "out"]);
+        assert_eq!(std::fs::read(dir.path("out")).unwrap(), new, "{level}");
+        let _ = std::fs::remove_file(dir.path("out"));
+        // swath reads its own VCDIFF too.
+        ok(&swath(&dir, &["patch", "apply", "old", "p.vcdiff", "out"]));
+        assert_eq!(std::fs::read(dir.path("out")).unwrap(), new, "{level}");
+    }
+    xdelta(&[
+        "-e", "-f", "-9", "-S", "none", "-s", "old", "new", "x.vcdiff",
+    ]);
+    let _ = std::fs::remove_file(dir.path("out"));
+    ok(&swath(&dir, &["patch", "apply", "old", "x.vcdiff", "out"]));
+    assert_eq!(std::fs::read(dir.path("out")).unwrap(), new);
+    xdelta(&[
+        "-e",
+        "-f",
+        "-9",
+        "-S",
+        "djw",
+        "-s",
+        "old",
+        "new",
+        "djw.vcdiff",
+    ]);
+    fails(
+        &swath(&dir, &["patch", "apply", "old", "djw.vcdiff", "out2"]),
+        "make the patch with xdelta3 -S none",
+    );
+    let mut cut = std::fs::read(dir.path("x.vcdiff")).unwrap();
+    cut.truncate(cut.len() - 7);
+    dir.write("cut.vcdiff", &cut);
+    fails(
+        &swath(&dir, &["patch", "apply", "old", "cut.vcdiff", "out2"]),
+        "cut.vcdiff: truncated",
+    );
+    assert!(!dir.path("out2").exists());
+}
