@@ -38,7 +38,7 @@ pub enum Level {
     Fast,
     /// Chunk anchors and approximate matches between them.
     Default,
-    /// More seeds, more search, stronger compression.
+    /// Default's matching, with the strongest compression.
     Max,
 }
 

@@ -36,7 +36,7 @@ pub enum LevelArg {
     Fast,
     /// Chunk matches, then approximate matches between them (smaller patches of programs).
     Default,
-    /// More search and stronger compression, for the smallest patch.
+    /// Default's matching with the strongest compression (zstd 19): a smaller patch, slower.
     Max,
 }
 
