@@ -334,7 +334,14 @@ fn never_crashes(f: &mut Findings, case: &str, cmd: &Cmd, r: &Run) {
     f.check(known || stopped_by_us, || {
         format!("undocumented status or signal: {}", ctx())
     });
-    f.check(r.stderr.lines().count() <= 1, || {
+    // `logs` adds its documented count of malformed lines after the one line (a live log's
+    // last line, cut at the size it had when opened, is one: GUIDE.md, swath logs).
+    let lines = r
+        .stderr
+        .lines()
+        .filter(|l| !(l.starts_with("swath logs: ") && l.ends_with(" malformed lines skipped")))
+        .count();
+    f.check(lines <= 1, || {
         format!("more than one line on stderr: {}", ctx())
     });
 }
