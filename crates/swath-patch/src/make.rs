@@ -269,7 +269,16 @@ fn make(
 
         let t1 = Instant::now();
         let zstd_level = opts.zstd_level();
-        let section_len = opts.section_len;
+        // A NEW too small to give every worker a few whole sections gets shorter ones (down
+        // to 1 MiB), so that apply, which runs a section per worker, uses every core.
+        let workers = opts.threads.max(1) as u64;
+        let section_len = if new_len < 2 * workers * opts.section_len {
+            (new_len / (2 * workers))
+                .next_multiple_of(1 << 16)
+                .clamp((1 << 20).min(opts.section_len), opts.section_len)
+        } else {
+            opts.section_len
+        };
         let count = new_len.div_ceil(section_len) as usize;
         let mut header = Header {
             old_len,
