@@ -120,18 +120,11 @@ fn total(pieces: &[Piece]) -> u64 {
     pieces.iter().map(Piece::len).sum()
 }
 
-/// The edit script of a revision of an OLD of `old_len` bytes.
-pub fn script(old_len: u64, r: &Revision) -> Vec<Piece> {
+/// The seeded generator of a revision's choices, and its edits' kinds (0 insertion, 1
+/// deletion, 2 move, 3 duplication, 4 zero run) interleaved in a seeded order, as a real
+/// revision's edits are.
+fn edit_order(r: &Revision) -> (Xoshiro256PlusPlus, Vec<u8>) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(r.seed ^ 0x5245_5649_5349_4f4e);
-    let mut pieces = if old_len > 0 {
-        vec![Piece::Old {
-            from: 0,
-            len: old_len,
-        }]
-    } else {
-        Vec::new()
-    };
-    let max_len = r.max_len.max(1);
     let kinds = [
         (0u8, r.insertions),
         (1, r.deletions),
@@ -143,11 +136,25 @@ pub fn script(old_len: u64, r: &Revision) -> Vec<Piece> {
         .iter()
         .flat_map(|&(k, n)| std::iter::repeat_n(k, n as usize))
         .collect();
-    // Interleaved in a seeded order, as a real revision's edits are.
     for i in (1..todo.len()).rev() {
         let j = rng.gen_range(0..=i);
         todo.swap(i, j);
     }
+    (rng, todo)
+}
+
+/// The edit script of a revision of an OLD of `old_len` bytes.
+pub fn script(old_len: u64, r: &Revision) -> Vec<Piece> {
+    let (mut rng, todo) = edit_order(r);
+    let mut pieces = if old_len > 0 {
+        vec![Piece::Old {
+            from: 0,
+            len: old_len,
+        }]
+    } else {
+        Vec::new()
+    };
+    let max_len = r.max_len.max(1);
     for (id, kind) in todo.into_iter().enumerate() {
         let len_now = total(&pieces);
         let len = rng.gen_range(1..=max_len);
@@ -253,24 +260,9 @@ fn noise(buf: &mut [u8], at: u64, r: &Revision) {
 /// NEW, built by editing a vector directly with the same seeded choices as [`script`]: the
 /// oracle of [`revise`] (it shares only the choice of places and the noise).
 pub fn revise_naive(old: &[u8], r: &Revision) -> Vec<u8> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(r.seed ^ 0x5245_5649_5349_4f4e);
+    let (mut rng, todo) = edit_order(r);
     let mut new = old.to_vec();
     let max_len = r.max_len.max(1);
-    let kinds = [
-        (0u8, r.insertions),
-        (1, r.deletions),
-        (2, r.moves),
-        (3, r.duplicates),
-        (4, r.zero_runs),
-    ];
-    let mut todo: Vec<u8> = kinds
-        .iter()
-        .flat_map(|&(k, n)| std::iter::repeat_n(k, n as usize))
-        .collect();
-    for i in (1..todo.len()).rev() {
-        let j = rng.gen_range(0..=i);
-        todo.swap(i, j);
-    }
     for (id, kind) in todo.into_iter().enumerate() {
         let len_now = new.len() as u64;
         let len = rng.gen_range(1..=max_len);
