@@ -2,12 +2,12 @@
 //! of its pieces (16 MiB each by default, the last one shorter), each piece's hash written
 //! as 16 little-endian bytes. An empty file's hash is XXH3-128 of nothing.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_128;
+
+use crate::source::ReadAt;
 
 /// The default piece size.
 pub const PIECE: u64 = 16 << 20;
@@ -25,7 +25,7 @@ pub fn slice_hash(bytes: &[u8], piece: u64) -> u128 {
 /// The hash of the first `len` bytes of `file`, its pieces read positionally and hashed in
 /// parallel (memory: one piece per worker). A file shorter than `len` is an
 /// `UnexpectedEof` error.
-pub fn file_hash(file: &File, len: u64, piece: u64) -> io::Result<u128> {
+pub fn file_hash(file: &dyn ReadAt, len: u64, piece: u64) -> io::Result<u128> {
     let piece = piece.max(1);
     let pieces = len.div_ceil(piece);
     let sums: Vec<u128> = (0..pieces)

@@ -18,6 +18,7 @@
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
 //! - [`vcdiff`]: RFC 3284 output for `--format vcdiff`.
+//! - [`source`]: where OLD's bytes are read from (one file, or a tree's files end to end).
 //! - [`error`]: the errors, each naming its file.
 #![deny(missing_docs)]
 
@@ -32,6 +33,7 @@ pub mod matcher;
 pub mod ops;
 pub mod section;
 pub mod signature;
+pub mod source;
 pub mod table;
 pub mod vcdiff;
 

@@ -7,11 +7,10 @@
 //! match that continues where the previous one ended in OLD is merged into it. What no
 //! match covers is literal; zero chunks are runs of zeros.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use crate::ops::Op;
+use crate::source::ReadAt;
 use crate::table::ChunkTable;
 
 /// One chunk of a section of NEW, relative to the section's start.
@@ -32,14 +31,14 @@ const STEP: usize = 64 << 10;
 
 /// OLD, read positionally, with the buffer extension reads go through.
 pub struct OldReader<'a> {
-    file: &'a File,
+    file: &'a dyn ReadAt,
     len: u64,
     buf: Vec<u8>,
 }
 
 impl<'a> OldReader<'a> {
     /// Reads OLD (`len` bytes of `file`).
-    pub fn new(file: &'a File, len: u64) -> OldReader<'a> {
+    pub fn new(file: &'a dyn ReadAt, len: u64) -> OldReader<'a> {
         OldReader {
             file,
             len,

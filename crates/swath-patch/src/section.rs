@@ -1,15 +1,14 @@
 //! One section of a swath patch: the ops that make one slice of NEW, with their literal and
 //! difference bytes, as three streams (docs/patch-format.md, "Sections").
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use crate::format::{
     decode_ops, encode_ops, get_stream, max_ops_len, put_stream, section_sum, Entry, Header,
     Invalid,
 };
 use crate::ops::Op;
+use crate::source::ReadAt;
 
 /// Encodes the section made by `ops` from `new` (the section's bytes of NEW, which start
 /// at `new_offset`), reading the OLD bytes of approximate matches from `old`.
@@ -17,7 +16,7 @@ pub fn encode_section(
     ops: &[Op],
     new: &[u8],
     new_offset: u64,
-    old: &File,
+    old: &dyn ReadAt,
     zstd_level: i32,
 ) -> io::Result<Vec<u8>> {
     let mut literals = Vec::new();
@@ -116,7 +115,7 @@ pub fn apply_section(
     index: u64,
     e: &Entry,
     bytes: &[u8],
-    old: &File,
+    old: &dyn ReadAt,
     out: &mut Vec<u8>,
 ) -> Result<(), SectionError> {
     let Decoded {

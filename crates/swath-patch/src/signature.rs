@@ -11,14 +11,13 @@
 //! bytes scanned twice are a few chunks per seam (Bloom's "delete the fragments near the
 //! boundary and find them again").
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::cdc::{cut_all, Kind, Params};
+use crate::source::ReadAt;
 
 /// One chunk of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +74,7 @@ pub fn signature_of_slice(data: &[u8], p: &Params) -> Vec<Chunk> {
 /// The signature of the first `len` bytes of `file`, read in pieces of `io_chunk` bytes
 /// (at least four times the longest chunk) by `threads` workers.
 pub fn signature(
-    file: &File,
+    file: &dyn ReadAt,
     len: u64,
     p: &Params,
     io_chunk: usize,
@@ -87,7 +86,7 @@ pub fn signature(
 /// [`signature`], and the file's hash ([`crate::hash`]) with pieces of the I/O chunk's
 /// length, computed from the same reads.
 pub fn signature_and_hash(
-    file: &File,
+    file: &dyn ReadAt,
     len: u64,
     p: &Params,
     io_chunk: usize,
@@ -128,7 +127,8 @@ pub fn signature_and_hash(
 
 /// Joins the pieces' chunks in order, scanning each seam again from the last true cut until
 /// it meets a cut of the next piece.
-fn stitch(file: &File, len: u64, p: &Params, parts: Vec<Vec<Chunk>>) -> io::Result<Vec<Chunk>> {
+fn stitch(
+    file: &dyn ReadAt, len: u64, p: &Params, parts: Vec<Vec<Chunk>>) -> io::Result<Vec<Chunk>> {
     let mut out: Vec<Chunk> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
     let mut pos = 0u64;
     let mut window = Vec::new();
@@ -173,7 +173,7 @@ fn stitch(file: &File, len: u64, p: &Params, parts: Vec<Vec<Chunk>>) -> io::Resu
 /// Reads from `pos` into `window` and cuts it, growing the window until at least one cut
 /// is decided (a long zero run needs its whole length). Returns the bytes the cuts cover.
 fn read_decided(
-    file: &File,
+    file: &dyn ReadAt,
     len: u64,
     pos: u64,
     p: &Params,

@@ -10,11 +10,10 @@
 //! single-instruction entries with the size in the instruction byte where it fits (ADD 1-17,
 //! COPY 4-18) and as a varint otherwise. No checksum is written.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileExt;
 
 use crate::ops::Op;
+use crate::source::ReadAt;
 
 /// The most NEW bytes in one window.
 pub const WINDOW: u64 = 16 << 20;
@@ -90,14 +89,14 @@ fn windows(ops: &[Op], window: u64) -> Vec<Vec<Inst>> {
 
 /// Writes the VCDIFF patch made by `ops` (which make NEW from OLD) to `out`, reading the
 /// bytes ADDs carry from `new` positionally, a window at a time.
-pub fn write_vcdiff(ops: &[Op], new: &File, out: &mut impl Write) -> io::Result<()> {
+pub fn write_vcdiff(ops: &[Op], new: &dyn ReadAt, out: &mut impl Write) -> io::Result<()> {
     write_vcdiff_windows(ops, new, out, WINDOW)
 }
 
 /// [`write_vcdiff`] with windows of at most `window` bytes (tests use small ones).
 pub fn write_vcdiff_windows(
     ops: &[Op],
-    new: &File,
+    new: &dyn ReadAt,
     out: &mut impl Write,
     window: u64,
 ) -> io::Result<()> {
@@ -111,7 +110,7 @@ pub fn write_vcdiff_windows(
     Ok(())
 }
 
-fn encode_window(w: &[Inst], new: &File, out: &mut Vec<u8>) -> io::Result<()> {
+fn encode_window(w: &[Inst], new: &dyn ReadAt, out: &mut Vec<u8>) -> io::Result<()> {
     // The source segment: the OLD range every COPY of the window reads.
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for i in w {
@@ -390,7 +389,7 @@ fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &str) -> Result<(), Vcdif
 /// table, xdelta3's application header and Adler-32 window checksums (checked). Memory:
 /// one window (at most 64 MiB of NEW and its encoding); OLD is read positionally.
 pub fn apply_vcdiff(
-    old: &File,
+    old: &dyn ReadAt,
     old_len: u64,
     patch: &mut impl Read,
     out: &mut impl Write,
@@ -706,7 +705,7 @@ mod tests {
         }
         std::fs::write(&o, &old).unwrap();
         std::fs::write(&n, &new).unwrap();
-        let fo = File::open(&o).unwrap();
+        let fo = std::fs::File::open(&o).unwrap();
         for flags in [
             &["-0"][..],
             &["-9"],
