@@ -32,6 +32,7 @@ use crate::matcher::{cdc_chunker, match_section, OldReader};
 use crate::ops::Op;
 use crate::section::encode_section;
 use crate::signature::signature_and_hash;
+use crate::source::ReadAt;
 use crate::table::ChunkTable;
 
 /// How to make a patch.
@@ -245,20 +246,13 @@ fn make(
         .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
     pool.install(|| {
         let t0 = Instant::now();
-        // With I/O chunks of one hash piece, OLD's hash comes from the signature's reads.
-        let (chunks, piece_hash) =
-            signature_and_hash(old, old_len, &params, opts.io_chunk, opts.threads.max(1))
-                .map_err(|e| PatchError::io(old_name, e))?;
-        let old_hash = if opts.io_chunk as u64 == crate::hash::PIECE {
-            piece_hash
-        } else {
-            file_hash(old, old_len, crate::hash::PIECE).map_err(|e| PatchError::io(old_name, e))?
+        let (table, old_hash) =
+            index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
+        let old_side = OldSide {
+            table: &table,
+            old,
+            len: old_len,
         };
-        let mut table = ChunkTable::with_capacity(chunks.len());
-        for c in chunks.iter().filter(|c| c.kind == Kind::Data) {
-            table.insert(c.hash, c.offset, c.len);
-        }
-        drop(chunks);
         let signature_secs = t0.elapsed();
         let advance = |n: u64| {
             if let Some(p) = progress {
@@ -268,7 +262,6 @@ fn make(
         advance(old_len);
 
         let t1 = Instant::now();
-        let zstd_level = opts.zstd_level();
         // A NEW too small to give every worker a few whole sections gets shorter ones (down
         // to 1 MiB), so that apply, which runs a section per worker, uses every core.
         let workers = opts.threads.max(1) as u64;
@@ -312,30 +305,18 @@ fn make(
                     let off = i as u64 * section_len;
                     let n = (new_len - off).min(section_len) as usize;
                     let mut buf = vec![0u8; n];
-                    new.read_exact_at(&mut buf, off)
+                    ReadAt::read_exact_at(new, &mut buf, off)
                         .map_err(|e| PatchError::io(new_name, e))?;
-                    let mut reader = OldReader::new(old, old_len);
-                    let mut ops =
-                        match_section(&buf, cdc_chunker(&buf, &params), &table, &mut reader)
-                            .map_err(|e| PatchError::io(old_name, e))?;
-                    if opts.level != Level::Fast {
-                        ops = fill_gaps(ops, &buf, &mut reader)
-                            .map_err(|e| PatchError::io(old_name, e))?;
-                    }
-                    let bytes = match opts.format {
-                        Format::Swath => encode_section(&ops, &buf, off, old, zstd_level)
-                            .map_err(|e| PatchError::io(old_name, e))?,
-                        Format::Vcdiff => Vec::new(),
-                    };
-                    let census = count_ops(&ops);
+                    let made = make_section(&buf, off, &old_side, &params, opts)
+                        .map_err(|e| PatchError::io(old_name, e))?;
                     if opts.format == Format::Vcdiff {
                         vcdiff_ops
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
-                            .push((i, ops));
+                            .push((i, made.ops));
                     }
                     advance(n as u64);
-                    Ok((bytes, xxhash_rust::xxh3::xxh3_128(&buf), census))
+                    Ok((made.bytes, made.sum, made.census))
                 })
                 .collect::<Result<_, PatchError>>()?;
             for (k, (bytes, sum, c)) in done.into_iter().enumerate() {
@@ -399,6 +380,83 @@ fn make(
     })
 }
 
+/// OLD indexed for matching: the table of its data chunks, and its hash
+/// ([`crate::hash`], pieces of [`crate::hash::PIECE`]).
+pub fn index_old(
+    old: &dyn ReadAt,
+    old_len: u64,
+    params: &Params,
+    opts: &MakeOptions,
+) -> std::io::Result<(ChunkTable, u128)> {
+    // With I/O chunks of one hash piece, OLD's hash comes from the signature's reads.
+    let (chunks, piece_hash) =
+        signature_and_hash(old, old_len, params, opts.io_chunk, opts.threads.max(1))?;
+    let old_hash = if opts.io_chunk as u64 == crate::hash::PIECE {
+        piece_hash
+    } else {
+        file_hash(old, old_len, crate::hash::PIECE)?
+    };
+    let mut table = ChunkTable::with_capacity(chunks.len());
+    for c in chunks.iter().filter(|c| c.kind == Kind::Data) {
+        table.insert(c.hash, c.offset, c.len);
+    }
+    Ok((table, old_hash))
+}
+
+/// What NEW is matched against: OLD's table, and OLD itself (read to verify and extend
+/// matches, and for the bytes under approximate ones).
+pub struct OldSide<'a> {
+    /// OLD's data chunks by hash.
+    pub table: &'a ChunkTable,
+    /// OLD's bytes.
+    pub old: &'a dyn ReadAt,
+    /// OLD's length.
+    pub len: u64,
+}
+
+/// One section of NEW, matched and encoded.
+pub struct MadeSection {
+    /// The section's bytes in the patch (empty with `--format vcdiff`).
+    pub bytes: Vec<u8>,
+    /// XXH3-128 of the section's bytes of NEW (a piece of NEW's hash when the section is
+    /// one hash piece long).
+    pub sum: u128,
+    /// What its ops are.
+    pub census: Census,
+    /// Its ops (kept with `--format vcdiff`, which writes them all at the end; else empty).
+    pub ops: Vec<Op>,
+}
+
+/// Matches `new` (a section of NEW that starts at `new_offset`) against OLD at the
+/// options' level and encodes it. Errors are OLD's: `new` is already read.
+pub fn make_section(
+    new: &[u8],
+    new_offset: u64,
+    old: &OldSide<'_>,
+    params: &Params,
+    opts: &MakeOptions,
+) -> std::io::Result<MadeSection> {
+    let mut reader = OldReader::new(old.old, old.len);
+    let mut ops = match_section(new, cdc_chunker(new, params), old.table, &mut reader)?;
+    if opts.level != Level::Fast {
+        ops = fill_gaps(ops, new, &mut reader)?;
+    }
+    let bytes = match opts.format {
+        Format::Swath => encode_section(&ops, new, new_offset, old.old, opts.zstd_level())?,
+        Format::Vcdiff => Vec::new(),
+    };
+    let census = count_ops(&ops);
+    if opts.format != Format::Vcdiff {
+        ops = Vec::new();
+    }
+    Ok(MadeSection {
+        bytes,
+        sum: xxhash_rust::xxh3::xxh3_128(new),
+        census,
+        ops,
+    })
+}
+
 /// A file's modification time.
 type Stamp = (i64, i64);
 
@@ -436,7 +494,7 @@ pub fn speed_of_light(
         let mut at = 0u64;
         while at < len {
             let n = buf.len().min((len - at) as usize);
-            f.read_exact_at(&mut buf[..n], at)?;
+            ReadAt::read_exact_at(&f, &mut buf[..n], at)?;
             at += n as u64;
         }
         Ok(())

@@ -128,7 +128,11 @@ pub fn signature_and_hash(
 /// Joins the pieces' chunks in order, scanning each seam again from the last true cut until
 /// it meets a cut of the next piece.
 fn stitch(
-    file: &dyn ReadAt, len: u64, p: &Params, parts: Vec<Vec<Chunk>>) -> io::Result<Vec<Chunk>> {
+    file: &dyn ReadAt,
+    len: u64,
+    p: &Params,
+    parts: Vec<Vec<Chunk>>,
+) -> io::Result<Vec<Chunk>> {
     let mut out: Vec<Chunk> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
     let mut pos = 0u64;
     let mut window = Vec::new();
