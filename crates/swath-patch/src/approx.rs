@@ -1,38 +1,99 @@
 //! Approximate matches between anchors (`--level default` and `max`).
 //!
 //! A rebuilt program differs from its previous release in a few bytes of almost every
-//! kilobyte (moved addresses), so exact chunk matches are few and far between. But the
-//! bytes between two anchors usually line up with OLD on a neighbouring anchor's diagonal
-//! (the `old - new` offset of the copy before or after the gap): most of them equal, a few
-//! changed. Such a stretch is worth storing as a [`Op::Delta`]: OLD's bytes plus a
-//! difference stream that is mostly zeros, which zstd packs to little (bsdiff's insight).
+//! kilobyte (moved addresses), so exact chunk matches are few and far between. But most of
+//! NEW still lines up with OLD along some *diagonal* (an `old - new` offset): most bytes
+//! equal, a few changed. Such a stretch is worth storing as a [`Op::Delta`]: OLD's bytes
+//! plus a difference stream that is mostly zeros, which zstd packs to little (bsdiff's
+//! insight). What bsdiff finds with a suffix array over all of OLD, this module finds with
+//! sampled seeds ([`crate::seeds`]) and verification:
 //!
-//! For each literal gap, the stretch along the previous copy's diagonal is extended forward
-//! as bsdiff does: to the length that maximises `2 * equal - length` (so more than half of
-//! its bytes agree), and the stretch along the next copy's diagonal likewise backward from
-//! the gap's end. Where both reach into the gap they are cut where the sum of the two
-//! scores is highest. What is left between them stays literal.
+//! 1. **Scan.** Each literal gap between the exact anchors is walked in blocks of 64
+//!    bytes along the current diagonal (at first the previous anchor's). A block where
+//!    that diagonal agrees with NEW in all but a few bytes needs nothing more. Elsewhere
+//!    NEW's seeds in the block are looked up in OLD's seed index; each candidate is
+//!    verified (its window equal) and scored by how many of the next 64 bytes agree along
+//!    its diagonal; the best one becomes the current diagonal when it beats the current
+//!    one by a margin (bsdiff's "8 more bytes than the old offset explains"). Each switch
+//!    is an *event*: a position in NEW and the diagonal that starts there.
+//! 2. **Extension.** Between two events (and between the gap's ends and its anchors), the
+//!    stretch along the earlier diagonal is extended forward as bsdiff does, to the length
+//!    that maximises `2 * equal - length` (so more than half of its bytes agree), and the
+//!    stretch along the later diagonal likewise backward. Where both reach into the region
+//!    they are cut where the sum of the two scores is highest. What is left between them
+//!    stays literal.
+//!
+//! OLD is read through a per-worker block cache ([`OldCache`]): the diagonals of one
+//! section of NEW mostly point into a few regions of OLD.
 
 use std::io;
 
-use crate::matcher::OldReader;
+use crate::format::Level;
+use crate::oldcache::OldCache;
 use crate::ops::Op;
+use crate::seeds::{for_each_seed, SeedIndex, SeedParams, WAYS};
 
 /// A stretch shorter than this is left literal: its op would cost more than it saves.
 const MIN_STRETCH: usize = 8;
 
-/// The longest gap examined (longer gaps are examined in their first and last this many
-/// bytes only: a diagonal rarely holds that long without an exact anchor in it).
-const MAX_GAP: usize = 1 << 20;
+/// Bytes of NEW judged at a time along the current diagonal, and the span over which a
+/// candidate diagonal is scored.
+const BLOCK: usize = 64;
 
-/// Turns the literal gaps of `ops` (made for `new`, one section) into approximate matches
-/// where a neighbouring copy's diagonal fits.
-pub fn fill_gaps(ops: Vec<Op>, new: &[u8], old: &mut OldReader<'_>) -> io::Result<Vec<Op>> {
-    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+/// How the approximate matcher works at one level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// OLD's seeds (window, sampling rate, the most seeds held).
+    pub seeds: SeedParams,
+    /// A candidate diagonal must agree with NEW in this many more of [`BLOCK`] bytes than
+    /// the current one to replace it; a block where the current one disagrees in fewer
+    /// bytes than this is not looked up.
+    pub margin: usize,
+    /// Blocks of OLD each worker caches (64 KiB each).
+    pub cache_blocks: usize,
+}
+
+impl Settings {
+    /// The settings of `level` (`None` for `fast`, which makes no approximate matches).
+    pub fn for_level(level: Level) -> Option<Settings> {
+        match level {
+            Level::Fast => None,
+            Level::Default => Some(Settings {
+                seeds: SeedParams {
+                    window: 16,
+                    rate_bits: 3,
+                    max_seeds: 32 << 20,
+                },
+                margin: 8,
+                cache_blocks: 256,
+            }),
+            Level::Max => Some(Settings {
+                seeds: SeedParams {
+                    window: 12,
+                    rate_bits: 2,
+                    max_seeds: 64 << 20,
+                },
+                margin: 4,
+                cache_blocks: 512,
+            }),
+        }
+    }
+}
+
+/// Turns the literal gaps of `ops` (made for `new`, one section) into approximate matches:
+/// along the neighbouring copies' diagonals, and along those that `seeds` finds.
+pub fn fill_gaps(
+    ops: Vec<Op>,
+    new: &[u8],
+    old: &mut OldCache<'_>,
+    seeds: Option<&SeedIndex>,
+    settings: &Settings,
+) -> io::Result<Vec<Op>> {
+    let mut out = Out::default();
     let mut at = 0usize;
     // Where OLD continues the previous copy (its end), if there was one.
     let mut before: Option<u64> = None;
-    let mut buf = Vec::new();
+    let mut events = Vec::new();
     for (k, op) in ops.iter().enumerate() {
         let n = op.len() as usize;
         match *op {
@@ -42,9 +103,23 @@ pub fn fill_gaps(ops: Vec<Op>, new: &[u8], old: &mut OldReader<'_>) -> io::Resul
                     Some(Op::Copy { from, .. }) => Some(*from),
                     _ => None,
                 };
-                let gap = &new[at..at + n];
-                fill_one(gap, before, after, old, &mut buf, &mut out)?;
-                before = before.map(|b| b + n as u64);
+                events.clear();
+                if let Some(seeds) = seeds {
+                    scan(new, at, at + n, before, old, seeds, settings, &mut events)?;
+                }
+                // Regions between events, each from one diagonal to the next.
+                let mut start = at;
+                let mut from = before;
+                for &(p, o) in &events {
+                    fill_region(&new[start..p], from, Some(o), old, &mut out)?;
+                    start = p;
+                    from = Some(o);
+                }
+                fill_region(&new[start..at + n], from, after, old, &mut out)?;
+                before = match (events.last(), before) {
+                    (Some(&(p, o)), _) => Some(o + (at + n - p) as u64),
+                    (None, b) => b.map(|b| b + n as u64),
+                };
             }
             Op::Copy { from, len } | Op::Delta { from, len } => {
                 out.push(*op);
@@ -57,54 +132,187 @@ pub fn fill_gaps(ops: Vec<Op>, new: &[u8], old: &mut OldReader<'_>) -> io::Resul
         }
         at += n;
     }
-    Ok(out)
+    Ok(out.ops)
 }
 
-/// One gap: a forward stretch on `before`'s diagonal (OLD offset of the gap's first byte),
-/// a backward one on `after`'s (OLD offset just past the gap's last byte), literal between.
-fn fill_one(
-    gap: &[u8],
+/// Equal bytes of `new` and OLD at `old_at` (which may lie partly or wholly outside OLD:
+/// those bytes disagree).
+fn agree(old: &mut OldCache<'_>, old_at: i64, new: &[u8]) -> io::Result<usize> {
+    let len = old.len() as i64;
+    let (lo, hi) = (old_at.max(0), (old_at + new.len() as i64).min(len));
+    if lo >= hi {
+        return Ok(0);
+    }
+    let skip = (lo - old_at) as usize;
+    let n = (hi - lo) as usize;
+    let o = old.get(lo as u64, n)?.expect("inside OLD");
+    Ok(count_equal(o, &new[skip..skip + n]))
+}
+
+fn count_equal(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x == y).count()
+}
+
+/// Finds the events of the gap `from..to` of `new`: positions where a diagonal found by a
+/// seed takes over from the current one (at first `before`'s), each with the OLD offset
+/// of its first byte.
+#[allow(clippy::too_many_arguments)]
+fn scan(
+    new: &[u8],
+    from: usize,
+    to: usize,
     before: Option<u64>,
-    after: Option<u64>,
-    old: &mut OldReader<'_>,
-    buf: &mut Vec<u8>,
-    out: &mut Vec<Op>,
+    old: &mut OldCache<'_>,
+    seeds: &SeedIndex,
+    settings: &Settings,
+    events: &mut Vec<(usize, u64)>,
 ) -> io::Result<()> {
-    let n = gap.len();
-    let span = n.min(MAX_GAP);
-    // Scores of every prefix on the forward diagonal: 2 * equal - length.
-    let mut fwd_len = 0usize;
-    let mut fwd_scores = Vec::new();
-    if let Some(b) = before {
-        if old.read(b, span, buf)? {
-            fwd_scores = prefix_scores(&buf[..], &gap[..span]);
-            fwd_len = best(&fwd_scores);
+    let w = seeds.params().window;
+    let rate = seeds.rate_bits();
+    // The current diagonal: OLD offset minus NEW position.
+    let mut cur: Option<i64> = before.map(|b| b as i64 - from as i64);
+    let mut p = from;
+    let mut found = Vec::new();
+    let mut cands = [0u64; WAYS];
+    while p < to {
+        let end = (p + BLOCK).min(to);
+        let fine = match cur {
+            Some(d) => agree(old, p as i64 + d, &new[p..end])? + settings.margin > end - p,
+            None => false,
+        };
+        if fine {
+            p = end;
+            continue;
         }
-    }
-    let mut bwd_len = 0usize;
-    let mut bwd_scores = Vec::new();
-    if let Some(a) = after {
-        if a >= span as u64 && old.read(a - span as u64, span, buf)? {
-            let o: Vec<u8> = buf.iter().rev().copied().collect();
-            let g: Vec<u8> = gap[n - span..].iter().rev().copied().collect();
-            bwd_scores = prefix_scores(&o, &g);
-            bwd_len = best(&bwd_scores);
+        found.clear();
+        for_each_seed(new, p, end, w, rate, |s, h| found.push((s, h)));
+        for &(_, h) in &found {
+            seeds.prefetch(h);
         }
-    }
-    if fwd_len + bwd_len > n {
-        // Overlap: the split that keeps the highest total score.
-        let score = |s: &[i64], len: usize| if len == 0 { 0 } else { s[len - 1] };
-        let mut best_split = (i64::MIN, 0usize);
-        // Every split the two diagonals can cover, not only their best lengths.
-        let lo = n - bwd_scores.len().min(n);
-        for f in lo..=fwd_scores.len().min(n) {
-            let total = score(&fwd_scores, f) + score(&bwd_scores, n - f);
-            if total > best_split.0 {
-                best_split = (total, f);
+        let mut next = end;
+        for &(s, h) in &found {
+            let n = seeds.lookup(h, &mut cands);
+            let span = &new[s..(s + BLOCK).min(new.len())];
+            let mut best: Option<(usize, u64)> = None;
+            for &c in &cands[..n] {
+                let d = c as i64 - s as i64;
+                if Some(d) == cur || !old.equals(c, &new[s..s + w])? {
+                    continue;
+                }
+                let score = agree(old, c as i64, span)?;
+                if best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, c));
+                }
+            }
+            let Some((score, c)) = best else { continue };
+            let now = match cur {
+                Some(d) => agree(old, s as i64 + d, span)?,
+                None => 0,
+            };
+            if score >= now + settings.margin {
+                match events.last_mut() {
+                    Some(last) if last.0 == s => *last = (s, c),
+                    _ => events.push((s, c)),
+                }
+                cur = Some(c as i64 - s as i64);
+                // Judge the blocks from just past this seed along the new diagonal.
+                next = s + 1;
+                break;
             }
         }
-        fwd_len = best_split.1;
-        bwd_len = n - fwd_len;
+        p = next;
+    }
+    // An event at the gap's start replaces `before` as its first diagonal.
+    Ok(())
+}
+
+/// One region of NEW between two diagonals: a forward stretch on `before`'s (OLD offset of
+/// the region's first byte), a backward one on `after`'s (OLD offset just past its last
+/// byte), literal between.
+fn fill_region(
+    region: &[u8],
+    before: Option<u64>,
+    after: Option<u64>,
+    old: &mut OldCache<'_>,
+    out: &mut Out,
+) -> io::Result<()> {
+    let n = region.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let old_len = old.len();
+    // Forward: the prefix with the best score.
+    let fwd_room = before.map_or(0, |b| n.min(old_len.saturating_sub(b) as usize));
+    let mut fwd_len = 0usize;
+    if fwd_room > 0 {
+        let b = before.expect("room");
+        let (mut score, mut best) = (0i64, 0i64);
+        let mut i = 0;
+        while i < fwd_room {
+            let k = (fwd_room - i).min(4096);
+            let o = old.get(b + i as u64, k)?.expect("inside OLD");
+            for (j, (x, y)) in o.iter().zip(&region[i..i + k]).enumerate() {
+                score += if x == y { 1 } else { -1 };
+                if score > best {
+                    (best, fwd_len) = (score, i + j + 1);
+                }
+            }
+            i += k;
+        }
+    }
+    // Backward: the suffix with the best score.
+    let bwd_room = match after {
+        Some(a) if a <= old_len => n.min(a as usize),
+        _ => 0,
+    };
+    let mut bwd_len = 0usize;
+    if bwd_room > 0 {
+        let a = after.expect("room");
+        let (mut score, mut best) = (0i64, 0i64);
+        let mut i = 0;
+        while i < bwd_room {
+            let k = (bwd_room - i).min(4096);
+            let o = old.get(a - (i + k) as u64, k)?.expect("inside OLD");
+            let r = &region[n - i - k..n - i];
+            for (j, (x, y)) in o.iter().rev().zip(r.iter().rev()).enumerate() {
+                score += if x == y { 1 } else { -1 };
+                if score > best {
+                    (best, bwd_len) = (score, i + j + 1);
+                }
+            }
+            i += k;
+        }
+    }
+    let same = matches!((before, after), (Some(b), Some(a)) if b + n as u64 == a);
+    if same && fwd_len + bwd_len >= n {
+        // One diagonal on both sides, covering the region between them.
+        out.push(Op::Delta {
+            from: before.expect("same"),
+            len: n as u64,
+        });
+        return Ok(());
+    }
+    if fwd_len + bwd_len > n {
+        // Overlap: the split that keeps the highest total score. Moving the split one
+        // byte right adds that byte's forward score and takes away its backward one.
+        let (b, a) = (before.expect("forward"), after.expect("backward"));
+        let lo = n - bwd_len;
+        let span = fwd_len - lo;
+        let of = old.get(b + lo as u64, span)?.expect("inside OLD").to_vec();
+        let ob = old
+            .get(a - (n - lo) as u64, span)?
+            .expect("inside OLD")
+            .to_vec();
+        let (mut sum, mut best, mut split) = (0i64, 0i64, lo);
+        for i in 0..span {
+            let y = region[lo + i];
+            sum += i64::from(of[i] == y) - i64::from(ob[i] == y);
+            if sum > best {
+                (best, split) = (sum, lo + i + 1);
+            }
+        }
+        fwd_len = split;
+        bwd_len = n - split;
     }
     if fwd_len < MIN_STRETCH {
         fwd_len = 0;
@@ -131,39 +339,76 @@ fn fill_one(
     Ok(())
 }
 
-/// `s[i]` = 2 * (equal bytes in the first i + 1) - (i + 1).
-fn prefix_scores(old: &[u8], new: &[u8]) -> Vec<i64> {
-    let mut s = Vec::with_capacity(new.len());
-    let mut score = 0i64;
-    for (a, b) in old.iter().zip(new) {
-        score += if a == b { 1 } else { -1 };
-        s.push(score);
-    }
-    s
+/// Ops being built: adjacent literals joined, deltas contiguous in OLD merged.
+#[derive(Default)]
+struct Out {
+    ops: Vec<Op>,
 }
 
-/// The prefix length with the highest positive score (0 when none is positive).
-fn best(scores: &[i64]) -> usize {
-    let mut best = (0i64, 0usize);
-    for (i, &s) in scores.iter().enumerate() {
-        if s > best.0 {
-            best = (s, i + 1);
+impl Out {
+    fn push(&mut self, op: Op) {
+        if let Some(last) = self.ops.last_mut() {
+            match (last, op) {
+                (Op::Literal { len }, Op::Literal { len: more }) => {
+                    *len += more;
+                    return;
+                }
+                (
+                    Op::Delta { from, len },
+                    Op::Delta {
+                        from: next,
+                        len: more,
+                    },
+                ) if *from + *len == next => {
+                    *len += more;
+                    return;
+                }
+                _ => {}
+            }
         }
+        self.ops.push(op);
     }
-    best.1
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ops::apply_naive;
+    use crate::seeds::SeedIndex;
     use proptest::prelude::*;
 
-    fn run(old: &[u8], new: &[u8], ops: Vec<Op>) -> Vec<Op> {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(f.path(), old).unwrap();
-        let mut r = OldReader::new(f.as_file(), old.len() as u64);
-        fill_gaps(ops, new, &mut r).unwrap()
+    fn settings(level: Level) -> Settings {
+        let mut s = Settings::for_level(level).unwrap();
+        s.cache_blocks = 4;
+        s
+    }
+
+    fn run(old: &[u8], new: &[u8], ops: Vec<Op>, with_seeds: bool) -> Vec<Op> {
+        let s = settings(Level::Default);
+        let old_slice: &[u8] = old;
+        let seeds = SeedIndex::build(&old_slice, old.len() as u64, s.seeds, 1 << 16).unwrap();
+        let mut c = OldCache::new(&old_slice, old.len() as u64, s.cache_blocks);
+        fill_gaps(ops, new, &mut c, with_seeds.then_some(&seeds), &s).unwrap()
+    }
+
+    fn literal_and_delta(ops: &[Op]) -> (u64, u64) {
+        let sum = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).map(Op::len).sum::<u64>();
+        (
+            sum(|o| matches!(o, Op::Literal { .. })),
+            sum(|o| matches!(o, Op::Delta { .. })),
+        )
+    }
+
+    fn random(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
     }
 
     proptest! {
@@ -172,6 +417,7 @@ mod tests {
             old in proptest::collection::vec(0u8..4, 1..2000),
             pieces in proptest::collection::vec((any::<bool>(), 1usize..300, any::<u64>()), 1..12),
             noise in proptest::collection::vec(any::<u64>(), 0..40),
+            with_seeds in any::<bool>(),
         ) {
             // NEW from copies of OLD and literals, then bytes changed anywhere.
             let mut ops = Vec::new();
@@ -202,7 +448,34 @@ mod tests {
                     new[i] = (x >> 8) as u8;
                 }
             }
-            let filled = run(&old, &new, ops);
+            let filled = run(&old, &new, ops, with_seeds);
+            prop_assert_eq!(filled.iter().map(Op::len).sum::<u64>(), new.len() as u64);
+            prop_assert_eq!(apply_naive(&old, &new, &filled), new);
+        }
+
+        /// Rebuild noise over moved pieces: whatever the seeds find, NEW is rebuilt.
+        #[test]
+        fn seeded_gaps_rebuild_new(
+            len in 0usize..20_000, seed in any::<u64>(),
+            moves in proptest::collection::vec((any::<usize>(), 1usize..3000), 0..6),
+            noise in 0usize..200,
+        ) {
+            let old = random(len, seed);
+            let mut new = Vec::new();
+            for &(at, n) in &moves {
+                if !old.is_empty() {
+                    let at = at % old.len();
+                    new.extend_from_slice(&old[at..(at + n).min(old.len())]);
+                }
+                new.extend_from_slice(&random(n % 50, seed ^ n as u64));
+            }
+            if noise > 0 {
+                for i in (0..new.len()).step_by(noise + 7) {
+                    new[i] = new[i].wrapping_add(3);
+                }
+            }
+            let ops = if new.is_empty() { vec![] } else { vec![Op::Literal { len: new.len() as u64 }] };
+            let filled = run(&old, &new, ops, true);
             prop_assert_eq!(filled.iter().map(Op::len).sum::<u64>(), new.len() as u64);
             prop_assert_eq!(apply_naive(&old, &new, &filled), new);
         }
@@ -224,19 +497,9 @@ mod tests {
                 len: 1000,
             },
         ];
-        let filled = run(&old, &new, ops);
+        let filled = run(&old, &new, ops, false);
         assert_eq!(apply_naive(&old, &new, &filled), new);
-        let literal: u64 = filled
-            .iter()
-            .filter(|o| matches!(o, Op::Literal { .. }))
-            .map(Op::len)
-            .sum();
-        let delta: u64 = filled
-            .iter()
-            .filter(|o| matches!(o, Op::Delta { .. }))
-            .map(Op::len)
-            .sum();
-        assert_eq!((literal, delta), (0, 2000), "{filled:?}");
+        assert_eq!(literal_and_delta(&filled), (0, 2000), "{filled:?}");
     }
 
     #[test]
@@ -246,6 +509,33 @@ mod tests {
         let mut new = vec![1u8];
         new.extend((1..3000u32).map(|i| (i % 200 + 2) as u8));
         let ops = vec![Op::Copy { from: 0, len: 1 }, Op::Literal { len: 2999 }];
-        assert_eq!(run(&old, &new, ops.clone()), ops);
+        assert_eq!(run(&old, &new, ops.clone(), true), ops);
+    }
+
+    /// Pieces of OLD moved and shuffled, each with a changed byte every 40: no exact
+    /// anchor anywhere, and no neighbouring diagonal. The seeds find every piece.
+    #[test]
+    fn seeds_find_moved_pieces_with_rebuild_noise() {
+        let old = random(200_000, 5);
+        let mut new = Vec::new();
+        for k in [7usize, 2, 11, 4, 0, 9] {
+            new.extend_from_slice(&old[k * 15_000..k * 15_000 + 10_000]);
+        }
+        for i in (0..new.len()).step_by(40) {
+            new[i] = new[i].wrapping_add(0x40);
+        }
+        let ops = vec![Op::Literal {
+            len: new.len() as u64,
+        }];
+        let without = run(&old, &new, ops.clone(), false);
+        assert_eq!(without, ops);
+        let with = run(&old, &new, ops, true);
+        assert_eq!(apply_naive(&old, &new, &with), new);
+        let (literal, delta) = literal_and_delta(&with);
+        // Each piece's first seed lies within a few dozen bytes of its start.
+        assert!(
+            literal < 6 * 200,
+            "{literal} literal, {delta} delta: {with:?}"
+        );
     }
 }

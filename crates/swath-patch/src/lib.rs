@@ -16,6 +16,8 @@
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
+//! - [`seeds`]: OLD's sampled short windows, looked up from NEW's gaps.
+//! - [`oldcache`]: OLD's blocks cached per worker for the approximate matcher.
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
 //! - [`vcdiff`]: RFC 3284 output for `--format vcdiff`.
 //! - [`source`]: where OLD's bytes are read from (one file, or a tree's files end to end).
@@ -30,8 +32,10 @@ pub mod format;
 pub mod hash;
 pub mod make;
 pub mod matcher;
+pub mod oldcache;
 pub mod ops;
 pub mod section;
+pub mod seeds;
 pub mod signature;
 pub mod source;
 pub mod table;

@@ -23,14 +23,16 @@ use rayon::prelude::*;
 use swath_engine::AtomicOutput;
 
 use crate::apply::Census;
-use crate::approx::fill_gaps;
+use crate::approx::{fill_gaps, Settings};
 use crate::cdc::{Kind, Params};
 use crate::error::PatchError;
 use crate::format::{encode_tail, section_sum, Entry, Header, Level, HEADER_LEN};
 use crate::hash::file_hash;
 use crate::matcher::{cdc_chunker, match_section, OldReader};
+use crate::oldcache::OldCache;
 use crate::ops::Op;
 use crate::section::encode_section;
+use crate::seeds::SeedIndex;
 use crate::signature::signature_and_hash;
 use crate::source::ReadAt;
 use crate::table::ChunkTable;
@@ -248,8 +250,16 @@ fn make(
         let t0 = Instant::now();
         let (table, old_hash) =
             index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
+        let seeds = match Settings::for_level(opts.level) {
+            Some(s) => Some(
+                SeedIndex::build(old, old_len, s.seeds, opts.io_chunk)
+                    .map_err(|e| PatchError::io(old_name, e))?,
+            ),
+            None => None,
+        };
         let old_side = OldSide {
             table: &table,
+            seeds: seeds.as_ref(),
             old,
             len: old_len,
         };
@@ -408,6 +418,8 @@ pub fn index_old(
 pub struct OldSide<'a> {
     /// OLD's data chunks by hash.
     pub table: &'a ChunkTable,
+    /// OLD's seeds, for the approximate matches of `default` and `max` (none for `fast`).
+    pub seeds: Option<&'a SeedIndex>,
     /// OLD's bytes.
     pub old: &'a dyn ReadAt,
     /// OLD's length.
@@ -438,8 +450,9 @@ pub fn make_section(
 ) -> std::io::Result<MadeSection> {
     let mut reader = OldReader::new(old.old, old.len);
     let mut ops = match_section(new, cdc_chunker(new, params), old.table, &mut reader)?;
-    if opts.level != Level::Fast {
-        ops = fill_gaps(ops, new, &mut reader)?;
+    if let Some(settings) = Settings::for_level(opts.level) {
+        let mut cache = OldCache::new(old.old, old.len, settings.cache_blocks);
+        ops = fill_gaps(ops, new, &mut cache, old.seeds, &settings)?;
     }
     let bytes = match opts.format {
         Format::Swath => encode_section(&ops, new, new_offset, old.old, opts.zstd_level())?,

@@ -46,17 +46,6 @@ impl<'a> OldReader<'a> {
         }
     }
 
-    /// Reads `len` bytes of OLD at `at` into `buf`; false (nothing read) when OLD has no
-    /// such range.
-    pub(crate) fn read(&mut self, at: u64, len: usize, buf: &mut Vec<u8>) -> io::Result<bool> {
-        if at > self.len || len as u64 > self.len - at {
-            return Ok(false);
-        }
-        buf.resize(len, 0);
-        self.file.read_exact_at(buf, at)?;
-        Ok(true)
-    }
-
     /// True when OLD at `at` holds exactly `want`.
     fn equals(&mut self, at: u64, want: &[u8]) -> io::Result<bool> {
         if at > self.len || (want.len() as u64) > self.len - at {

@@ -1,0 +1,136 @@
+//! OLD's bytes for the approximate matcher: positional reads through a small cache.
+//!
+//! The approximate matcher compares NEW with OLD along many diagonals, a few dozen bytes
+//! at a time, mostly near one another. A system call per comparison would cost more than
+//! the comparison, and OLD is never mapped or read whole (it may not fit in memory), so
+//! each worker keeps a direct-mapped cache of OLD's 64 KiB blocks: a fixed number of
+//! blocks (16 MiB by default), filled by positional reads ([`ReadAt`]).
+
+use std::io;
+
+use crate::source::ReadAt;
+
+/// Bits of a block's size.
+const BLOCK_BITS: u32 = 16;
+/// Bytes in a block.
+pub const BLOCK: usize = 1 << BLOCK_BITS;
+
+/// A worker's window on OLD.
+pub struct OldCache<'a> {
+    file: &'a dyn ReadAt,
+    len: u64,
+    /// The blocks' bytes, slot after slot.
+    data: Vec<u8>,
+    /// The block each slot holds (`u64::MAX`: none).
+    tags: Vec<u64>,
+    mask: usize,
+    /// Bytes copied out for a range that crosses blocks.
+    scratch: Vec<u8>,
+}
+
+impl<'a> OldCache<'a> {
+    /// A cache of `slots` blocks (a power of two is used, at least 4) over the first `len`
+    /// bytes of `file`.
+    pub fn new(file: &'a dyn ReadAt, len: u64, slots: usize) -> OldCache<'a> {
+        let slots = slots.max(4).next_power_of_two();
+        // Never more slots than OLD has blocks (a small OLD takes little memory).
+        let blocks = (len.div_ceil(BLOCK as u64) as usize).max(1);
+        let slots = slots.min(blocks.next_power_of_two());
+        OldCache {
+            file,
+            len,
+            data: Vec::new(),
+            tags: vec![u64::MAX; slots],
+            mask: slots - 1,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// OLD's length.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when OLD is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cached bytes of block `b` (the last block may be short).
+    fn block(&mut self, b: u64) -> io::Result<&[u8]> {
+        let slot = (b as usize) & self.mask;
+        let start = b << BLOCK_BITS;
+        let n = (self.len - start).min(BLOCK as u64) as usize;
+        if self.data.is_empty() {
+            self.data = vec![0u8; self.tags.len() * BLOCK];
+        }
+        let at = slot * BLOCK;
+        if self.tags[slot] != b {
+            self.tags[slot] = u64::MAX;
+            self.file.read_exact_at(&mut self.data[at..at + n], start)?;
+            self.tags[slot] = b;
+        }
+        Ok(&self.data[at..at + n])
+    }
+
+    /// The `n` bytes of OLD at `at`, or `None` when OLD has no such range.
+    pub fn get(&mut self, at: u64, n: usize) -> io::Result<Option<&[u8]>> {
+        if at > self.len || n as u64 > self.len - at {
+            return Ok(None);
+        }
+        if n == 0 {
+            return Ok(Some(&[]));
+        }
+        let b = at >> BLOCK_BITS;
+        let off = (at as usize) & (BLOCK - 1);
+        if off + n <= BLOCK {
+            let block = self.block(b)?;
+            return Ok(Some(&block[off..off + n]));
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut pos = at;
+        while scratch.len() < n {
+            let b = pos >> BLOCK_BITS;
+            let off = (pos as usize) & (BLOCK - 1);
+            let take = (n - scratch.len()).min(BLOCK - off);
+            let block = self.block(b)?;
+            scratch.extend_from_slice(&block[off..off + take]);
+            pos += take as u64;
+        }
+        self.scratch = scratch;
+        Ok(Some(&self.scratch[..n]))
+    }
+
+    /// True when OLD at `at` holds exactly `want`.
+    #[inline]
+    pub fn equals(&mut self, at: u64, want: &[u8]) -> io::Result<bool> {
+        Ok(self.get(at, want.len())? == Some(want))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn reads_what_the_slice_holds(
+            len in 0usize..300_000,
+            slots in 1usize..9,
+            reads in proptest::collection::vec((any::<u64>(), 0usize..140_000), 1..40),
+        ) {
+            let old: Vec<u8> = (0..len).map(|i| (i * 31 + i / 977) as u8).collect();
+            let s: &[u8] = &old;
+            let mut c = OldCache::new(&s, len as u64, slots);
+            for (at, n) in reads {
+                // Mostly inside OLD, sometimes past it.
+                let at = at % (len as u64 + 10);
+                let want = old.get(at as usize..at as usize + n);
+                let got = c.get(at, n).unwrap().map(<[u8]>::to_vec);
+                prop_assert_eq!(got.as_deref(), want);
+            }
+        }
+    }
+}

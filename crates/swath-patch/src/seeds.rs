@@ -1,0 +1,383 @@
+//! Seeds: short windows of OLD, sampled by content, found again from NEW.
+//!
+//! The approximate matcher ([`crate::approx`]) needs to know where in OLD a stretch of NEW
+//! came from when no exact chunk anchors it: in a rebuilt program almost every kilobyte
+//! has a changed address, so 1 KiB chunks rarely match, but 16-byte windows between the
+//! changes still do. Indexing every window of OLD (a suffix array, as bsdiff and
+//! HDiffPatch do) costs many bytes of memory per byte of OLD and most of their time. Here
+//! only a sample is kept: a window is a *seed* when the hash of its bytes falls below a
+//! threshold (one window in `2^rate_bits` on average), a choice made by the bytes alone,
+//! so the same content is sampled in OLD and in NEW and a lookup is needed only at NEW's
+//! sampled positions. The table holds 8 bytes per slot in buckets of four, about 16 bytes
+//! per seed, and the sampling rate is lowered for a large OLD so that it never holds more
+//! seeds than the options allow.
+//!
+//! The index is built on all cores: OLD is read positionally in pieces, each piece's seeds
+//! listed by a worker, then each worker fills its own range of buckets from every list in
+//! OLD's order, so the table (which seeds a full bucket keeps: the first four in OLD) is
+//! the same whatever the thread count.
+
+use std::io;
+
+use rayon::prelude::*;
+
+use crate::source::ReadAt;
+
+/// The hash multipliers (odd, with well-spread bits).
+const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+const K2: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// Entries per bucket.
+pub const WAYS: usize = 4;
+
+/// Bits of an entry holding the seed's offset in OLD (plus one; 0 is an empty slot).
+const POS_BITS: u32 = 40;
+const POS_MASK: u64 = (1 << POS_BITS) - 1;
+
+/// How seeds are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedParams {
+    /// Bytes in a seed's window (8 to 16).
+    pub window: usize,
+    /// One window in `2^rate_bits` is a seed, at least.
+    pub rate_bits: u32,
+    /// The most seeds the table may hold (the rate is lowered to fit).
+    pub max_seeds: u64,
+}
+
+impl SeedParams {
+    /// The rate, lowered until OLD's expected seeds fit `max_seeds`.
+    pub fn rate_for(&self, old_len: u64) -> u32 {
+        let mut bits = self.rate_bits;
+        while bits < 30 && (old_len >> bits) > self.max_seeds {
+            bits += 1;
+        }
+        bits
+    }
+}
+
+/// The 64-bit hash of the window starting at `at` in `data` (`window` bytes, 8 to 16):
+/// its first and last eight bytes, multiplied and mixed. Its top bits depend on every
+/// byte of the window.
+#[inline(always)]
+pub fn window_hash(data: &[u8], at: usize, window: usize) -> u64 {
+    let a = u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"));
+    let b = u64::from_le_bytes(
+        data[at + window - 8..at + window]
+            .try_into()
+            .expect("8 bytes"),
+    );
+    (a.wrapping_mul(K1) ^ b.rotate_left(23)).wrapping_mul(K2)
+}
+
+/// True when the window's first and last eight bytes are one byte repeated (zeros,
+/// padding): such windows occur everywhere and say nothing about where NEW came from.
+#[inline(always)]
+fn degenerate(data: &[u8], at: usize, window: usize) -> bool {
+    let a = u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"));
+    let b = u64::from_le_bytes(
+        data[at + window - 8..at + window]
+            .try_into()
+            .expect("8 bytes"),
+    );
+    a == b && a == a.rotate_left(8)
+}
+
+/// Calls `f(position, hash)` for every seed among the windows starting in `from..to` of
+/// `data` (windows must fit in `data`), in order.
+#[inline]
+pub fn for_each_seed(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    window: usize,
+    rate_bits: u32,
+    mut f: impl FnMut(usize, u64),
+) {
+    let last = match data.len().checked_sub(window) {
+        Some(l) => l + 1,
+        None => return,
+    };
+    let to = to.min(last);
+    let limit = u64::MAX >> rate_bits;
+    let mut p = from;
+    while p < to {
+        let h = window_hash(data, p, window);
+        if h <= limit && !degenerate(data, p, window) {
+            f(p, h);
+        }
+        p += 1;
+    }
+}
+
+/// One bucket: up to [`WAYS`] entries, each the seed's tag (high bits) and its offset in
+/// OLD plus one (low [`POS_BITS`] bits); 0 is empty.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
+struct Bucket([u64; WAYS]);
+
+/// OLD's seeds by hash.
+#[derive(Debug)]
+pub struct SeedIndex {
+    buckets: Vec<Bucket>,
+    bucket_bits: u32,
+    params: SeedParams,
+    rate_bits: u32,
+    seeds: u64,
+}
+
+impl SeedIndex {
+    /// Seeds of the first `len` bytes of `old`, read in pieces of `piece` bytes by the
+    /// current rayon pool.
+    pub fn build(
+        old: &dyn ReadAt,
+        len: u64,
+        params: SeedParams,
+        piece: usize,
+    ) -> io::Result<SeedIndex> {
+        assert!((8..=16).contains(&params.window));
+        let rate_bits = params.rate_for(len);
+        let expected = (len >> rate_bits).max(1);
+        // About two seeds a bucket: few buckets overflow (what a full one drops is a
+        // repeat, mostly).
+        let bucket_bits = (expected.div_ceil(2).next_power_of_two().trailing_zeros()).clamp(4, 32);
+        let piece = piece.max(1 << 16);
+        let pieces = len.div_ceil(piece as u64) as usize;
+        let w = params.window;
+        // Each worker fills one range of buckets (a "part", picked by the top bits of the
+        // bucket number); each piece's seeds are listed per part, as (bucket, entry).
+        let part_bits = (rayon::current_num_threads().max(1) * 4)
+            .next_power_of_two()
+            .trailing_zeros()
+            .min(bucket_bits);
+        let parts = 1usize << part_bits;
+        let lists: Vec<Vec<Vec<(u32, u64)>>> = (0..pieces)
+            .into_par_iter()
+            .map(|k| -> io::Result<Vec<Vec<(u32, u64)>>> {
+                let at = k as u64 * piece as u64;
+                // The windows that start in this piece, so w - 1 bytes of the next.
+                let n = ((len - at) as usize).min(piece + w - 1);
+                let mut buf = vec![0u8; n];
+                old.read_exact_at(&mut buf, at)?;
+                let mut out = vec![Vec::with_capacity((n >> rate_bits >> part_bits) + 16); parts];
+                for_each_seed(&buf, 0, piece.min(n), w, rate_bits, |p, h| {
+                    let pos = at + p as u64;
+                    if pos < POS_MASK {
+                        let (b, tag) = split(h, rate_bits, bucket_bits);
+                        out[b >> (bucket_bits - part_bits)]
+                            .push((b as u32, (tag << POS_BITS) | (pos + 1)));
+                    }
+                });
+                Ok(out)
+            })
+            .collect::<io::Result<_>>()?;
+        let seeds = lists.iter().flatten().map(|l| l.len() as u64).sum();
+        let mut buckets = vec![Bucket::default(); 1usize << bucket_bits];
+        let per = buckets.len() >> part_bits;
+        buckets
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(k, range)| {
+                let lo = k * per;
+                for list in &lists {
+                    for &(b, e) in &list[k] {
+                        let slot = &mut range[b as usize - lo].0;
+                        if let Some(s) = slot.iter_mut().find(|s| **s == 0) {
+                            *s = e;
+                        }
+                    }
+                }
+            });
+        Ok(SeedIndex {
+            buckets,
+            bucket_bits,
+            params,
+            rate_bits,
+            seeds,
+        })
+    }
+
+    /// The parameters it was built with.
+    pub fn params(&self) -> SeedParams {
+        self.params
+    }
+
+    /// The sampling rate used (one window in `2^rate_bits`).
+    pub fn rate_bits(&self) -> u32 {
+        self.rate_bits
+    }
+
+    /// Seeds found in OLD (some of which a full bucket may have dropped).
+    pub fn seeds(&self) -> u64 {
+        self.seeds
+    }
+
+    /// Bytes of the table.
+    pub fn table_bytes(&self) -> u64 {
+        (self.buckets.len() * std::mem::size_of::<Bucket>()) as u64
+    }
+
+    /// OLD offsets of the seeds with hash `h` (and some whose hash merely shares the
+    /// bucket and tag: verify before use), into `out`; how many.
+    #[inline]
+    pub fn lookup(&self, h: u64, out: &mut [u64; WAYS]) -> usize {
+        let (b, tag) = split(h, self.rate_bits, self.bucket_bits);
+        let mut n = 0;
+        for &e in &self.buckets[b].0 {
+            if e == 0 {
+                break;
+            }
+            if e >> POS_BITS == tag {
+                out[n] = (e & POS_MASK) - 1;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Hints the processor to fetch the bucket of hash `h` (a lookup soon follows).
+    #[inline]
+    pub fn prefetch(&self, h: u64) {
+        let (b, _) = split(h, self.rate_bits, self.bucket_bits);
+        let p = self.buckets.as_ptr().wrapping_add(b);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults and reads nothing the program sees; `p` points
+        // into (or, for an empty table, at the end of) `buckets`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+    }
+}
+
+/// A seed hash's bucket and tag: the bits below the `rate_bits` top ones (which are zero
+/// for every seed) pick the bucket, the next ones (up to 24) are the tag.
+#[inline(always)]
+fn split(h: u64, rate_bits: u32, bucket_bits: u32) -> (usize, u64) {
+    let r = h << rate_bits;
+    let b = (r >> (64 - bucket_bits)) as usize;
+    let rest = r << bucket_bits;
+    let tag = rest >> (64 - (64 - POS_BITS));
+    (b, tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn params(window: usize, rate_bits: u32) -> SeedParams {
+        SeedParams {
+            window,
+            rate_bits,
+            max_seeds: u64::MAX,
+        }
+    }
+
+    /// The naive oracle: every window hashed on its own, kept when below the threshold.
+    fn naive_seeds(data: &[u8], p: &SeedParams) -> Vec<(usize, u64)> {
+        let limit = u64::MAX >> p.rate_bits;
+        let mut out = Vec::new();
+        if data.len() < p.window {
+            return out;
+        }
+        for at in 0..=data.len() - p.window {
+            let w = &data[at..at + p.window];
+            let a = u64::from_le_bytes(w[..8].try_into().unwrap());
+            let b = u64::from_le_bytes(w[p.window - 8..].try_into().unwrap());
+            let h = (a.wrapping_mul(K1) ^ b.rotate_left(23)).wrapping_mul(K2);
+            let same = a == b && w[..8].iter().all(|&x| x == w[0]);
+            if h <= limit && !same {
+                out.push((at, h));
+            }
+        }
+        out
+    }
+
+    fn data(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x >> 32) % u64::from(alphabet)) as u8
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn seeds_are_the_naive_scans(
+            len in 0usize..3000, seed in any::<u64>(), alphabet in 1u16..257,
+            window in 8usize..17, rate_bits in 0u32..6,
+        ) {
+            let d = data(len, seed, alphabet);
+            let p = params(window, rate_bits);
+            let mut got = Vec::new();
+            for_each_seed(&d, 0, d.len(), window, rate_bits, |at, h| got.push((at, h)));
+            prop_assert_eq!(got, naive_seeds(&d, &p));
+        }
+
+        #[test]
+        fn the_index_finds_what_a_map_of_first_occurrences_finds(
+            len in 0usize..20_000, seed in any::<u64>(), alphabet in 2u16..257,
+            window in 8usize..17, rate_bits in 0u32..4, piece_k in 0usize..3, threads in 1usize..4,
+        ) {
+            let d = data(len, seed, alphabet);
+            let p = params(window, rate_bits);
+            let piece = [1usize << 16, 70_001, 1 << 20][piece_k];
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let idx = pool.install(|| SeedIndex::build(&&d[..], d.len() as u64, p, piece)).unwrap();
+            // Oracle: each distinct window's first WAYS offsets (a bucket holds no more,
+            // and may hold fewer when other seeds share it).
+            let mut first: HashMap<&[u8], Vec<usize>> = HashMap::new();
+            let seeds = naive_seeds(&d, &p);
+            prop_assert_eq!(idx.seeds(), seeds.len() as u64);
+            for &(at, _) in &seeds {
+                first.entry(&d[at..at + window]).or_default().push(at);
+            }
+            let mut out = [0u64; WAYS];
+            for &(at, h) in &seeds {
+                let n = idx.lookup(h, &mut out);
+                let found: Vec<usize> = out[..n].iter().map(|&x| x as usize)
+                    .filter(|&o| d[o..o + window] == d[at..at + window]).collect();
+                let want = &first[&d[at..at + window]];
+                // Whatever was found is an occurrence, in OLD's order, among the first ones.
+                prop_assert!(found.windows(2).all(|w| w[0] < w[1]));
+                prop_assert!(found.iter().all(|o| want.contains(o)));
+                // A bucket drops a seed only when full.
+                if found.is_empty() {
+                    let (b, _) = split(h, idx.rate_bits, idx.bucket_bits);
+                    prop_assert!(idx.buckets[b].0.iter().all(|&e| e != 0));
+                } else {
+                    // Entries go in in OLD's order: a full bucket drops later occurrences only.
+                    prop_assert_eq!(found[0], want[0]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_old_is_sampled_more_thinly() {
+        let p = SeedParams {
+            window: 16,
+            rate_bits: 3,
+            max_seeds: 1 << 20,
+        };
+        assert_eq!(p.rate_for(1 << 20), 3);
+        assert_eq!(p.rate_for(1 << 23), 3);
+        assert_eq!(p.rate_for(1 << 24), 4);
+        assert_eq!(p.rate_for(1 << 34), 14);
+    }
+
+    #[test]
+    fn repeated_bytes_are_never_seeds() {
+        let d = vec![0xccu8; 1000];
+        let mut n = 0;
+        for_each_seed(&d, 0, d.len(), 16, 0, |_, _| n += 1);
+        assert_eq!(n, 0);
+    }
+}
