@@ -60,9 +60,9 @@ impl Settings {
             Level::Fast => None,
             Level::Default => Some(Settings {
                 seeds: SeedParams {
-                    window: 16,
-                    rate_bits: 3,
-                    max_seeds: 32 << 20,
+                    window: 12,
+                    rate_bits: 4,
+                    max_seeds: 16 << 20,
                 },
                 margin: 8,
                 cache_blocks: 256,
@@ -196,10 +196,17 @@ fn scan(
             let mut best: Option<(usize, u64)> = None;
             for &c in &cands[..n] {
                 let d = c as i64 - s as i64;
-                if Some(d) == cur || !old.equals(c, &new[s..s + w])? {
+                if Some(d) == cur {
                     continue;
                 }
-                let score = agree(old, c as i64, span)?;
+                // The window and the span after it, read without caching a far block.
+                let Some(o) = old.peek(c, span.len())? else {
+                    continue;
+                };
+                if o[..w] != new[s..s + w] {
+                    continue;
+                }
+                let score = count_equal(o, span);
                 if best.is_none_or(|(b, _)| score > b) {
                     best = Some((score, c));
                 }
@@ -386,7 +393,7 @@ mod tests {
     fn run(old: &[u8], new: &[u8], ops: Vec<Op>, with_seeds: bool) -> Vec<Op> {
         let s = settings(Level::Default);
         let old_slice: &[u8] = old;
-        let seeds = SeedIndex::build(&old_slice, old.len() as u64, s.seeds, 1 << 16).unwrap();
+        let seeds = SeedIndex::build(&old_slice, old.len() as u64, s.seeds).unwrap();
         let mut c = OldCache::new(&old_slice, old.len() as u64, s.cache_blocks);
         fill_gaps(ops, new, &mut c, with_seeds.then_some(&seeds), &s).unwrap()
     }

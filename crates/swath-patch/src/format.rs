@@ -333,13 +333,34 @@ const OP_COPY: u8 = 0;
 const OP_ZERO: u8 = 1;
 const OP_LITERAL: u8 = 2;
 const OP_DELTA: u8 = 3;
+/// The kind byte of a delta in the kinds stream.
+pub const OP_DELTA_KIND: u8 = OP_DELTA;
 
-/// Encodes a section's ops: a kind byte and a length each, and for copies and deltas the
-/// distance of `from` to where the previous one ended in OLD (first: the section's own
-/// offset in NEW, where an unmoved region of OLD is), zigzag-encoded.
-pub fn encode_ops(ops: &[Op], new_offset: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(ops.len() * 4);
-    let mut expect = new_offset;
+/// A section's ops as three streams, each compressed on its own: one kind byte per op,
+/// the lengths (varints), and for copies and deltas where they read OLD (zigzag varints of
+/// the distance to the offset the previous copy or delta's diagonal predicts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpStreams {
+    /// One byte per op: 0 copy, 1 zero, 2 literal, 3 delta.
+    pub kinds: Vec<u8>,
+    /// Each op's length, a varint.
+    pub lens: Vec<u8>,
+    /// Each copy's and delta's `from - expected`, a zigzag varint.
+    pub froms: Vec<u8>,
+}
+
+/// Encodes a section's ops ([`OpStreams`]). `expected` for a copy or delta at NEW offset
+/// `p` is `p + d`, where `d` is `from - p` of the previous copy or delta (0 at first): a
+/// stretch that goes on along the same diagonal after literal or zero bytes costs one
+/// zero byte.
+pub fn encode_ops(ops: &[Op], new_offset: u64) -> OpStreams {
+    let mut out = OpStreams {
+        kinds: Vec::with_capacity(ops.len()),
+        lens: Vec::with_capacity(ops.len() * 2),
+        froms: Vec::with_capacity(ops.len() * 2),
+    };
+    let mut at = new_offset;
+    let mut diagonal = 0u64;
     for op in ops {
         let (kind, from) = match *op {
             Op::Copy { from, .. } => (OP_COPY, Some(from)),
@@ -347,44 +368,47 @@ pub fn encode_ops(ops: &[Op], new_offset: u64) -> Vec<u8> {
             Op::Literal { .. } => (OP_LITERAL, None),
             Op::Delta { from, .. } => (OP_DELTA, Some(from)),
         };
-        out.push(kind);
-        put_varint(&mut out, op.len());
+        out.kinds.push(kind);
+        put_varint(&mut out.lens, op.len());
         if let Some(from) = from {
-            put_varint(&mut out, zigzag(from.wrapping_sub(expect) as i64));
-            expect = from + op.len();
+            let expect = at.wrapping_add(diagonal);
+            put_varint(&mut out.froms, zigzag(from.wrapping_sub(expect) as i64));
+            diagonal = from.wrapping_sub(at);
         }
+        at += op.len();
     }
     out
 }
 
 /// Decodes a section's ops, checking that they make exactly `new_len` bytes, read only
-/// inside OLD (`old_len`), and use exactly the literal and difference bytes given.
+/// inside OLD (`old_len`), use exactly the literal and difference bytes given, and that
+/// the streams hold nothing more.
 pub fn decode_ops(
-    b: &[u8],
+    s: &OpStreams,
     new_offset: u64,
     new_len: u64,
     old_len: u64,
     literal_len: u64,
     delta_len: u64,
 ) -> Result<Vec<Op>, Invalid> {
-    let mut ops = Vec::new();
-    let (mut at, mut made, mut lit, mut delta) = (0usize, 0u64, 0u64, 0u64);
-    let mut expect = new_offset;
-    while at < b.len() {
-        let kind = b[at];
-        at += 1;
-        let len = get_varint(b, &mut at)?;
+    let mut ops = Vec::with_capacity(s.kinds.len());
+    let (mut at_len, mut at_from) = (0usize, 0usize);
+    let (mut made, mut lit, mut delta) = (0u64, 0u64, 0u64);
+    let mut diagonal = 0u64;
+    for &kind in &s.kinds {
+        let len = get_varint(&s.lens, &mut at_len)?;
         if len == 0 || len > new_len - made {
             return invalid("damaged: an instruction makes more than its section");
         }
+        let here = new_offset + made;
         made += len;
         let mut from = || -> Result<u64, Invalid> {
-            let d = unzigzag(get_varint(b, &mut at)?);
-            let from = expect.wrapping_add(d as u64);
+            let d = unzigzag(get_varint(&s.froms, &mut at_from)?);
+            let from = here.wrapping_add(diagonal).wrapping_add(d as u64);
             if from > old_len || len > old_len - from {
                 return invalid("damaged: an instruction reads past the end of OLD");
             }
-            expect = from + len;
+            diagonal = from.wrapping_sub(here);
             Ok(from)
         };
         ops.push(match kind {
@@ -401,10 +425,66 @@ pub fn decode_ops(
             _ => return invalid("damaged: unknown instruction"),
         });
     }
-    if made != new_len || lit != literal_len || delta != delta_len {
+    if made != new_len
+        || lit != literal_len
+        || delta != delta_len
+        || at_len != s.lens.len()
+        || at_from != s.froms.len()
+    {
         return invalid("damaged: a section's instructions do not match its data");
     }
     Ok(ops)
+}
+
+/// The difference bytes of a section's deltas, split in two streams that compress far
+/// better than the bytes themselves (they are mostly zeros, the rest often the same
+/// few values): for each non-zero byte the count of zero bytes before it (a varint), and
+/// the non-zero bytes. Zeros after the last non-zero byte are implied by the length.
+pub fn encode_diffs(diffs: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut runs = Vec::with_capacity(diffs.len() / 16);
+    let mut bytes = Vec::with_capacity(diffs.len() / 16);
+    let mut last = 0usize;
+    let mut i = 0usize;
+    while i < diffs.len() {
+        // Eight zero bytes at a time.
+        if i + 8 <= diffs.len()
+            && u64::from_ne_bytes(diffs[i..i + 8].try_into().expect("8 bytes")) == 0
+        {
+            i += 8;
+            continue;
+        }
+        if diffs[i] != 0 {
+            put_varint(&mut runs, (i - last) as u64);
+            bytes.push(diffs[i]);
+            last = i + 1;
+        }
+        i += 1;
+    }
+    (runs, bytes)
+}
+
+/// The `len` difference bytes of [`encode_diffs`]' two streams; an error when they do not
+/// make exactly that many (or a "non-zero" byte is zero).
+pub fn decode_diffs(runs: &[u8], bytes: &[u8], len: u64) -> Result<Vec<u8>, Invalid> {
+    let mut out = vec![
+        0u8;
+        usize::try_from(len)
+            .map_err(|_| Invalid("damaged: a length is too large".into()))?
+    ];
+    let (mut at, mut pos) = (0usize, 0u64);
+    for &b in bytes {
+        let run = get_varint(runs, &mut at)?;
+        pos = match pos.checked_add(run) {
+            Some(p) if p < len && b != 0 => p,
+            _ => return invalid("damaged: the difference bytes do not fit their section"),
+        };
+        out[pos as usize] = b;
+        pos += 1;
+    }
+    if at != runs.len() {
+        return invalid("damaged: the difference bytes do not fit their section");
+    }
+    Ok(out)
 }
 
 /// One stream of a section as stored: a method byte (0 stored, 1 zstd), its length once
@@ -454,10 +534,10 @@ pub fn get_stream(b: &[u8], at: &mut usize, max: u64) -> Result<Vec<u8>, Invalid
     }
 }
 
-/// Most op bytes a section of `new_len` bytes can need: each op makes at least one byte
-/// and takes at most 1 + 10 + 10 bytes.
-pub fn max_ops_len(new_len: u64) -> u64 {
-    new_len.saturating_mul(21).saturating_add(21)
+/// Most bytes a stream of varints (lengths, offsets, zero runs) of a section of `new_len`
+/// bytes can need: at most one varint per byte of NEW, each at most 10 bytes.
+pub fn max_varints_len(new_len: u64) -> u64 {
+    new_len.saturating_mul(10)
 }
 
 #[cfg(test)]
@@ -546,9 +626,51 @@ mod tests {
             let lit: u64 = ops.iter().filter(|o| matches!(o, Op::Literal { .. })).map(Op::len).sum();
             let delta: u64 = ops.iter().filter(|o| matches!(o, Op::Delta { .. })).map(Op::len).sum();
             let b = encode_ops(&ops, new_offset);
-            prop_assert_eq!(decode_ops(&b, new_offset, new_len, old_len, lit, delta).unwrap(), ops);
+            prop_assert_eq!(decode_ops(&b, new_offset, new_len, old_len, lit, delta).unwrap(), ops.clone());
             // One byte more of NEW, or less of OLD, is refused.
             prop_assert!(decode_ops(&b, new_offset, new_len + 1, old_len, lit, delta).is_err());
+            let reads = ops.iter().any(|o| matches!(o, Op::Copy { .. } | Op::Delta { .. }));
+            if reads {
+                let longest = ops.iter().filter_map(|o| match o { Op::Copy { from, len } | Op::Delta { from, len } => Some(from + len), _ => None }).max().unwrap();
+                prop_assert!(decode_ops(&b, new_offset, new_len, longest - 1, lit, delta).is_err());
+            }
+            // A byte more in any stream, or one less, is refused.
+            for k in 0..3 {
+                let mut more = b.clone();
+                let mut less = b.clone();
+                let (m, l) = match k { 0 => (&mut more.kinds, &mut less.kinds), 1 => (&mut more.lens, &mut less.lens), _ => (&mut more.froms, &mut less.froms) };
+                m.push(0);
+                let shorter = l.pop().is_some();
+                prop_assert!(decode_ops(&more, new_offset, new_len, old_len, lit, delta).is_err());
+                if shorter {
+                    prop_assert!(decode_ops(&less, new_offset, new_len, old_len, lit, delta).is_err());
+                }
+            }
+        }
+
+        #[test]
+        fn diffs_round_trip_and_damage_is_refused(
+            raw in proptest::collection::vec(prop_oneof![Just(0u8), Just(0), Just(0), any::<u8>()], 0..3000),
+            flip in any::<usize>(),
+        ) {
+            let (runs, bytes) = encode_diffs(&raw);
+            prop_assert_eq!(bytes.len(), raw.iter().filter(|&&b| b != 0).count());
+            prop_assert_eq!(decode_diffs(&runs, &bytes, raw.len() as u64).unwrap(), raw.clone());
+            // Too short a length, a byte more or less in either stream: refused.
+            if !bytes.is_empty() {
+                let last = raw.iter().rposition(|&b| b != 0).unwrap();
+                prop_assert!(decode_diffs(&runs, &bytes, last as u64).is_err());
+                prop_assert!(decode_diffs(&runs, &bytes[..bytes.len() - 1], raw.len() as u64).is_err());
+                let mut zero = bytes.clone();
+                zero[flip % bytes.len()] = 0;
+                prop_assert!(decode_diffs(&runs, &zero, raw.len() as u64).is_err());
+            }
+            let mut more = bytes.clone();
+            more.push(1);
+            prop_assert!(decode_diffs(&runs, &more, raw.len() as u64).is_err());
+            let mut longer = runs.clone();
+            longer.push(0);
+            prop_assert!(decode_diffs(&longer, &bytes, raw.len() as u64).is_err());
         }
 
         #[test]

@@ -252,8 +252,7 @@ fn make(
             index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
         let seeds = match Settings::for_level(opts.level) {
             Some(s) => Some(
-                SeedIndex::build(old, old_len, s.seeds, opts.io_chunk)
-                    .map_err(|e| PatchError::io(old_name, e))?,
+                SeedIndex::build(old, old_len, s.seeds).map_err(|e| PatchError::io(old_name, e))?,
             ),
             None => None,
         };

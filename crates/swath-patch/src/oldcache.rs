@@ -107,6 +107,26 @@ impl<'a> OldCache<'a> {
     pub fn equals(&mut self, at: u64, want: &[u8]) -> io::Result<bool> {
         Ok(self.get(at, want.len())? == Some(want))
     }
+
+    /// The `n` bytes of OLD at `at` (`None` outside OLD), without filling a slot when
+    /// their block is not cached: one small positional read instead of a whole block, for
+    /// a far-away candidate that may never be looked at again.
+    pub fn peek(&mut self, at: u64, n: usize) -> io::Result<Option<&[u8]>> {
+        if at > self.len || n as u64 > self.len - at {
+            return Ok(None);
+        }
+        let (first, last) = (
+            at >> BLOCK_BITS,
+            (at + n as u64).saturating_sub(1) >> BLOCK_BITS,
+        );
+        let cached = |b: u64| self.tags[(b as usize) & self.mask] == b;
+        if n == 0 || (cached(first) && cached(last)) {
+            return self.get(at, n);
+        }
+        self.scratch.resize(n, 0);
+        self.file.read_exact_at(&mut self.scratch, at)?;
+        Ok(Some(&self.scratch[..n]))
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +150,9 @@ mod tests {
                 let want = old.get(at as usize..at as usize + n);
                 let got = c.get(at, n).unwrap().map(<[u8]>::to_vec);
                 prop_assert_eq!(got.as_deref(), want);
+                let peeked = c.peek(at.wrapping_mul(7) % (len as u64 + 10), n / 3).unwrap().map(<[u8]>::to_vec);
+                let at2 = (at.wrapping_mul(7) % (len as u64 + 10)) as usize;
+                prop_assert_eq!(peeked.as_deref(), old.get(at2..at2 + n / 3));
             }
         }
     }

@@ -1,11 +1,11 @@
 //! One section of a swath patch: the ops that make one slice of NEW, with their literal and
-//! difference bytes, as three streams (docs/patch-format.md, "Sections").
+//! difference bytes, as six streams (docs/patch-format.md, "Sections").
 
 use std::io;
 
 use crate::format::{
-    decode_ops, encode_ops, get_stream, max_ops_len, put_stream, section_sum, Entry, Header,
-    Invalid,
+    decode_diffs, decode_ops, encode_diffs, encode_ops, get_stream, get_varint, max_varints_len,
+    put_stream, section_sum, Entry, Header, Invalid, OpStreams, OP_DELTA_KIND,
 };
 use crate::ops::Op;
 use crate::source::ReadAt;
@@ -38,10 +38,12 @@ pub fn encode_section(
         at += n;
     }
     debug_assert_eq!(at, new.len(), "ops make the section");
-    let mut out = Vec::with_capacity(literals.len() / 2 + deltas.len() / 8 + 64);
-    put_stream(&mut out, &encode_ops(ops, new_offset), zstd_level)?;
-    put_stream(&mut out, &literals, zstd_level)?;
-    put_stream(&mut out, &deltas, zstd_level)?;
+    let o = encode_ops(ops, new_offset);
+    let (runs, diff_bytes) = encode_diffs(&deltas);
+    let mut out = Vec::with_capacity(literals.len() / 2 + diff_bytes.len() + 64);
+    for stream in [&o.kinds, &o.lens, &o.froms, &literals, &runs, &diff_bytes] {
+        put_stream(&mut out, stream, zstd_level)?;
+    }
     Ok(out)
 }
 
@@ -85,22 +87,46 @@ pub fn decode_section(
         )));
     }
     let mut at = 0;
-    let ops = get_stream(bytes, &mut at, max_ops_len(e.new_len))?;
+    let varints = max_varints_len(e.new_len);
+    let streams = OpStreams {
+        kinds: get_stream(bytes, &mut at, e.new_len)?,
+        lens: get_stream(bytes, &mut at, varints)?,
+        froms: get_stream(bytes, &mut at, varints)?,
+    };
     let literals = get_stream(bytes, &mut at, e.new_len)?;
-    let deltas = get_stream(bytes, &mut at, e.new_len)?;
+    let runs = get_stream(bytes, &mut at, varints)?;
+    let diff_bytes = get_stream(bytes, &mut at, e.new_len)?;
     if at != bytes.len() {
         return Err(Invalid(format!(
             "damaged: section {index} has trailing bytes"
         )));
     }
+    // The difference bytes are as many as the deltas make: known once the ops are.
+    let delta_len: u64 = {
+        let mut n = 0u64;
+        let mut at = 0usize;
+        for &k in &streams.kinds {
+            let len = get_varint(&streams.lens, &mut at)?;
+            if k == OP_DELTA_KIND {
+                n = n.saturating_add(len);
+            }
+        }
+        n
+    };
+    if delta_len > e.new_len {
+        return Err(Invalid(
+            "damaged: an instruction makes more than its section".into(),
+        ));
+    }
     let ops = decode_ops(
-        &ops,
+        &streams,
         e.new_offset,
         e.new_len,
         header.old_len,
         literals.len() as u64,
-        deltas.len() as u64,
+        delta_len,
     )?;
+    let deltas = decode_diffs(&runs, &diff_bytes, delta_len)?;
     Ok(Decoded {
         ops,
         literals,

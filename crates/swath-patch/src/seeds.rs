@@ -8,7 +8,7 @@
 //! only a sample is kept: a window is a *seed* when the hash of its bytes falls below a
 //! threshold (one window in `2^rate_bits` on average), a choice made by the bytes alone,
 //! so the same content is sampled in OLD and in NEW and a lookup is needed only at NEW's
-//! sampled positions. The table holds 8 bytes per slot in buckets of four, about 16 bytes
+//! sampled positions. The table holds 8 bytes a slot in buckets of four, about 16 bytes
 //! per seed, and the sampling rate is lowered for a large OLD so that it never holds more
 //! seeds than the options allow.
 //!
@@ -110,26 +110,35 @@ pub fn for_each_seed(
     }
 }
 
-/// One bucket: up to [`WAYS`] entries, each the seed's tag (high bits) and its offset in
-/// OLD plus one (low [`POS_BITS`] bits); 0 is empty.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(align(32))]
-struct Bucket([u64; WAYS]);
-
 /// OLD's seeds by hash.
+///
+/// The table is `WAYS` entries a bucket, each the seed's tag (high bits) and its offset in
+/// OLD plus one (low [`POS_BITS`] bits), 0 when empty; a bucket starts at a multiple of 32
+/// bytes (`base`), so a lookup touches one cache line.
 #[derive(Debug)]
 pub struct SeedIndex {
-    buckets: Vec<Bucket>,
+    slots: Vec<u64>,
+    base: usize,
     bucket_bits: u32,
     params: SeedParams,
     rate_bits: u32,
     seeds: u64,
 }
 
+/// One piece's seeds, per part of the table: (bucket, entry).
+type PartLists = Vec<Vec<(u32, u64)>>;
+
+/// Bytes of OLD one worker scans at a time while building.
+const PIECE: usize = 4 << 20;
+
 impl SeedIndex {
-    /// Seeds of the first `len` bytes of `old`, read in pieces of `piece` bytes by the
-    /// current rayon pool.
-    pub fn build(
+    /// Seeds of the first `len` bytes of `old`, built by the current rayon pool.
+    pub fn build(old: &dyn ReadAt, len: u64, params: SeedParams) -> io::Result<SeedIndex> {
+        Self::build_in(old, len, params, PIECE)
+    }
+
+    /// [`SeedIndex::build`] reading OLD in pieces of `piece` bytes.
+    fn build_in(
         old: &dyn ReadAt,
         len: u64,
         params: SeedParams,
@@ -141,60 +150,88 @@ impl SeedIndex {
         // About two seeds a bucket: few buckets overflow (what a full one drops is a
         // repeat, mostly).
         let bucket_bits = (expected.div_ceil(2).next_power_of_two().trailing_zeros()).clamp(4, 32);
-        let piece = piece.max(1 << 16);
-        let pieces = len.div_ceil(piece as u64) as usize;
         let w = params.window;
         // Each worker fills one range of buckets (a "part", picked by the top bits of the
         // bucket number); each piece's seeds are listed per part, as (bucket, entry).
-        let part_bits = (rayon::current_num_threads().max(1) * 4)
+        let threads = rayon::current_num_threads().max(1);
+        let part_bits = (threads * 4)
             .next_power_of_two()
             .trailing_zeros()
             .min(bucket_bits);
         let parts = 1usize << part_bits;
-        let lists: Vec<Vec<Vec<(u32, u64)>>> = (0..pieces)
-            .into_par_iter()
-            .map(|k| -> io::Result<Vec<Vec<(u32, u64)>>> {
-                let at = k as u64 * piece as u64;
-                // The windows that start in this piece, so w - 1 bytes of the next.
-                let n = ((len - at) as usize).min(piece + w - 1);
-                let mut buf = vec![0u8; n];
-                old.read_exact_at(&mut buf, at)?;
-                let mut out = vec![Vec::with_capacity((n >> rate_bits >> part_bits) + 16); parts];
-                for_each_seed(&buf, 0, piece.min(n), w, rate_bits, |p, h| {
-                    let pos = at + p as u64;
-                    if pos < POS_MASK {
-                        let (b, tag) = split(h, rate_bits, bucket_bits);
-                        out[b >> (bucket_bits - part_bits)]
-                            .push((b as u32, (tag << POS_BITS) | (pos + 1)));
-                    }
-                });
-                Ok(out)
-            })
-            .collect::<io::Result<_>>()?;
-        let seeds = lists.iter().flatten().map(|l| l.len() as u64).sum();
-        let mut buckets = vec![Bucket::default(); 1usize << bucket_bits];
-        let per = buckets.len() >> part_bits;
-        buckets
-            .par_chunks_mut(per)
-            .enumerate()
-            .for_each(|(k, range)| {
-                let lo = k * per;
-                for list in &lists {
-                    for &(b, e) in &list[k] {
-                        let slot = &mut range[b as usize - lo].0;
-                        if let Some(s) = slot.iter_mut().find(|s| **s == 0) {
-                            *s = e;
+        // Zeroed by the allocator (no pass over it); 32-byte aligned buckets from `base`.
+        let mut slots = vec![0u64; (WAYS << bucket_bits) + WAYS];
+        let base = (slots.as_ptr() as usize).wrapping_neg() % 32 / 8;
+        let per = (WAYS << bucket_bits) >> part_bits;
+        let pieces = len.div_ceil(piece as u64) as usize;
+        // Pieces are scanned a batch at a time, into buffers reused from batch to batch.
+        let batch = threads * 2;
+        let mut work: Vec<(Vec<u8>, PartLists)> = (0..batch.min(pieces))
+            .map(|_| (Vec::new(), vec![Vec::new(); parts]))
+            .collect();
+        let mut seeds = 0u64;
+        for first in (0..pieces).step_by(batch) {
+            let n_batch = batch.min(pieces - first);
+            work[..n_batch].par_iter_mut().enumerate().try_for_each(
+                |(j, (buf, lists))| -> io::Result<()> {
+                    let at = (first + j) as u64 * piece as u64;
+                    // The windows that start in this piece, so w - 1 bytes of the next.
+                    let n = ((len - at) as usize).min(piece + w - 1);
+                    buf.resize(n, 0);
+                    old.read_exact_at(buf, at)?;
+                    lists.iter_mut().for_each(Vec::clear);
+                    for_each_seed(buf, 0, piece.min(n), w, rate_bits, |p, h| {
+                        let pos = at + p as u64;
+                        if pos < POS_MASK {
+                            let (b, tag) = split(h, rate_bits, bucket_bits);
+                            lists[b >> (bucket_bits - part_bits)]
+                                .push((b as u32, (tag << POS_BITS) | (pos + 1)));
+                        }
+                    });
+                    Ok(())
+                },
+            )?;
+            let work = &work[..n_batch];
+            seeds += work
+                .iter()
+                .flat_map(|(_, l)| l)
+                .map(|l| l.len() as u64)
+                .sum::<u64>();
+            slots[base..base + (WAYS << bucket_bits)]
+                .par_chunks_mut(per)
+                .enumerate()
+                .for_each(|(k, range)| {
+                    let lo = (k * per / WAYS) as u32;
+                    for (_, lists) in work {
+                        let list = &lists[k];
+                        for (i, &(b, e)) in list.iter().enumerate() {
+                            if let Some(&(ahead, _)) = list.get(i + 8) {
+                                prefetch(range.as_ptr().wrapping_add((ahead - lo) as usize * WAYS));
+                            }
+                            let at = (b - lo) as usize * WAYS;
+                            let bucket = &mut range[at..at + WAYS];
+                            if let Some(s) = bucket.iter_mut().find(|s| **s == 0) {
+                                *s = e;
+                            }
                         }
                     }
-                }
-            });
+                });
+        }
         Ok(SeedIndex {
-            buckets,
+            slots,
+            base,
             bucket_bits,
             params,
             rate_bits,
             seeds,
         })
+    }
+
+    /// The entries of bucket `b`.
+    #[inline]
+    fn bucket(&self, b: usize) -> &[u64] {
+        let at = self.base + b * WAYS;
+        &self.slots[at..at + WAYS]
     }
 
     /// The parameters it was built with.
@@ -214,7 +251,7 @@ impl SeedIndex {
 
     /// Bytes of the table.
     pub fn table_bytes(&self) -> u64 {
-        (self.buckets.len() * std::mem::size_of::<Bucket>()) as u64
+        (self.slots.len() * 8) as u64
     }
 
     /// OLD offsets of the seeds with hash `h` (and some whose hash merely shares the
@@ -223,7 +260,7 @@ impl SeedIndex {
     pub fn lookup(&self, h: u64, out: &mut [u64; WAYS]) -> usize {
         let (b, tag) = split(h, self.rate_bits, self.bucket_bits);
         let mut n = 0;
-        for &e in &self.buckets[b].0 {
+        for &e in self.bucket(b) {
             if e == 0 {
                 break;
             }
@@ -239,16 +276,21 @@ impl SeedIndex {
     #[inline]
     pub fn prefetch(&self, h: u64) {
         let (b, _) = split(h, self.rate_bits, self.bucket_bits);
-        let p = self.buckets.as_ptr().wrapping_add(b);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults and reads nothing the program sees; `p` points
-        // into (or, for an empty table, at the end of) `buckets`.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
+        prefetch(self.slots.as_ptr().wrapping_add(self.base + b * WAYS));
     }
+}
+
+/// Hints the processor to fetch the cache line at `p` (any address: nothing is read).
+#[inline(always)]
+fn prefetch(p: *const u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and reads
+    // nothing the program sees.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A seed hash's bucket and tag: the bits below the `rate_bits` top ones (which are zero
@@ -328,9 +370,9 @@ mod tests {
         ) {
             let d = data(len, seed, alphabet);
             let p = params(window, rate_bits);
-            let piece = [1usize << 16, 70_001, 1 << 20][piece_k];
+            let piece = [1usize << 12, 7001, 1 << 20][piece_k];
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let idx = pool.install(|| SeedIndex::build(&&d[..], d.len() as u64, p, piece)).unwrap();
+            let idx = pool.install(|| SeedIndex::build_in(&&d[..], d.len() as u64, p, piece)).unwrap();
             // Oracle: each distinct window's first WAYS offsets (a bucket holds no more,
             // and may hold fewer when other seeds share it).
             let mut first: HashMap<&[u8], Vec<usize>> = HashMap::new();
@@ -351,7 +393,7 @@ mod tests {
                 // A bucket drops a seed only when full.
                 if found.is_empty() {
                     let (b, _) = split(h, idx.rate_bits, idx.bucket_bits);
-                    prop_assert!(idx.buckets[b].0.iter().all(|&e| e != 0));
+                    prop_assert!(idx.bucket(b).iter().all(|&e| e != 0));
                 } else {
                     // Entries go in in OLD's order: a full bucket drops later occurrences only.
                     prop_assert_eq!(found[0], want[0]);
