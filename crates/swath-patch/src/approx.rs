@@ -33,6 +33,11 @@ use crate::oldcache::OldCache;
 use crate::ops::Op;
 use crate::seeds::{for_each_seed, SeedIndex, SeedParams, WAYS};
 
+/// An extension gives up once its score is this far below its best: bytes that far from
+/// the diagonal are another diagonal's, or literal (the scan starts a region again where a
+/// diagonal holds again).
+const GIVE_UP: i64 = 256;
+
 /// A stretch shorter than this is left literal: its op would cost more than it saves.
 const MIN_STRETCH: usize = 8;
 
@@ -49,8 +54,10 @@ pub struct Settings {
     /// the current one to replace it; a block where the current one disagrees in fewer
     /// bytes than this is not looked up.
     pub margin: usize,
-    /// Blocks of OLD each worker caches (64 KiB each).
+    /// Blocks of OLD each worker caches (8 KiB each).
     pub cache_blocks: usize,
+    /// Bytes of NEW with no lookups after one whose candidates all lost.
+    pub backoff: usize,
 }
 
 impl Settings {
@@ -65,16 +72,18 @@ impl Settings {
                     max_seeds: 16 << 20,
                 },
                 margin: 8,
-                cache_blocks: 256,
+                cache_blocks: 2048,
+                backoff: 0,
             }),
             Level::Max => Some(Settings {
                 seeds: SeedParams {
                     window: 12,
-                    rate_bits: 2,
-                    max_seeds: 64 << 20,
+                    rate_bits: 3,
+                    max_seeds: 32 << 20,
                 },
                 margin: 4,
-                cache_blocks: 512,
+                cache_blocks: 4096,
+                backoff: 0,
             }),
         }
     }
@@ -149,8 +158,73 @@ fn agree(old: &mut OldCache<'_>, old_at: i64, new: &[u8]) -> io::Result<usize> {
     Ok(count_equal(o, &new[skip..skip + n]))
 }
 
+/// Equal bytes at the same positions of `a` and `b`, eight at a time.
 fn count_equal(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).filter(|(x, y)| x == y).count()
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut same = 0usize;
+    let (wa, wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail = wa
+        .remainder()
+        .iter()
+        .zip(wb.remainder())
+        .filter(|(x, y)| x == y)
+        .count();
+    for (x, y) in wa.zip(wb) {
+        let v = u64::from_le_bytes(x.try_into().expect("8 bytes"))
+            ^ u64::from_le_bytes(y.try_into().expect("8 bytes"));
+        // A byte's high bit is set where it is non-zero (no carries across bytes).
+        let nonzero = ((v & LOW) + LOW) | v;
+        same += (!nonzero & !LOW).count_ones() as usize;
+    }
+    same + tail
+}
+
+/// Walks `old` and `new` (equal lengths) from the start, keeping the running score
+/// (`+1` per equal byte, `-1` per other) and the best one with the prefix length that
+/// reached it; eight equal bytes at a time where they are.
+fn best_prefix(old: &[u8], new: &[u8], done: usize, score: &mut i64, best: &mut (i64, usize)) {
+    let n = old.len().min(new.len());
+    let mut i = 0;
+    while i < n && *score > best.0 - GIVE_UP {
+        if i + 8 <= n && old[i..i + 8] == new[i..i + 8] {
+            *score += 8;
+            i += 8;
+            if *score > best.0 {
+                *best = (*score, done + i);
+            }
+            continue;
+        }
+        *score += if old[i] == new[i] { 1 } else { -1 };
+        i += 1;
+        if *score > best.0 {
+            *best = (*score, done + i);
+        }
+    }
+}
+
+/// [`best_prefix`] from the ends of `old` and `new` backwards: the best suffix.
+fn best_suffix(old: &[u8], new: &[u8], done: usize, score: &mut i64, best: &mut (i64, usize)) {
+    let n = old.len().min(new.len());
+    let (old, new) = (&old[old.len() - n..], &new[new.len() - n..]);
+    let mut i = 0;
+    while i < n && *score > best.0 - GIVE_UP {
+        let e = n - i;
+        if i + 8 <= n && old[e - 8..e] == new[e - 8..e] {
+            *score += 8;
+            i += 8;
+            if *score > best.0 {
+                *best = (*score, done + i);
+            }
+            continue;
+        }
+        *score += if old[e - 1] == new[e - 1] { 1 } else { -1 };
+        i += 1;
+        if *score > best.0 {
+            *best = (*score, done + i);
+        }
+    }
 }
 
 /// Finds the events of the gap `from..to` of `new`: positions where a diagonal found by a
@@ -172,6 +246,10 @@ fn scan(
     // The current diagonal: OLD offset minus NEW position.
     let mut cur: Option<i64> = before.map(|b| b as i64 - from as i64);
     let mut p = from;
+    // The last block judged was not explained by the current diagonal.
+    let mut bad = false;
+    // No lookups before this position (after one that found only losers).
+    let mut quiet_until = 0usize;
     let mut found = Vec::new();
     let mut cands = [0u64; WAYS];
     while p < to {
@@ -181,9 +259,18 @@ fn scan(
             None => false,
         };
         if fine {
+            if bad {
+                // The current diagonal holds again after bytes it did not explain (a
+                // replaced stretch): a new start on it, so that the extensions, which
+                // give up far below their best, cover what follows.
+                let d = cur.expect("fine");
+                push_event(events, p, (p as i64 + d) as u64);
+                bad = false;
+            }
             p = end;
             continue;
         }
+        bad = true;
         found.clear();
         for_each_seed(new, p, end, w, rate, |s, h| found.push((s, h)));
         for &(_, h) in &found {
@@ -191,6 +278,9 @@ fn scan(
         }
         let mut next = end;
         for &(s, h) in &found {
+            if s < quiet_until {
+                continue;
+            }
             let n = seeds.lookup(h, &mut cands);
             let span = &new[s..(s + BLOCK).min(new.len())];
             let mut best: Option<(usize, u64)> = None;
@@ -211,17 +301,22 @@ fn scan(
                     best = Some((score, c));
                 }
             }
+            if n > 0 {
+                // Whatever happens, no other lookups for a while unless this one wins:
+                // where no diagonal explains NEW (new code), the windows OLD does have
+                // are common ones, each costing a read of OLD and never winning.
+                quiet_until = s + settings.backoff;
+            }
             let Some((score, c)) = best else { continue };
             let now = match cur {
                 Some(d) => agree(old, s as i64 + d, span)?,
                 None => 0,
             };
             if score >= now + settings.margin {
-                match events.last_mut() {
-                    Some(last) if last.0 == s => *last = (s, c),
-                    _ => events.push((s, c)),
-                }
+                quiet_until = 0;
+                push_event(events, s, c);
                 cur = Some(c as i64 - s as i64);
+                bad = false;
                 // Judge the blocks from just past this seed along the new diagonal.
                 next = s + 1;
                 break;
@@ -231,6 +326,15 @@ fn scan(
     }
     // An event at the gap's start replaces `before` as its first diagonal.
     Ok(())
+}
+
+/// Adds an event (a NEW position and the OLD offset its diagonal puts there); one at the
+/// same position as the last replaces it.
+fn push_event(events: &mut Vec<(usize, u64)>, at: usize, old: u64) {
+    match events.last_mut() {
+        Some(last) if last.0 == at => *last = (at, old),
+        _ => events.push((at, old)),
+    }
 }
 
 /// One region of NEW between two diagonals: a forward stretch on `before`'s (OLD offset of
@@ -253,19 +357,18 @@ fn fill_region(
     let mut fwd_len = 0usize;
     if fwd_room > 0 {
         let b = before.expect("room");
-        let (mut score, mut best) = (0i64, 0i64);
+        let (mut score, mut best) = (0i64, (0i64, 0usize));
         let mut i = 0;
         while i < fwd_room {
             let k = (fwd_room - i).min(4096);
             let o = old.get(b + i as u64, k)?.expect("inside OLD");
-            for (j, (x, y)) in o.iter().zip(&region[i..i + k]).enumerate() {
-                score += if x == y { 1 } else { -1 };
-                if score > best {
-                    (best, fwd_len) = (score, i + j + 1);
-                }
+            best_prefix(o, &region[i..i + k], i, &mut score, &mut best);
+            if score <= best.0 - GIVE_UP {
+                break;
             }
             i += k;
         }
+        fwd_len = best.1;
     }
     // Backward: the suffix with the best score.
     let bwd_room = match after {
@@ -275,20 +378,18 @@ fn fill_region(
     let mut bwd_len = 0usize;
     if bwd_room > 0 {
         let a = after.expect("room");
-        let (mut score, mut best) = (0i64, 0i64);
+        let (mut score, mut best) = (0i64, (0i64, 0usize));
         let mut i = 0;
         while i < bwd_room {
             let k = (bwd_room - i).min(4096);
             let o = old.get(a - (i + k) as u64, k)?.expect("inside OLD");
-            let r = &region[n - i - k..n - i];
-            for (j, (x, y)) in o.iter().rev().zip(r.iter().rev()).enumerate() {
-                score += if x == y { 1 } else { -1 };
-                if score > best {
-                    (best, bwd_len) = (score, i + j + 1);
-                }
+            best_suffix(o, &region[n - i - k..n - i], i, &mut score, &mut best);
+            if score <= best.0 - GIVE_UP {
+                break;
             }
             i += k;
         }
+        bwd_len = best.1;
     }
     let same = matches!((before, after), (Some(b), Some(a)) if b + n as u64 == a);
     if same && fwd_len + bwd_len >= n {
@@ -485,6 +586,35 @@ mod tests {
             let filled = run(&old, &new, ops, true);
             prop_assert_eq!(filled.iter().map(Op::len).sum::<u64>(), new.len() as u64);
             prop_assert_eq!(apply_naive(&old, &new, &filled), new);
+        }
+    }
+
+    proptest! {
+        /// The word-at-a-time kernels against byte loops.
+        #[test]
+        fn kernels_are_the_byte_loops(
+            a in proptest::collection::vec(0u8..3, 0..2000),
+            b in proptest::collection::vec(0u8..3, 0..2000),
+        ) {
+            let n = a.len().min(b.len());
+            let naive = (0..n).filter(|&i| a[i] == b[i]).count();
+            prop_assert_eq!(count_equal(&a, &b), naive);
+            let (a, b) = (&a[..n], &b[..n]);
+            let naive_best = |pairs: Vec<(u8, u8)>| {
+                let (mut s, mut best) = (0i64, (0i64, 0usize));
+                for (i, (x, y)) in pairs.into_iter().enumerate() {
+                    if s <= best.0 - GIVE_UP { break; }
+                    s += if x == y { 1 } else { -1 };
+                    if s > best.0 { best = (s, i + 1); }
+                }
+                (s, best)
+            };
+            let (mut s, mut best) = (0i64, (0i64, 0usize));
+            best_prefix(a, b, 0, &mut s, &mut best);
+            prop_assert_eq!((s, best), naive_best(a.iter().copied().zip(b.iter().copied()).collect()));
+            let (mut s, mut best) = (0i64, (0i64, 0usize));
+            best_suffix(a, b, 0, &mut s, &mut best);
+            prop_assert_eq!((s, best), naive_best(a.iter().rev().copied().zip(b.iter().rev().copied()).collect()));
         }
     }
 

@@ -31,7 +31,7 @@ use crate::hash::file_hash;
 use crate::matcher::{cdc_chunker, match_section, OldReader};
 use crate::oldcache::OldCache;
 use crate::ops::Op;
-use crate::section::encode_section;
+use crate::section::encode_section_cached;
 use crate::seeds::SeedIndex;
 use crate::signature::signature_and_hash;
 use crate::source::ReadAt;
@@ -81,7 +81,9 @@ impl MakeOptions {
     fn zstd_level(&self) -> i32 {
         match self.level {
             Level::Fast => 1,
-            Level::Default => 3,
+            // Level 6 rather than 3: 3-5% smaller patches of rebuilt programs (their
+            // literal and difference streams), for a tenth more time.
+            Level::Default => 6,
             Level::Max => 19,
         }
     }
@@ -449,12 +451,15 @@ pub fn make_section(
 ) -> std::io::Result<MadeSection> {
     let mut reader = OldReader::new(old.old, old.len);
     let mut ops = match_section(new, cdc_chunker(new, params), old.table, &mut reader)?;
-    if let Some(settings) = Settings::for_level(opts.level) {
-        let mut cache = OldCache::new(old.old, old.len, settings.cache_blocks);
+    let settings = Settings::for_level(opts.level);
+    let mut cache = OldCache::new(old.old, old.len, settings.map_or(16, |s| s.cache_blocks));
+    if let Some(settings) = settings {
         ops = fill_gaps(ops, new, &mut cache, old.seeds, &settings)?;
     }
     let bytes = match opts.format {
-        Format::Swath => encode_section(&ops, new, new_offset, old.old, opts.zstd_level())?,
+        Format::Swath => {
+            encode_section_cached(&ops, new, new_offset, &mut cache, opts.zstd_level())?
+        }
         Format::Vcdiff => Vec::new(),
     };
     let census = count_ops(&ops);

@@ -26,8 +26,11 @@ pub struct NewChunk {
     pub hash: u128,
 }
 
-/// Bytes of OLD read at a time while extending.
+/// Bytes of OLD read at a time while extending: the first read is short (most
+/// extensions stop within a few hundred bytes, at the next changed byte), each next one
+/// four times longer, up to 64 KiB (an unchanged region is swallowed in large reads).
 const STEP: usize = 64 << 10;
+const FIRST_STEP: usize = 1 << 10;
 
 /// OLD, read positionally, with the buffer extension reads go through.
 pub struct OldReader<'a> {
@@ -59,12 +62,14 @@ impl<'a> OldReader<'a> {
     /// How many bytes from the start of `new` equal OLD from `at` on.
     fn agree_forward(&mut self, at: u64, new: &[u8]) -> io::Result<usize> {
         let mut done = 0usize;
+        let mut step = FIRST_STEP;
         while done < new.len() {
             let pos = at + done as u64;
             if pos >= self.len {
                 break;
             }
-            let n = STEP.min(new.len() - done).min((self.len - pos) as usize);
+            let n = step.min(new.len() - done).min((self.len - pos) as usize);
+            step = (step * 4).min(STEP);
             self.buf.resize(n, 0);
             self.file.read_exact_at(&mut self.buf, pos)?;
             let same = common_prefix(&self.buf, &new[done..done + n]);
@@ -79,8 +84,10 @@ impl<'a> OldReader<'a> {
     /// How many bytes from the end of `new` equal OLD just before `at`.
     fn agree_backward(&mut self, at: u64, new: &[u8]) -> io::Result<usize> {
         let mut done = 0usize;
+        let mut step = FIRST_STEP;
         while done < new.len() && (done as u64) < at {
-            let n = STEP.min(new.len() - done).min((at - done as u64) as usize);
+            let n = step.min(new.len() - done).min((at - done as u64) as usize);
+            step = (step * 4).min(STEP);
             let from = at - done as u64 - n as u64;
             self.buf.resize(n, 0);
             self.file.read_exact_at(&mut self.buf, from)?;

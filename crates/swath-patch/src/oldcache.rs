@@ -3,15 +3,17 @@
 //! The approximate matcher compares NEW with OLD along many diagonals, a few dozen bytes
 //! at a time, mostly near one another. A system call per comparison would cost more than
 //! the comparison, and OLD is never mapped or read whole (it may not fit in memory), so
-//! each worker keeps a direct-mapped cache of OLD's 64 KiB blocks: a fixed number of
-//! blocks (16 MiB by default), filled by positional reads ([`ReadAt`]).
+//! each worker keeps a direct-mapped cache of OLD's 8 KiB blocks: a fixed number of
+//! blocks (16 MiB by default), filled by positional reads ([`ReadAt`]). Blocks are small
+//! because the diagonals of a rebuilt program jump all over OLD: a miss should cost a
+//! system call, not a long copy.
 
 use std::io;
 
 use crate::source::ReadAt;
 
 /// Bits of a block's size.
-const BLOCK_BITS: u32 = 16;
+const BLOCK_BITS: u32 = 13;
 /// Bytes in a block.
 pub const BLOCK: usize = 1 << BLOCK_BITS;
 
@@ -26,6 +28,24 @@ pub struct OldCache<'a> {
     mask: usize,
     /// Bytes copied out for a range that crosses blocks.
     scratch: Vec<u8>,
+}
+
+thread_local! {
+    /// The block buffer of this thread's last cache, kept for the next one: a section's
+    /// cache then costs no fresh pages (16 MiB of page faults each).
+    static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for OldCache<'_> {
+    fn drop(&mut self) {
+        let data = std::mem::take(&mut self.data);
+        SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            if data.len() > s.len() {
+                *s = data;
+            }
+        });
+    }
 }
 
 impl<'a> OldCache<'a> {
@@ -62,7 +82,11 @@ impl<'a> OldCache<'a> {
         let start = b << BLOCK_BITS;
         let n = (self.len - start).min(BLOCK as u64) as usize;
         if self.data.is_empty() {
-            self.data = vec![0u8; self.tags.len() * BLOCK];
+            let want = self.tags.len() * BLOCK;
+            self.data = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            // A spare buffer's old bytes are never read: a slot is read into before its tag
+            // names a block.
+            self.data.resize(want, 0);
         }
         let at = slot * BLOCK;
         if self.tags[slot] != b {

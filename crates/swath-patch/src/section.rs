@@ -7,6 +7,7 @@ use crate::format::{
     decode_diffs, decode_ops, encode_diffs, encode_ops, get_stream, get_varint, max_varints_len,
     put_stream, section_sum, Entry, Header, Invalid, OpStreams, OP_DELTA_KIND,
 };
+use crate::oldcache::OldCache;
 use crate::ops::Op;
 use crate::source::ReadAt;
 
@@ -19,19 +20,52 @@ pub fn encode_section(
     old: &dyn ReadAt,
     zstd_level: i32,
 ) -> io::Result<Vec<u8>> {
-    let mut literals = Vec::new();
-    let mut deltas = Vec::new();
+    let len = ops
+        .iter()
+        .filter_map(|o| match *o {
+            Op::Delta { from, len } => Some(from + len),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut cache = OldCache::new(old, len, 16);
+    encode_section_cached(ops, new, new_offset, &mut cache, zstd_level)
+}
+
+/// [`encode_section`] reading OLD's bytes under the deltas through `old`, the cache the
+/// matcher already filled.
+pub fn encode_section_cached(
+    ops: &[Op],
+    new: &[u8],
+    new_offset: u64,
+    old: &mut OldCache<'_>,
+    zstd_level: i32,
+) -> io::Result<Vec<u8>> {
+    // Sized once: growing by doubling would fault in twice the pages.
+    let sum = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).map(|o| o.len() as usize).sum();
+    let mut literals = Vec::with_capacity(sum(|o| matches!(o, Op::Literal { .. })));
+    let mut deltas = Vec::with_capacity(sum(|o| matches!(o, Op::Delta { .. })));
     let mut at = 0usize;
-    let mut buf = Vec::new();
     for op in ops {
         let n = op.len() as usize;
         let here = &new[at..at + n];
         match *op {
             Op::Literal { .. } => literals.extend_from_slice(here),
             Op::Delta { from, .. } => {
-                buf.resize(n, 0);
-                old.read_exact_at(&mut buf, from)?;
-                deltas.extend(here.iter().zip(&buf).map(|(&b, &a)| b.wrapping_sub(a)));
+                let mut done = 0usize;
+                while done < n {
+                    let k = (n - done).min(crate::oldcache::BLOCK);
+                    let o = old.get(from + done as u64, k)?.ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::UnexpectedEof, "a delta reads past OLD's end")
+                    })?;
+                    deltas.extend(
+                        here[done..done + k]
+                            .iter()
+                            .zip(o)
+                            .map(|(&b, &a)| b.wrapping_sub(a)),
+                    );
+                    done += k;
+                }
             }
             Op::Copy { .. } | Op::Zero { .. } => {}
         }
