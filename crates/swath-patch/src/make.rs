@@ -552,7 +552,9 @@ mod tests {
     use proptest::prelude::*;
 
     /// NEW from OLD by an edit script: (kind, position, length, byte) with kinds insert,
-    /// delete, move, duplicate, zero run, byte change.
+    /// delete, move, duplicate, zero run, byte change, and rebuild noise (from the
+    /// position on, a 4-byte little-endian value every `13 + length % 200` bytes moved by
+    /// `byte`, as a rebuilt program's addresses are).
     fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
         let mut new = old.to_vec();
         for &(kind, at, len, b) in edits {
@@ -562,7 +564,7 @@ mod tests {
                 at % (new.len() + 1)
             };
             let len = len.min(new.len() - at);
-            match kind % 6 {
+            match kind % 7 {
                 0 => {
                     new.splice(at..at, (0..len.max(1)).map(|i| b.wrapping_add(i as u8)));
                 }
@@ -579,6 +581,16 @@ mod tests {
                     new.extend_from_slice(&piece);
                 }
                 4 => new[at..at + len].iter_mut().for_each(|x| *x = 0),
+                6 => {
+                    let stride = 13 + len % 200;
+                    let mut p = at;
+                    while p + 4 <= new.len() {
+                        let v = u32::from_le_bytes(new[p..p + 4].try_into().unwrap());
+                        let moved = v.wrapping_add(u32::from(b) << 4 | 1);
+                        new[p..p + 4].copy_from_slice(&moved.to_le_bytes());
+                        p += stride;
+                    }
+                }
                 _ => {
                     if at < new.len() {
                         new[at] ^= b | 1;
@@ -708,6 +720,52 @@ mod tests {
                 assert!(std::fs::read(&out).unwrap() == new, "{len} {level:?}");
             }
         }
+    }
+
+    /// A rebuilt-program-like pair (pieces moved, code inserted, a changed value every
+    /// ~60 bytes): exact chunks find little, the approximate matcher most of it; every
+    /// level's patch applies.
+    #[test]
+    fn rebuild_noise_is_matched_approximately_and_every_level_applies() {
+        let old = random(3_000_000, 9, 256);
+        let new = edit(
+            &old,
+            &[
+                (2, 500_000, 200_000, 0),
+                (0, 1_200_000, 3000, 5),
+                (1, 2_000_000, 5000, 0),
+                (3, 100_000, 50_000, 0),
+                (6, 0, 47, 3),
+            ],
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n, p, out) = (
+            dir.path().join("o"),
+            dir.path().join("n"),
+            dir.path().join("p"),
+            dir.path().join("out"),
+        );
+        std::fs::write(&o, &old).unwrap();
+        std::fs::write(&n, &new).unwrap();
+        let mut sizes = Vec::new();
+        for level in [Level::Fast, Level::Default, Level::Max] {
+            let opts = MakeOptions {
+                level,
+                threads: 2,
+                ..MakeOptions::default()
+            };
+            let made = make_file(&o, &n, Some(&p), &opts, None).unwrap();
+            apply_file(&o, &PatchFile::open(&p).unwrap(), &out, None).unwrap();
+            assert!(std::fs::read(&out).unwrap() == new, "{level:?}");
+            sizes.push((made.patch_len, made.census.delta_bytes));
+        }
+        // The changed values alone are ~4% of NEW's bytes; fast stores every chunk
+        // around them literally.
+        let (fast, default, max) = (sizes[0].0, sizes[1].0, sizes[2].0);
+        assert!(fast > new.len() as u64 / 2, "{sizes:?}");
+        assert!(default * 8 < fast, "{sizes:?}");
+        assert!(max <= default, "{sizes:?}");
+        assert!(sizes[1].1 > new.len() as u64 * 9 / 10, "{sizes:?}");
     }
 
     #[test]
