@@ -251,6 +251,9 @@ fn scan(
     // No lookups before this position (after one that found only losers).
     let mut quiet_until = 0usize;
     let mut found = Vec::new();
+    // The seeds of the block after the last one looked up, and that block.
+    let mut ahead = Vec::new();
+    let mut ahead_of: Option<(usize, usize)> = None;
     let mut cands = [0u64; WAYS];
     while p < to {
         let end = (p + BLOCK).min(to);
@@ -271,11 +274,25 @@ fn scan(
             continue;
         }
         bad = true;
-        found.clear();
-        for_each_seed(new, p, end, w, rate, |s, h| found.push((s, h)));
-        for &(_, h) in &found {
+        if ahead_of == Some((p, end)) {
+            std::mem::swap(&mut found, &mut ahead);
+        } else {
+            found.clear();
+            for_each_seed(new, p, end, w, rate, |s, h| found.push((s, h)));
+            for &(_, h) in &found {
+                seeds.prefetch(h);
+            }
+        }
+        // Blocks NEW's diagonals do not explain come in runs: the next block's seeds are
+        // found and their buckets fetched now, so that the memory is there by the time
+        // they are looked up (one cache miss per lookup otherwise).
+        let after = (end + BLOCK).min(to);
+        ahead.clear();
+        for_each_seed(new, end, after, w, rate, |s, h| ahead.push((s, h)));
+        for &(_, h) in &ahead {
             seeds.prefetch(h);
         }
+        ahead_of = Some((end, after));
         let mut next = end;
         for &(s, h) in &found {
             if s < quiet_until {
