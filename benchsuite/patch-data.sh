@@ -21,13 +21,15 @@
 #                            the kernel's and its modules' debug symbols (vmlinux, 4,000+ .ko)
 #   bin/hdiffz, bin/hpatchz  HDiffPatch, built from the PyPI source distribution hdiffpatch
 #   pairs.txt                the pairs, their sources and SHA-256 sums
-# With BIG=1 (not by default): big.old, big.new, a beyond-RAM pair of BIG_SIZE (default 20G)
+# With BIG=1 (not by default; 2 x BIG_SIZE more disk): big.old, big.new, a beyond-RAM pair of BIG_SIZE (default 20G)
 # each: `swath gen text` and a `swath gen mutate` revision of it (insertions, deletions, moves,
 # duplications, zero runs, rebuild noise). Try the code path with BIG=1 BIG_SIZE=64M.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 data=${1:-$root/bench-data/patch/real}
+pairs=" ${PAIRS-jaxlib duckdb linux kdbg} "
+want() { [[ $pairs == *" $1 "* ]]; }
 mkdir -p "$data/dl" "$data/bin" "$data/src"
 data=$(cd "$data" && pwd)
 dl=$data/dl
@@ -90,10 +92,10 @@ so_pair() { # NAME MEMBER V_OLD SHA_OLD V_NEW SHA_NEW
   w=$(wheel "$name" "$5" "$6"); unzip -p "$w" "$member" > "$data/$name.new.part"
   mv "$data/$name.old.part" "$data/$name.old"; mv "$data/$name.new.part" "$data/$name.new"
 }
-so_pair jaxlib jaxlib/xla_extension.so \
+want jaxlib && so_pair jaxlib jaxlib/xla_extension.so \
   0.4.30 16b2ab18ea90d2e15941bcf45de37afc2f289a029129c88c8d7aba0404dd0043 \
   0.4.31 1db6f8ea35b884f9e7761b006ee9c60ed05be6c75d2e527551f74579cbe11677
-so_pair duckdb duckdb/duckdb.cpython-311-x86_64-linux-gnu.so \
+want duckdb && so_pair duckdb duckdb/duckdb.cpython-311-x86_64-linux-gnu.so \
   1.1.2 9a6b73e70b73c8df85da383f6e557c03cad5c877868b9a7e41715761e8166c1e \
   1.1.3 9d0767ada9f06faa5afcf63eb7ba1befaccfbcfdac5ff86f0168c673dd1f47aa
 
@@ -126,8 +128,8 @@ linux_tree() { # SIDE VERSION SHA256
   fi
   [ -f "$data/linux.$1.tar" ] || reprotar "$d" "$data/linux.$1.tar"
 }
-linux_tree old 6.1.190-1 cfbe4d7a7e4cb65190c96db90794b3a10eec608522339c2371103f844cc53536
-linux_tree new 6.1.192-1 7ae5d78895d88e4788c601b8322b07043965b0e37324c5bb26453e2ce049509d
+want linux && linux_tree old 6.1.190-1 cfbe4d7a7e4cb65190c96db90794b3a10eec608522339c2371103f844cc53536
+want linux && linux_tree new 6.1.192-1 7ae5d78895d88e4788c601b8322b07043965b0e37324c5bb26453e2ce049509d
 
 kdbg() { # SIDE PACKAGE VERSION SHA256: the package's own data tar, decompressed (fixed bytes)
   local t=$data/kdbg.$1.tar f
@@ -137,8 +139,8 @@ kdbg() { # SIDE PACKAGE VERSION SHA256: the package's own data tar, decompressed
   dpkg-deb --fsys-tarfile "$f" > "$t.part"
   mv "$t.part" "$t"
 }
-kdbg old linux-image-6.1.0-54-amd64-dbg 6.1.190-1 d0eb91fb361b2a0ce6ccc7f5c82c2ec9ff27229fd3792f75400ae8e88320862a
-kdbg new linux-image-6.1.0-55-amd64-dbg 6.1.192-1 4d824629e65102a21ce53cf58313f73d9c872a649b99411972d8a768a754cff7
+want kdbg && kdbg old linux-image-6.1.0-54-amd64-dbg 6.1.190-1 d0eb91fb361b2a0ce6ccc7f5c82c2ec9ff27229fd3792f75400ae8e88320862a
+want kdbg && kdbg new linux-image-6.1.0-55-amd64-dbg 6.1.192-1 4d824629e65102a21ce53cf58313f73d9c872a649b99411972d8a768a754cff7
 
 # --- optional beyond-RAM pair, generated ---
 if [ "${BIG:-0}" = 1 ]; then
@@ -177,6 +179,7 @@ fi
   # Rebuilt, not copied: the share of aligned 4 KiB pages of NEW whose bytes differ from OLD's
   # at the same offset, and of NEW's 1 KiB blocks that rdiff finds nowhere in OLD.
   for p in jaxlib duckdb; do
+    [ -f "$data/$p.new" ] || continue
     diffp=$(python3 -c 'import sys
 a, b = (open(f, "rb") for f in sys.argv[1:])
 n = d = 0
