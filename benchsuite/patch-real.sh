@@ -4,9 +4,11 @@
 #   benchsuite/patch-real.sh [DATA_DIR]    (default: bench-data/patch/real; make it first with
 #                                           benchsuite/patch-data.sh DATA_DIR)
 #
-# Environment: PAIRS (default "duckdb jaxlib linux kdbg", plus big when BIG=1), RUNS (3),
+# Environment: PAIRS (default "duckdb jaxlib linux kdbg", plus big when BIG=1; PAIRS= only
+# assembles the results file from the sections already made), RUNS (3),
 # TIMEOUT (seconds a single make or apply may take, 1800), SLOW_S (a fast tool whose first
-# make took longer than this is not repeated, 60).
+# make took longer than this is not repeated, 60), TOOLS (a regex: run only the tools whose
+# names match), KEEP_ROWS=1 (add to the pair's rows of an earlier, interrupted run).
 #
 # For each pair and tool: make once under /usr/bin/time (seconds, peak RSS), apply once the
 # same way, and compare the result with NEW byte for byte; only then is anything recorded.
@@ -27,7 +29,7 @@ data=$(cd "${1:-$root/bench-data/patch/real}" && pwd)
 runs=${RUNS:-3}
 timeout_s=${TIMEOUT:-1800}
 slow_s=${SLOW_S:-60}
-pairs=${PAIRS:-duckdb jaxlib linux kdbg$([ "${BIG:-0}" = 1 ] && echo " big")}
+pairs=${PAIRS-duckdb jaxlib linux kdbg$([ "${BIG:-0}" = 1 ] && echo " big")}
 work=$data/work
 out_md=$here/results/patch-real.md
 mkdir -p "$work" "$here/results"
@@ -52,7 +54,7 @@ machine() {
 # timed LOG CMD...: run CMD (a string, word-split as a shell would) under timeout and
 # /usr/bin/time; sets T (seconds), M (peak KB), RC; CMD's stderr goes to LOG.
 timed() {
-  local lg=$1 tf=$work/time.txt; shift
+  local lg=$1 tf=$work/time.$$.txt; shift
   RC=0
   eval "timeout $timeout_s /usr/bin/time -f '%e %M' -o $tf $*" > /dev/null 2> "$lg" || RC=$?
   read -r T M < <(tail -1 "$tf" 2>/dev/null || echo "? ?")
@@ -66,7 +68,7 @@ section() { # PAIR: the pair's section, in $work/PAIR.md
   [ -d "$data/$pair.old" ] && kind=tree
   local ob nb md=$work/$pair.md rows=$work/$pair.rows out=$work/$pair.out
   ob=$(stat -c %s "$old"); nb=$(stat -c %s "$new")
-  : > "$rows"
+  [ "${KEEP_ROWS:-0}" = 1 ] || : > "$rows"
   local fast_make=() fast_apply=() fast_name=()
   log "$pair: OLD $ob bytes, NEW $nb bytes"
   cat "$old" "$new" > /dev/null   # hot cache where it fits
@@ -85,6 +87,7 @@ section() { # PAIR: the pair's section, in $work/PAIR.md
   # tool NAME SLOW(0|1) PATCH MAKE APPLY [SKIP-REASON]; OLD, NEW, OUT are $old $new $out.
   tool() {
     local name=$1 slow=$2 patch=$3 make=$4 apply=$5 skip=${6:-} note="" mt mm at am
+    if [ -n "${TOOLS:-}" ] && ! [[ $name =~ $TOOLS ]]; then return; fi
     log "$pair: $name"
     if [ -n "$skip" ]; then
       printf '%s\t%s\t\t\t\t\t\t%s\t%s\n' "$name" "-" "skipped: $skip" "$make" >> "$rows"; return
@@ -93,13 +96,13 @@ section() { # PAIR: the pair's section, in $work/PAIR.md
     timed "$work/$pair.err" "$make"
     if [ "$RC" != 0 ]; then
       if [ "$RC" = 124 ]; then note="make timed out after ${timeout_s} s"
-      else note="make refused/failed (exit $RC): $(grep -v '^Command exited' "$work/$pair.err" | tail -1)"; fi
+      else note="make refused/failed (exit $RC): $(grep -v '^Command exited' "$work/$pair.err" | tail -1 || true)"; fi
       printf '%s\t%s\t\t\t\t\t\t%s\t%s\n' "$name" "-" "$note" "$make" >> "$rows"; rm -f "$patch"; return
     fi
     mt=$T mm=$M
     timed "$work/$pair.err" "$apply"
     if [ "$RC" != 0 ]; then
-      note="apply failed (exit $RC): $(grep -v '^Command exited' "$work/$pair.err" | tail -1)"
+      note="apply failed (exit $RC): $(grep -v '^Command exited' "$work/$pair.err" | tail -1 || true)"
       printf '%s\t%s\t%s\t%s\t\t\t\t%s\t%s\n' "$name" "$(stat -c %s "$patch")" "$mt" "$mm" "$note" "$make" >> "$rows"; return
     fi
     at=$T am=$M
