@@ -8,7 +8,8 @@
 # assembles the results file from the sections already made), RUNS (3),
 # TIMEOUT (seconds a single make or apply may take, 1800), SLOW_S (a fast tool whose first
 # make took longer than this is not repeated, 60), TOOLS (a regex: run only the tools whose
-# names match), KEEP_ROWS=1 (add to the pair's rows of an earlier, interrupted run).
+# names match), KEEP_ROWS=1 (add to the pair's rows of an earlier, interrupted run),
+# RENDER_ONLY=1 (close the sections of PAIRS from the rows a stopped run left, then assemble).
 #
 # For each pair and tool: make once under /usr/bin/time (seconds, peak RSS), apply once the
 # same way, and compare the result with NEW byte for byte; only then is anything recorded.
@@ -58,6 +59,31 @@ timed() {
   RC=0
   eval "timeout $timeout_s /usr/bin/time -f '%e %M' -o $tf $*" > /dev/null 2> "$lg" || RC=$?
   read -r T M < <(tail -1 "$tf" 2>/dev/null || echo "? ?")
+}
+
+render() { # ROWS OLD-BYTES NEW-BYTES: the markdown table of a pair's rows
+  python3 - "$1" "$2" "$3" <<'EOF'
+import sys
+rows, ob, nb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+print("| tool | patch bytes | % of NEW | make s | make MB/s (OLD+NEW) | make peak MiB | apply s | apply MB/s (NEW) | apply peak MiB | timed | note |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+cmds = []
+for l in open(rows):
+    name, size, mt, mm, at, am, how, note, cmd = l.rstrip("\n").split("\t")
+    cmds.append((name, cmd))
+    f = lambda x: x if x else ""
+    pct = "%.2f" % (100 * int(size) / nb) if size not in ("", "-") else ""
+    msp = "%.1f" % ((ob + nb) / 1e6 / float(mt)) if mt not in ("", "?") and float(mt) > 0 else ""
+    asp = "%.0f" % (nb / 1e6 / float(at)) if at not in ("", "?") and float(at) > 0 else ""
+    mib = lambda k: str(round(int(k) / 1024)) if k not in ("", "?") else ""
+    print(f"| {name} | {f(size)} | {pct} | {f(mt)} | {msp} | {mib(mm)} | {f(at)} | {asp} | {mib(am)} | {how} | {note} |")
+print()
+print("Commands (make; apply is the matching decoder, in the script):")
+print()
+for name, cmd in cmds:
+    print(f"- {name}: `{cmd}`")
+print()
+EOF
 }
 
 section() { # PAIR: the pair's section, in $work/PAIR.md
@@ -194,33 +220,22 @@ open(rows, "w").write("".join("\t".join(l) + "\n" for l in lines))
 EOF
   fi
 
-  python3 - "$rows" "$ob" "$nb" >> "$md" <<'EOF'
-import sys
-rows, ob, nb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-print("| tool | patch bytes | % of NEW | make s | make MB/s (OLD+NEW) | make peak MiB | apply s | apply MB/s (NEW) | apply peak MiB | timed | note |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
-cmds = []
-for l in open(rows):
-    name, size, mt, mm, at, am, how, note, cmd = l.rstrip("\n").split("\t")
-    cmds.append((name, cmd))
-    f = lambda x: x if x else ""
-    pct = "%.2f" % (100 * int(size) / nb) if size not in ("", "-") else ""
-    msp = "%.1f" % ((ob + nb) / 1e6 / float(mt)) if mt not in ("", "?") and float(mt) > 0 else ""
-    asp = "%.0f" % (nb / 1e6 / float(at)) if at not in ("", "?") and float(at) > 0 else ""
-    mib = lambda k: str(round(int(k) / 1024)) if k not in ("", "?") else ""
-    print(f"| {name} | {f(size)} | {pct} | {f(mt)} | {msp} | {mib(mm)} | {f(at)} | {asp} | {mib(am)} | {how} | {note} |")
-print()
-print("Commands (make; apply is the matching decoder, in the script):")
-print()
-for name, cmd in cmds:
-    print(f"- {name}: `{cmd}`")
-print()
-EOF
+  render "$rows" "$ob" "$nb" >> "$md"
   rm -rf "$out" "$w".*.swp "$w".sig
   log "$pair: section in $md"
 }
 
-for p in $pairs; do section "$p"; done
+if [ "${RENDER_ONLY:-0}" = 1 ]; then
+  # A run stopped part-way: its section's header is there; add the table of the rows it made.
+  for p in $pairs; do
+    o=$data/$p.old; [ -f "$o" ] || o=$o.tar
+    n=$data/$p.new; [ -f "$n" ] || n=$n.tar
+    { echo "(run stopped part-way: tools missing from this table were not run)"; echo
+      render "$work/$p.rows" "$(stat -c %s "$o")" "$(stat -c %s "$n")"; } >> "$work/$p.md"
+  done
+else
+  for p in $pairs; do section "$p"; done
+fi
 
 {
   echo "# swath patch beside its peers on real pairs"
