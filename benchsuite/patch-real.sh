@@ -58,7 +58,7 @@ timed() {
   local lg=$1 tf=$work/time.$$.txt; shift
   RC=0
   eval "timeout $timeout_s /usr/bin/time -f '%e %M' -o $tf $*" > /dev/null 2> "$lg" || RC=$?
-  read -r T M < <(tail -1 "$tf" 2>/dev/null || echo "? ?")
+  T=? M=?; read -r T M < <(tail -1 "$tf" 2>/dev/null) || true   # nothing there after a time-out
 }
 
 render() { # ROWS OLD-BYTES NEW-BYTES: the markdown table of a pair's rows
