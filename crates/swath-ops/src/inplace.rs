@@ -135,6 +135,22 @@ fn open_journal(
     jname: &str,
     meta: &std::fs::Metadata,
 ) -> Result<Option<File>, EngineError> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let refuse = |why: String| {
+        Err(EngineError::io(
+            jname,
+            io::Error::other(format!(
+                "{why}: refusing to trust it (remove it if no run of yours was interrupted)"
+            )),
+        ))
+    };
+    let foreign = |uid: u32| uid != euid && uid != meta.uid();
+    let foreign_owner = |uid: u32| {
+        refuse(format!(
+            "the journal belongs to user {uid}, neither you nor the file's owner"
+        ))
+    };
     let j = match OpenOptions::new()
         .read(true)
         .write(true)
@@ -149,27 +165,22 @@ fn open_journal(
                 io::Error::other("the journal is a symbolic link: refusing it (remove it)"),
             ))
         }
-        Err(e) => return Err(EngineError::io(jname, e)),
+        Err(e) => {
+            // Another user's journal that this user may not even open: say whose it is.
+            if let Ok(jm) = std::fs::symlink_metadata(jpath) {
+                if foreign(jm.uid()) {
+                    return foreign_owner(jm.uid());
+                }
+            }
+            return Err(EngineError::io(jname, e));
+        }
     };
     let jm = j.metadata().map_err(|e| EngineError::io(jname, e))?;
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    let refuse = |why: String| {
-        Err(EngineError::io(
-            jname,
-            io::Error::other(format!(
-                "{why}: refusing to trust it (remove it if no run of yours was interrupted)"
-            )),
-        ))
-    };
     if !jm.is_file() || jm.nlink() != 1 {
         return refuse("not a plain journal file".into());
     }
-    if jm.uid() != euid && jm.uid() != meta.uid() {
-        return refuse(format!(
-            "the journal belongs to user {}, neither you nor the file's owner",
-            jm.uid()
-        ));
+    if foreign(jm.uid()) {
+        return foreign_owner(jm.uid());
     }
     if jm.mode() & 0o022 != 0 {
         return refuse(format!(
