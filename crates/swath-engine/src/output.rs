@@ -648,7 +648,10 @@ mod tests {
         out.commit(false).unwrap();
         assert_eq!(std::fs::read(&real).unwrap(), b"newer");
         for l in [&link, &chain, &sub.join("rel")] {
-            assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink());
+            assert!(std::fs::symlink_metadata(l)
+                .unwrap()
+                .file_type()
+                .is_symlink());
         }
 
         let dangling = dir.path().join("dangling");

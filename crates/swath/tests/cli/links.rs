@@ -88,7 +88,10 @@ fn planted_links_follow_protected_symlinks(named: Named) {
                 }
                 // The links themselves are never replaced.
                 for l in [&link, &out] {
-                    assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink());
+                    assert!(std::fs::symlink_metadata(l)
+                        .unwrap()
+                        .file_type()
+                        .is_symlink());
                 }
                 // Nothing else is left in the victim's directory or the shared one.
                 let mut left: Vec<_> = std::fs::read_dir(&home)
