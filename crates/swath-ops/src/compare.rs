@@ -466,6 +466,30 @@ mod tests {
         }
     }
 
+    /// Every difference's offset, in the order [`stream_differences`] gives them, and what
+    /// it reports.
+    fn streamed_offsets(
+        spec: &CompareSpec<'_>,
+        opts: &EngineOptions,
+    ) -> (Vec<u64>, StreamedDifferences) {
+        let mut seen = Vec::new();
+        let streamed = stream_differences(
+            spec,
+            opts,
+            |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
+            |bytes| {
+                seen.extend(
+                    bytes
+                        .chunks(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+                );
+                Flow::Continue
+            },
+        )
+        .unwrap();
+        (seen, streamed)
+    }
+
     fn data_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), Just(b'y')], 0..5000)
     }
@@ -519,16 +543,7 @@ mod tests {
             let all = oracle(&a, &b, [skip.0, skip.1], limit, usize::MAX);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
-            let mut seen = Vec::new();
-            let streamed = stream_differences(
-                &spec,
-                &opts,
-                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
-                |bytes| {
-                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
-                    Flow::Continue
-                },
-            ).unwrap();
+            let (seen, streamed) = streamed_offsets(&spec, &opts);
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
             prop_assert_eq!(streamed.extent.len, all.len);
@@ -620,16 +635,7 @@ mod tests {
             let all = oracle(&a, &b, [0, 0], None, usize::MAX);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
-            let mut seen = Vec::new();
-            stream_differences(
-                &spec,
-                &opts,
-                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
-                |bytes| {
-                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
-                    Flow::Continue
-                },
-            ).unwrap();
+            let (seen, _) = streamed_offsets(&spec, &opts);
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
