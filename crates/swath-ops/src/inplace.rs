@@ -22,6 +22,11 @@
 //! A torn journal write fails its checksum and is ignored, which is safe because the step
 //! that follows it only starts once it is synced.
 //!
+//! When zeros stay zeros (`--alphabet`, a shift of 0), the holes of a sparse file are kept:
+//! a block wholly inside a hole is skipped, and of a block partly a hole only the data is
+//! written back. `done` is brought up to the next block that holds data before its undo
+//! record is written, so that the record always names block `done`.
+//!
 //! The journal is trusted only as far as its author: it is opened without following links,
 //! must be a plain file with one name, owned by the user or by the file's owner, writable by
 //! no one else, and bound to the file by device and inode; it is created (exclusively, with
@@ -214,12 +219,21 @@ pub fn transform_in_place(
     transform_in_place_observed(path, params, &mut |_| {})
 }
 
-/// [`transform_in_place`], calling `after_block` with each block's index once it is done
-/// (tests change the file there, deterministically).
+/// A step of an in-place run, as [`transform_in_place_observed`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Block `i`'s original bytes are in the journal; the block is about to be rewritten.
+    Undo(u64),
+    /// Block `i` is done (rewritten, or a hole left as it was).
+    Done(u64),
+}
+
+/// [`transform_in_place`], telling `observe` of each step (tests change the file there, or
+/// stop the run, deterministically).
 fn transform_in_place_observed(
     path: &Path,
     params: Option<InPlaceParams>,
-    after_block: &mut dyn FnMut(u64),
+    observe: &mut dyn FnMut(Step),
 ) -> Result<InPlaceReport, EngineError> {
     let name = path.to_string_lossy().into_owned();
     let io_err = |e: io::Error| EngineError::io(&name, e);
@@ -329,15 +343,34 @@ fn transform_in_place_observed(
     let bs = params.block_size.max(1);
     let blocks = len.div_ceil(bs);
     let cipher = params.cipher();
+    // Zeros stay zeros (`--alphabet`, a shift of 0): the holes of a sparse file are kept (a
+    // block inside a hole is skipped, and only the data of a block is written back).
+    let holes = {
+        let mut z = [0u8];
+        cipher.apply(&mut z);
+        z[0] == 0 && meta.blocks().saturating_mul(512) < len
+    };
     let mut touched = !fresh;
     let result = (|| {
         let mut buf = Vec::new();
         buf.try_reserve_exact(bs.min(len.max(1)) as usize)
             .map_err(|_| io_err(io::Error::from(io::ErrorKind::OutOfMemory)))?;
         buf.resize(bs.min(len.max(1)) as usize, 0);
+        // Blocks completed as the journal last recorded (hole blocks are skipped without a
+        // record: the count is brought up to date before the next block's undo record, which
+        // recovery trusts only when it names that count).
+        let mut recorded = done;
         for i in done..blocks {
             let start = i * bs;
             let n = (len - start).min(bs) as usize;
+            if holes && hole_end(&file, start, len).is_some_and(|e| e >= start + n as u64) {
+                observe(Step::Done(i));
+                continue;
+            }
+            if recorded != i {
+                let m = file.metadata().map_err(io_err)?;
+                write_done(&journal, i, stamp(&m), header_sum).map_err(jerr)?;
+            }
             if let Err(e) = file.read_exact_at(&mut buf[..n], start) {
                 if e.kind() == io::ErrorKind::UnexpectedEof {
                     let found = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -350,13 +383,19 @@ fn transform_in_place_observed(
                 return Err(io_err(e));
             }
             write_undo(&journal, i, &buf[..n], header_sum).map_err(jerr)?;
+            observe(Step::Undo(i));
             cipher.apply(&mut buf[..n]);
             touched = true;
-            file.write_all_at(&buf[..n], start).map_err(io_err)?;
+            if holes {
+                write_data_only(&file, &buf[..n], start, len).map_err(io_err)?;
+            } else {
+                file.write_all_at(&buf[..n], start).map_err(io_err)?;
+            }
             file.sync_data().map_err(io_err)?;
             let m = file.metadata().map_err(io_err)?;
             write_done(&journal, i + 1, stamp(&m), header_sum).map_err(jerr)?;
-            after_block(i);
+            recorded = i + 1;
+            observe(Step::Done(i));
         }
         Ok(())
     })();
@@ -388,6 +427,47 @@ fn transform_in_place_observed(
         restored,
         blocks,
     })
+}
+
+/// When offset `at` of `file` (of `len` bytes) lies in a hole, where the hole ends: the
+/// next data, or `len`. `None` when `at` holds data, or the file system cannot tell.
+fn hole_end(file: &File, at: u64, len: u64) -> Option<u64> {
+    if at >= len {
+        return None;
+    }
+    // SAFETY: lseek on a descriptor the File owns; the run reads and writes at explicit
+    // offsets only, so moving the file offset changes nothing else.
+    let next = unsafe { libc::lseek(file.as_raw_fd(), at as libc::off_t, libc::SEEK_DATA) };
+    if next < 0 {
+        // ENXIO: no data at or after `at`, the rest of the file is a hole.
+        return (io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO)).then_some(len);
+    }
+    let next = next as u64;
+    (next > at).then_some(next.min(len))
+}
+
+/// Writes the transformed block `bytes` at `start`, leaving out the parts that are holes of
+/// the file (their bytes are zeros, which the transformation kept zeros): the file stays as
+/// sparse as it was.
+fn write_data_only(file: &File, bytes: &[u8], start: u64, len: u64) -> io::Result<()> {
+    let end = start + bytes.len() as u64;
+    let mut p = start;
+    while p < end {
+        if let Some(e) = hole_end(file, p, len) {
+            p = e.min(end);
+            continue;
+        }
+        // SAFETY: as in hole_end.
+        let d = unsafe { libc::lseek(file.as_raw_fd(), p as libc::off_t, libc::SEEK_HOLE) };
+        let d = if d < 0 {
+            end
+        } else {
+            (d as u64).clamp(p + 1, end)
+        };
+        file.write_all_at(&bytes[(p - start) as usize..(d - start) as usize], p)?;
+        p = d;
+    }
+    Ok(())
 }
 
 fn sync_dir(path: &Path) {
@@ -756,8 +836,8 @@ mod tests {
         let f = dir.path().join("f");
         let data = vec![b'a'; 3500];
         std::fs::write(&f, &data).unwrap();
-        let mut append = |i: u64| {
-            if i == 0 {
+        let mut append = |step: Step| {
+            if step == Step::Done(0) {
                 let mut h = OpenOptions::new().append(true).open(&f).unwrap();
                 io::Write::write_all(&mut h, b"tail").unwrap();
             }
@@ -787,8 +867,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f");
         std::fs::write(&f, vec![b'a'; 3500]).unwrap();
-        let mut cut = |i: u64| {
-            if i == 0 {
+        let mut cut = |step: Step| {
+            if step == Step::Done(0) {
                 OpenOptions::new()
                     .write(true)
                     .open(&f)
@@ -834,5 +914,88 @@ mod tests {
         assert!(!journal_path(&f).exists());
         drop(holder);
         transform_in_place(&f, Some(params())).unwrap();
+    }
+
+    /// A sparse file of 8 KiB blocks: data, holes, a block half data and half hole, holes,
+    /// data; and its bytes.
+    fn sparse_file(path: &Path) -> Vec<u8> {
+        let page = |c: u8| vec![c; 4096];
+        let f = File::create(path).unwrap();
+        let len = 16 * 4096;
+        f.set_len(len).unwrap();
+        let mut dense = vec![0u8; len as usize];
+        for (at, c) in [
+            (0usize, b'a'),
+            (1, b'b'),
+            (10, b'c'),
+            (14, b'd'),
+            (15, b'e'),
+        ] {
+            f.write_all_at(&page(c), (at * 4096) as u64).unwrap();
+            dense[at * 4096..(at + 1) * 4096].copy_from_slice(&page(c));
+        }
+        f.sync_all().unwrap();
+        dense
+    }
+
+    fn alphabet_params() -> InPlaceParams {
+        InPlaceParams {
+            shift: 3,
+            alphabet: true,
+            block_size: 8192,
+        }
+    }
+
+    #[test]
+    fn in_place_keeps_holes_when_zero_maps_to_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let dense = sparse_file(&f);
+        let before = std::fs::metadata(&f).unwrap().blocks();
+        if before * 512 >= dense.len() as u64 {
+            eprintln!("skipped: this file system does not keep holes");
+            return;
+        }
+        transform_in_place(&f, Some(alphabet_params())).unwrap();
+        let mut want = dense.clone();
+        alphabet_params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+        // Not a block more on disk: the holes, even the one sharing a block with data, stay.
+        assert_eq!(std::fs::metadata(&f).unwrap().blocks(), before);
+        // A shift that moves zeros fills them, as it must.
+        transform_in_place(&f, Some(params())).unwrap();
+        params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+    }
+
+    #[test]
+    fn in_place_run_killed_after_skipping_holes_recovers() {
+        // Killed while rewriting block 5 (after the holes of blocks 1-4 were skipped), half
+        // of it written: the journal must name block 5 as the one to restore.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let dense = sparse_file(&f);
+        if std::fs::metadata(&f).unwrap().blocks() * 512 >= dense.len() as u64 {
+            eprintln!("skipped: this file system does not keep holes");
+            return;
+        }
+        let mut crash = |step: Step| {
+            if step == Step::Undo(5) {
+                let h = OpenOptions::new().write(true).open(&f).unwrap();
+                h.write_all_at(&[b'!'; 3000], 5 * 8192).unwrap();
+                panic!("killed");
+            }
+        };
+        let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            transform_in_place_observed(&f, Some(alphabet_params()), &mut crash)
+        }));
+        assert!(killed.is_err());
+        assert!(journal_path(&f).exists());
+        let r = transform_in_place(&f, None).unwrap();
+        assert_eq!((r.resumed_at, r.restored), (5, true));
+        let mut want = dense.clone();
+        alphabet_params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+        assert!(!journal_path(&f).exists());
     }
 }
