@@ -150,11 +150,30 @@ fn keeps_zeros(spec: &TransformSpec<'_>) -> bool {
     z[0] == 0
 }
 
-/// True when the input's bytes `[start, start + n)` (offsets from its start) lie wholly in a
-/// hole, as the file system says ([`Input::hole_at`]; never for a file without holes).
-fn in_hole(input: &Input, start: u64, n: usize) -> bool {
-    let at = input.base() + start;
-    input.hole_at(at).is_some_and(|end| end >= at + n as u64)
+/// The last hole a worker was told of (offsets from the input's start), so that the blocks
+/// of one large hole cost one question to the file system, not one each.
+#[derive(Default)]
+struct KnownHole {
+    start: u64,
+    end: u64,
+}
+
+impl KnownHole {
+    /// True when the input's bytes `[start, start + n)` lie wholly in a hole, as the file
+    /// system says ([`Input::hole_at`]; never for a file without holes).
+    fn covers(&mut self, input: &Input, start: u64, n: usize) -> bool {
+        let end = start + n as u64;
+        if !(self.start <= start && start < self.end) {
+            match input.hole_at(input.base() + start) {
+                Some(e) => {
+                    self.start = start;
+                    self.end = e - input.base();
+                }
+                None => return false,
+            }
+        }
+        end <= self.end
+    }
 }
 
 /// How many whole blocks of `bs` bytes from `start` (a block boundary, below `len`, the
@@ -524,6 +543,7 @@ fn positional(
         let own_out = std::fs::OpenOptions::new().write(true).open(&out_path).ok();
         let out_file = own_out.as_ref().unwrap_or(out);
         let mut buf = vec![0u8; bs];
+        let mut hole = KnownHole::default();
         for k in 0u64.. {
             if halt.load(Ordering::Relaxed) {
                 break;
@@ -539,7 +559,7 @@ fn positional(
             }
             let start = i * bs as u64;
             let n = (len - start).min(bs as u64) as usize;
-            if zero_kept && in_hole(spec.input, start, n) {
+            if zero_kept && hole.covers(spec.input, start, n) {
                 continue;
             }
             let step = spec
@@ -591,11 +611,11 @@ fn pool(
     let zero_kept = keeps_zeros(spec);
     pool.install(|| {
         (0..blocks).into_par_iter().try_for_each_init(
-            || vec![0u8; bs],
-            |buf, i| {
+            || (vec![0u8; bs], KnownHole::default()),
+            |(buf, hole), i| {
                 let start = i * bs as u64;
                 let n = (len - start).min(bs as u64) as usize;
-                if zero_kept && in_hole(spec.input, start, n) {
+                if zero_kept && hole.covers(spec.input, start, n) {
                     // Left a hole of the output (sized, never written).
                     return Ok(());
                 }
