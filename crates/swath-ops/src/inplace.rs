@@ -345,10 +345,11 @@ fn transform_in_place_observed(
     let cipher = params.cipher();
     // Zeros stay zeros (`--alphabet`, a shift of 0): the holes of a sparse file are kept (a
     // block inside a hole is skipped, and only the data of a block is written back).
+    let sparse = meta.blocks().saturating_mul(512) < len;
     let holes = {
         let mut z = [0u8];
         cipher.apply(&mut z);
-        z[0] == 0 && meta.blocks().saturating_mul(512) < len
+        z[0] == 0 && sparse
     };
     let mut touched = !fresh;
     let result = (|| {
@@ -382,7 +383,7 @@ fn transform_in_place_observed(
                 }
                 return Err(io_err(e));
             }
-            write_undo(&journal, i, &buf[..n], header_sum).map_err(jerr)?;
+            write_undo(&journal, i, &buf[..n], header_sum, sparse).map_err(jerr)?;
             observe(Step::Undo(i));
             cipher.apply(&mut buf[..n]);
             touched = true;
@@ -578,10 +579,37 @@ fn read_done(j: &File, header_sum: u64) -> io::Result<Option<(u64, Stamp)>> {
     Ok(best)
 }
 
-fn write_undo(j: &File, index: u64, bytes: &[u8], header_sum: u64) -> io::Result<()> {
+/// Writes the undo record of block `index` (its original `bytes`). With `sparse` (a sparse
+/// file, whose blocks are mostly zeros), the journal keeps holes where the bytes are whole
+/// pages of zeros: the previous record's bytes are cut off first, so those read back as
+/// zeros, and the journal needs room only for the block's data, not the block's size.
+fn write_undo(j: &File, index: u64, bytes: &[u8], header_sum: u64, sparse: bool) -> io::Result<()> {
     let len = bytes.len() as u64;
     let sum = undo_sum(header_sum, index, len, bytes);
-    j.write_all_at(bytes, UNDO_DATA_AT)?;
+    if sparse {
+        // The record in place names an earlier block than `done`, so recovery ignores it
+        // from here until the new one is written.
+        j.set_len(UNDO_DATA_AT)?;
+        const PAGE: usize = 4096;
+        let mut at = 0;
+        while at < bytes.len() {
+            let page = |i: usize| &bytes[i..(i + PAGE).min(bytes.len())];
+            if page(at).iter().all(|&b| b == 0) {
+                at += PAGE;
+                continue;
+            }
+            let mut end = at + PAGE;
+            while end < bytes.len() && page(end).iter().any(|&b| b != 0) {
+                end += PAGE;
+            }
+            let end = end.min(bytes.len());
+            j.write_all_at(&bytes[at..end], UNDO_DATA_AT + at as u64)?;
+            at = end;
+        }
+        j.set_len(UNDO_DATA_AT + len)?;
+    } else {
+        j.write_all_at(bytes, UNDO_DATA_AT)?;
+    }
     let mut r = [0u8; 24];
     r[..8].copy_from_slice(&index.to_le_bytes());
     r[8..16].copy_from_slice(&len.to_le_bytes());
@@ -671,7 +699,7 @@ mod tests {
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3);
         file.write_all_at(&partial, 0).unwrap();
         file.set_modified(later).unwrap();
-        write_undo(&j, 3, &data[3000..4000], sum).unwrap();
+        write_undo(&j, 3, &data[3000..4000], sum, false).unwrap();
         drop(j);
         assert!(transform_in_place(&path, Some(InPlaceParams { shift: 1, ..p })).is_err());
         let r = transform_in_place(&path, None).unwrap();
