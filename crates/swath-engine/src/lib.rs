@@ -35,8 +35,8 @@ pub mod sysinfo;
 
 pub use error::EngineError;
 pub use exec::{
-    is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, LongLines, Region,
-    RunStats, StopCheck,
+    is_hole, is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, LongLines,
+    Region, RunStats, StopCheck,
 };
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};
