@@ -10,6 +10,7 @@
 //! - [`signature`]: a file's chunks and hashes, computed on all cores.
 //! - [`make`]: a patch of one file from another, on all cores.
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
+//! - [`manifest`]: a tree patch's list of old files and new entries, checked as hostile input.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
@@ -29,6 +30,7 @@ pub mod error;
 pub mod format;
 pub mod hash;
 pub mod make;
+pub mod manifest;
 pub mod matcher;
 pub mod ops;
 pub mod section;
