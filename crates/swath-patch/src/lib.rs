@@ -18,6 +18,8 @@
 //!   merged.
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
+//! - [`tree`]: patches of directory trees: the walk, a tree's files as one OLD, make.
+//! - [`tree_apply`]: a tree patch applied into a private directory renamed into place.
 //! - [`vcdiff`]: RFC 3284 output for `--format vcdiff`.
 //! - [`source`]: where OLD's bytes are read from (one file, or a tree's files end to end).
 //! - [`error`]: the errors, each naming its file.
@@ -37,6 +39,8 @@ pub mod section;
 pub mod signature;
 pub mod source;
 pub mod table;
+pub mod tree;
+pub mod tree_apply;
 pub mod vcdiff;
 
 pub use error::PatchError;
