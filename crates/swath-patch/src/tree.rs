@@ -347,6 +347,25 @@ impl TreeReader {
         Ok(file)
     }
 
+    /// Runs `work` on file `i`, opened now; errors name the file.
+    pub fn with_file<T>(
+        &self,
+        i: usize,
+        work: impl FnOnce(&File) -> io::Result<T>,
+    ) -> Result<T, PatchError> {
+        let f = self.open(i).map_err(|e| tree_error(&self.name, e))?;
+        work(&f).map_err(|e| tree_error(&self.name, file_error(self.shown(i), e)))
+    }
+
+    /// File `i` whole, read while holding a permit of `sem` (given back before the caller
+    /// computes on the bytes).
+    pub fn read_whole(&self, i: usize, sem: &IoSemaphore) -> Result<Vec<u8>, PatchError> {
+        let mut buf = vec![0u8; self.files[i].len as usize];
+        let _reading = sem.read();
+        self.with_file(i, |f| FileExt::read_exact_at(f, &mut buf, 0))?;
+        Ok(buf)
+    }
+
     /// File `i`, from the cache of open descriptors or opened now.
     pub fn file(&self, i: usize) -> io::Result<Arc<File>> {
         let lock = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -524,6 +543,21 @@ pub fn walk(root: &Path, name: &str) -> Result<(std::fs::Metadata, Vec<Walked>),
     Ok((root_meta, out))
 }
 
+/// The regular files of a walk, to read as one address space (each checked, when opened,
+/// to be the file the walk saw).
+pub fn files_of(w: &[Walked]) -> Vec<TreeFile> {
+    w.iter()
+        .filter_map(|e| match e.kind {
+            WalkedKind::File(len) => Some(TreeFile {
+                path: e.path.clone(),
+                len,
+                id: Some(e.id),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Checks that every walked entry (and the root) is as it was: a tree that changed while
 /// it was read makes an error, not a patch of a state that never existed.
 fn check_unchanged(
@@ -663,18 +697,6 @@ pub fn make_tree(
     let t0 = Instant::now();
     let (old_root_meta, old_walk) = walk(old_dir, &old_name)?;
     let (new_root_meta, new_walk) = walk(new_dir, &new_name)?;
-    let files_of = |w: &[Walked]| -> Vec<TreeFile> {
-        w.iter()
-            .filter_map(|e| match e.kind {
-                WalkedKind::File(len) => Some(TreeFile {
-                    path: e.path.clone(),
-                    len,
-                    id: Some(e.id),
-                }),
-                _ => None,
-            })
-            .collect()
-    };
     let old = TreeReader::new(
         open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?,
         &old_name,
@@ -692,29 +714,21 @@ pub fn make_tree(
     let signed: Vec<(Vec<Chunk>, u128)> =
         memory_limited_for(&needs, opts.memory, threads, |i| -> Result<_, PatchError> {
             let len = old.files()[i].len;
-            let fail = |e| tree_error(&old.shown(i), e);
             let r = if len <= io_chunk {
-                let mut buf = vec![0u8; len as usize];
-                {
-                    let _reading = sem.read();
-                    let f = old.open(i).map_err(fail)?;
-                    FileExt::read_exact_at(&f, &mut buf, 0)
-                        .map_err(|e| fail(file_error(old.shown(i), e)))?;
-                }
+                let buf = old.read_whole(i, &sem)?;
                 (signature_of_slice(&buf, &params), slice_hash(&buf, PIECE))
             } else {
                 let _reading = sem.read();
-                let f = old.open(i).map_err(fail)?;
-                let (chunks, h) = pool
-                    .install(|| signature_and_hash(&f, len, &params, io_chunk as usize, threads))
-                    .map_err(|e| fail(file_error(old.shown(i), e)))?;
-                let h = if io_chunk == PIECE {
-                    h
-                } else {
-                    pool.install(|| file_hash(&f, len, PIECE))
-                        .map_err(|e| fail(file_error(old.shown(i), e)))?
-                };
-                (chunks, h)
+                old.with_file(i, |f| {
+                    let (chunks, h) = pool.install(|| {
+                        signature_and_hash(f, len, &params, io_chunk as usize, threads)
+                    })?;
+                    if io_chunk == PIECE {
+                        Ok((chunks, h))
+                    } else {
+                        Ok((chunks, pool.install(|| file_hash(f, len, PIECE))?))
+                    }
+                })?
             };
             advance(len);
             Ok(r)
@@ -769,21 +783,11 @@ pub fn make_tree(
         memory_limited_for(&needs, opts.memory, threads, |k| -> Result<_, PatchError> {
             let i = candidates[k];
             let len = new_files[i].len;
-            let fail = |e| tree_error(&new_all.shown(i), e);
             let h = if len <= io_chunk {
-                let mut buf = vec![0u8; len as usize];
-                {
-                    let _reading = sem.read();
-                    let f = new_all.open(i).map_err(fail)?;
-                    FileExt::read_exact_at(&f, &mut buf, 0)
-                        .map_err(|e| fail(file_error(new_all.shown(i), e)))?;
-                }
-                slice_hash(&buf, PIECE)
+                slice_hash(&new_all.read_whole(i, &sem)?, PIECE)
             } else {
                 let _reading = sem.read();
-                let f = new_all.open(i).map_err(fail)?;
-                pool.install(|| file_hash(&f, len, PIECE))
-                    .map_err(|e| fail(file_error(new_all.shown(i), e)))?
+                new_all.with_file(i, |f| pool.install(|| file_hash(f, len, PIECE)))?
             };
             Ok(h)
         })?;
@@ -1373,5 +1377,55 @@ mod tests {
         let cuts = pack(&[3, 0, 4, 10, 2, 2, 5], 5);
         let got: Vec<(u64, u64)> = cuts.iter().map(|c| (c.offset, c.len)).collect();
         assert_eq!(got, vec![(0, 3), (3, 4), (7, 5), (12, 5), (17, 4), (21, 5)]);
+    }
+
+    #[test]
+    fn a_tree_that_changed_while_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        build(
+            &t,
+            &[
+                ("d/f".into(), Spec::File(b"0123456789".to_vec(), 0o644)),
+                ("g".into(), Spec::File(b"abc".to_vec(), 0o644)),
+            ],
+            1,
+        );
+        let walked = || {
+            let (m, w) = walk(&t, "t").unwrap();
+            (stamp_of(&m), w)
+        };
+        let (root, w) = walked();
+        check_unchanged(&t, "t", root, &w).unwrap();
+        // Rewritten in place, same length: its times moved.
+        std::fs::write(t.join("d/f"), b"9876543210").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
+        // Grown.
+        let (root, w) = walked();
+        std::fs::write(t.join("g"), b"abcd").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(
+            e.contains("t/g: file changed size while being read (was 3 bytes, now 4)"),
+            "{e}"
+        );
+        // A file added to a directory.
+        let (root, w) = walked();
+        std::fs::write(t.join("d/new"), b"x").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t/d: file changed as we read it"), "{e}");
+        // A file removed.
+        let (root, w) = walked();
+        std::fs::remove_file(t.join("g")).unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t: ") || e.starts_with("t/g: "), "{e}");
+        // And through make: an old file replaced (another inode, as an editor saves it)
+        // between the walk and the read is refused when opened.
+        let (_, w) = walked();
+        let r = TreeReader::new(open_root(&t).unwrap(), "t", files_of(&w));
+        std::fs::write(t.join("d/f.new"), b"0123456789").unwrap();
+        std::fs::rename(t.join("d/f.new"), t.join("d/f")).unwrap();
+        let e = tree_error("t", r.open(0).unwrap_err()).to_string();
+        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
     }
 }

@@ -277,22 +277,31 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         );
         // The speed of light: reading both inputs and writing the patch, nothing else,
         // measured now on the same files.
-        let dir = a
-            .patch
-            .as_deref()
-            .and_then(|p| p.parent())
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        match speed_of_light(&a.old, &a.new, dir, made.patch_len) {
-            Ok(light) => eprintln!(
-                "speed of light (read OLD and NEW, write the patch): {:.3} s; this make ran at {:.0}% of it",
-                light.as_secs_f64(),
-                light.as_secs_f64() * 100.0 / all.max(1e-9)
-            ),
-            Err(e) => eprintln!("speed of light: not measured ({e})"),
-        }
+        let light = speed_of_light(&a.old, &a.new, patch_dir(&a), made.patch_len);
+        print_light(light, "read OLD and NEW, write the patch", all);
     }
     Ok(())
+}
+
+/// The directory the patch goes to (where the speed of light writes).
+fn patch_dir(a: &MakeArgs) -> &std::path::Path {
+    a.patch
+        .as_deref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+}
+
+/// The speed of light (`what` it is) beside the make's `all` seconds, on stderr.
+fn print_light(light: std::io::Result<std::time::Duration>, what: &str, all: f64) {
+    match light {
+        Ok(light) => eprintln!(
+            "speed of light ({what}): {:.3} s; this make ran at {:.0}% of it",
+            light.as_secs_f64(),
+            light.as_secs_f64() * 100.0 / all.max(1e-9)
+        ),
+        Err(e) => eprintln!("speed of light: not measured ({e})"),
+    }
 }
 
 /// Bytes of a tree's regular files (for the progress bar; walked only on a terminal).
@@ -348,11 +357,7 @@ fn make_tree(
             "patch: {} bytes, {} sections, manifest {} bytes\n\
              new tree: {} files, {} directories, {} links; {} old files deleted\n\
              whole old files (unchanged, renamed, copied): {} files, {} bytes\n\
-             made by sections: {} bytes\n\
-             copied exactly: {} bytes in {} copies\n\
-             approximate: {} bytes in {}\n\
-             zero runs: {} bytes in {}\n\
-             literal: {} bytes in {}\n",
+             made by sections: {} bytes\n",
             made.patch_len,
             made.sections,
             made.manifest_len,
@@ -363,15 +368,7 @@ fn make_tree(
             made.identical_files,
             made.identical_bytes,
             made.new_len,
-            c.copied_bytes,
-            c.copies,
-            c.delta_bytes,
-            c.deltas,
-            c.zero_bytes,
-            c.zero_runs,
-            c.literal_bytes,
-            c.literals,
-        );
+        ) + &census_lines(c);
         out.write(text.as_bytes());
     }
     if a.time {
@@ -383,22 +380,29 @@ fn make_tree(
             made.match_secs,
             read / all.max(1e-9) / 1e6
         );
-        let dir = a
-            .patch
-            .as_deref()
-            .and_then(|p| p.parent())
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        match swath_patch::tree::speed_of_light_tree(&a.old, &a.new, dir, made.patch_len) {
-            Ok(light) => eprintln!(
-                "speed of light (read both trees' files, write the patch): {:.3} s; this make ran at {:.0}% of it",
-                light.as_secs_f64(),
-                light.as_secs_f64() * 100.0 / all.max(1e-9)
-            ),
-            Err(e) => eprintln!("speed of light: not measured ({e})"),
-        }
+        let light =
+            swath_patch::tree::speed_of_light_tree(&a.old, &a.new, patch_dir(a), made.patch_len);
+        print_light(light, "read both trees' files, write the patch", all);
     }
     Ok(())
+}
+
+/// What a patch's ops make, one line for each kind.
+fn census_lines(c: &swath_patch::apply::Census) -> String {
+    format!(
+        "copied exactly: {} bytes in {} copies\n\
+         approximate: {} bytes in {}\n\
+         zero runs: {} bytes in {}\n\
+         literal: {} bytes in {}\n",
+        c.copied_bytes,
+        c.copies,
+        c.delta_bytes,
+        c.deltas,
+        c.zero_bytes,
+        c.zero_runs,
+        c.literal_bytes,
+        c.literals,
+    )
 }
 
 fn percent(part: u64, whole: u64) -> String {
@@ -510,11 +514,7 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
          patch: {} bytes ({} of NEW)\n\
          old: {} bytes, XXH3-128 {:032x}\n\
          new: {} bytes, XXH3-128 {:032x}\n\
-         made at level {}, chunks of {} bytes on average, {} sections\n\
-         copied exactly: {} bytes in {} copies\n\
-         approximate: {} bytes in {}\n\
-         zero runs: {} bytes in {}\n\
-         literal: {} bytes in {}\n",
+         made at level {}, chunks of {} bytes on average, {} sections\n",
         swath_patch::format::VERSION,
         patch.len(),
         percent(patch.len(), h.new_len),
@@ -525,15 +525,8 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
         h.level.name(),
         h.chunk_avg,
         patch.entries.len(),
-        c.copied_bytes,
-        c.copies,
-        c.delta_bytes,
-        c.deltas,
-        c.zero_bytes,
-        c.zero_runs,
-        c.literal_bytes,
-        c.literals,
     );
+    let text = text + &census_lines(&c);
     out.write(text.as_bytes());
     Ok(())
 }
@@ -599,11 +592,7 @@ fn tree_info(
          deleted files: {}\n\
          whole old files (unchanged, renamed, copied): {} files, {} bytes\n\
          made by sections: {} bytes in {} sections\n\
-         made at level {}, chunks of {} bytes on average\n\
-         copied exactly: {} bytes in {} copies\n\
-         approximate: {} bytes in {}\n\
-         zero runs: {} bytes in {}\n\
-         literal: {} bytes in {}\n",
+         made at level {}, chunks of {} bytes on average\n",
         swath_patch::format::VERSION,
         patch.len(),
         m.old.len(),
@@ -621,15 +610,8 @@ fn tree_info(
         patch.entries.len(),
         h.level.name(),
         h.chunk_avg,
-        c.copied_bytes,
-        c.copies,
-        c.delta_bytes,
-        c.deltas,
-        c.zero_bytes,
-        c.zero_runs,
-        c.literal_bytes,
-        c.literals,
     );
+    let text = text + &census_lines(c);
     out.write(text.as_bytes());
     Ok(())
 }
