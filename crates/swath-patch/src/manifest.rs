@@ -90,8 +90,29 @@ pub struct Manifest {
 }
 
 const KIND_DIR: u8 = 0;
+/// A file made by the sections.
 const KIND_FILE: u8 = 1;
 const KIND_LINK: u8 = 2;
+/// A whole old file at the same path: no path, no length (the old file's).
+const KIND_SAME: u8 = 3;
+/// A whole old file at another path.
+const KIND_WHOLE: u8 = 4;
+
+/// A reference to old file `k`: zigzag of its distance from the one after the previous
+/// reference (mostly 0: unchanged files come in order).
+fn put_ref(out: &mut Vec<u8>, expect: &mut usize, k: usize) {
+    put_varint(out, zigzag((k as i64).wrapping_sub(*expect as i64)));
+    *expect = k + 1;
+}
+
+fn get_ref(b: &[u8], at: &mut usize, expect: &mut usize) -> Result<usize, Invalid> {
+    let k = (*expect as i64).wrapping_add(unzigzag(get_varint(b, at)?));
+    let Ok(k) = usize::try_from(k) else {
+        return bad("a file refers to an old file that is not there");
+    };
+    *expect = k.wrapping_add(1);
+    Ok(k)
+}
 
 fn bad<T>(what: impl Into<String>) -> Result<T, Invalid> {
     Err(Invalid(format!(
@@ -208,28 +229,45 @@ impl Manifest {
         }
         put_varint(&mut out, self.new.len() as u64);
         let mut prev: &[u8] = &[];
+        let mut expect = 0usize;
         for e in &self.new {
-            put_path(&mut out, prev, &e.path);
-            prev = &e.path;
             match &e.kind {
-                Kind::Dir => out.push(KIND_DIR),
-                Kind::File { len, source } => {
-                    out.push(KIND_FILE);
-                    put_varint(&mut out, *len);
-                    put_varint(
-                        &mut out,
-                        match source {
-                            Source::Sections => 0,
-                            Source::Old(k) => *k as u64 + 1,
-                        },
-                    );
+                Kind::File {
+                    source: Source::Old(k),
+                    ..
+                } if self.old.get(*k).is_some_and(|o| o.path == e.path) => {
+                    out.push(KIND_SAME);
+                    put_ref(&mut out, &mut expect, *k);
                 }
-                Kind::Link { target } => {
-                    out.push(KIND_LINK);
-                    put_varint(&mut out, target.len() as u64);
-                    out.extend_from_slice(target);
+                kind => {
+                    out.push(match kind {
+                        Kind::Dir => KIND_DIR,
+                        Kind::File {
+                            source: Source::Sections,
+                            ..
+                        } => KIND_FILE,
+                        Kind::File { .. } => KIND_WHOLE,
+                        Kind::Link { .. } => KIND_LINK,
+                    });
+                    put_path(&mut out, prev, &e.path);
+                    match kind {
+                        Kind::Dir => {}
+                        Kind::File {
+                            len,
+                            source: Source::Sections,
+                        } => put_varint(&mut out, *len),
+                        Kind::File {
+                            source: Source::Old(k),
+                            ..
+                        } => put_ref(&mut out, &mut expect, *k),
+                        Kind::Link { target } => {
+                            put_varint(&mut out, target.len() as u64);
+                            out.extend_from_slice(target);
+                        }
+                    }
                 }
             }
+            prev = &e.path;
             put_meta(&mut out, &mut prev_mtime, &e.meta);
         }
         out
@@ -280,8 +318,66 @@ impl Manifest {
         seen.clear();
         let mut made = 0u64;
         prev.clear();
+        let mut expect = 0usize;
         for _ in 0..n_new {
-            let path = get_path(b, &mut at, &prev)?;
+            let Some(&k) = b.get(at) else {
+                return bad("an entry is cut short");
+            };
+            at += 1;
+            let mut old_file = |at: &mut usize| -> Result<(usize, &OldFile), Invalid> {
+                let i = get_ref(b, at, &mut expect)?;
+                match old.get(i) {
+                    Some(o) => Ok((i, o)),
+                    None => bad("a file refers to an old file that is not there"),
+                }
+            };
+            let (path, kind) = if k == KIND_SAME {
+                let (i, o) = old_file(&mut at)?;
+                let kind = Kind::File {
+                    len: o.len,
+                    source: Source::Old(i),
+                };
+                (o.path.clone(), kind)
+            } else {
+                let path = get_path(b, &mut at, &prev)?;
+                let kind = match k {
+                    KIND_DIR => Kind::Dir,
+                    KIND_FILE => {
+                        let len = get_varint(b, &mut at)?;
+                        made = made.checked_add(len).ok_or_else(|| {
+                            Invalid("damaged or forged manifest: sizes overflow".into())
+                        })?;
+                        Kind::File {
+                            len,
+                            source: Source::Sections,
+                        }
+                    }
+                    KIND_WHOLE => {
+                        let (i, o) = old_file(&mut at)?;
+                        Kind::File {
+                            len: o.len,
+                            source: Source::Old(i),
+                        }
+                    }
+                    KIND_LINK => {
+                        let target = get_bytes(b, &mut at)?.to_vec();
+                        if target.is_empty() || target.contains(&0) {
+                            return bad(format!(
+                                "the link {:?} has an invalid target",
+                                String::from_utf8_lossy(&path)
+                            ));
+                        }
+                        Kind::Link { target }
+                    }
+                    _ => {
+                        return bad(format!(
+                            "{:?} is of an unknown kind",
+                            String::from_utf8_lossy(&path)
+                        ))
+                    }
+                };
+                (path, kind)
+            };
             check_path(&path)?;
             let shown = || String::from_utf8_lossy(&path).into_owned();
             let up = parent(&path);
@@ -291,45 +387,6 @@ impl Manifest {
                     shown()
                 ));
             }
-            let Some(&k) = b.get(at) else {
-                return bad("an entry is cut short");
-            };
-            at += 1;
-            let kind = match k {
-                KIND_DIR => Kind::Dir,
-                KIND_FILE => {
-                    let len = get_varint(b, &mut at)?;
-                    let source = match get_varint(b, &mut at)? {
-                        0 => {
-                            made = made.checked_add(len).ok_or_else(|| {
-                                Invalid("damaged or forged manifest: sizes overflow".into())
-                            })?;
-                            Source::Sections
-                        }
-                        s => {
-                            let i = (s - 1) as usize;
-                            match old.get(i) {
-                                Some(o) if o.len == len => Source::Old(i),
-                                _ => {
-                                    return bad(format!(
-                                        "{:?} refers to an old file that is not there",
-                                        shown()
-                                    ))
-                                }
-                            }
-                        }
-                    };
-                    Kind::File { len, source }
-                }
-                KIND_LINK => {
-                    let target = get_bytes(b, &mut at)?.to_vec();
-                    if target.is_empty() || target.contains(&0) {
-                        return bad(format!("the link {:?} has an invalid target", shown()));
-                    }
-                    Kind::Link { target }
-                }
-                _ => return bad(format!("{:?} is of an unknown kind", shown())),
-            };
             let meta = get_meta(b, &mut at, &mut prev_mtime)?;
             if !seen.insert(path.clone()) {
                 return bad(format!("{:?} is listed twice", shown()));
@@ -477,13 +534,7 @@ mod tests {
         let mut m = sample();
         m.new.swap(0, 2);
         refused(&m, "not a directory");
-        // A reference to an old file of another length, or none.
-        let mut m = sample();
-        m.new[2].kind = Kind::File {
-            len: 9,
-            source: Source::Old(0),
-        };
-        refused(&m, "old file that is not there");
+        // A reference to an old file that is not there.
         let mut m = sample();
         m.new[2].kind = Kind::File {
             len: 10,
