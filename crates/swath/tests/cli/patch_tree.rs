@@ -126,6 +126,33 @@ fn patch_tree_round_trip_with_diff_and_stat_at_every_level() {
             same_tree(&dir, "new", "out");
         }
     }
+    // A memory budget smaller than the largest file: it runs alone, the patch is the same.
+    ok(&swath(
+        &dir,
+        &[
+            "patch",
+            "make",
+            "--memory",
+            "20K",
+            "old",
+            "new",
+            "small-budget",
+        ],
+    ));
+    ok(&swath(&dir, &["patch", "make", "old", "new", "any-budget"]));
+    assert_eq!(
+        std::fs::read(dir.path("small-budget")).unwrap(),
+        std::fs::read(dir.path("any-budget")).unwrap()
+    );
+    // One the table of OLD's chunks does not fit in: refused, naming what it needs.
+    fails(
+        &swath(
+            &dir,
+            &["patch", "make", "--memory", "1K", "old", "new", "p4"],
+        ),
+        "--memory: OLD's chunk table needs",
+    );
+    assert!(!dir.path("p4").exists());
     // Into an empty directory that exists.
     let _ = std::fs::remove_dir_all(dir.path("out"));
     std::fs::create_dir(dir.path("out")).unwrap();
