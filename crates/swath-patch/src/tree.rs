@@ -464,83 +464,79 @@ pub fn walk(root: &Path, name: &str) -> Result<(std::fs::Metadata, Vec<Walked>),
             io::Error::from_raw_os_error(libc::ENOTDIR),
         ));
     }
-    let mut out = Vec::new();
-    // Depth first: a directory's entries go on a stack in reverse order.
-    let mut pending: Vec<Vec<u8>> = Vec::new();
-    let list = |rel: &[u8]| -> Result<Vec<Vec<u8>>, PatchError> {
-        let dir = if rel.is_empty() {
-            root.to_path_buf()
-        } else {
-            root.join(std::ffi::OsStr::from_bytes(rel))
-        };
-        let shown_dir = if rel.is_empty() {
-            name.to_string()
-        } else {
-            shown(name, rel)
-        };
-        let mut names: Vec<Vec<u8>> = std::fs::read_dir(&dir)
-            .map_err(|e| PatchError::io(&shown_dir, e))?
-            .map(|e| {
-                e.map(|e| e.file_name().as_bytes().to_vec())
-                    .map_err(|e| PatchError::io(&shown_dir, e))
-            })
-            .collect::<Result<_, _>>()?;
-        names.sort_unstable();
-        Ok(names
-            .into_iter()
-            .map(|n| {
-                if rel.is_empty() {
-                    n
-                } else {
-                    [rel, b"/", &n].concat()
-                }
-            })
-            .collect())
+    Ok((root_meta, walk_dir(root, name, &[])?))
+}
+
+/// The entries under `rel` (a directory of the tree at `root`), in walk order: the
+/// directory's entries are looked at in parallel and its subdirectories walked in parallel,
+/// the results joined in order.
+fn walk_dir(root: &Path, name: &str, rel: &[u8]) -> Result<Vec<Walked>, PatchError> {
+    use rayon::prelude::*;
+    let (dir, shown_dir) = if rel.is_empty() {
+        (root.to_path_buf(), name.to_string())
+    } else {
+        (join(root, rel), shown(name, rel))
     };
-    pending.extend(list(&[])?.into_iter().rev());
-    while let Some(rel) = pending.pop() {
-        let full = root.join(std::ffi::OsStr::from_bytes(&rel));
-        let what = shown(name, &rel);
-        let m = std::fs::symlink_metadata(&full).map_err(|e| PatchError::io(&what, e))?;
-        let ft = m.file_type();
-        let kind = if ft.is_dir() {
-            WalkedKind::Dir
-        } else if ft.is_file() {
-            WalkedKind::File(m.len())
-        } else if ft.is_symlink() {
-            let t = std::fs::read_link(&full).map_err(|e| PatchError::io(&what, e))?;
-            WalkedKind::Link(t.as_os_str().as_bytes().to_vec())
-        } else {
-            use std::os::unix::fs::FileTypeExt;
-            let which = if ft.is_fifo() {
-                "a FIFO"
-            } else if ft.is_socket() {
-                "a socket"
-            } else if ft.is_block_device() {
-                "a block device"
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .map_err(|e| PatchError::io(&shown_dir, e))?
+        .map(|e| {
+            e.map(|e| e.file_name().as_bytes().to_vec())
+                .map_err(|e| PatchError::io(&shown_dir, e))
+        })
+        .collect::<Result<_, _>>()?;
+    names.sort_unstable();
+    let parts: Vec<Vec<Walked>> = names
+        .par_iter()
+        .map(|n| -> Result<Vec<Walked>, PatchError> {
+            let rel = if rel.is_empty() {
+                n.clone()
             } else {
-                "a character device"
+                [rel, b"/", n].concat()
             };
-            return Err(PatchError::io(
-                &what,
-                io::Error::other(format!(
-                    "{which}: swath patch handles regular files, directories and symbolic links only"
-                )),
-            ));
-        };
-        let is_dir = kind == WalkedKind::Dir;
-        out.push(Walked {
-            path: rel.clone(),
-            kind,
-            meta: meta_of(&m),
-            id: (m.dev(), m.ino()),
-            stamp: stamp_of(&m),
-        });
-        if is_dir {
-            pending.extend(list(&rel)?.into_iter().rev());
-        }
-    }
-    Ok((root_meta, out))
+            let full = join(root, &rel);
+            let what = shown(name, &rel);
+            let m = std::fs::symlink_metadata(&full).map_err(|e| PatchError::io(&what, e))?;
+            let ft = m.file_type();
+            let kind = if ft.is_dir() {
+                WalkedKind::Dir
+            } else if ft.is_file() {
+                WalkedKind::File(m.len())
+            } else if ft.is_symlink() {
+                let t = std::fs::read_link(&full).map_err(|e| PatchError::io(&what, e))?;
+                WalkedKind::Link(t.as_os_str().as_bytes().to_vec())
+            } else {
+                use std::os::unix::fs::FileTypeExt;
+                let which = if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else if ft.is_block_device() {
+                    "a block device"
+                } else {
+                    "a character device"
+                };
+                return Err(PatchError::io(
+                    &what,
+                    io::Error::other(format!(
+                        "{which}: swath patch handles regular files, directories and symbolic links only"
+                    )),
+                ));
+            };
+            let is_dir = kind == WalkedKind::Dir;
+            let mut out = vec![Walked {
+                path: rel.clone(),
+                kind,
+                meta: meta_of(&m),
+                id: (m.dev(), m.ino()),
+                stamp: stamp_of(&m),
+            }];
+            if is_dir {
+                out.extend(walk_dir(root, name, &rel)?);
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// The regular files of a walk, to read as one address space (each checked, when opened,
@@ -572,7 +568,8 @@ fn check_unchanged(
             path: name.to_string(),
         }));
     }
-    for w in walked {
+    use rayon::prelude::*;
+    walked.par_iter().try_for_each(|w| {
         let what = shown(name, &w.path);
         let m = std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(&w.path)))
             .map_err(|e| PatchError::io(&what, e))?;
@@ -588,8 +585,8 @@ fn check_unchanged(
         if (m.dev(), m.ino()) != w.id || stamp_of(&m) != w.stamp {
             return Err(PatchError::Engine(EngineError::Modified { path: what }));
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -695,8 +692,8 @@ pub fn make_tree(
         }
     };
     let t0 = Instant::now();
-    let (old_root_meta, old_walk) = walk(old_dir, &old_name)?;
-    let (new_root_meta, new_walk) = walk(new_dir, &new_name)?;
+    let ((old_root_meta, old_walk), (new_root_meta, new_walk)) = pool
+        .install(|| Ok::<_, PatchError>((walk(old_dir, &old_name)?, walk(new_dir, &new_name)?)))?;
     let old = TreeReader::new(
         open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?,
         &old_name,
@@ -999,8 +996,10 @@ pub fn make_tree(
     made.census = census;
     made.match_secs = t1.elapsed().as_secs_f64();
 
-    check_unchanged(old_dir, &old_name, stamp_of(&old_root_meta), &old_walk)?;
-    check_unchanged(new_dir, &new_name, stamp_of(&new_root_meta), &new_walk)?;
+    pool.install(|| {
+        check_unchanged(old_dir, &old_name, stamp_of(&old_root_meta), &old_walk)?;
+        check_unchanged(new_dir, &new_name, stamp_of(&new_root_meta), &new_walk)
+    })?;
     if let Some((o, _)) = out {
         o.commit(false)?;
     }
