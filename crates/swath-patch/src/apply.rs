@@ -25,6 +25,10 @@ use crate::manifest::Manifest;
 use crate::ops::Op;
 use crate::section::{apply_section, decode_section, SectionError};
 
+/// The largest decoded manifest a reader accepts (about 40 million entries at the
+/// smallest): what bounds the memory a forged one can make it use.
+pub const MAX_MANIFEST: u64 = 256 << 20;
+
 /// An opened, checked patch: its header and section table.
 #[derive(Debug)]
 pub struct PatchFile {
@@ -123,6 +127,12 @@ impl PatchFile {
             return Ok(None);
         };
         let bad = |what: String| PatchError::invalid(&self.name, what);
+        if at.raw > MAX_MANIFEST {
+            return Err(bad(format!(
+                "a tree manifest of {} bytes: this swath reads at most {MAX_MANIFEST} (several million entries)",
+                at.raw
+            )));
+        }
         let mut stored = vec![0u8; at.stored as usize];
         self.file
             .read_exact_at(&mut stored, at.offset)

@@ -1427,4 +1427,44 @@ mod tests {
         let e = tree_error("t", r.open(0).unwrap_err()).to_string();
         assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
     }
+
+    #[test]
+    fn a_manifest_claiming_more_than_the_limit_is_refused_before_decoding() {
+        use crate::format::{decode_tree_record, encode_tree_record, TREE_RECORD_LEN};
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n, p) = (
+            dir.path().join("o"),
+            dir.path().join("n"),
+            dir.path().join("p"),
+        );
+        build(
+            &o,
+            &[("a".into(), Spec::File(random(3000, 1, 8), 0o644))],
+            1,
+        );
+        build(
+            &n,
+            &[("a".into(), Spec::File(random(3100, 1, 8), 0o644))],
+            1,
+        );
+        make_tree(&o, &n, Some(&p), &TreeOptions::default(), None).unwrap();
+        let mut b = std::fs::read(&p).unwrap();
+        let (h, _) = Header::decode_flags(&b[..HEADER_LEN]).unwrap();
+        let f = b.len() - 40;
+        let table_at = u64::from_le_bytes(b[f..f + 8].try_into().unwrap()) as usize;
+        let r = table_at - TREE_RECORD_LEN;
+        let at = decode_tree_record(&h, &b[r..table_at], table_at as u64).unwrap();
+        let stored = b[at.offset as usize..r].to_vec();
+        let forged = encode_tree_record(
+            h.chain(),
+            at.offset,
+            &stored,
+            crate::apply::MAX_MANIFEST + 1,
+        );
+        b[r..table_at].copy_from_slice(&forged);
+        std::fs::write(&p, &b).unwrap();
+        let patch = PatchFile::open(&p).unwrap();
+        let e = patch.manifest().unwrap_err().to_string();
+        assert!(e.contains("this swath reads at most"), "{e}");
+    }
 }
