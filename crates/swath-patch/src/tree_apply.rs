@@ -70,9 +70,18 @@ impl Drop for TempTree {
     }
 }
 
-/// Removes a tree swath built (its directories made writable first, links not followed).
+/// Removes a tree swath built (its directories made writable first, links not followed:
+/// a link put in its place is removed, never what it points to).
 fn remove_tree(p: &Path) {
     use std::os::unix::fs::PermissionsExt;
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            let _ = std::fs::remove_file(p);
+            return;
+        }
+        Err(_) => return,
+    }
     let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
     if let Ok(rd) = std::fs::read_dir(p) {
         for e in rd.flatten() {
@@ -312,7 +321,14 @@ pub fn apply_tree(
         path: PathBuf::from(std::ffi::OsStr::from_bytes(&template)),
         keep: false,
     };
-    let root = open_root(&temp.path).map_err(|e| PatchError::io(&new_name, e))?;
+    // Opened without following a link: nothing but the directory mkdtemp made.
+    let root = open_beneath(
+        &open_root(dir).map_err(|e| PatchError::io(&new_name, e))?,
+        last_name(&template),
+        libc::O_DIRECTORY | libc::O_RDONLY,
+        0,
+    )
+    .map_err(|e| PatchError::io(&new_name, e))?;
     let at_new = |rel: &[u8]| shown(&new_name, rel);
 
     // Every entry, relative to its parent's descriptor.
