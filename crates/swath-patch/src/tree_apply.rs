@@ -248,7 +248,16 @@ pub fn apply_tree(
     };
 
     // OLD: lengths, then hashes.
-    let old_root = open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?;
+    let old_root = open_root(old_dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTDIR) => PatchError::io(
+            &old_name,
+            io::Error::other(format!(
+                "Not a directory ({} is a patch of a directory tree)",
+                patch.name()
+            )),
+        ),
+        _ => PatchError::io(&old_name, e),
+    })?;
     let old = TreeReader::new(
         old_root,
         &old_name,

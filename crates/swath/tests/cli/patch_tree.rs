@@ -423,7 +423,7 @@ fn patch_tree_wrong_old_tree_non_empty_target_and_special_files() {
     // A file patch and a tree patch given the other kind of OLD.
     fails(
         &swath(&dir, &["patch", "apply", "old/b", "p", "out2"]),
-        "old/b: Not a directory",
+        "old/b: Not a directory (p is a patch of a directory tree)",
     );
     fails(
         &swath(&dir, &["patch", "make", "old", "new/b", "p2"]),
