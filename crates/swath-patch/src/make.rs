@@ -546,7 +546,7 @@ pub fn speed_of_light(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::apply::{apply_file, PatchFile};
     use proptest::prelude::*;
@@ -555,7 +555,7 @@ mod tests {
     /// delete, move, duplicate, zero run, byte change, and rebuild noise (from the
     /// position on, a 4-byte little-endian value every `13 + length % 200` bytes moved by
     /// `byte`, as a rebuilt program's addresses are).
-    fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
+    pub(crate) fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
         let mut new = old.to_vec();
         for &(kind, at, len, b) in edits {
             let at = if new.is_empty() {
@@ -602,7 +602,7 @@ mod tests {
     }
 
     /// Pseudo-random bytes below `alphabet` (a small one makes repeats, as real data has).
-    fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
+    pub(crate) fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
         let mut x = seed | 1;
         (0..len)
             .map(|_| {
