@@ -12,6 +12,8 @@
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
+//! - [`io`]: reading front to back at the device's speed: requests in flight, direct
+//!   reads, the I/O semaphore, detached frees.
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
@@ -28,6 +30,7 @@ pub mod cdc;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod io;
 pub mod make;
 pub mod matcher;
 pub mod ops;
