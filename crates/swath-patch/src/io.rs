@@ -167,28 +167,34 @@ impl Plan {
         depth: 0,
     };
 
-    /// The plan for `file[..len]`: read ahead, direct, two requests in flight when less
-    /// than half of it is in the page cache (sampled, [`swath_engine::sysinfo::residency`]);
-    /// otherwise [`Plan::HOT`]. `SWATH_IO=hot|ahead|direct` forces one (measurements).
+    /// The plan for `file[..len]`: read ahead, two requests in flight, when less than half
+    /// of it is in the page cache (sampled, [`swath_engine::sysinfo::residency`]);
+    /// otherwise [`Plan::HOT`]. Direct reads only for a file larger than half the memory
+    /// available: a file that fits is read through the cache, where the matcher's later
+    /// positional reads of OLD (verification, extension) find it instead of reading the
+    /// device a second time. `SWATH_IO=hot|ahead|direct` forces one (measurements).
     pub fn for_file(file: &File, len: u64) -> Plan {
-        let cold = Plan {
+        let ahead = Plan {
             ahead: true,
-            direct: true,
+            direct: false,
             depth: 2,
         };
         match std::env::var("SWATH_IO").as_deref() {
             Ok("hot") => return Plan::HOT,
-            Ok("ahead") => {
+            Ok("ahead") => return ahead,
+            Ok("direct") => {
                 return Plan {
-                    direct: false,
-                    ..cold
+                    direct: true,
+                    ..ahead
                 }
             }
-            Ok("direct") => return cold,
             _ => {}
         }
         match swath_engine::sysinfo::residency(file, 0, len) {
-            Some(r) if r < 0.5 => cold,
+            Some(r) if r < 0.5 => Plan {
+                direct: len > swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2,
+                ..ahead
+            },
             _ => Plan::HOT,
         }
     }
@@ -209,6 +215,11 @@ pub fn read_ahead<T: Send>(
     assert!(piece > 0 && piece % ALIGN == 0);
     let count = len.div_ceil(piece as u64) as usize;
     let direct = if plan.direct { open_direct(file) } else { None };
+    if direct.is_none() {
+        // Buffered: a larger read-ahead window in the kernel.
+        // SAFETY: posix_fadvise only reads its arguments; a failure changes nothing.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+    }
     let depth = plan.depth.max(1);
     let threads = threads.max(1);
     let next = AtomicUsize::new(0);

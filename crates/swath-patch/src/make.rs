@@ -329,15 +329,29 @@ fn make(
             let m: &std::sync::Mutex<InOrder> = m;
             m.lock().unwrap_or_else(|p| p.into_inner())
         };
-        // NEW on the device (not in the page cache): its sections are read under the I/O
-        // semaphore, so a rotational disk serves one stream at a time; matching runs
-        // outside it.
-        let cold_new = crate::io::Plan::for_file(new, new_len).ahead;
+        // NEW in the page cache: each worker reads its sections itself into a buffer it
+        // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
+        // semaphore (a rotational disk serves one file at a time), matching on the
+        // workers as sections arrive.
+        let new_plan = crate::io::Plan::for_file(new, new_len);
         let io_sem = crate::io::IoSemaphore::new(match opts.io_threads {
             0 => swath_engine::sysinfo::io_threads(new),
             n => n,
         });
-        let make_one = |i: usize| -> Result<(Vec<u8>, u128, Census), PatchError> {
+        let section_of = |i: usize, bytes: &[u8]| -> Result<(Vec<u8>, u128, Census), PatchError> {
+            let off = i as u64 * section_len;
+            let made = make_section(bytes, off, &old_side, &params, opts)
+                .map_err(|e| PatchError::io(old_name, e))?;
+            if opts.format == Format::Vcdiff {
+                vcdiff_ops
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((i, made.ops));
+            }
+            advance(bytes.len() as u64);
+            Ok((made.bytes, made.sum, made.census))
+        };
+        let read_one = |i: usize| -> Result<(Vec<u8>, u128, Census), PatchError> {
             let off = i as u64 * section_len;
             let n = (new_len - off).min(section_len) as usize;
             let mut buf = spare
@@ -348,42 +362,14 @@ fn make(
             if buf.len() < n {
                 buf.resize(n, 0);
             }
-            let permit = cold_new.then(|| io_sem.acquire());
-            let read = ReadAt::read_exact_at(new, &mut buf[..n], off);
-            drop(permit);
-            let made = read
+            let made = ReadAt::read_exact_at(new, &mut buf[..n], off)
                 .map_err(|e| PatchError::io(new_name, e))
-                .and_then(|()| {
-                    make_section(&buf[..n], off, &old_side, &params, opts)
-                        .map_err(|e| PatchError::io(old_name, e))
-                });
+                .and_then(|()| section_of(i, &buf[..n]));
             spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
-            let made = made?;
-            if opts.format == Format::Vcdiff {
-                vcdiff_ops
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((i, made.ops));
-            }
-            advance(n as u64);
-            Ok((made.bytes, made.sum, made.census))
+            made
         };
-        let workers = opts.threads.max(1).min(count.max(1));
-        (0..workers).into_par_iter().for_each(|_| loop {
-            let i = claim.fetch_add(1, Ordering::Relaxed);
-            if i >= count || failed.load(Ordering::Relaxed) {
-                break;
-            }
-            {
-                let mut o = lock(&order);
-                while i >= o.next + window && !failed.load(Ordering::Relaxed) {
-                    o = moved.wait(o).unwrap_or_else(|p| p.into_inner());
-                }
-            }
-            if failed.load(Ordering::Relaxed) {
-                break;
-            }
-            let result = make_one(i);
+        // Hands section `i`'s result over and writes what is due, in order.
+        let deliver = |i: usize, result: Result<(Vec<u8>, u128, Census), PatchError>| {
             let mut o = lock(&order);
             match result {
                 Ok(r) => {
@@ -394,7 +380,6 @@ fn make(
                     failed.store(true, Ordering::Relaxed);
                 }
             }
-            // Write what is due, in order.
             while let Some((bytes, sum, c)) = {
                 let due = o.next;
                 o.ready.remove(&due)
@@ -423,7 +408,48 @@ fn make(
             }
             drop(o);
             moved.notify_all();
-        });
+        };
+        let workers = opts.threads.max(1).min(count.max(1));
+        if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
+            let _permit = io_sem.acquire();
+            let read = crate::io::read_ahead(
+                new,
+                new_len,
+                section_len as usize,
+                &new_plan,
+                workers,
+                |k, bytes| {
+                    deliver(k, section_of(k, bytes));
+                    if failed.load(Ordering::Relaxed) {
+                        return Err(std::io::Error::other("stopped"));
+                    }
+                    Ok(())
+                },
+            );
+            if let Err(e) = read {
+                let mut o = lock(&order);
+                if o.failure.is_none() {
+                    o.failure = Some(PatchError::io(new_name, e));
+                }
+            }
+        } else {
+            (0..workers).into_par_iter().for_each(|_| loop {
+                let i = claim.fetch_add(1, Ordering::Relaxed);
+                if i >= count || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                {
+                    let mut o = lock(&order);
+                    while i >= o.next + window && !failed.load(Ordering::Relaxed) {
+                        o = moved.wait(o).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                deliver(i, read_one(i));
+            });
+        }
         let o = order.into_inner().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = o.failure {
             return Err(e);
@@ -724,6 +750,15 @@ mod tests {
         new
     }
 
+    /// Drops a file's pages from the page cache (written back first).
+    fn evict(p: &Path) {
+        use std::os::fd::AsRawFd;
+        let f = File::open(p).unwrap();
+        f.sync_all().unwrap();
+        // SAFETY: posix_fadvise only reads its arguments.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+
     /// Pseudo-random bytes below `alphabet` (a small one makes repeats, as real data has).
     fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
         let mut x = seed | 1;
@@ -749,6 +784,7 @@ mod tests {
             threads in 1usize..4,
             section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
             io_chunk in prop_oneof![Just(1usize << 16), Just(1 << 20)],
+            cold in any::<bool>(),
         ) {
             let old = random(old_len, seed, 8);
             let new = edit(&old, &edits);
@@ -756,6 +792,11 @@ mod tests {
             let (o, n, p, out) = (dir.path().join("o"), dir.path().join("n"), dir.path().join("p"), dir.path().join("out"));
             std::fs::write(&o, &old).unwrap();
             std::fs::write(&n, &new).unwrap();
+            if cold {
+                // Out of the page cache: OLD's signature and NEW's sections are read ahead.
+                evict(&o);
+                evict(&n);
+            }
             let opts = MakeOptions {
                 level: Level::from_code(level).unwrap(),
                 chunk_avg: chunk,
