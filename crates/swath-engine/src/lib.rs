@@ -27,7 +27,7 @@ pub mod exec;
 pub mod firstk;
 pub mod input;
 pub mod many;
-mod mapguard;
+pub mod mapguard;
 pub mod ordered;
 pub mod output;
 pub mod plan;

@@ -334,6 +334,8 @@ fn make(
         // semaphore (a rotational disk serves one file at a time), matching on the
         // workers as sections arrive.
         let new_plan = crate::io::Plan::for_file(new, new_len);
+        // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
+        let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
         let io_sem = crate::io::IoSemaphore::new(match opts.io_threads {
             0 => swath_engine::sysinfo::io_threads(new),
             n => n,
@@ -354,6 +356,26 @@ fn make(
         let read_one = |i: usize| -> Result<(Vec<u8>, u128, Census), PatchError> {
             let off = i as u64 * section_len;
             let n = (new_len - off).min(section_len) as usize;
+            // In the page cache, the section is matched where it lies, mapped (no copy
+            // into a buffer); the map is guarded, so NEW shrinking meanwhile is an error,
+            // not SIGBUS. Without a map (no guard slot left), it is read.
+            if map_new {
+                if let Ok(Some(map)) =
+                    swath_engine::mapguard::GuardedMap::new(new, new_name, off, n as u64)
+                {
+                    let made = section_of(i, map.bytes());
+                    if map.faulted() {
+                        return Err(PatchError::io(
+                            new_name,
+                            std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "the file shrank while it was read",
+                            ),
+                        ));
+                    }
+                    return made;
+                }
+            }
             let mut buf = spare
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
