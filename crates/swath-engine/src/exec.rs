@@ -20,6 +20,11 @@
 //! 1 TB sparse file costs a few calls. With [`Framing::LinesOrNul`] every zero byte of a run
 //! is a line of its own (a NUL ends a line), and the byte before a run is a zero too, so the
 //! run is exactly the lines that start in it. Other jobs read holes as the zeros they hold.
+//!
+//! A job of several regions can also take a hole in *some* of them
+//! ([`Job::with_region_holes`]): a region that is a hole over a whole block is handed as an
+//! empty slice beside the others' bytes ([`is_hole`]), and is not read or mapped, so a kernel
+//! comparing it with another region only checks that one against zeros.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -51,6 +56,8 @@ pub struct Job<'a> {
     pub framing: Framing,
     /// The kernel takes zero runs (see the module documentation on holes).
     pub zero_runs: bool,
+    /// The kernel also takes a hole in some regions only, as an empty slice.
+    pub region_holes: bool,
     /// What line framing does with a line longer than a bound.
     pub long_lines: LongLines<'a>,
 }
@@ -176,6 +183,7 @@ impl<'a> Job<'a> {
             progress: None,
             framing: Framing::Bytes,
             zero_runs: false,
+            region_holes: false,
             long_lines: LongLines::Whole,
         }
     }
@@ -197,6 +205,55 @@ impl<'a> Job<'a> {
     /// True when this job may be handed zero runs.
     fn takes_zero_runs(&self) -> bool {
         self.zero_runs && self.framing != Framing::Lines
+    }
+
+    /// Hands zero runs ([`Job::with_zero_runs`]) and, where only some regions are a hole
+    /// over a whole block, those regions as empty slices beside the others' bytes
+    /// ([`is_hole`]): they are neither read nor mapped. For kernels that compare regions and
+    /// can check one against zeros. Byte framing only (ignored with line framing).
+    pub fn with_region_holes(mut self) -> Self {
+        self.zero_runs = true;
+        self.region_holes = true;
+        self
+    }
+
+    /// True when this job may be handed regions that are holes beside others that are not.
+    fn takes_region_holes(&self) -> bool {
+        self.region_holes && self.zero_runs && self.framing == Framing::Bytes
+    }
+
+    /// True when region `i` is a hole over all of job offsets `[from, to)`. `cache` holds,
+    /// per region, the last extent the file system described (a hole or data), so blocks
+    /// asked about in ascending order cost one question per extent, not one per block.
+    fn region_is_hole(
+        &self,
+        i: usize,
+        from: u64,
+        to: u64,
+        cache: &mut [KnownExtent; MAX_REGIONS],
+    ) -> bool {
+        let r = &self.regions[i];
+        if !r.input.may_have_holes() {
+            return false;
+        }
+        let origin = r.input.base() + r.offset;
+        let (at, end) = (origin + from, origin + to);
+        let k = &mut cache[i];
+        if !(k.start <= at && at < k.end) {
+            *k = match r.input.hole_at(at) {
+                Some(e) => KnownExtent {
+                    start: at,
+                    end: e,
+                    hole: true,
+                },
+                None => KnownExtent {
+                    start: at,
+                    end: r.input.data_end(at).unwrap_or(at + 1).max(at + 1),
+                    hole: false,
+                },
+            };
+        }
+        k.hole && end <= k.end
     }
 
     /// The job offset where zeros that start at job offset `from` end in every region (the
@@ -324,11 +381,28 @@ pub struct Block {
     pub len: usize,
 }
 
+/// What a worker last learnt of one region's extents: absolute offsets `[start, end)` are a
+/// hole, or data.
+#[derive(Debug, Clone, Copy, Default)]
+struct KnownExtent {
+    start: u64,
+    end: u64,
+    hole: bool,
+}
+
 /// True when `block` is a zero run: `block.len` zero bytes in every region, handed over with
 /// empty slices (only to jobs that asked with [`Job::with_zero_runs`]).
 #[inline]
 pub fn is_zero_run(block: &Block, data: &[&[u8]]) -> bool {
-    block.len > 0 && data.first().is_some_and(|d| d.is_empty())
+    block.len > 0 && data.iter().all(|d| d.is_empty())
+}
+
+/// True when `slice`, one region of `block`, stands for `block.len` zeros (a hole) rather
+/// than holding them: an empty slice of a block that is not empty (only for jobs that asked
+/// with [`Job::with_zero_runs`] or [`Job::with_region_holes`]).
+#[inline]
+pub fn is_hole(block: &Block, slice: &[u8]) -> bool {
+    block.len > 0 && slice.is_empty()
 }
 
 /// The number of the block that follows `block` when blocks are `block_size` bytes: past
@@ -462,7 +536,10 @@ fn sequential(
     let (mut pos, mut index) = (0u64, 0u64);
     let mut got = vec![0usize; n];
     let zero_runs = job.takes_zero_runs();
+    let region_holes = job.takes_region_holes();
     let mut known = [0u64; MAX_REGIONS];
+    let mut extents = [KnownExtent::default(); MAX_REGIONS];
+    let mut holes = [false; MAX_REGIONS];
     while pos < limit {
         if stop.stop_before(pos) {
             stats.stopped_early = true;
@@ -493,6 +570,15 @@ fn sequential(
         }
         let want = (limit - pos).min(bs as u64) as usize;
         for (i, r) in job.regions.iter().enumerate() {
+            // A region that is a hole over the whole block (within its size at open) is
+            // not read: the kernel gets it as an empty slice.
+            holes[i] = region_holes
+                && r.input.is_seekable()
+                && job.region_is_hole(i, pos, pos + want as u64, &mut extents);
+            if holes[i] {
+                got[i] = want;
+                continue;
+            }
             let buf = &mut bufs[i][..want];
             got[i] = if r.input.is_seekable() {
                 r.input.read_full_at(buf, r.input.base() + r.offset + pos)?
@@ -511,8 +597,8 @@ fn sequential(
                 len,
             };
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
-            for (s, b) in slices.iter_mut().zip(&bufs) {
-                *s = &b[..len];
+            for ((s, b), &hole) in slices.iter_mut().zip(&bufs).zip(&holes) {
+                *s = if hole { &[] } else { &b[..len] };
             }
             stats.blocks += 1;
             let flow = visit(&block, &slices[..n]);
@@ -905,6 +991,7 @@ fn parallel(
     let threads = plan.threads.max(1);
     let per_range = n_blocks.div_ceil(threads as u64);
     let zero_runs = job.takes_zero_runs();
+    let region_holes = job.takes_region_holes();
     let worker = |t: usize| {
         let mut bufs: Vec<Vec<u8>> = if method == Method::Pread {
             job.regions.iter().map(|_| vec![0u8; bs as usize]).collect()
@@ -921,6 +1008,7 @@ fn parallel(
             };
         let mut k = 0u64;
         let mut known = [0u64; MAX_REGIONS];
+        let mut extents = [KnownExtent::default(); MAX_REGIONS];
         loop {
             if shared.halt.load(Ordering::Relaxed) {
                 break;
@@ -1062,7 +1150,20 @@ fn parallel(
                 }
             } else if method == Method::Pread {
                 let mut failed = false;
-                for ((r, buf), file) in job.regions.iter().zip(bufs.iter_mut()).zip(&own) {
+                let mut holes = [false; MAX_REGIONS];
+                for (i, ((r, buf), file)) in job
+                    .regions
+                    .iter()
+                    .zip(bufs.iter_mut())
+                    .zip(&own)
+                    .enumerate()
+                {
+                    // A region that is a hole over the whole block is not read.
+                    holes[i] = region_holes
+                        && job.region_is_hole(i, start, start + len as u64, &mut extents);
+                    if holes[i] {
+                        continue;
+                    }
                     let at = r.input.base() + r.offset + start;
                     let file = file.as_ref().unwrap_or(r.input.file());
                     if let Err(e) = r.input.read_exact_at_via(file, &mut buf[..len], at) {
@@ -1074,12 +1175,17 @@ fn parallel(
                 if failed {
                     break;
                 }
-                for (s, b) in slices.iter_mut().zip(&bufs) {
-                    *s = &b[..len];
+                for ((s, b), &hole) in slices.iter_mut().zip(&bufs).zip(&holes) {
+                    *s = if hole { &[] } else { &b[..len] };
                 }
             } else {
-                for (s, m) in slices.iter_mut().zip(&maps) {
-                    *s = &m.bytes()[start as usize..start as usize + len];
+                for (i, (s, m)) in slices.iter_mut().zip(&maps).enumerate() {
+                    // A region that is a hole over the whole block is not touched.
+                    if !(region_holes
+                        && job.region_is_hole(i, start, start + len as u64, &mut extents))
+                    {
+                        *s = &m.bytes()[start as usize..start as usize + len];
+                    }
                 }
             }
             let flow = visit(&block, &slices[..job.regions.len()]);
@@ -1390,6 +1496,105 @@ mod tests {
             let framing = if lines { Framing::LinesOrNul } else { Framing::Bytes };
             let (got, _) = rebuild(&p, &input, framing);
             proptest::prop_assert!(got == dense, "{:?} {:?}", p, framing);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+        /// Two sparse files read side by side with region holes: every block rebuilt from
+        /// what the kernel saw (a hole slice as zeros) gives both files' bytes, and a region
+        /// handed as a hole is zeros in the dense file.
+        #[test]
+        fn region_holes_give_the_bytes_of_both_dense_files(
+            pages in proptest::collection::vec(
+                (proptest::prelude::any::<bool>(), proptest::prelude::any::<bool>(), 1usize..4, b'a'..b'e'), 0..8),
+            tail in proptest::collection::vec(b'x'..b'z', 0..100),
+            offset in 0u64..5000,
+            threads in 1usize..4,
+            bs_pages in 1usize..4,
+            bs_extra in 0usize..2,
+            m in 0usize..3,
+            l in 0usize..3,
+        ) {
+            let first: Vec<(bool, usize, u8)> = pages.iter().map(|&(h, _, n, f)| (h, n, f)).collect();
+            let second: Vec<(bool, usize, u8)> = pages.iter().map(|&(_, h, n, f)| (h, n, f + 1)).collect();
+            let (fa, a) = sparse_and_dense(&first, &tail);
+            let (fb, b) = sparse_and_dense(&second, &tail);
+            let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
+            let method = [Method::Read, Method::Pread, Method::Mmap][m];
+            let layout_ = [Layout::Dynamic, Layout::Stripes, Layout::Ranges][l];
+            let bs = bs_pages * 4096 + bs_extra * 1000;
+            let p = plan(method, threads, bs, layout_);
+            // The second file read from an offset, so holes do not line up with blocks.
+            let off = offset.min(b.len() as u64);
+            let job = Job::new(vec![
+                Region { input: &ia, offset: 0 },
+                Region { input: &ib, offset: off },
+            ])
+            .with_region_holes();
+            let len = a.len().min(b.len() - off as usize);
+            let seen = Mutex::new((vec![0xeeu8; len], vec![0xeeu8; len]));
+            run_blocks(&p, &job, &(), |blk, d| {
+                let mut guard = seen.lock().unwrap();
+                let s = &mut *guard;
+                let at = blk.start as usize;
+                for (r, out) in [&mut s.0, &mut s.1].into_iter().enumerate() {
+                    let span = &mut out[at..at + blk.len];
+                    if is_hole(blk, d[r]) {
+                        span.fill(0);
+                    } else {
+                        assert_eq!(d[r].len(), blk.len);
+                        span.copy_from_slice(d[r]);
+                    }
+                }
+                Flow::Continue
+            })
+            .unwrap();
+            let (got_a, got_b) = seen.into_inner().unwrap();
+            proptest::prop_assert!(got_a[..] == a[..len], "{:?}", p);
+            proptest::prop_assert!(got_b[..] == b[off as usize..off as usize + len], "{:?}", p);
+        }
+    }
+
+    #[test]
+    fn a_hole_on_one_side_is_not_read() {
+        // 64 MiB: a hole in the first file, data in the second; the first is never handed
+        // as bytes (every block but the edges is a hole slice beside the other's data).
+        let (fa, _) = sparse_and_dense(&[(true, 1 << 14, 0)], b"");
+        let (fb, _) = sparse_and_dense(&[(false, 1 << 14, b'a')], b"");
+        let (ia, ib) = (
+            Input::open(fa.path()).unwrap(),
+            Input::open(fb.path()).unwrap(),
+        );
+        if !ia.may_have_holes() {
+            return;
+        }
+        for p in [
+            plan(Method::Read, 1, 1 << 16, Layout::Dynamic),
+            plan(Method::Pread, 2, 1 << 16, Layout::Dynamic),
+            plan(Method::Mmap, 2, 1 << 16, Layout::Stripes),
+        ] {
+            let job = Job::new(vec![
+                Region {
+                    input: &ia,
+                    offset: 0,
+                },
+                Region {
+                    input: &ib,
+                    offset: 0,
+                },
+            ])
+            .with_region_holes();
+            let (holes, read) = (AtomicU64::new(0), AtomicU64::new(0));
+            run_blocks(&p, &job, &(), |b, d| {
+                assert!(!is_hole(b, d[1]));
+                let n = if is_hole(b, d[0]) { &holes } else { &read };
+                n.fetch_add(1, Ordering::Relaxed);
+                Flow::Continue
+            })
+            .unwrap();
+            assert_eq!(holes.load(Ordering::Relaxed), 1024, "{p:?}");
+            assert_eq!(read.load(Ordering::Relaxed), 0, "{p:?}");
         }
     }
 

@@ -15,6 +15,8 @@
 //! - [`ordered`]: an ordered merge that streams per-block results to one consumer in file order
 //!   with a bounded window of blocks in flight.
 //! - [`many`]: many inputs at once, small ones whole on a pool, results in argument order.
+//! - [`memfor`]: the memory-limited parallel for (tasks admitted while their memory needs fit,
+//!   largest first) and the I/O semaphore taken around reading.
 //! - [`output`]: output files written under a temporary name and renamed into place.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
 //!
@@ -28,6 +30,7 @@ pub mod firstk;
 pub mod input;
 pub mod many;
 pub mod mapguard;
+pub mod memfor;
 pub mod ordered;
 pub mod output;
 pub mod plan;
@@ -35,8 +38,8 @@ pub mod sysinfo;
 
 pub use error::EngineError;
 pub use exec::{
-    is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, LongLines, Region,
-    RunStats, StopCheck,
+    is_hole, is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, LongLines,
+    Region, RunStats, StopCheck,
 };
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};

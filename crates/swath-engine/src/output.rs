@@ -9,8 +9,11 @@
 //! A symbolic link is written through (the file it points to is replaced, the link stays),
 //! under the rule the kernel applies to `open()` when `fs.protected_symlinks` is 1: a link in
 //! a sticky directory that others may write into (`/tmp`) is followed only when it belongs
-//! to the user or to the directory's owner. Without that check, another user's link planted
-//! in `/tmp` made root's output replace the file it pointed to. A target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
+//! to the user or to the directory's owner. The rule holds for every link of a chain (a link
+//! of the user's own that leads to another user's link in `/tmp` is refused too), and the
+//! file written is the one the kernel itself resolves the chain to. Without that check,
+//! another user's link planted in `/tmp` made root's output replace the file it pointed to.
+//! A target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
 //! written directly, since renaming over it would replace the device node or pipe with a
 //! plain file.
 
@@ -164,7 +167,13 @@ fn may_follow_link(protected: bool, euid: u32, link_uid: u32, dir_uid: u32, dir_
 
 /// Refuses to write through `link` when the kernel would refuse to open it: a link in a
 /// sticky world-writable directory that neither the user nor the directory's owner made.
-fn check_link(link: &Path, link_meta: &std::fs::Metadata, name: &str) -> Result<(), EngineError> {
+/// `hop` names the link when it is not the target itself (a link further along the chain).
+fn check_link(
+    link: &Path,
+    link_meta: &std::fs::Metadata,
+    name: &str,
+    hop: bool,
+) -> Result<(), EngineError> {
     use std::os::unix::fs::MetadataExt;
     let dir = match link.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -182,14 +191,75 @@ fn check_link(link: &Path, link_meta: &std::fs::Metadata, name: &str) -> Result<
     ) {
         Ok(())
     } else {
+        let which = if hop {
+            format!(" ({}, which the link leads to)", link.display())
+        } else {
+            String::new()
+        };
         Err(EngineError::io(
             name,
             io::Error::other(format!(
-                "Permission denied (a symbolic link of user {} in a shared sticky directory; \
-                 fs.protected_symlinks forbids following it)",
+                "Permission denied (a symbolic link of user {}{which} in a shared sticky \
+                 directory; fs.protected_symlinks forbids following it)",
                 link_meta.uid()
             )),
         ))
+    }
+}
+
+/// Links followed at most in one chain (the kernel's own limit, past which it says ELOOP).
+const MAX_LINK_HOPS: usize = 40;
+
+/// [`check_link`] for every link of the chain that starts at `target`: the kernel applies
+/// its rule to each link it follows at the end of a path, so a link of the user's own that
+/// leads to another user's link in `/tmp` is refused as that link is.
+fn check_link_chain(target: &Path, name: &str) -> Result<(), EngineError> {
+    let mut link = target.to_path_buf();
+    for hop in 0..MAX_LINK_HOPS {
+        let Ok(meta) = std::fs::symlink_metadata(&link) else {
+            return Ok(());
+        };
+        if !meta.file_type().is_symlink() {
+            return Ok(());
+        }
+        check_link(&link, &meta, name, hop > 0)?;
+        let Ok(next) = std::fs::read_link(&link) else {
+            return Ok(());
+        };
+        // A relative link is resolved from the directory that holds it.
+        link = match link.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
+    }
+    Ok(())
+}
+
+/// The file a symbolic link `target` leads to, resolved by the kernel itself (an `O_PATH`
+/// open, which applies `fs.protected_symlinks` to every link of the chain, then the path of
+/// what it opened), so that no link can be swapped between the check and the resolution.
+fn resolve_link(target: &Path, name: &str) -> Result<PathBuf, EngineError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(target);
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(EngineError::io(
+                name,
+                io::Error::other("not writing through dangling symlink"),
+            ))
+        }
+        Err(e) => return Err(EngineError::io(name, e)),
+    };
+    let proc = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+    match std::fs::read_link(proc) {
+        Ok(p) if p.is_absolute() => Ok(p),
+        // No /proc: the resolution the standard library does (check_link_chain has applied
+        // the kernel's rule to the chain already).
+        _ => std::fs::canonicalize(target).map_err(|e| EngineError::io(name, e)),
     }
 }
 
@@ -302,11 +372,7 @@ impl AtomicOutput {
     pub fn create(target: &Path) -> Result<Self, EngineError> {
         let name = target.to_string_lossy().into_owned();
         if descriptor_path(target).is_none() {
-            if let Ok(m) = std::fs::symlink_metadata(target) {
-                if m.file_type().is_symlink() {
-                    check_link(target, &m, &name)?;
-                }
-            }
+            check_link_chain(target, &name)?;
         }
         if let Some(fd) = descriptor_path(target) {
             // `/dev/stdout` and the like mean the descriptor this process already has (a
@@ -344,12 +410,7 @@ impl AtomicOutput {
         let resolved;
         let target = match std::fs::symlink_metadata(target) {
             Ok(m) if m.file_type().is_symlink() => {
-                resolved = std::fs::canonicalize(target).map_err(|_| {
-                    EngineError::io(
-                        &name,
-                        io::Error::other("not writing through dangling symlink"),
-                    )
-                })?;
+                resolved = resolve_link(target, &name)?;
                 resolved.as_path()
             }
             _ => target,
@@ -575,6 +636,23 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read(&real).unwrap(), b"new");
+
+        // A chain of links (one relative) is written through to its end; every link stays.
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink("../link", sub.join("rel")).unwrap();
+        let chain = dir.path().join("chain");
+        std::os::unix::fs::symlink(sub.join("rel"), &chain).unwrap();
+        let out = AtomicOutput::create(&chain).unwrap();
+        out.file().write_all(b"newer").unwrap();
+        out.commit(false).unwrap();
+        assert_eq!(std::fs::read(&real).unwrap(), b"newer");
+        for l in [&link, &chain, &sub.join("rel")] {
+            assert!(std::fs::symlink_metadata(l)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
 
         let dangling = dir.path().join("dangling");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();

@@ -4,6 +4,10 @@
 //! widest vector instructions the CPU has) whether a whole chunk is equal, and only inside a
 //! chunk that differs looks for the exact byte, eight bytes at a time. Equal data, the common
 //! case, therefore runs at memory speed; a chunk that differs costs one extra word scan.
+//!
+//! Data compared with a hole (known zeros that are not read) is checked against zeros
+//! ([`for_each_nonzero`]): the same scan against a chunk of zeros that stays in L1 cache, so
+//! only one side's bytes cross the memory bus.
 
 /// Chunk checked with one `memcmp` before locating a difference inside it.
 const CHUNK: usize = 4096;
@@ -77,6 +81,30 @@ pub fn for_each_mismatch(a: &[u8], b: &[u8], mut f: impl FnMut(usize) -> bool) -
     true
 }
 
+/// Zeros to compare data with, a chunk at a time.
+static ZEROS: [u8; CHUNK] = [0; CHUNK];
+
+/// Reference: every index where `data` holds a byte other than zero.
+pub fn nonzero_naive(data: &[u8]) -> Vec<usize> {
+    data.iter()
+        .enumerate()
+        .filter(|(_, &x)| x != 0)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Calls `f` with every index where `data` holds a byte other than zero (where it differs
+/// from a hole), in order, until `f` returns false. Returns false when `f` stopped the scan.
+pub fn for_each_nonzero(data: &[u8], mut f: impl FnMut(usize) -> bool) -> bool {
+    for (c, chunk) in data.chunks(CHUNK).enumerate() {
+        let base = c * CHUNK;
+        if !for_each_mismatch(chunk, &ZEROS[..chunk.len()], |i| f(base + i)) {
+            return false;
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +169,27 @@ mod tests {
             let mut seen = Vec::new();
             for_each_mismatch(&a, &b, |i| { seen.push(i); true });
             prop_assert_eq!(seen, all_mismatches_naive(&a, &b));
+        }
+
+        #[test]
+        fn nonzero_scan_equals_naive(
+            len in 0usize..20_000,
+            set in proptest::collection::vec((0usize..20_000, 1u8..=255), 0..40),
+            stop_after in proptest::option::of(1usize..10),
+        ) {
+            let mut data = vec![0u8; len];
+            for (p, x) in set {
+                if p < len { data[p] = x; }
+            }
+            let want = nonzero_naive(&data);
+            let mut seen = Vec::new();
+            let done = for_each_nonzero(&data, |i| {
+                seen.push(i);
+                stop_after.is_none_or(|k| seen.len() < k)
+            });
+            let k = stop_after.unwrap_or(usize::MAX);
+            prop_assert_eq!(&seen[..], &want[..want.len().min(k)]);
+            prop_assert_eq!(done, want.len() < k);
         }
 
         #[test]

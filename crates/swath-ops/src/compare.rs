@@ -10,15 +10,21 @@
 //!
 //! [`stream_differences`] visits every difference (`cmp -l`): each block's differences are
 //! formatted by the workers and written in file order through the engine's ordered merge.
+//!
+//! Holes of sparse files are not read: where both inputs have one, the engine hands a zero
+//! run (equal, nothing to do); where only one has one over a whole block, that side comes as
+//! an empty slice ([`is_hole`]) and the other side is checked against zeros
+//! ([`for_each_nonzero`]), which finds exactly the differences, and reports the same bytes,
+//! as comparing with the zeros the hole holds.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use swath_engine::{
-    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Extent, FirstK, Flow,
-    Input, Job, Method, Plan, Region, RunStats, Strategy,
+    is_hole, run_blocks, run_ordered, Access, Block, EngineError, EngineOptions, Extent, FirstK,
+    Flow, Input, Job, Method, Plan, Region, RunStats, Strategy,
 };
-use swath_kernels::compare::for_each_mismatch;
+use swath_kernels::compare::{for_each_mismatch, for_each_nonzero};
 use swath_kernels::count::count_byte;
 
 use crate::lines::newlines_before;
@@ -61,13 +67,49 @@ impl<'a> CompareSpec<'a> {
         ])
         .with_limit(self.limit)
         .with_progress(self.progress)
-        // Where both inputs are holes they are equal: nothing to read.
-        .with_zero_runs()
+        // Where both inputs are holes they are equal: nothing to read; where one is, only
+        // the other is read, and checked against zeros.
+        .with_region_holes()
     }
 
     /// The plan the engine will use for this comparison.
     pub fn plan(&self, opts: &EngineOptions) -> Plan {
         Plan::for_job(opts, &self.job(), Access::SinglePass)
+    }
+}
+
+/// Calls `f(i, x, y)` for every index `i` of `block` where the two inputs differ (`x` the
+/// first input's byte, `y` the second's), in order, until `f` returns false. A side that is a
+/// hole ([`is_hole`]) is zeros: the other side is checked against zeros, the hole not read.
+fn for_each_difference(
+    block: &Block,
+    a: &[u8],
+    b: &[u8],
+    mut f: impl FnMut(usize, u8, u8) -> bool,
+) -> bool {
+    match (is_hole(block, a), is_hole(block, b)) {
+        (true, true) => true,
+        (true, false) => for_each_nonzero(b, |i| f(i, 0, b[i])),
+        (false, true) => for_each_nonzero(a, |i| f(i, a[i], 0)),
+        (false, false) => for_each_mismatch(a, b, |i| f(i, a[i], b[i])),
+    }
+}
+
+/// Newlines in `a[from..to]`, the first input's part of `block` (none in a hole).
+fn newlines_in(block: &Block, a: &[u8], from: usize, to: usize) -> u64 {
+    if is_hole(block, a) {
+        0
+    } else {
+        count_byte(&a[from..to], b'\n')
+    }
+}
+
+/// The last byte of the first input's part of `block` (a hole ends in a zero).
+fn last_byte_of(block: &Block, a: &[u8]) -> Option<u8> {
+    if is_hole(block, a) {
+        Some(0)
+    } else {
+        a.last().copied()
     }
 }
 
@@ -154,13 +196,7 @@ fn first_differences_with(
     let stats = run_blocks(&plan, job, &table, |block, data| {
         let (a, b) = (data[0], data[1]);
         if lines == Lines::Count {
-            // A zero run (holes in both inputs) ends in a zero and has no difference.
-            let end = if is_zero_run(block, data) {
-                Some(&0)
-            } else {
-                a.last()
-            };
-            if let Some(&byte) = end {
+            if let Some(byte) = last_byte_of(block, a) {
                 let mut l = last.lock().unwrap_or_else(|p| p.into_inner());
                 if l.is_none_or(|(i, _)| i < block.index) {
                     *l = Some((block.index, byte));
@@ -169,12 +205,12 @@ fn first_differences_with(
         }
         let cutoff = table.cutoff();
         let mut found = Vec::new();
-        for_each_mismatch(a, b, |i| {
+        for_each_difference(block, a, b, |i, x, y| {
             let off = block.start + i as u64;
             if off > cutoff {
                 return false;
             }
-            found.push((off, (a[i], b[i])));
+            found.push((off, (x, y)));
             found.len() < k
         });
         if count_in_pass {
@@ -184,11 +220,11 @@ fn first_differences_with(
             let room = k - before.len();
             for &(off, _) in found.iter().take(room) {
                 let i = (off - block.start) as usize;
-                *running += count_byte(&a[from..i], b'\n');
+                *running += newlines_in(block, a, from, i);
                 from = i;
                 before.push(*running);
             }
-            *running += count_byte(&a[from..], b'\n');
+            *running += newlines_in(block, a, from, block.len);
         }
         table.offer(found);
         if sequential && table.cutoff() != u64::MAX {
@@ -279,11 +315,11 @@ where
         |block, data| {
             let (a, b) = (data[0], data[1]);
             let mut out = Vec::new();
-            for_each_mismatch(a, b, |i| {
+            for_each_difference(block, a, b, |i, x, y| {
                 let d = Difference {
                     offset: block.start + i as u64,
-                    a: a[i],
-                    b: b[i],
+                    a: x,
+                    b: y,
                 };
                 emit(d, &mut out);
                 true
@@ -359,26 +395,22 @@ where
         &job,
         window,
         |block, data| -> LinedBlock {
-            if is_zero_run(block, data) {
-                // Holes in both inputs: no difference, no newline, ends in a zero.
-                return (Vec::new(), 0, (block.len > 0).then_some(0));
-            }
             let (a, b) = (data[0], data[1]);
             let mut found = Vec::new();
             let (mut running, mut from) = (0u64, 0usize);
-            for_each_mismatch(a, b, |i| {
-                running += count_byte(&a[from..i], b'\n');
+            for_each_difference(block, a, b, |i, x, y| {
+                running += newlines_in(block, a, from, i);
                 from = i;
                 found.push(LinedDiff {
                     at: i as u32,
                     newlines: running as u32,
-                    a: a[i],
-                    b: b[i],
+                    a: x,
+                    b: y,
                 });
                 true
             });
-            running += count_byte(&a[from..], b'\n');
-            (found, running, a.last().copied())
+            running += newlines_in(block, a, from, block.len);
+            (found, running, last_byte_of(block, a))
         },
         |block, (found, newlines, last): LinedBlock| {
             for x in found {
@@ -466,6 +498,30 @@ mod tests {
         }
     }
 
+    /// Every difference's offset, in the order [`stream_differences`] gives them, and what
+    /// it reports.
+    fn streamed_offsets(
+        spec: &CompareSpec<'_>,
+        opts: &EngineOptions,
+    ) -> (Vec<u64>, StreamedDifferences) {
+        let mut seen = Vec::new();
+        let streamed = stream_differences(
+            spec,
+            opts,
+            |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
+            |bytes| {
+                seen.extend(
+                    bytes
+                        .chunks(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+                );
+                Flow::Continue
+            },
+        )
+        .unwrap();
+        (seen, streamed)
+    }
+
     fn data_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), Just(b'y')], 0..5000)
     }
@@ -519,16 +575,7 @@ mod tests {
             let all = oracle(&a, &b, [skip.0, skip.1], limit, usize::MAX);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
-            let mut seen = Vec::new();
-            let streamed = stream_differences(
-                &spec,
-                &opts,
-                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
-                |bytes| {
-                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
-                    Flow::Continue
-                },
-            ).unwrap();
+            let (seen, streamed) = streamed_offsets(&spec, &opts);
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
             prop_assert_eq!(streamed.extent.len, all.len);
@@ -620,16 +667,7 @@ mod tests {
             let all = oracle(&a, &b, [0, 0], None, usize::MAX);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
-            let mut seen = Vec::new();
-            stream_differences(
-                &spec,
-                &opts,
-                |d, out| out.extend_from_slice(&d.offset.to_le_bytes()),
-                |bytes| {
-                    seen.extend(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
-                    Flow::Continue
-                },
-            ).unwrap();
+            let (seen, _) = streamed_offsets(&spec, &opts);
             let want_offsets: Vec<u64> = all.diffs.iter().map(|d| d.offset).collect();
             prop_assert_eq!(seen, want_offsets);
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
@@ -644,6 +682,132 @@ mod tests {
                 prop_assert_eq!(lined.newlines_total, want.total);
                 prop_assert_eq!(lined.last_byte, a.last().copied());
             }
+        }
+    }
+
+    /// What every comparison of two files reports: the first K differences with their line
+    /// numbers (speculative and streamed), every difference with its bytes, the extent, the
+    /// total newlines and the last byte where they are reported.
+    #[allow(clippy::type_complexity)]
+    fn everything(
+        paths: [&std::path::Path; 2],
+        skip: [u64; 2],
+        limit: Option<u64>,
+        k: usize,
+        opts: &EngineOptions,
+    ) -> (
+        (Vec<Difference>, Vec<u64>, Option<u64>, Option<u8>, Extent),
+        (Vec<(u64, u8, u8)>, Extent),
+        (Vec<(Difference, u64)>, Option<u64>, Option<u8>, Extent),
+    ) {
+        let (ia, ib) = (
+            Input::open(paths[0]).unwrap(),
+            Input::open(paths[1]).unwrap(),
+        );
+        let spec = CompareSpec {
+            inputs: [&ia, &ib],
+            skip,
+            limit,
+            progress: None,
+        };
+        let f = first_differences(&spec, k, Lines::Count, opts).unwrap();
+        let fewer = f.diffs.len() < k;
+        let first = (
+            f.diffs,
+            f.newlines_before,
+            f.newlines_total,
+            f.last_byte.filter(|_| fewer),
+            if fewer {
+                f.extent
+            } else {
+                Extent {
+                    len: 0,
+                    ended: vec![],
+                }
+            },
+        );
+        let mut all = Vec::new();
+        let streamed = stream_differences(
+            &spec,
+            opts,
+            |d, out| {
+                out.extend_from_slice(&d.offset.to_le_bytes());
+                out.extend_from_slice(&[d.a, d.b]);
+            },
+            |bytes| {
+                all.extend(
+                    bytes
+                        .chunks(10)
+                        .map(|c| (u64::from_le_bytes(c[..8].try_into().unwrap()), c[8], c[9])),
+                );
+                Flow::Continue
+            },
+        )
+        .unwrap();
+        let mut lined = Vec::new();
+        let l = stream_differences_with_lines(&spec, opts, |d, nl| {
+            lined.push((d, nl));
+            if lined.len() == k {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+        let fewer = lined.len() < k;
+        let lined = (
+            lined,
+            l.newlines_total.filter(|_| fewer),
+            l.last_byte.filter(|_| fewer),
+            if fewer {
+                l.extent
+            } else {
+                Extent {
+                    len: 0,
+                    ended: vec![],
+                }
+            },
+        );
+        (first, (all, streamed.extent), lined)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// A hole on one side only is checked against zeros, not read: every comparison of
+        /// two sparse files (holes in one, the other or both, at any skip, limit and plan,
+        /// non-zero bytes and newlines facing the holes) reports exactly what it reports for
+        /// the same bytes written densely.
+        #[test]
+        fn hole_on_one_side_compares_as_the_dense_equivalent(
+            pages_a in proptest::collection::vec((any::<bool>(), prop_oneof![Just(0u8), Just(b'x')]), 0..10),
+            pages_b in proptest::collection::vec((any::<bool>(), prop_oneof![Just(0u8), Just(b'y')]), 0..10),
+            flips_a in proptest::collection::vec((0usize..41_000, prop_oneof![Just(b'\n'), any::<u8>()]), 0..5),
+            flips_b in proptest::collection::vec((0usize..41_000, prop_oneof![Just(b'\n'), any::<u8>()]), 0..5),
+            skip in (0u64..6000, 0u64..6000),
+            limit in proptest::option::of(0u64..45_000),
+            k in 1usize..6,
+            threads in -1i64..4,
+            bs in prop_oneof![Just(4096usize), 1000usize..9000],
+            strategy in prop_oneof![Just(Strategy::Auto), Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            stripes in any::<bool>(),
+        ) {
+            let (sa, a) = sparse(&pages_a, &flips_a);
+            let (sb, b) = sparse(&pages_b, &flips_b);
+            let (da, db) = (temp(&a), temp(&b));
+            let opts = EngineOptions {
+                threads: Some(threads),
+                block_size: Some(bs),
+                strategy,
+                layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
+            };
+            let skip = [skip.0, skip.1];
+            let sparse_run = everything([sa.path(), sb.path()], skip, limit, k, &opts);
+            let dense_run = everything([da.path(), db.path()], skip, limit, k, &opts);
+            prop_assert_eq!(&sparse_run, &dense_run);
+            // And the dense run is the oracle's.
+            let want = oracle(&a, &b, skip, limit, k);
+            prop_assert_eq!(&dense_run.0 .0, &want.diffs);
+            prop_assert_eq!(&dense_run.0 .1, &want.before);
         }
     }
 

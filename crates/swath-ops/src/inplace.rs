@@ -22,6 +22,11 @@
 //! A torn journal write fails its checksum and is ignored, which is safe because the step
 //! that follows it only starts once it is synced.
 //!
+//! When zeros stay zeros (`--alphabet`, a shift of 0), the holes of a sparse file are kept:
+//! a block wholly inside a hole is skipped, and of a block partly a hole only the data is
+//! written back. `done` is brought up to the next block that holds data before its undo
+//! record is written, so that the record always names block `done`.
+//!
 //! The journal is trusted only as far as its author: it is opened without following links,
 //! must be a plain file with one name, owned by the user or by the file's owner, writable by
 //! no one else, and bound to the file by device and inode; it is created (exclusively, with
@@ -135,6 +140,22 @@ fn open_journal(
     jname: &str,
     meta: &std::fs::Metadata,
 ) -> Result<Option<File>, EngineError> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let refuse = |why: String| {
+        Err(EngineError::io(
+            jname,
+            io::Error::other(format!(
+                "{why}: refusing to trust it (remove it if no run of yours was interrupted)"
+            )),
+        ))
+    };
+    let foreign = |uid: u32| uid != euid && uid != meta.uid();
+    let foreign_owner = |uid: u32| {
+        refuse(format!(
+            "the journal belongs to user {uid}, neither you nor the file's owner"
+        ))
+    };
     let j = match OpenOptions::new()
         .read(true)
         .write(true)
@@ -149,27 +170,22 @@ fn open_journal(
                 io::Error::other("the journal is a symbolic link: refusing it (remove it)"),
             ))
         }
-        Err(e) => return Err(EngineError::io(jname, e)),
+        Err(e) => {
+            // Another user's journal that this user may not even open: say whose it is.
+            if let Ok(jm) = std::fs::symlink_metadata(jpath) {
+                if foreign(jm.uid()) {
+                    return foreign_owner(jm.uid());
+                }
+            }
+            return Err(EngineError::io(jname, e));
+        }
     };
     let jm = j.metadata().map_err(|e| EngineError::io(jname, e))?;
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    let refuse = |why: String| {
-        Err(EngineError::io(
-            jname,
-            io::Error::other(format!(
-                "{why}: refusing to trust it (remove it if no run of yours was interrupted)"
-            )),
-        ))
-    };
     if !jm.is_file() || jm.nlink() != 1 {
         return refuse("not a plain journal file".into());
     }
-    if jm.uid() != euid && jm.uid() != meta.uid() {
-        return refuse(format!(
-            "the journal belongs to user {}, neither you nor the file's owner",
-            jm.uid()
-        ));
+    if foreign(jm.uid()) {
+        return foreign_owner(jm.uid());
     }
     if jm.mode() & 0o022 != 0 {
         return refuse(format!(
@@ -203,12 +219,21 @@ pub fn transform_in_place(
     transform_in_place_observed(path, params, &mut |_| {})
 }
 
-/// [`transform_in_place`], calling `after_block` with each block's index once it is done
-/// (tests change the file there, deterministically).
+/// A step of an in-place run, as [`transform_in_place_observed`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Block `i`'s original bytes are in the journal; the block is about to be rewritten.
+    Undo(u64),
+    /// Block `i` is done (rewritten, or a hole left as it was).
+    Done(u64),
+}
+
+/// [`transform_in_place`], telling `observe` of each step (tests change the file there, or
+/// stop the run, deterministically).
 fn transform_in_place_observed(
     path: &Path,
     params: Option<InPlaceParams>,
-    after_block: &mut dyn FnMut(u64),
+    observe: &mut dyn FnMut(Step),
 ) -> Result<InPlaceReport, EngineError> {
     let name = path.to_string_lossy().into_owned();
     let io_err = |e: io::Error| EngineError::io(&name, e);
@@ -318,15 +343,35 @@ fn transform_in_place_observed(
     let bs = params.block_size.max(1);
     let blocks = len.div_ceil(bs);
     let cipher = params.cipher();
+    // Zeros stay zeros (`--alphabet`, a shift of 0): the holes of a sparse file are kept (a
+    // block inside a hole is skipped, and only the data of a block is written back).
+    let sparse = meta.blocks().saturating_mul(512) < len;
+    let holes = {
+        let mut z = [0u8];
+        cipher.apply(&mut z);
+        z[0] == 0 && sparse
+    };
     let mut touched = !fresh;
     let result = (|| {
         let mut buf = Vec::new();
         buf.try_reserve_exact(bs.min(len.max(1)) as usize)
             .map_err(|_| io_err(io::Error::from(io::ErrorKind::OutOfMemory)))?;
         buf.resize(bs.min(len.max(1)) as usize, 0);
+        // Blocks completed as the journal last recorded (hole blocks are skipped without a
+        // record: the count is brought up to date before the next block's undo record, which
+        // recovery trusts only when it names that count).
+        let mut recorded = done;
         for i in done..blocks {
             let start = i * bs;
             let n = (len - start).min(bs) as usize;
+            if holes && hole_end(&file, start, len).is_some_and(|e| e >= start + n as u64) {
+                observe(Step::Done(i));
+                continue;
+            }
+            if recorded != i {
+                let m = file.metadata().map_err(io_err)?;
+                write_done(&journal, i, stamp(&m), header_sum).map_err(jerr)?;
+            }
             if let Err(e) = file.read_exact_at(&mut buf[..n], start) {
                 if e.kind() == io::ErrorKind::UnexpectedEof {
                     let found = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -338,14 +383,20 @@ fn transform_in_place_observed(
                 }
                 return Err(io_err(e));
             }
-            write_undo(&journal, i, &buf[..n], header_sum).map_err(jerr)?;
+            write_undo(&journal, i, &buf[..n], header_sum, sparse).map_err(jerr)?;
+            observe(Step::Undo(i));
             cipher.apply(&mut buf[..n]);
             touched = true;
-            file.write_all_at(&buf[..n], start).map_err(io_err)?;
+            if holes {
+                write_data_only(&file, &buf[..n], start, len).map_err(io_err)?;
+            } else {
+                file.write_all_at(&buf[..n], start).map_err(io_err)?;
+            }
             file.sync_data().map_err(io_err)?;
             let m = file.metadata().map_err(io_err)?;
             write_done(&journal, i + 1, stamp(&m), header_sum).map_err(jerr)?;
-            after_block(i);
+            recorded = i + 1;
+            observe(Step::Done(i));
         }
         Ok(())
     })();
@@ -377,6 +428,47 @@ fn transform_in_place_observed(
         restored,
         blocks,
     })
+}
+
+/// When offset `at` of `file` (of `len` bytes) lies in a hole, where the hole ends: the
+/// next data, or `len`. `None` when `at` holds data, or the file system cannot tell.
+fn hole_end(file: &File, at: u64, len: u64) -> Option<u64> {
+    if at >= len {
+        return None;
+    }
+    // SAFETY: lseek on a descriptor the File owns; the run reads and writes at explicit
+    // offsets only, so moving the file offset changes nothing else.
+    let next = unsafe { libc::lseek(file.as_raw_fd(), at as libc::off_t, libc::SEEK_DATA) };
+    if next < 0 {
+        // ENXIO: no data at or after `at`, the rest of the file is a hole.
+        return (io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO)).then_some(len);
+    }
+    let next = next as u64;
+    (next > at).then_some(next.min(len))
+}
+
+/// Writes the transformed block `bytes` at `start`, leaving out the parts that are holes of
+/// the file (their bytes are zeros, which the transformation kept zeros): the file stays as
+/// sparse as it was.
+fn write_data_only(file: &File, bytes: &[u8], start: u64, len: u64) -> io::Result<()> {
+    let end = start + bytes.len() as u64;
+    let mut p = start;
+    while p < end {
+        if let Some(e) = hole_end(file, p, len) {
+            p = e.min(end);
+            continue;
+        }
+        // SAFETY: as in hole_end.
+        let d = unsafe { libc::lseek(file.as_raw_fd(), p as libc::off_t, libc::SEEK_HOLE) };
+        let d = if d < 0 {
+            end
+        } else {
+            (d as u64).clamp(p + 1, end)
+        };
+        file.write_all_at(&bytes[(p - start) as usize..(d - start) as usize], p)?;
+        p = d;
+    }
+    Ok(())
 }
 
 fn sync_dir(path: &Path) {
@@ -487,10 +579,37 @@ fn read_done(j: &File, header_sum: u64) -> io::Result<Option<(u64, Stamp)>> {
     Ok(best)
 }
 
-fn write_undo(j: &File, index: u64, bytes: &[u8], header_sum: u64) -> io::Result<()> {
+/// Writes the undo record of block `index` (its original `bytes`). With `sparse` (a sparse
+/// file, whose blocks are mostly zeros), the journal keeps holes where the bytes are whole
+/// pages of zeros: the previous record's bytes are cut off first, so those read back as
+/// zeros, and the journal needs room only for the block's data, not the block's size.
+fn write_undo(j: &File, index: u64, bytes: &[u8], header_sum: u64, sparse: bool) -> io::Result<()> {
     let len = bytes.len() as u64;
     let sum = undo_sum(header_sum, index, len, bytes);
-    j.write_all_at(bytes, UNDO_DATA_AT)?;
+    if sparse {
+        // The record in place names an earlier block than `done`, so recovery ignores it
+        // from here until the new one is written.
+        j.set_len(UNDO_DATA_AT)?;
+        const PAGE: usize = 4096;
+        let mut at = 0;
+        while at < bytes.len() {
+            let page = |i: usize| &bytes[i..(i + PAGE).min(bytes.len())];
+            if page(at).iter().all(|&b| b == 0) {
+                at += PAGE;
+                continue;
+            }
+            let mut end = at + PAGE;
+            while end < bytes.len() && page(end).iter().any(|&b| b != 0) {
+                end += PAGE;
+            }
+            let end = end.min(bytes.len());
+            j.write_all_at(&bytes[at..end], UNDO_DATA_AT + at as u64)?;
+            at = end;
+        }
+        j.set_len(UNDO_DATA_AT + len)?;
+    } else {
+        j.write_all_at(bytes, UNDO_DATA_AT)?;
+    }
     let mut r = [0u8; 24];
     r[..8].copy_from_slice(&index.to_le_bytes());
     r[8..16].copy_from_slice(&len.to_le_bytes());
@@ -580,7 +699,7 @@ mod tests {
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3);
         file.write_all_at(&partial, 0).unwrap();
         file.set_modified(later).unwrap();
-        write_undo(&j, 3, &data[3000..4000], sum).unwrap();
+        write_undo(&j, 3, &data[3000..4000], sum, false).unwrap();
         drop(j);
         assert!(transform_in_place(&path, Some(InPlaceParams { shift: 1, ..p })).is_err());
         let r = transform_in_place(&path, None).unwrap();
@@ -745,8 +864,8 @@ mod tests {
         let f = dir.path().join("f");
         let data = vec![b'a'; 3500];
         std::fs::write(&f, &data).unwrap();
-        let mut append = |i: u64| {
-            if i == 0 {
+        let mut append = |step: Step| {
+            if step == Step::Done(0) {
                 let mut h = OpenOptions::new().append(true).open(&f).unwrap();
                 io::Write::write_all(&mut h, b"tail").unwrap();
             }
@@ -776,8 +895,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("f");
         std::fs::write(&f, vec![b'a'; 3500]).unwrap();
-        let mut cut = |i: u64| {
-            if i == 0 {
+        let mut cut = |step: Step| {
+            if step == Step::Done(0) {
                 OpenOptions::new()
                     .write(true)
                     .open(&f)
@@ -823,5 +942,88 @@ mod tests {
         assert!(!journal_path(&f).exists());
         drop(holder);
         transform_in_place(&f, Some(params())).unwrap();
+    }
+
+    /// A sparse file of 8 KiB blocks: data, holes, a block half data and half hole, holes,
+    /// data; and its bytes.
+    fn sparse_file(path: &Path) -> Vec<u8> {
+        let page = |c: u8| vec![c; 4096];
+        let f = File::create(path).unwrap();
+        let len = 16 * 4096;
+        f.set_len(len).unwrap();
+        let mut dense = vec![0u8; len as usize];
+        for (at, c) in [
+            (0usize, b'a'),
+            (1, b'b'),
+            (10, b'c'),
+            (14, b'd'),
+            (15, b'e'),
+        ] {
+            f.write_all_at(&page(c), (at * 4096) as u64).unwrap();
+            dense[at * 4096..(at + 1) * 4096].copy_from_slice(&page(c));
+        }
+        f.sync_all().unwrap();
+        dense
+    }
+
+    fn alphabet_params() -> InPlaceParams {
+        InPlaceParams {
+            shift: 3,
+            alphabet: true,
+            block_size: 8192,
+        }
+    }
+
+    #[test]
+    fn in_place_keeps_holes_when_zero_maps_to_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let dense = sparse_file(&f);
+        let before = std::fs::metadata(&f).unwrap().blocks();
+        if before * 512 >= dense.len() as u64 {
+            eprintln!("skipped: this file system does not keep holes");
+            return;
+        }
+        transform_in_place(&f, Some(alphabet_params())).unwrap();
+        let mut want = dense.clone();
+        alphabet_params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+        // Not a block more on disk: the holes, even the one sharing a block with data, stay.
+        assert_eq!(std::fs::metadata(&f).unwrap().blocks(), before);
+        // A shift that moves zeros fills them, as it must.
+        transform_in_place(&f, Some(params())).unwrap();
+        params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+    }
+
+    #[test]
+    fn in_place_run_killed_after_skipping_holes_recovers() {
+        // Killed while rewriting block 5 (after the holes of blocks 1-4 were skipped), half
+        // of it written: the journal must name block 5 as the one to restore.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        let dense = sparse_file(&f);
+        if std::fs::metadata(&f).unwrap().blocks() * 512 >= dense.len() as u64 {
+            eprintln!("skipped: this file system does not keep holes");
+            return;
+        }
+        let mut crash = |step: Step| {
+            if step == Step::Undo(5) {
+                let h = OpenOptions::new().write(true).open(&f).unwrap();
+                h.write_all_at(&[b'!'; 3000], 5 * 8192).unwrap();
+                panic!("killed");
+            }
+        };
+        let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            transform_in_place_observed(&f, Some(alphabet_params()), &mut crash)
+        }));
+        assert!(killed.is_err());
+        assert!(journal_path(&f).exists());
+        let r = transform_in_place(&f, None).unwrap();
+        assert_eq!((r.resumed_at, r.restored), (5, true));
+        let mut want = dense.clone();
+        alphabet_params().cipher().apply_naive(&mut want);
+        assert_eq!(std::fs::read(&f).unwrap(), want);
+        assert!(!journal_path(&f).exists());
     }
 }

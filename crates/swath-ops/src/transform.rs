@@ -13,9 +13,11 @@
 //! The output is a regular file sized to the input before any worker starts, so blocks can
 //! be written in any order; streaming to a pipe is only possible with `Stream`.
 //!
-//! When the transformation maps a zero byte to zero (the Caesar shift of 0), the holes of a
-//! sparse input stay holes in the output with `Threads` (the `auto` choice): a block wholly
-//! inside a hole is neither read nor written. An input whose size changed by the end of the
+//! When the transformation maps a zero byte to zero (`--alphabet`, or a shift of 0), the
+//! holes of a sparse input stay holes in a regular output file, with every strategy: a block
+//! wholly inside a hole is neither read nor written (the output is sized first, so it stays a
+//! hole there), and the mapped strategies reserve disk space only for the blocks they write.
+//! An input whose size changed by the end of the
 //! run is an error ([`EngineError::Changed`]): the output would lack its tail; one whose
 //! modification time moved is one too ([`EngineError::Modified`]).
 
@@ -24,8 +26,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 use swath_engine::{
-    run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan, Region,
-    RunStats,
+    is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
+    Region, RunStats,
 };
 use swath_kernels::transform::Cipher;
 
@@ -137,6 +139,57 @@ pub fn choose(input: &Input) -> (CipherStrategy, String) {
             CipherStrategy::Threads,
             "regular file: positional reads and writes on every core".into(),
         ),
+    }
+}
+
+/// True when the transformation maps a zero byte to zero, so that a hole of the input can be
+/// left a hole of the output.
+fn keeps_zeros(spec: &TransformSpec<'_>) -> bool {
+    let mut z = [0u8];
+    apply(spec, &mut z);
+    z[0] == 0
+}
+
+/// The last hole a worker was told of (offsets from the input's start), so that the blocks
+/// of one large hole cost one question to the file system, not one each.
+#[derive(Default)]
+struct KnownHole {
+    start: u64,
+    end: u64,
+}
+
+impl KnownHole {
+    /// True when the input's bytes `[start, start + n)` lie wholly in a hole, as the file
+    /// system says ([`Input::hole_at`]; never for a file without holes).
+    fn covers(&mut self, input: &Input, start: u64, n: usize) -> bool {
+        let end = start + n as u64;
+        if !(self.start <= start && start < self.end) {
+            match input.hole_at(input.base() + start) {
+                Some(e) => {
+                    self.start = start;
+                    self.end = e - input.base();
+                }
+                None => return false,
+            }
+        }
+        end <= self.end
+    }
+}
+
+/// How many whole blocks of `bs` bytes from `start` (a block boundary, below `len`, the
+/// input's size) lie in one hole: the last, shorter block counts when the hole reaches the
+/// end. 0 when `start` holds data.
+fn blocks_in_hole(input: &Input, start: u64, bs: u64, len: u64) -> u64 {
+    match input.hole_at(input.base() + start) {
+        Some(end) => {
+            let end = end - input.base();
+            if end >= len {
+                (len - start).div_ceil(bs)
+            } else {
+                (end - start) / bs
+            }
+        }
+        None => 0,
     }
 }
 
@@ -253,24 +306,7 @@ fn transform_sized(
     };
     match strategy {
         CipherStrategy::Auto | CipherStrategy::Stream => {
-            let mut w = out;
-            let mut r = transform_stream(spec, &mut w, out_name)?;
-            // The output was sized to the input: a shorter read would leave zeros.
-            let input = spec.input;
-            if r.bytes < len {
-                return Err(EngineError::Shrank {
-                    path: input.name().to_string(),
-                    expected: input.base() + len,
-                    found: input.current_size().unwrap_or(0),
-                });
-            }
-            if r.bytes > len {
-                return Err(EngineError::Changed {
-                    path: input.name().to_string(),
-                    before: input.base() + len,
-                    after: input.current_size().unwrap_or(0),
-                });
-            }
+            let mut r = stream_into_file(spec, out, out_name, len, bs)?;
             r.reason = reason.to_string();
             Ok(r)
         }
@@ -294,8 +330,7 @@ fn transform_sized(
         CipherStrategy::Uring => match uring(spec, out, out_name, len, bs) {
             Ok(()) => Ok(report(strategy, 1, Layout::Dynamic)),
             Err(UringError::Unavailable(why)) => {
-                let mut w = out;
-                let mut r = transform_stream(spec, &mut w, out_name)?;
+                let mut r = stream_into_file(spec, out, out_name, len, bs)?;
                 let note = format!("io_uring is unavailable ({why}): used the stream strategy");
                 r.reason = note.clone();
                 r.fallback = Some(note);
@@ -304,6 +339,69 @@ fn transform_sized(
             Err(UringError::Engine(e)) => Err(e),
         },
     }
+}
+
+/// The `Stream` strategy into a regular output file already sized to the input: one thread
+/// reading a block, transforming it and writing it at its offset, front to back, and when
+/// zeros stay zeros, skipping blocks wholly inside a hole (the output keeps the hole). Reads
+/// go on past the input's size `len` until a short read, so a file that grew or shrank is
+/// an error, not an output with zeros or without its tail.
+fn stream_into_file(
+    spec: &TransformSpec<'_>,
+    out: &File,
+    out_name: &str,
+    len: u64,
+    bs: usize,
+) -> Result<TransformReport, EngineError> {
+    let mut buf = vec![0u8; bs];
+    let mut pos = 0u64;
+    let holes = keeps_zeros(spec) && spec.input.may_have_holes();
+    loop {
+        if holes && pos < len {
+            // Whole blocks inside a hole: skipped at once.
+            let k = blocks_in_hole(spec.input, pos, bs as u64, len);
+            if k > 0 {
+                pos = (pos + k * bs as u64).min(len);
+                continue;
+            }
+        }
+        let n = spec.input.read_full_at(&mut buf, spec.input.base() + pos)?;
+        if n == 0 {
+            break;
+        }
+        apply(spec, &mut buf[..n]);
+        out.write_all_at(&buf[..n], pos)
+            .map_err(|e| EngineError::io(out_name, e))?;
+        pos += n as u64;
+        if n < bs {
+            break;
+        }
+    }
+    // The output was sized to the input: a shorter read would leave zeros.
+    let input = spec.input;
+    if pos < len {
+        return Err(EngineError::Shrank {
+            path: input.name().to_string(),
+            expected: input.base() + len,
+            found: input.current_size().unwrap_or(0),
+        });
+    }
+    if pos > len {
+        return Err(EngineError::Changed {
+            path: input.name().to_string(),
+            before: input.base() + len,
+            after: input.current_size().unwrap_or(0),
+        });
+    }
+    Ok(TransformReport {
+        strategy: CipherStrategy::Stream,
+        reason: String::new(),
+        threads: 1,
+        block_size: bs,
+        layout: Layout::Dynamic,
+        bytes: pos,
+        fallback: None,
+    })
 }
 
 fn one_region_job<'a>(input: &'a Input) -> Job<'a> {
@@ -342,7 +440,12 @@ fn mapped(
     if len == 0 {
         return Ok(empty_stats());
     }
-    reserve(out, out_name, len)?;
+    // Holes of the input stay holes: then space is reserved block by block, only for the
+    // blocks written; otherwise all of it at once.
+    let holes = keeps_zeros(spec) && spec.input.may_have_holes();
+    if !holes {
+        reserve(out, out_name, 0, len)?;
+    }
     // SAFETY: the output is our own temporary file, sized above and touched by no one else;
     // the input side is read through the engine's guarded maps.
     let mut map =
@@ -351,31 +454,50 @@ fn mapped(
         ptr: map.as_mut_ptr(),
         len: map.len(),
     };
-    let job = one_region_job(spec.input);
+    let job = if holes {
+        one_region_job(spec.input).with_zero_runs()
+    } else {
+        one_region_job(spec.input)
+    };
+    let failed = std::sync::Mutex::new(None);
     let stats = run_blocks(
         &Plan::fixed(Method::Mmap, threads, bs, spec.engine.layout),
         &job,
         &(),
         |b, d| {
+            if is_zero_run(b, d) {
+                // A hole of the input: the output's pages there are left untouched, a hole.
+                return Flow::Continue;
+            }
+            if holes {
+                if let Err(e) = reserve(out, out_name, b.start, b.len as u64) {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    return Flow::Stop;
+                }
+            }
             // SAFETY: blocks are disjoint and each is visited once.
             let dst = unsafe { shared.block_mut(b.start as usize, b.len) };
             apply_copy(spec, d[0], dst);
             Flow::Continue
         },
     )?;
+    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
     map.flush_async()
         .map_err(|e| EngineError::io(out_name, e))?;
     Ok(stats)
 }
 
-/// Allocates the output's blocks before it is mapped: writing a page of a map that the
-/// filesystem cannot back (disk full) raises SIGBUS, while `posix_fallocate` reports ENOSPC.
-/// Filesystems that cannot preallocate are left to chance (the map is then the only option
-/// the user asked for).
-fn reserve(out: &File, out_name: &str, len: u64) -> Result<(), EngineError> {
+/// Allocates the output's bytes `[start, start + len)` before they are written through the
+/// map: writing a page of a map that the filesystem cannot back (disk full) raises SIGBUS,
+/// while `posix_fallocate` reports ENOSPC. Filesystems that cannot preallocate are left to
+/// chance (the map is then the only option the user asked for).
+fn reserve(out: &File, out_name: &str, start: u64, len: u64) -> Result<(), EngineError> {
     use std::os::fd::AsRawFd;
     // SAFETY: posix_fallocate on a descriptor we own, with a valid range.
-    let rc = unsafe { libc::posix_fallocate(out.as_raw_fd(), 0, len as libc::off_t) };
+    let rc =
+        unsafe { libc::posix_fallocate(out.as_raw_fd(), start as libc::off_t, len as libc::off_t) };
     match rc {
         0 | libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
         e => Err(EngineError::io(out_name, io::Error::from_raw_os_error(e))),
@@ -414,17 +536,14 @@ fn positional(
     let out_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out));
     // Zeros stay zeros: a block inside a hole of the input is left a hole of the output
     // (sized, never written).
-    let zero_kept = {
-        let mut z = [0u8];
-        apply(spec, &mut z);
-        z[0] == 0
-    };
+    let zero_kept = keeps_zeros(spec);
     let worker = |t: usize| -> Result<(), EngineError> {
         let own_in = spec.input.reopen();
         let in_file = own_in.as_ref().unwrap_or(spec.input.file());
         let own_out = std::fs::OpenOptions::new().write(true).open(&out_path).ok();
         let out_file = own_out.as_ref().unwrap_or(out);
         let mut buf = vec![0u8; bs];
+        let mut hole = KnownHole::default();
         for k in 0u64.. {
             if halt.load(Ordering::Relaxed) {
                 break;
@@ -440,12 +559,7 @@ fn positional(
             }
             let start = i * bs as u64;
             let n = (len - start).min(bs as u64) as usize;
-            if zero_kept
-                && spec
-                    .input
-                    .hole_at(spec.input.base() + start)
-                    .is_some_and(|end| end >= spec.input.base() + start + n as u64)
-            {
+            if zero_kept && hole.covers(spec.input, start, n) {
                 continue;
             }
             let step = spec
@@ -494,12 +608,17 @@ fn pool(
         .build()
         .map_err(|e| EngineError::io(out_name, io::Error::other(e.to_string())))?;
     let blocks = len.div_ceil(bs as u64);
+    let zero_kept = keeps_zeros(spec);
     pool.install(|| {
         (0..blocks).into_par_iter().try_for_each_init(
-            || vec![0u8; bs],
-            |buf, i| {
+            || (vec![0u8; bs], KnownHole::default()),
+            |(buf, hole), i| {
                 let start = i * bs as u64;
                 let n = (len - start).min(bs as u64) as usize;
+                if zero_kept && hole.covers(spec.input, start, n) {
+                    // Left a hole of the output (sized, never written).
+                    return Ok(());
+                }
                 spec.input
                     .read_exact_at(&mut buf[..n], spec.input.base() + start)?;
                 apply(spec, &mut buf[..n]);
@@ -545,6 +664,7 @@ fn uring(
     let out_fd = types::Fd(out.as_raw_fd());
     let in_name = spec.input.name().to_string();
     let blocks = len.div_ceil(bs as u64);
+    let zero_kept = keeps_zeros(spec);
     let mut bufs: Vec<Vec<u8>> = (0..depth).map(|_| vec![0u8; bs]).collect();
     // Per slot: the block it holds, and whether its write is in flight.
     let mut slot_block = vec![u64::MAX; depth as usize];
@@ -553,6 +673,14 @@ fn uring(
     let mut in_flight = 0u32;
     const WRITE: u64 = 1 << 63;
     let block_len = |i: u64| (len - i * bs as u64).min(bs as u64) as usize;
+    // Blocks wholly inside a hole are left holes of the output: counted done, never read.
+    let skip_holes = |next: &mut u64, done: &mut u64| {
+        if zero_kept && *next < blocks {
+            let k = blocks_in_hole(spec.input, *next * bs as u64, bs as u64, len);
+            *next += k;
+            *done += k;
+        }
+    };
     let submit_read = |ring: &mut IoUring, bufs: &mut [Vec<u8>], slot: usize, i: u64| {
         let n = block_len(i);
         let sqe = opcode::Read::new(in_fd, bufs[slot].as_mut_ptr(), n as u32)
@@ -563,6 +691,7 @@ fn uring(
         unsafe { ring.submission().push(&sqe) }.map_err(|_| io::Error::other("ring full"))
     };
     for (slot, held) in slot_block.iter_mut().enumerate() {
+        skip_holes(&mut next, &mut done);
         if next >= blocks {
             break;
         }
@@ -617,6 +746,7 @@ fn uring(
                         .map_err(|e| EngineError::io(out_name, e))?;
                 }
                 done += 1;
+                skip_holes(&mut next, &mut done);
                 if next < blocks {
                     submit_read(&mut ring, &mut bufs, slot, next)
                         .map_err(|e| EngineError::io(&in_name, e))?;
@@ -750,6 +880,7 @@ mod tests {
             threads in 1i64..4,
             bs_pages in 1usize..3,
             stripes in any::<bool>(),
+            strategy in proptest::sample::select(CipherStrategy::ALL.to_vec()),
         ) {
             let (f, dense) = sparse(&pages);
             let input = Input::open(f.path()).unwrap();
@@ -765,7 +896,7 @@ mod tests {
                     layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
                     ..Default::default()
                 },
-                strategy: CipherStrategy::Auto,
+                strategy,
                 queue_depth: 4,
             };
             transform_to_file(&spec, out.as_file(), "out").unwrap();
@@ -776,7 +907,9 @@ mod tests {
     }
 
     #[test]
-    fn cipher_keeps_holes_when_zero_maps_to_zero() {
+    /// Every strategy (not only `threads`, as before) keeps the holes of a 4 GiB sparse input
+    /// when zeros stay zeros.
+    fn cipher_keeps_holes_when_zero_maps_to_zero_with_every_strategy() {
         use std::os::unix::fs::MetadataExt;
         let f = tempfile::NamedTempFile::new().unwrap();
         let len = 1u64 << 32;
@@ -786,20 +919,27 @@ mod tests {
         if !input.may_have_holes() {
             return;
         }
-        for (cipher, sparse) in [(Cipher::alphabet(3), true), (Cipher::bytes(0), true)] {
+        for (cipher, strategy) in [Cipher::alphabet(3), Cipher::bytes(0)]
+            .into_iter()
+            .flat_map(|c| CipherStrategy::ALL.map(|s| (c, s)))
+        {
             let out = tempfile::NamedTempFile::new().unwrap();
             let spec = TransformSpec {
                 input: &input,
                 cipher,
                 scalar: false,
                 engine: EngineOptions::default(),
-                strategy: CipherStrategy::Auto,
+                strategy,
                 queue_depth: 4,
             };
             transform_to_file(&spec, out.as_file(), "out").unwrap();
             let meta = out.as_file().metadata().unwrap();
             assert_eq!(meta.len(), len);
-            assert_eq!(sparse, meta.blocks() < 4096, "{} blocks", meta.blocks());
+            assert!(
+                meta.blocks() < 4096,
+                "{strategy:?}: {} blocks",
+                meta.blocks()
+            );
             let mut mid = [0u8; 4];
             out.as_file().read_exact_at(&mut mid, len / 2 - 1).unwrap();
             let mut want = *b"\0abc";

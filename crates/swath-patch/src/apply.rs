@@ -17,11 +17,17 @@ use swath_engine::AtomicOutput;
 
 use crate::error::PatchError;
 use crate::format::{
-    decode_footer, decode_table, Entry, Header, FOOTER_LEN, HEADER_LEN, MAX_SECTION,
+    check_manifest, decode_footer, decode_table, decode_tree_record, Entry, Header, ManifestAt,
+    FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
+use crate::manifest::Manifest;
 use crate::ops::Op;
 use crate::section::{apply_section, decode_section, SectionError};
+
+/// The largest decoded manifest a reader accepts (about 40 million entries at the
+/// smallest): what bounds the memory a forged one can make it use.
+pub const MAX_MANIFEST: u64 = 256 << 20;
 
 /// An opened, checked patch: its header and section table.
 #[derive(Debug)]
@@ -33,6 +39,10 @@ pub struct PatchFile {
     pub header: Header,
     /// The sections, in NEW's order.
     pub entries: Vec<Entry>,
+    /// The header's flags ([`crate::format::FLAG_TREE`]).
+    pub flags: u32,
+    /// Where a tree patch's manifest is.
+    pub manifest_at: Option<ManifestAt>,
 }
 
 impl PatchFile {
@@ -62,7 +72,7 @@ impl PatchFile {
         let mut h = [0u8; HEADER_LEN];
         file.read_exact_at(&mut h, 0)
             .map_err(|e| PatchError::io(&name, e))?;
-        let header = Header::decode(&h).map_err(|e| bad(e.0))?;
+        let (header, flags) = Header::decode_flags(&h).map_err(|e| bad(e.0))?;
         let mut footer = [0u8; FOOTER_LEN];
         file.read_exact_at(&mut footer, len - FOOTER_LEN as u64)
             .map_err(|e| PatchError::io(&name, e))?;
@@ -72,14 +82,82 @@ impl PatchFile {
         let mut table = vec![0u8; table_len as usize];
         file.read_exact_at(&mut table, table_at)
             .map_err(|e| PatchError::io(&name, e))?;
-        let entries = decode_table(&header, &table, &footer, table_at).map_err(|e| bad(e.0))?;
+        // A tree patch: its manifest record just before the table, the sections ending
+        // where the manifest starts.
+        let (sections_end, manifest_at) = if flags & FLAG_TREE != 0 {
+            let Some(rec_at) = table_at.checked_sub(TREE_RECORD_LEN as u64) else {
+                return Err(bad(
+                    "truncated: the tree's manifest record is missing".into()
+                ));
+            };
+            if rec_at < HEADER_LEN as u64 {
+                return Err(bad(
+                    "truncated: the tree's manifest record is missing".into()
+                ));
+            }
+            let mut rec = [0u8; TREE_RECORD_LEN];
+            file.read_exact_at(&mut rec, rec_at)
+                .map_err(|e| PatchError::io(&name, e))?;
+            let at = decode_tree_record(&header, &rec, table_at).map_err(|e| bad(e.0))?;
+            (at.offset, Some(at))
+        } else {
+            (table_at, None)
+        };
+        let entries = decode_table(&header, &table, &footer, sections_end).map_err(|e| bad(e.0))?;
         Ok(PatchFile {
             file,
             name,
             len,
             header,
             entries,
+            flags,
+            manifest_at,
         })
+    }
+
+    /// True for a tree patch.
+    pub fn is_tree(&self) -> bool {
+        self.flags & FLAG_TREE != 0
+    }
+
+    /// A tree patch's manifest, read, checked against its checksum, decoded and checked as
+    /// hostile input ([`Manifest::decode`]); `None` for a file patch.
+    pub fn manifest(&self) -> Result<Option<Manifest>, PatchError> {
+        let Some(at) = self.manifest_at else {
+            return Ok(None);
+        };
+        let bad = |what: String| PatchError::invalid(&self.name, what);
+        if at.raw > MAX_MANIFEST {
+            return Err(bad(format!(
+                "a tree manifest of {} bytes: this swath reads at most {MAX_MANIFEST} (several million entries)",
+                at.raw
+            )));
+        }
+        let mut stored = vec![0u8; at.stored as usize];
+        self.file
+            .read_exact_at(&mut stored, at.offset)
+            .map_err(|e| PatchError::io(&self.name, e))?;
+        check_manifest(&self.header, &at, &stored).map_err(|e| bad(e.0))?;
+        // Decoded as a stream, so a forged raw length allocates nothing beyond the real
+        // output.
+        let mut raw = Vec::new();
+        let decoded = zstd::stream::read::Decoder::new(&stored[..]).and_then(|d| {
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(d, at.raw.saturating_add(1)),
+                &mut raw,
+            )
+        });
+        if decoded.is_err() || raw.len() as u64 != at.raw {
+            return Err(bad("damaged: the tree's manifest does not decode".into()));
+        }
+        Manifest::decode(&raw, self.header.old_len, self.header.new_len)
+            .map(Some)
+            .map_err(|e| bad(e.0))
+    }
+
+    /// Reads section `e`'s bytes into `buf`.
+    pub fn read_section(&self, e: &Entry, buf: &mut Vec<u8>) -> Result<(), PatchError> {
+        self.section_bytes(e, buf)
     }
 
     /// Bytes of the patch.
@@ -157,6 +235,12 @@ pub fn apply_file(
 ) -> Result<Applied, PatchError> {
     let old_name = old_path.to_string_lossy().into_owned();
     let new_name = new_path.to_string_lossy().into_owned();
+    if patch.is_tree() {
+        return Err(PatchError::Usage(format!(
+            "{}: a patch of a directory tree: OLD and NEW must be directories",
+            patch.name
+        )));
+    }
     let old = File::open(old_path).map_err(|e| PatchError::io(&old_name, e))?;
     check_old(patch, &old, &old_name)?;
     let out = AtomicOutput::create(new_path)?;

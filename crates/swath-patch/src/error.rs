@@ -30,6 +30,20 @@ pub enum PatchError {
         /// NEW as the user named it.
         path: String,
     },
+    /// The old tree's files have the sizes the patch lists but other content.
+    #[error("{path}: not the tree this patch was made from ({why})")]
+    WrongOldTree {
+        /// OLD as the user named it.
+        path: String,
+        /// What differs.
+        why: String,
+    },
+    /// The rebuilt tree does not have the hash the patch records (nothing is left at NEW).
+    #[error("{path}: the rebuilt tree does not match the patch's hash (nothing was written)")]
+    WrongNewTree {
+        /// NEW as the user named it.
+        path: String,
+    },
     /// The arguments cannot work together (for example a directory and a file).
     #[error("{0}")]
     Usage(String),

@@ -30,6 +30,15 @@ pub const FOOTER_LEN: usize = 40;
 pub const ENTRY_LEN: usize = 40;
 /// The largest slice of NEW one section may rebuild: what bounds a reader's memory.
 pub const MAX_SECTION: u64 = 64 << 20;
+/// Header flag (offset 12, bit 0): a tree patch. OLD and NEW are directories; OLD's and
+/// NEW's regular files laid end to end are the address spaces the sections work in, and a
+/// manifest ([`crate::manifest`]) between the last section and the section table lists the
+/// entries. A swath that predates it refuses the patch as made by a newer swath.
+pub const FLAG_TREE: u32 = 1;
+/// The flags this swath reads.
+pub const KNOWN_FLAGS: u32 = FLAG_TREE;
+/// Bytes of a tree patch's manifest record, just before the section table.
+pub const TREE_RECORD_LEN: usize = 40;
 
 /// How hard `make` worked (recorded for `info`; apply does not depend on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,10 +115,15 @@ pub struct Header {
 impl Header {
     /// The header's 128 bytes; the last 8 are the checksum of the first 120.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
+        self.encode_flags(0)
+    }
+
+    /// The header's 128 bytes with `flags` ([`FLAG_TREE`]) at offset 12.
+    pub fn encode_flags(&self, flags: u32) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[..8].copy_from_slice(MAGIC);
         h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        // 12..16: flags, none defined.
+        h[12..16].copy_from_slice(&flags.to_le_bytes());
         h[16..24].copy_from_slice(&self.old_len.to_le_bytes());
         h[24..32].copy_from_slice(&self.new_len.to_le_bytes());
         h[32..48].copy_from_slice(&self.old_hash.to_le_bytes());
@@ -123,8 +137,19 @@ impl Header {
         h
     }
 
-    /// Reads a header back, checking its magic, version and checksum.
+    /// Reads a header back, checking its magic, version and checksum; a header with any
+    /// flag set (a tree patch) is refused as made by a newer swath, as swath did before
+    /// flags existed.
     pub fn decode(h: &[u8]) -> Result<Header, Invalid> {
+        match Header::decode_flags(h)? {
+            (header, 0) => Ok(header),
+            _ => invalid("unknown flags in the header: made by a newer swath"),
+        }
+    }
+
+    /// Reads a header back with its flags: only the flags this swath knows
+    /// ([`KNOWN_FLAGS`]) are accepted.
+    pub fn decode_flags(h: &[u8]) -> Result<(Header, u32), Invalid> {
         if h.len() < HEADER_LEN {
             return invalid("truncated: shorter than a patch header");
         }
@@ -140,7 +165,8 @@ impl Header {
         if u64::from_le_bytes(word(h, 120)) != xxh3_64(&h[..120]) {
             return invalid("damaged: the header's checksum does not match");
         }
-        if u32::from_le_bytes(word(h, 12)) != 0 {
+        let flags = u32::from_le_bytes(word(h, 12));
+        if flags & !KNOWN_FLAGS != 0 {
             return invalid("unknown flags in the header: made by a newer swath");
         }
         let level = Level::from_code(u32::from_le_bytes(word(h, 72)))
@@ -158,7 +184,7 @@ impl Header {
         if header.hash_piece == 0 || header.section_len == 0 || header.section_len > MAX_SECTION {
             return invalid("damaged: impossible sizes in the header");
         }
-        Ok(header)
+        Ok((header, flags))
     }
 
     /// The header's checksum.
@@ -290,6 +316,72 @@ pub fn decode_table(
         return invalid("damaged: the sections do not cover NEW");
     }
     Ok(entries)
+}
+
+/// Where a tree patch's manifest is: the record of [`TREE_RECORD_LEN`] bytes just before
+/// the section table (docs/patch-format.md, "Trees").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ManifestAt {
+    /// Offset of the manifest's stored bytes in the patch (where the sections end).
+    pub offset: u64,
+    /// Its length as stored (one zstd frame).
+    pub stored: u64,
+    /// Its length once decoded.
+    pub raw: u64,
+    /// XXH3-64 of (C, `u64::MAX - 2`, its stored bytes).
+    pub sum: u64,
+}
+
+/// The record that locates a tree patch's manifest (`stored` bytes at `offset`, `raw`
+/// once decoded), chained to the header's chain value.
+pub fn encode_tree_record(
+    chain: u64,
+    offset: u64,
+    stored: &[u8],
+    raw: u64,
+) -> [u8; TREE_RECORD_LEN] {
+    let mut r = [0u8; TREE_RECORD_LEN];
+    r[..8].copy_from_slice(&offset.to_le_bytes());
+    r[8..16].copy_from_slice(&(stored.len() as u64).to_le_bytes());
+    r[16..24].copy_from_slice(&raw.to_le_bytes());
+    r[24..32].copy_from_slice(&section_sum(chain, u64::MAX - 2, stored).to_le_bytes());
+    let own = section_sum(chain, u64::MAX - 3, &r[..32]);
+    r[32..].copy_from_slice(&own.to_le_bytes());
+    r
+}
+
+/// Reads the manifest record `r` of a tree patch whose section table starts at
+/// `table_at`: its checksum, and a manifest that ends exactly where the record starts.
+pub fn decode_tree_record(header: &Header, r: &[u8], table_at: u64) -> Result<ManifestAt, Invalid> {
+    if r.len() < TREE_RECORD_LEN {
+        return invalid("truncated: the tree's manifest record is missing");
+    }
+    let chain = header.chain();
+    if u64::from_le_bytes(word(r, 32)) != section_sum(chain, u64::MAX - 3, &r[..32]) {
+        return invalid("damaged: the tree's manifest record fails its checksum");
+    }
+    let at = ManifestAt {
+        offset: u64::from_le_bytes(word(r, 0)),
+        stored: u64::from_le_bytes(word(r, 8)),
+        raw: u64::from_le_bytes(word(r, 16)),
+        sum: u64::from_le_bytes(word(r, 24)),
+    };
+    let end = at
+        .offset
+        .checked_add(at.stored)
+        .and_then(|e| e.checked_add(TREE_RECORD_LEN as u64));
+    if at.offset < HEADER_LEN as u64 || end != Some(table_at) {
+        return invalid("damaged: the tree's manifest does not fit the patch");
+    }
+    Ok(at)
+}
+
+/// Checks a tree patch's manifest bytes (as stored) against their record.
+pub fn check_manifest(header: &Header, at: &ManifestAt, stored: &[u8]) -> Result<(), Invalid> {
+    if section_sum(header.chain(), u64::MAX - 2, stored) != at.sum {
+        return invalid("damaged: the tree's manifest fails its checksum");
+    }
+    Ok(())
 }
 
 /// Appends `v` as an unsigned LEB128 varint.
@@ -492,6 +584,43 @@ mod tests {
         newer[8] = 2;
         let err = Header::decode(&newer).unwrap_err().to_string();
         assert!(err.contains("version 2"), "{err}");
+    }
+
+    #[test]
+    fn the_tree_flag_is_read_here_and_refused_by_the_file_decoder() {
+        let h = header();
+        let b = h.encode_flags(FLAG_TREE);
+        assert_eq!(Header::decode_flags(&b).unwrap(), (h, FLAG_TREE));
+        let err = Header::decode(&b).unwrap_err().to_string();
+        assert!(err.contains("made by a newer swath"), "{err}");
+        // A flag beyond the known ones is refused by both.
+        let b = h.encode_flags(FLAG_TREE | 2);
+        let err = Header::decode_flags(&b).unwrap_err().to_string();
+        assert!(err.contains("made by a newer swath"), "{err}");
+        // A file patch's header is the bytes it always was.
+        assert_eq!(h.encode_flags(0), h.encode());
+        assert_eq!(&h.encode()[12..16], &[0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn the_tree_record_round_trips_and_any_flipped_byte_is_refused() {
+        let h = header();
+        let stored = b"manifest bytes".to_vec();
+        let r = encode_tree_record(h.chain(), 500, &stored, 99);
+        let table_at = 500 + stored.len() as u64 + TREE_RECORD_LEN as u64;
+        let at = decode_tree_record(&h, &r, table_at).unwrap();
+        assert_eq!(
+            (at.offset, at.stored, at.raw),
+            (500, stored.len() as u64, 99)
+        );
+        check_manifest(&h, &at, &stored).unwrap();
+        assert!(check_manifest(&h, &at, b"manifest bytez").is_err());
+        assert!(decode_tree_record(&h, &r, table_at + 1).is_err());
+        for i in 0..TREE_RECORD_LEN {
+            let mut bad = r;
+            bad[i] ^= 0x20;
+            assert!(decode_tree_record(&h, &bad, table_at).is_err(), "byte {i}");
+        }
     }
 
     #[test]

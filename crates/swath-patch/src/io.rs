@@ -11,8 +11,11 @@
 //! - [`Plan`]: which way to read a file, chosen from its page-cache residency: data mostly
 //!   in the cache is read by the workers themselves in steps that stay in their caches
 //!   (no reader thread, no extra copy); data mostly on the device is read ahead.
-//! - [`IoSemaphore`]: how many files are read at once (1 on a rotational device, 2 on an
-//!   SSD: [`swath_engine::sysinfo::io_threads`], or `--io-threads`).
+//! - [`frees`]: large values freed on a background thread ([`DetachedFrees`]).
+//!
+//! How many files are read at once is `swath_engine::memfor::IoSemaphore`'s (1 on a
+//! rotational device, 2 on an SSD: [`swath_engine::sysinfo::io_threads`], or
+//! `--io-threads`).
 //!
 //! A file that ends before the length it had when opened (it shrank while read) is an
 //! `UnexpectedEof` error, never a panic.
@@ -23,7 +26,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -288,44 +291,6 @@ pub fn read_ahead<T: Send>(
         .collect()
 }
 
-/// A counting semaphore bounding the files read at once.
-#[derive(Debug)]
-pub struct IoSemaphore {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-/// A permit of an [`IoSemaphore`], given back when dropped.
-#[derive(Debug)]
-pub struct IoPermit<'a>(&'a IoSemaphore);
-
-impl IoSemaphore {
-    /// A semaphore of `n` permits (at least one).
-    pub fn new(n: usize) -> IoSemaphore {
-        IoSemaphore {
-            free: Mutex::new(n.max(1)),
-            freed: Condvar::new(),
-        }
-    }
-
-    /// Waits for a permit.
-    pub fn acquire(&self) -> IoPermit<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
-        }
-        *free -= 1;
-        IoPermit(self)
-    }
-}
-
-impl Drop for IoPermit<'_> {
-    fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        self.0.freed.notify_one();
-    }
-}
-
 /// Large values dropped on a background thread, off the critical path (unmapping hundreds
 /// of MB of touched pages takes tens of milliseconds); [`DetachedFrees::join`] waits for
 /// them, as an allocation larger than the memory then available must
@@ -539,26 +504,6 @@ mod tests {
         let mut buf = AlignedBuf::new(16384);
         read_piece(f.as_file(), d.as_ref(), &mut buf, 0, 10_000).unwrap();
         assert_eq!(buf.bytes(), &pattern(10_000)[..]);
-    }
-
-    #[test]
-    fn the_semaphore_bounds_holders() {
-        let s = IoSemaphore::new(2);
-        let inside = AtomicUsize::new(0);
-        let most = AtomicUsize::new(0);
-        std::thread::scope(|ts| {
-            for _ in 0..6 {
-                ts.spawn(|| {
-                    let _p = s.acquire();
-                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                    inside.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
-        assert!(most.load(Ordering::SeqCst) <= 2);
-        assert!(most.load(Ordering::SeqCst) >= 1);
     }
 
     #[test]

@@ -10,15 +10,18 @@
 //! - [`signature`]: a file's chunks and hashes, computed on all cores.
 //! - [`make`]: a patch of one file from another, on all cores.
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
+//! - [`manifest`]: a tree patch's list of old files and new entries, checked as hostile input.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
 //! - [`io`]: reading front to back at the device's speed: requests in flight, direct
-//!   reads, the I/O semaphore, detached frees.
+//!   reads, detached frees.
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
+//! - [`tree`]: patches of directory trees: the walk, a tree's files as one OLD, make.
+//! - [`tree_apply`]: a tree patch applied into a private directory renamed into place.
 //! - [`vcdiff`]: RFC 3284 output for `--format vcdiff`.
 //! - [`source`]: where OLD's bytes are read from (one file, or a tree's files end to end).
 //! - [`error`]: the errors, each naming its file.
@@ -32,12 +35,15 @@ pub mod format;
 pub mod hash;
 pub mod io;
 pub mod make;
+pub mod manifest;
 pub mod matcher;
 pub mod ops;
 pub mod section;
 pub mod signature;
 pub mod source;
 pub mod table;
+pub mod tree;
+pub mod tree_apply;
 pub mod vcdiff;
 
 pub use error::PatchError;

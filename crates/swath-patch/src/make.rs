@@ -336,7 +336,7 @@ fn make(
         let new_plan = crate::io::Plan::for_file(new, new_len);
         // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
         let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
-        let io_sem = crate::io::IoSemaphore::new(match opts.io_threads {
+        let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
             0 => swath_engine::sysinfo::io_threads(new),
             n => n,
         });
@@ -433,7 +433,7 @@ fn make(
         };
         let workers = opts.threads.max(1).min(count.max(1));
         if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
-            let _permit = io_sem.acquire();
+            let _permit = io_sem.read();
             let read = crate::io::read_ahead(
                 new,
                 new_len,
@@ -729,14 +729,14 @@ pub fn direct_read_time(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::apply::{apply_file, PatchFile};
     use proptest::prelude::*;
 
     /// NEW from OLD by an edit script: (kind, position, length, byte) with kinds insert,
     /// delete, move, duplicate, zero run, byte change.
-    fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
+    pub(crate) fn edit(old: &[u8], edits: &[(u8, usize, usize, u8)]) -> Vec<u8> {
         let mut new = old.to_vec();
         for &(kind, at, len, b) in edits {
             let at = if new.is_empty() {
@@ -782,7 +782,7 @@ mod tests {
     }
 
     /// Pseudo-random bytes below `alphabet` (a small one makes repeats, as real data has).
-    fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
+    pub(crate) fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
         let mut x = seed | 1;
         (0..len)
             .map(|_| {

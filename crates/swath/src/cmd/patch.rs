@@ -1,4 +1,5 @@
-//! `swath patch make|apply|info`: binary patches of one file from another.
+//! `swath patch make|apply|info`: binary patches of one file from another, or of one
+//! directory tree from another.
 //!
 //! The work is `swath_patch`'s; this module parses the options, prints the reports (text or
 //! `--json`) and maps failures to one line on stderr and exit status 2 (a damaged patch, the
@@ -12,6 +13,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use swath_patch::apply::{apply_file, census, PatchFile};
 use swath_patch::format::Level;
 use swath_patch::make::{make_file, speed_of_light, Format, MakeOptions};
+use swath_patch::manifest::{Kind, Manifest, Source};
+use swath_patch::tree::TreeOptions;
+use swath_patch::tree_apply::apply_tree;
 use swath_patch::PatchError;
 
 use crate::size::parse_size;
@@ -20,7 +24,7 @@ use crate::stdout::{Stdout, Voice};
 /// `swath patch` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum PatchCommand {
-    /// Make PATCH, which turns OLD into NEW.
+    /// Make PATCH, which turns OLD into NEW (two files, or two directories).
     Make(MakeArgs),
     /// Rebuild NEW from OLD and PATCH (OLD is checked against the patch first); PATCH may
     /// also be VCDIFF, as `xdelta3 -e -S none` writes it.
@@ -73,6 +77,12 @@ pub struct MakeArgs {
     #[arg(long, value_name = "N")]
     io_threads: Option<usize>,
 
+    /// Memory the files of a tree processed at once may take (suffixes as in 4G; default:
+    /// the memory available at the start). Files are admitted, the largest first, while
+    /// their needs fit; one larger than the limit runs alone.
+    #[arg(long, value_name = "LIMIT")]
+    memory: Option<String>,
+
     /// The patch's format: swath (compressed, checked, applied on all cores) or vcdiff
     /// (RFC 3284, as `xdelta3 -d -s OLD PATCH NEW` applies it; approximate matches become
     /// literal bytes there, and nothing is compressed).
@@ -91,9 +101,9 @@ pub struct MakeArgs {
     #[arg(long)]
     time: bool,
 
-    /// The file the patch starts from.
+    /// The file or directory the patch starts from.
     old: PathBuf,
-    /// The file the patch makes.
+    /// The file or directory the patch makes.
     new: PathBuf,
     /// Where to write the patch (written atomically).
     patch: Option<PathBuf>,
@@ -110,11 +120,13 @@ pub struct ApplyArgs {
     #[arg(long)]
     time: bool,
 
-    /// The file the patch was made from.
+    /// The file or directory the patch was made from.
     old: PathBuf,
     /// The patch.
     patch: PathBuf,
-    /// Where to write the rebuilt file (written atomically, only once its hash holds).
+    /// Where to write the rebuilt file (written atomically, only once its hash holds), or
+    /// the rebuilt tree (a directory that must not exist or be empty; built beside it and
+    /// renamed into place).
     new: PathBuf,
 }
 
@@ -186,10 +198,7 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
             ))
         }
     };
-    let total = [&a.old, &a.new]
-        .iter()
-        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
-        .sum::<u64>();
+    let is_dir = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_dir());
     let opts = MakeOptions {
         level,
         chunk_avg: chunk as u32,
@@ -202,6 +211,31 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         },
         ..MakeOptions::default()
     };
+    match (is_dir(&a.old), is_dir(&a.new)) {
+        (true, true) => return make_tree(&a, opts, patch, out, started),
+        (true, false) | (false, true) => {
+            let (d, f) = if is_dir(&a.old) {
+                (&a.old, &a.new)
+            } else {
+                (&a.new, &a.old)
+            };
+            return Err(PatchError::Usage(format!(
+                "{}: Is a directory, and {} is not: OLD and NEW must be two files or two directories",
+                d.display(),
+                f.display()
+            )));
+        }
+        (false, false) => {}
+    }
+    if a.memory.is_some() {
+        return Err(PatchError::Usage(
+            "--memory: only for directories (one file's make is bounded by its sections)".into(),
+        ));
+    }
+    let total = [&a.old, &a.new]
+        .iter()
+        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .sum::<u64>();
     let made = crate::progress::with_progress(Some(total), "patch make", |counter| {
         make_file(&a.old, &a.new, patch, &opts, Some(counter))
     })?;
@@ -248,20 +282,8 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         );
         // The speed of light: reading both inputs and writing the patch, nothing else,
         // measured now on the same files.
-        let dir = a
-            .patch
-            .as_deref()
-            .and_then(|p| p.parent())
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        match speed_of_light(&a.old, &a.new, dir, made.patch_len) {
-            Ok(light) => eprintln!(
-                "speed of light (read OLD and NEW, write the patch): {:.3} s; this make ran at {:.0}% of it",
-                light.as_secs_f64(),
-                light.as_secs_f64() * 100.0 / all.max(1e-9)
-            ),
-            Err(e) => eprintln!("speed of light: not measured ({e})"),
-        }
+        let light = speed_of_light(&a.old, &a.new, patch_dir(&a), made.patch_len);
+        print_light(light, "read OLD and NEW, write the patch", all);
         // Inputs read cold: the device's sequential bandwidth, measured now with direct
         // reads (16 MiB requests, 4 in flight), is the ceiling.
         if made.resident < 0.5 {
@@ -277,6 +299,133 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         }
     }
     Ok(())
+}
+
+/// The directory the patch goes to (where the speed of light writes).
+fn patch_dir(a: &MakeArgs) -> &std::path::Path {
+    a.patch
+        .as_deref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+}
+
+/// The speed of light (`what` it is) beside the make's `all` seconds, on stderr.
+fn print_light(light: std::io::Result<std::time::Duration>, what: &str, all: f64) {
+    match light {
+        Ok(light) => eprintln!(
+            "speed of light ({what}): {:.3} s; this make ran at {:.0}% of it",
+            light.as_secs_f64(),
+            light.as_secs_f64() * 100.0 / all.max(1e-9)
+        ),
+        Err(e) => eprintln!("speed of light: not measured ({e})"),
+    }
+}
+
+/// Bytes of a tree's regular files (for the progress bar; walked only on a terminal).
+fn tree_bytes(p: &std::path::Path) -> u64 {
+    swath_patch::tree::walk(p, "")
+        .map(|(_, w)| {
+            w.iter()
+                .map(|e| match e.kind {
+                    swath_patch::tree::WalkedKind::File(n) => n,
+                    _ => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// `make` of two directories.
+fn make_tree(
+    a: &MakeArgs,
+    make: MakeOptions,
+    patch: Option<&std::path::Path>,
+    out: &mut Stdout,
+    started: Instant,
+) -> Result<(), PatchError> {
+    use std::io::IsTerminal;
+    if make.format != Format::Swath {
+        return Err(PatchError::Usage(
+            "--format vcdiff: VCDIFF patches one file; a tree patch is in swath's format".into(),
+        ));
+    }
+    let memory = match &a.memory {
+        Some(m) => size_arg("--memory", m)?,
+        None => swath_engine::sysinfo::available_memory().unwrap_or(1 << 30),
+    };
+    let opts = TreeOptions {
+        make,
+        memory,
+        io_readers: match opts.io_threads {
+            0 => std::fs::File::open(&a.old).map_or(swath_patch::tree::IO_READERS, |f| {
+                swath_engine::sysinfo::io_threads(&f)
+            }),
+            n => n,
+        },
+    };
+    let total = std::io::stderr()
+        .is_terminal()
+        .then(|| tree_bytes(&a.old) + tree_bytes(&a.new));
+    let made = crate::progress::with_progress(total, "patch make", |counter| {
+        swath_patch::tree::make_tree(&a.old, &a.new, patch, &opts, Some(counter))
+    })?;
+    if a.json {
+        let text = serde_json::to_string(&made).unwrap_or_default();
+        out.write(text.as_bytes());
+        out.write(b"\n");
+    } else if a.dry_run {
+        let c = &made.census;
+        let text = format!(
+            "patch: {} bytes, {} sections, manifest {} bytes\n\
+             new tree: {} files, {} directories, {} links; {} old files deleted\n\
+             whole old files (unchanged, renamed, copied): {} files, {} bytes\n\
+             made by sections: {} bytes\n",
+            made.patch_len,
+            made.sections,
+            made.manifest_len,
+            made.new_files,
+            made.new_dirs,
+            made.new_links,
+            made.deleted_files,
+            made.identical_files,
+            made.identical_bytes,
+            made.new_len,
+        ) + &census_lines(c);
+        out.write(text.as_bytes());
+    }
+    if a.time {
+        let all = started.elapsed().as_secs_f64();
+        let read = (made.old_len + made.new_len + made.identical_bytes) as f64;
+        eprintln!(
+            "time: {all:.3} s (walk and OLD signatures {:.3} s, NEW hashed, matched and encoded {:.3} s), {:.1} MB/s of OLD+NEW",
+            made.signature_secs,
+            made.match_secs,
+            read / all.max(1e-9) / 1e6
+        );
+        let light =
+            swath_patch::tree::speed_of_light_tree(&a.old, &a.new, patch_dir(a), made.patch_len);
+        print_light(light, "read both trees' files, write the patch", all);
+    }
+    Ok(())
+}
+
+/// What a patch's ops make, one line for each kind.
+fn census_lines(c: &swath_patch::apply::Census) -> String {
+    format!(
+        "copied exactly: {} bytes in {} copies\n\
+         approximate: {} bytes in {}\n\
+         zero runs: {} bytes in {}\n\
+         literal: {} bytes in {}\n",
+        c.copied_bytes,
+        c.copies,
+        c.delta_bytes,
+        c.deltas,
+        c.zero_bytes,
+        c.zero_runs,
+        c.literal_bytes,
+        c.literals,
+    )
 }
 
 fn percent(part: u64, whole: u64) -> String {
@@ -313,6 +462,31 @@ fn apply(a: ApplyArgs) -> Result<(), PatchError> {
         .num_threads(threads(a.threads))
         .build()
         .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
+    if patch.is_tree() {
+        let m = patch.manifest()?.unwrap_or_default();
+        let total: u64 = patch.header.new_len
+            + m.new
+                .iter()
+                .map(|e| match e.kind {
+                    Kind::File {
+                        len,
+                        source: Source::Old(_),
+                    } => len,
+                    _ => 0,
+                })
+                .sum::<u64>();
+        let done = crate::progress::with_progress(Some(total), "patch apply", |c| {
+            pool.install(|| apply_tree(&a.old, &patch, &a.new, Some(c)))
+        })?;
+        if a.time {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "time: {secs:.3} s, {} files ({} bytes from {} sections, {} bytes of whole old files), {} directories, {} links",
+                done.files, done.new_len, done.sections, done.copied_len, done.dirs, done.links
+            );
+        }
+        return Ok(());
+    }
     let done = crate::progress::with_progress(Some(patch.header.new_len), "patch apply", |c| {
         pool.install(|| apply_file(&a.old, &patch, &a.new, Some(c)))
     })?;
@@ -337,6 +511,9 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
     let patch = PatchFile::open(&a.patch)?;
     let c = census(&patch)?;
     let h = &patch.header;
+    if let Some(m) = patch.manifest()? {
+        return tree_info(&a, &patch, &m, &c, out);
+    }
     if a.json {
         let v = serde_json::json!({
             "format": "swath",
@@ -360,11 +537,7 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
          patch: {} bytes ({} of NEW)\n\
          old: {} bytes, XXH3-128 {:032x}\n\
          new: {} bytes, XXH3-128 {:032x}\n\
-         made at level {}, chunks of {} bytes on average, {} sections\n\
-         copied exactly: {} bytes in {} copies\n\
-         approximate: {} bytes in {}\n\
-         zero runs: {} bytes in {}\n\
-         literal: {} bytes in {}\n",
+         made at level {}, chunks of {} bytes on average, {} sections\n",
         swath_patch::format::VERSION,
         patch.len(),
         percent(patch.len(), h.new_len),
@@ -375,15 +548,93 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
         h.level.name(),
         h.chunk_avg,
         patch.entries.len(),
-        c.copied_bytes,
-        c.copies,
-        c.delta_bytes,
-        c.deltas,
-        c.zero_bytes,
-        c.zero_runs,
-        c.literal_bytes,
-        c.literals,
     );
+    let text = text + &census_lines(&c);
+    out.write(text.as_bytes());
+    Ok(())
+}
+
+/// `info` of a tree patch: its entries, and the bytes of each kind.
+fn tree_info(
+    a: &InfoArgs,
+    patch: &PatchFile,
+    m: &Manifest,
+    c: &swath_patch::apply::Census,
+    out: &mut Stdout,
+) -> Result<(), PatchError> {
+    let h = &patch.header;
+    let (mut files, mut dirs, mut links, mut whole, mut whole_bytes, mut new_bytes) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    for e in &m.new {
+        match &e.kind {
+            Kind::Dir => dirs += 1,
+            Kind::Link { .. } => links += 1,
+            Kind::File { len, source } => {
+                files += 1;
+                new_bytes += len;
+                if let Source::Old(_) = source {
+                    whole += 1;
+                    whole_bytes += len;
+                }
+            }
+        }
+    }
+    let deleted = swath_patch::tree::deleted(m);
+    if a.json {
+        let v = serde_json::json!({
+            "format": "swath",
+            "version": swath_patch::format::VERSION,
+            "tree": true,
+            "patch_bytes": patch.len(),
+            "old_files": m.old.len(),
+            "old_bytes": h.old_len,
+            "new_files": files,
+            "new_dirs": dirs,
+            "new_links": links,
+            "deleted_files": deleted,
+            "new_file_bytes": new_bytes,
+            "whole_old_files": whole,
+            "whole_old_file_bytes": whole_bytes,
+            "section_bytes": h.new_len,
+            "old_hash": format!("{:032x}", h.old_hash),
+            "new_hash": format!("{:032x}", h.new_hash),
+            "level": h.level.name(),
+            "chunk_avg": h.chunk_avg,
+            "sections": patch.entries.len(),
+            "ops": c,
+        });
+        out.write(v.to_string().as_bytes());
+        out.write(b"\n");
+        return Ok(());
+    }
+    let text = format!(
+        "format: swath patch of a directory tree, version {}\n\
+         patch: {} bytes\n\
+         old tree: {} files, {} bytes, XXH3-128 {:032x}\n\
+         new tree: {} files ({} bytes), {} directories, {} links, XXH3-128 {:032x}\n\
+         deleted files: {}\n\
+         whole old files (unchanged, renamed, copied): {} files, {} bytes\n\
+         made by sections: {} bytes in {} sections\n\
+         made at level {}, chunks of {} bytes on average\n",
+        swath_patch::format::VERSION,
+        patch.len(),
+        m.old.len(),
+        h.old_len,
+        h.old_hash,
+        files,
+        new_bytes,
+        dirs,
+        links,
+        h.new_hash,
+        deleted,
+        whole,
+        whole_bytes,
+        h.new_len,
+        patch.entries.len(),
+        h.level.name(),
+        h.chunk_avg,
+    );
+    let text = text + &census_lines(c);
     out.write(text.as_bytes());
     Ok(())
 }

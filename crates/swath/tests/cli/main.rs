@@ -11,6 +11,7 @@ mod links;
 mod logs;
 mod messages;
 mod patch;
+mod patch_tree;
 mod report_page;
 mod sparse;
 mod util;

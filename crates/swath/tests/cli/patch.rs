@@ -32,7 +32,7 @@ fn pair(len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
     (old, new)
 }
 
-fn ok(o: &std::process::Output) {
+pub(crate) fn ok(o: &std::process::Output) {
     assert!(
         o.status.success(),
         "status {:?}, stderr {}",
@@ -42,7 +42,7 @@ fn ok(o: &std::process::Output) {
 }
 
 /// One line on stderr containing `what`, status 2.
-fn fails(o: &std::process::Output, what: &str) {
+pub(crate) fn fails(o: &std::process::Output, what: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

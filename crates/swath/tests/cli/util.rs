@@ -189,3 +189,53 @@ impl Drop for SmallFs {
         let _ = Command::new("umount").arg(&self.path).status();
     }
 }
+
+const PROTECTED_SYMLINKS: &str = "/proc/sys/fs/protected_symlinks";
+
+/// Serializes the tests that set `fs.protected_symlinks`: it is one setting for the whole
+/// machine, and the tests of this binary run on several threads at once.
+static SYSCTL_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `fs.protected_symlinks` set for the life of the guard (held alone: no other test sets
+/// it meanwhile), the old value restored after.
+pub struct ProtectedSymlinks {
+    old: String,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+impl ProtectedSymlinks {
+    /// Sets the sysctl to `value` ("0" or "1"); `None` when it cannot be (not root).
+    pub fn set(value: &str) -> Option<ProtectedSymlinks> {
+        let lock = SYSCTL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let old = std::fs::read_to_string(PROTECTED_SYMLINKS).ok()?;
+        std::fs::write(PROTECTED_SYMLINKS, value).ok()?;
+        Some(ProtectedSymlinks { old, _lock: lock })
+    }
+}
+
+impl Drop for ProtectedSymlinks {
+    fn drop(&mut self) {
+        let _ = std::fs::write(PROTECTED_SYMLINKS, self.old.trim());
+    }
+}
+
+/// True when the tests run as root (they can then plant other users' files and act as them).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `swath ARGS` in `cwd` as user `uid` (through `setpriv` when that is not root).
+pub fn swath_as(uid: u32, cwd: &Path, args: &[&str]) -> std::process::Output {
+    let mut c = if uid == 0 {
+        Command::new(swath_bin())
+    } else {
+        let mut c = Command::new("setpriv");
+        c.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(swath_bin());
+        c
+    };
+    c.args(args).current_dir(cwd).output().unwrap()
+}

@@ -1,0 +1,1471 @@
+//! Patches of directory trees (`swath patch make OLD_DIR NEW_DIR PATCH`).
+//!
+//! A tree patch is a file patch's container with the TREE flag (docs/patch-format.md,
+//! "Trees"). OLD is the old tree's regular files laid end to end, in the order of a
+//! depth-first walk with names sorted by their bytes, read through a [`TreeReader`] (one
+//! address space, files opened lazily, a bounded number of descriptors): a copy may come
+//! from any old file, so content of renamed, moved or duplicated files is found wherever it
+//! was. NEW is the new files whose bytes the sections make, end to end likewise; a new
+//! file whose length and hash equal an old file's (unchanged, renamed, copied) is not in
+//! NEW at all: the manifest names the old file and apply copies it.
+//!
+//! Make runs the seed's pipeline:
+//! 1. Both trees walked (links recorded, never followed; special files refused).
+//! 2. The old files' signatures by the memory-limited parallel for
+//!    ([`swath_engine::memfor`]), each file read under the I/O semaphore and cut into
+//!    chunks outside it (the CDC restarts at each file's start), then one [`ChunkTable`]
+//!    over all of them at their offsets in OLD.
+//! 3. The new files that may equal an old file (one has their length) hashed likewise.
+//! 4. NEW cut into sections: whole small files packed together up to the section length,
+//!    a larger file in sections of its own; sections matched and encoded on all cores by
+//!    [`make_section`] (the file patch's own), in batches written in order.
+//! 5. The manifest, the section table, the header; then every entry walked is checked
+//!    again: a tree that changed while read is an error, not a wrong patch.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use swath_engine::memfor::{memory_limited_for, IoSemaphore};
+use swath_engine::{AtomicOutput, EngineError};
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::apply::Census;
+use crate::cdc::{Kind as ChunkKind, Params};
+use crate::error::PatchError;
+use crate::format::{
+    encode_tail, encode_tree_record, section_sum, Entry, Header, Level, FLAG_TREE, HEADER_LEN,
+};
+use crate::hash::{file_hash, slice_hash, PIECE};
+use crate::make::{make_section, Format, MakeOptions, OldSide};
+use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldFile, Source};
+use crate::signature::{signature_and_hash, signature_of_slice, Chunk};
+use crate::source::ReadAt;
+use crate::table::ChunkTable;
+
+/// Readers of one device at once when nothing better is known: the seam where device
+/// detection (`swath_engine::sysinfo`, 1 on a rotational device) and `--io-threads` plug in,
+/// through [`TreeOptions::io_readers`].
+pub const IO_READERS: usize = 2;
+
+/// Descriptors a [`TreeReader`] keeps open at most.
+const OPEN_FILES: usize = 64;
+
+/// How to make a tree patch.
+#[derive(Debug, Clone)]
+pub struct TreeOptions {
+    /// The matching, as for a file (`format` must be swath).
+    pub make: MakeOptions,
+    /// The memory budget of the memory-limited parallel for, in bytes.
+    pub memory: u64,
+    /// Files read at once (the I/O semaphore's permits).
+    pub io_readers: usize,
+}
+
+impl Default for TreeOptions {
+    fn default() -> Self {
+        TreeOptions {
+            make: MakeOptions::default(),
+            memory: swath_engine::sysinfo::available_memory().unwrap_or(1 << 30),
+            io_readers: IO_READERS,
+        }
+    }
+}
+
+/// What a tree make did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TreeMade {
+    /// Regular files in the old tree.
+    pub old_files: usize,
+    /// Bytes of the old tree's regular files (OLD).
+    pub old_len: u64,
+    /// Regular files in the new tree.
+    pub new_files: usize,
+    /// Directories in the new tree (its root not counted).
+    pub new_dirs: usize,
+    /// Symbolic links in the new tree.
+    pub new_links: usize,
+    /// Old files whose path is not a file of the new tree.
+    pub deleted_files: usize,
+    /// New files that are whole old files (unchanged, renamed or copied): no sections.
+    pub identical_files: usize,
+    /// Their bytes.
+    pub identical_bytes: u64,
+    /// Bytes of the new files made by sections (NEW).
+    pub new_len: u64,
+    /// The patch's length (what it would be, with `--dry-run`).
+    pub patch_len: u64,
+    /// The manifest's length in the patch.
+    pub manifest_len: u64,
+    /// Sections written.
+    pub sections: usize,
+    /// OLD's distinct chunks in the table.
+    pub old_chunks: usize,
+    /// What the sections' ops are.
+    pub census: Census,
+    /// Seconds spent walking and on OLD's signatures.
+    pub signature_secs: f64,
+    /// Seconds spent hashing, matching and encoding NEW.
+    pub match_secs: f64,
+}
+
+// ---------------------------------------------------------------------------------------
+// Opening beneath a directory without following links.
+
+fn cstr(b: &[u8]) -> io::Result<CString> {
+    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Opens `path` (relative, `/`-separated) beneath the directory `dir` following no
+/// symbolic link in any component and never leaving `dir` (`openat2` with
+/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`; component by component with `O_NOFOLLOW` on a
+/// kernel without it). A link anywhere on the way is `ELOOP`.
+pub fn open_beneath(dir: &OwnedFd, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let c = cstr(path)?;
+    // SAFETY: open_how is plain data; zeroed is a valid value that is then filled in.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 {
+        u64::from(mode)
+    } else {
+        0
+    };
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: openat2 with a valid directory descriptor, a NUL-terminated path and an
+    // open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: a descriptor openat2 just returned, owned by nobody else.
+        return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+    }
+    let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) {
+        return Err(e);
+    }
+    // No openat2 (or a filter forbids it): one component at a time.
+    let comps: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    let mut cur: Option<OwnedFd> = None;
+    for (k, comp) in comps.iter().enumerate() {
+        if comp.is_empty() || *comp == b"." || *comp == b".." {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let last = k + 1 == comps.len();
+        let f = if last {
+            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC
+        } else {
+            libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_PATH
+        };
+        let c = cstr(comp)?;
+        let at = cur.as_ref().unwrap_or(dir).as_raw_fd();
+        // SAFETY: openat with a valid directory descriptor and a NUL-terminated name.
+        let fd = unsafe { libc::openat(at, c.as_ptr(), f, mode as libc::c_uint) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor openat just returned.
+        cur = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    cur.ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Opens a directory the user named (following links, as `diff -r` does for its operands).
+pub fn open_root(path: &Path) -> io::Result<OwnedFd> {
+    let c = cstr(path.as_os_str().as_bytes())?;
+    // SAFETY: open with a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor open just returned.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `root/rel` as shown to the user.
+pub fn shown(root: &str, rel: &[u8]) -> String {
+    format!(
+        "{}/{}",
+        root.trim_end_matches('/'),
+        String::from_utf8_lossy(rel)
+    )
+}
+
+/// An I/O error about one file of a tree, carried through [`ReadAt`] (whose errors have no
+/// name) so the message names the file.
+#[derive(Debug)]
+struct FileError {
+    path: String,
+    cause: io::Error,
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.cause)
+    }
+}
+
+impl std::error::Error for FileError {}
+
+fn file_error(path: String, cause: io::Error) -> io::Error {
+    io::Error::new(cause.kind(), FileError { path, cause })
+}
+
+/// The error `e` (from a [`TreeReader`] read, or about `fallback`) as one line naming the
+/// file; a file that ended early changed while it was read.
+pub fn tree_error(fallback: &str, e: io::Error) -> PatchError {
+    let kind = e.kind();
+    let (path, cause) = match e.into_inner() {
+        Some(inner) => match inner.downcast::<FileError>() {
+            Ok(fe) => (fe.path, fe.cause),
+            Err(other) => (fallback.to_string(), io::Error::new(kind, other)),
+        },
+        None => (fallback.to_string(), io::Error::from(kind)),
+    };
+    if cause.kind() == io::ErrorKind::UnexpectedEof {
+        return PatchError::Engine(EngineError::Modified { path });
+    }
+    PatchError::io(&path, cause)
+}
+
+// ---------------------------------------------------------------------------------------
+// The tree's files as one address space.
+
+/// One file of a [`TreeReader`].
+#[derive(Debug, Clone)]
+pub struct TreeFile {
+    /// Path relative to the root.
+    pub path: Vec<u8>,
+    /// Length (the file's bytes in the address space).
+    pub len: u64,
+    /// Device and inode the walk saw (checked when the file is opened), if known.
+    pub id: Option<(u64, u64)>,
+}
+
+struct FdCache {
+    open: Vec<Option<Arc<File>>>,
+    order: VecDeque<usize>,
+}
+
+/// A tree's regular files end to end, as one [`ReadAt`]: files are opened lazily beneath
+/// the root (no link followed), at most 64 at a time, so a tree of 100,000 files needs no
+/// more descriptors than one of ten.
+pub struct TreeReader {
+    root: OwnedFd,
+    name: String,
+    files: Vec<TreeFile>,
+    starts: Vec<u64>,
+    len: u64,
+    cache: Mutex<FdCache>,
+}
+
+impl TreeReader {
+    /// The files of the tree at `root` (named `name` in messages), in this order.
+    pub fn new(root: OwnedFd, name: &str, files: Vec<TreeFile>) -> TreeReader {
+        let mut starts = Vec::with_capacity(files.len());
+        let mut len = 0u64;
+        for f in &files {
+            starts.push(len);
+            len += f.len;
+        }
+        TreeReader {
+            root,
+            name: name.to_string(),
+            cache: Mutex::new(FdCache {
+                open: vec![None; files.len()],
+                order: VecDeque::new(),
+            }),
+            files,
+            starts,
+            len,
+        }
+    }
+
+    /// Bytes of all the files.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when the files hold no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The files.
+    pub fn files(&self) -> &[TreeFile] {
+        &self.files
+    }
+
+    /// Where file `i` starts in the address space.
+    pub fn start(&self, i: usize) -> u64 {
+        self.starts[i]
+    }
+
+    /// The root's descriptor.
+    pub fn root(&self) -> &OwnedFd {
+        &self.root
+    }
+
+    /// File `i` as shown to the user.
+    pub fn shown(&self, i: usize) -> String {
+        shown(&self.name, &self.files[i].path)
+    }
+
+    /// Opens file `i` (not cached): a regular file beneath the root, the one the walk saw.
+    pub fn open(&self, i: usize) -> io::Result<File> {
+        let f = &self.files[i];
+        let err = |e| file_error(self.shown(i), e);
+        let fd =
+            open_beneath(&self.root, &f.path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map_err(err)?;
+        let file = File::from(fd);
+        let m = file.metadata().map_err(err)?;
+        if !m.is_file() {
+            return Err(err(io::Error::other("not a regular file")));
+        }
+        if f.id.is_some_and(|id| id != (m.dev(), m.ino())) {
+            return Err(err(io::Error::from(io::ErrorKind::UnexpectedEof)));
+        }
+        Ok(file)
+    }
+
+    /// Runs `work` on file `i`, opened now; errors name the file.
+    pub fn with_file<T>(
+        &self,
+        i: usize,
+        work: impl FnOnce(&File) -> io::Result<T>,
+    ) -> Result<T, PatchError> {
+        let f = self.open(i).map_err(|e| tree_error(&self.name, e))?;
+        work(&f).map_err(|e| tree_error(&self.name, file_error(self.shown(i), e)))
+    }
+
+    /// File `i` whole, read while holding a permit of `sem` (given back before the caller
+    /// computes on the bytes).
+    pub fn read_whole(&self, i: usize, sem: &IoSemaphore) -> Result<Vec<u8>, PatchError> {
+        let mut buf = vec![0u8; self.files[i].len as usize];
+        let _reading = sem.read();
+        self.with_file(i, |f| FileExt::read_exact_at(f, &mut buf, 0))?;
+        Ok(buf)
+    }
+
+    /// File `i`, from the cache of open descriptors or opened now.
+    pub fn file(&self, i: usize) -> io::Result<Arc<File>> {
+        let lock = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = &lock().open[i] {
+            return Ok(f.clone());
+        }
+        let f = Arc::new(self.open(i)?);
+        let mut c = lock();
+        if c.open[i].is_none() {
+            c.open[i] = Some(f.clone());
+            c.order.push_back(i);
+            while c.order.len() > OPEN_FILES {
+                let old = c.order.pop_front().expect("not empty");
+                c.open[old] = None;
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl ReadAt for TreeReader {
+    fn read_exact_at(&self, mut buf: &mut [u8], mut at: u64) -> io::Result<()> {
+        if at
+            .checked_add(buf.len() as u64)
+            .is_none_or(|e| e > self.len)
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "read past the end",
+            ));
+        }
+        while !buf.is_empty() {
+            // The last file starting at or before `at` (empty files share their start).
+            let i = self.starts.partition_point(|&s| s <= at) - 1;
+            let off = at - self.starts[i];
+            let n = ((self.files[i].len - off) as usize).min(buf.len());
+            let f = self.file(i)?;
+            FileExt::read_exact_at(&*f, &mut buf[..n], off)
+                .map_err(|e| file_error(self.shown(i), e))?;
+            buf = &mut buf[n..];
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Walking.
+
+/// What a walked entry is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalkedKind {
+    /// A directory.
+    Dir,
+    /// A regular file of this length.
+    File(u64),
+    /// A symbolic link to this target.
+    Link(Vec<u8>),
+}
+
+/// One entry found by [`walk`].
+#[derive(Debug, Clone)]
+pub struct Walked {
+    /// Path relative to the root.
+    pub path: Vec<u8>,
+    /// What it is.
+    pub kind: WalkedKind,
+    /// Mode and time.
+    pub meta: Meta,
+    /// Device and inode.
+    pub id: (u64, u64),
+    /// Modification time and change time, to see later whether it changed.
+    pub stamp: (i64, i64, i64, i64),
+}
+
+fn meta_of(m: &std::fs::Metadata) -> Meta {
+    Meta {
+        mode: m.mode() & 0o7777,
+        mtime: m.mtime(),
+        mtime_nsec: m.mtime_nsec().clamp(0, 999_999_999) as u32,
+    }
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> (i64, i64, i64, i64) {
+    (m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+}
+
+/// Every entry under `root` (named `name` in messages), depth first, each directory before
+/// what it holds, names sorted by their bytes; links are recorded, never followed; a device,
+/// FIFO or socket is refused naming it. Returns the root's own metadata too.
+pub fn walk(root: &Path, name: &str) -> Result<(std::fs::Metadata, Vec<Walked>), PatchError> {
+    let root_meta = std::fs::metadata(root).map_err(|e| PatchError::io(name, e))?;
+    if !root_meta.is_dir() {
+        return Err(PatchError::io(
+            name,
+            io::Error::from_raw_os_error(libc::ENOTDIR),
+        ));
+    }
+    Ok((root_meta, walk_dir(root, name, &[])?))
+}
+
+/// The entries under `rel` (a directory of the tree at `root`), in walk order: the
+/// directory's entries are looked at in parallel and its subdirectories walked in parallel,
+/// the results joined in order.
+fn walk_dir(root: &Path, name: &str, rel: &[u8]) -> Result<Vec<Walked>, PatchError> {
+    use rayon::prelude::*;
+    let (dir, shown_dir) = if rel.is_empty() {
+        (root.to_path_buf(), name.to_string())
+    } else {
+        (join(root, rel), shown(name, rel))
+    };
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .map_err(|e| PatchError::io(&shown_dir, e))?
+        .map(|e| {
+            e.map(|e| e.file_name().as_bytes().to_vec())
+                .map_err(|e| PatchError::io(&shown_dir, e))
+        })
+        .collect::<Result<_, _>>()?;
+    names.sort_unstable();
+    let parts: Vec<Vec<Walked>> = names
+        .par_iter()
+        .map(|n| -> Result<Vec<Walked>, PatchError> {
+            let rel = if rel.is_empty() {
+                n.clone()
+            } else {
+                [rel, b"/", n].concat()
+            };
+            let full = join(root, &rel);
+            let what = shown(name, &rel);
+            let m = std::fs::symlink_metadata(&full).map_err(|e| PatchError::io(&what, e))?;
+            let ft = m.file_type();
+            let kind = if ft.is_dir() {
+                WalkedKind::Dir
+            } else if ft.is_file() {
+                WalkedKind::File(m.len())
+            } else if ft.is_symlink() {
+                let t = std::fs::read_link(&full).map_err(|e| PatchError::io(&what, e))?;
+                WalkedKind::Link(t.as_os_str().as_bytes().to_vec())
+            } else {
+                use std::os::unix::fs::FileTypeExt;
+                let which = if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else if ft.is_block_device() {
+                    "a block device"
+                } else {
+                    "a character device"
+                };
+                return Err(PatchError::io(
+                    &what,
+                    io::Error::other(format!(
+                        "{which}: swath patch handles regular files, directories and symbolic links only"
+                    )),
+                ));
+            };
+            let is_dir = kind == WalkedKind::Dir;
+            let mut out = vec![Walked {
+                path: rel.clone(),
+                kind,
+                meta: meta_of(&m),
+                id: (m.dev(), m.ino()),
+                stamp: stamp_of(&m),
+            }];
+            if is_dir {
+                out.extend(walk_dir(root, name, &rel)?);
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// The regular files of a walk, to read as one address space (each checked, when opened,
+/// to be the file the walk saw).
+pub fn files_of(w: &[Walked]) -> Vec<TreeFile> {
+    w.iter()
+        .filter_map(|e| match e.kind {
+            WalkedKind::File(len) => Some(TreeFile {
+                path: e.path.clone(),
+                len,
+                id: Some(e.id),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks that every walked entry (and the root) is as it was: a tree that changed while
+/// it was read makes an error, not a patch of a state that never existed.
+fn check_unchanged(
+    root: &Path,
+    name: &str,
+    root_stamp: (i64, i64, i64, i64),
+    walked: &[Walked],
+) -> Result<(), PatchError> {
+    let m = std::fs::metadata(root).map_err(|e| PatchError::io(name, e))?;
+    if stamp_of(&m) != root_stamp {
+        return Err(PatchError::Engine(EngineError::Modified {
+            path: name.to_string(),
+        }));
+    }
+    use rayon::prelude::*;
+    walked.par_iter().try_for_each(|w| {
+        let what = shown(name, &w.path);
+        let m = std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(&w.path)))
+            .map_err(|e| PatchError::io(&what, e))?;
+        if let WalkedKind::File(len) = w.kind {
+            if m.is_file() && m.len() != len {
+                return Err(PatchError::Engine(EngineError::Changed {
+                    path: what,
+                    before: len,
+                    after: m.len(),
+                }));
+            }
+        }
+        if (m.dev(), m.ino()) != w.id || stamp_of(&m) != w.stamp {
+            return Err(PatchError::Engine(EngineError::Modified { path: what }));
+        }
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Make.
+
+/// A section of NEW: `len` bytes at `offset`.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    offset: u64,
+    len: u64,
+}
+
+/// Cuts NEW (files of `lens`, end to end) into sections of at most `s` bytes: whole files
+/// packed together while they fit, a file longer than `s` in sections of its own (its first
+/// at the file's start). So every section lies inside one file or holds whole files.
+fn pack(lens: &[u64], s: u64) -> Vec<Cut> {
+    let mut cuts: Vec<Cut> = Vec::new();
+    let mut at = 0u64;
+    let mut open: Option<Cut> = None;
+    for &len in lens {
+        if len == 0 {
+            continue;
+        }
+        if len > s {
+            if let Some(c) = open.take() {
+                cuts.push(c);
+            }
+            let mut off = 0;
+            while off < len {
+                let n = (len - off).min(s);
+                cuts.push(Cut {
+                    offset: at + off,
+                    len: n,
+                });
+                off += n;
+            }
+        } else {
+            match &mut open {
+                Some(c) if c.len + len <= s => c.len += len,
+                _ => {
+                    if let Some(c) = open.take() {
+                        cuts.push(c);
+                    }
+                    open = Some(Cut { offset: at, len });
+                }
+            }
+        }
+        at += len;
+    }
+    cuts.extend(open);
+    cuts
+}
+
+/// The section length for `new_len` bytes of NEW on `workers` workers: as for a file,
+/// shorter (down to 1 MiB) when NEW is too small to give every worker two sections.
+fn section_len_for(new_len: u64, workers: u64, nominal: u64) -> u64 {
+    if new_len < 2 * workers * nominal {
+        (new_len / (2 * workers))
+            .next_multiple_of(1 << 16)
+            .clamp((1 << 20).min(nominal), nominal)
+    } else {
+        nominal
+    }
+}
+
+/// The zstd level of the manifest (mostly paths: worth more effort than the sections).
+fn manifest_level(level: Level) -> i32 {
+    match level {
+        Level::Fast => 3,
+        Level::Default => 12,
+        Level::Max => 19,
+    }
+}
+
+/// Makes the patch of the tree `new_dir` from the tree `old_dir` at `patch_path`
+/// (atomically), or only measures it when `patch_path` is `None`. `progress`, when given,
+/// is advanced by the bytes of OLD and NEW done.
+pub fn make_tree(
+    old_dir: &Path,
+    new_dir: &Path,
+    patch_path: Option<&Path>,
+    opts: &TreeOptions,
+    progress: Option<&AtomicU64>,
+) -> Result<TreeMade, PatchError> {
+    let mo = &opts.make;
+    if mo.format != Format::Swath {
+        return Err(PatchError::Usage(
+            "--format vcdiff: VCDIFF patches one file; a tree patch is in swath's format".into(),
+        ));
+    }
+    let params = Params::new(mo.chunk_avg as usize)
+        .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
+    let threads = mo.threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
+    let old_name = old_dir.to_string_lossy().into_owned();
+    let new_name = new_dir.to_string_lossy().into_owned();
+    let advance = |n: u64| {
+        if let Some(p) = progress {
+            p.fetch_add(n, Ordering::Relaxed);
+        }
+    };
+    let t0 = Instant::now();
+    let ((old_root_meta, old_walk), (new_root_meta, new_walk)) = pool
+        .install(|| Ok::<_, PatchError>((walk(old_dir, &old_name)?, walk(new_dir, &new_name)?)))?;
+    let old = TreeReader::new(
+        open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?,
+        &old_name,
+        files_of(&old_walk),
+    );
+    let sem = IoSemaphore::new(opts.io_readers);
+    let io_chunk = mo.io_chunk.max(1 << 16) as u64;
+
+    // Old signatures: one task per file, read under the semaphore, cut outside it.
+    let needs: Vec<u64> = old
+        .files()
+        .iter()
+        .map(|f| f.len.min(2 * io_chunk) + f.len / u64::from(mo.chunk_avg.max(1)) * 48)
+        .collect();
+    let signed: Vec<(Vec<Chunk>, u128)> =
+        memory_limited_for(&needs, opts.memory, threads, |i| -> Result<_, PatchError> {
+            let len = old.files()[i].len;
+            let r = if len <= io_chunk {
+                let buf = old.read_whole(i, &sem)?;
+                (signature_of_slice(&buf, &params), slice_hash(&buf, PIECE))
+            } else {
+                let _reading = sem.read();
+                old.with_file(i, |f| {
+                    let (chunks, h) = pool.install(|| {
+                        signature_and_hash(f, len, &params, io_chunk as usize, threads)
+                    })?;
+                    if io_chunk == PIECE {
+                        Ok((chunks, h))
+                    } else {
+                        Ok((chunks, pool.install(|| file_hash(f, len, PIECE))?))
+                    }
+                })?
+            };
+            advance(len);
+            Ok(r)
+        })?;
+    let data_chunks: usize = signed
+        .iter()
+        .map(|(c, _)| c.iter().filter(|c| c.kind == ChunkKind::Data).count())
+        .sum();
+    let table_bytes = ChunkTable::bytes_for(data_chunks);
+    if table_bytes > opts.memory {
+        return Err(PatchError::Usage(format!(
+            "--memory: OLD's chunk table needs {} MB, more than the {} MB allowed (a larger --chunk makes it smaller)",
+            table_bytes.div_ceil(1 << 20),
+            opts.memory >> 20
+        )));
+    }
+    let mut table = ChunkTable::with_capacity(data_chunks);
+    let mut old_sums = Vec::with_capacity(signed.len() * 16);
+    // Old files by (length, hash): a new file equal to one is a reference, not sections.
+    let mut by_content: HashMap<(u64, u128), usize> = HashMap::new();
+    let mut old_lens: HashMap<u64, ()> = HashMap::new();
+    for (i, (chunks, h)) in signed.iter().enumerate() {
+        let base = old.start(i);
+        for c in chunks.iter().filter(|c| c.kind == ChunkKind::Data) {
+            table.insert(c.hash, base + c.offset, c.len);
+        }
+        old_sums.extend_from_slice(&h.to_le_bytes());
+        let len = old.files()[i].len;
+        by_content.entry((len, *h)).or_insert(i);
+        old_lens.insert(len, ());
+    }
+    drop(signed);
+    let old_hash = xxh3_128(&old_sums);
+    let signature_secs = t0.elapsed().as_secs_f64();
+
+    // New files that may equal an old one (same length): hashed to find out.
+    let t1 = Instant::now();
+    let new_files = files_of(&new_walk);
+    let new_all = TreeReader::new(
+        open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?,
+        &new_name,
+        new_files.clone(),
+    );
+    let candidates: Vec<usize> = (0..new_files.len())
+        .filter(|&i| new_files[i].len > 0 && old_lens.contains_key(&new_files[i].len))
+        .collect();
+    let needs: Vec<u64> = candidates
+        .iter()
+        .map(|&i| new_files[i].len.min(2 * io_chunk))
+        .collect();
+    let hashed: Vec<u128> =
+        memory_limited_for(&needs, opts.memory, threads, |k| -> Result<_, PatchError> {
+            let i = candidates[k];
+            let len = new_files[i].len;
+            let h = if len <= io_chunk {
+                slice_hash(&new_all.read_whole(i, &sem)?, PIECE)
+            } else {
+                let _reading = sem.read();
+                new_all.with_file(i, |f| pool.install(|| file_hash(f, len, PIECE)))?
+            };
+            Ok(h)
+        })?;
+    // Each new file: an old one's bytes, or NEW's next bytes (its hash found below).
+    let mut sources = vec![Source::Sections; new_files.len()];
+    let mut new_hashes: Vec<Option<u128>> = vec![None; new_files.len()];
+    for (k, &i) in candidates.iter().enumerate() {
+        if let Some(&o) = by_content.get(&(new_files[i].len, hashed[k])) {
+            sources[i] = Source::Old(o);
+            new_hashes[i] = Some(hashed[k]);
+            advance(new_files[i].len);
+        }
+    }
+    // NEW: the files made by sections.
+    let sectioned: Vec<usize> = (0..new_files.len())
+        .filter(|&i| sources[i] == Source::Sections)
+        .collect();
+    let new = TreeReader::new(
+        open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?,
+        &new_name,
+        sectioned.iter().map(|&i| new_files[i].clone()).collect(),
+    );
+    let new_len = new.len();
+    let s = section_len_for(new_len, threads as u64, mo.section_len);
+    let lens: Vec<u64> = new.files().iter().map(|f| f.len).collect();
+    let cuts = pack(&lens, s);
+
+    let out = match patch_path {
+        Some(p) => Some((AtomicOutput::create(p)?, p.to_string_lossy().into_owned())),
+        None => None,
+    };
+    let put = |at: u64, bytes: &[u8]| -> Result<(), PatchError> {
+        match &out {
+            Some((o, name)) => o
+                .file()
+                .write_all_at(bytes, at)
+                .map_err(|e| PatchError::io(name, e)),
+            None => Ok(()),
+        }
+    };
+    let mut header = Header {
+        old_len: old.len(),
+        new_len,
+        old_hash,
+        new_hash: 0,
+        hash_piece: PIECE,
+        level: mo.level,
+        chunk_avg: mo.chunk_avg,
+        section_len: s,
+    };
+    let chain = header.chain();
+    put(0, &[0u8; HEADER_LEN])?;
+    let old_side = OldSide {
+        table: &table,
+        old: &old,
+        len: old.len(),
+    };
+    // Per sectioned file: its hash once known, or its pieces' hashes (a file in several
+    // sections of one piece each).
+    let mut pieces: Vec<Vec<u128>> = vec![Vec::new(); sectioned.len()];
+    let mut entries = Vec::with_capacity(cuts.len());
+    let mut census = Census::default();
+    let mut at = HEADER_LEN as u64;
+    let batch = (threads * 2).max(2);
+    let budget = opts.memory.saturating_sub(table_bytes);
+    for (b, group) in cuts.chunks(batch).enumerate() {
+        let needs: Vec<u64> = group.iter().map(|c| c.len * 3).collect();
+        let made = memory_limited_for(&needs, budget, threads, |k| -> Result<_, PatchError> {
+            let c = group[k];
+            let mut buf = vec![0u8; c.len as usize];
+            {
+                let _reading = sem.read();
+                new.read_exact_at(&mut buf, c.offset)
+                    .map_err(|e| tree_error(&new_name, e))?;
+            }
+            let m = make_section(&buf, c.offset, &old_side, &params, mo)
+                .map_err(|e| tree_error(&old_name, e))?;
+            // Hashes of the files this section holds whole.
+            let first = new.starts.partition_point(|&st| st < c.offset);
+            let mut whole = Vec::new();
+            let mut f = first;
+            while f < new.files.len() && new.starts[f] < c.offset + c.len {
+                let (st, len) = (new.starts[f], new.files[f].len);
+                if len > 0 && st >= c.offset && st + len <= c.offset + c.len {
+                    let a = (st - c.offset) as usize;
+                    whole.push((f, slice_hash(&buf[a..a + len as usize], PIECE)));
+                }
+                f += 1;
+            }
+            advance(c.len);
+            Ok((m.bytes, m.sum, m.census, whole))
+        })?;
+        for (k, (bytes, sum, c, whole)) in made.into_iter().enumerate() {
+            let i = b * batch + k;
+            let cut = cuts[i];
+            entries.push(Entry {
+                new_offset: cut.offset,
+                new_len: cut.len,
+                offset: at,
+                len: bytes.len() as u64,
+                sum: section_sum(chain, i as u64, &bytes),
+            });
+            put(at, &bytes)?;
+            at += bytes.len() as u64;
+            census.add(&c);
+            if whole.is_empty() {
+                // Part of one file longer than a section.
+                let f = new.starts.partition_point(|&st| st <= cut.offset) - 1;
+                pieces[f].push(sum);
+            }
+            for (f, h) in whole {
+                new_hashes[sectioned[f]] = Some(h);
+            }
+        }
+    }
+    // Files in several sections: their hash from the pieces when a section is a piece,
+    // else read again.
+    for (f, p) in pieces.iter().enumerate() {
+        if p.is_empty() {
+            continue;
+        }
+        let h = if s == PIECE {
+            let mut list = Vec::with_capacity(p.len() * 16);
+            for x in p {
+                list.extend_from_slice(&x.to_le_bytes());
+            }
+            xxh3_128(&list)
+        } else {
+            let file = new.open(f).map_err(|e| tree_error(&new_name, e))?;
+            pool.install(|| file_hash(&file, new.files[f].len, PIECE))
+                .map_err(|e| tree_error(&new.shown(f), e))?
+        };
+        new_hashes[sectioned[f]] = Some(h);
+    }
+    let mut new_sums = Vec::with_capacity(new_files.len() * 16);
+    for (i, f) in new_files.iter().enumerate() {
+        let h = match new_hashes[i] {
+            Some(h) => h,
+            None if f.len == 0 => slice_hash(&[], PIECE),
+            None => unreachable!("every non-empty file is hashed"),
+        };
+        new_sums.extend_from_slice(&h.to_le_bytes());
+    }
+    header.new_hash = xxh3_128(&new_sums);
+
+    // The manifest.
+    let mut file_no = 0usize;
+    let mut made = TreeMade {
+        old_files: old.files().len(),
+        old_len: old.len(),
+        new_len,
+        sections: cuts.len(),
+        old_chunks: table.len(),
+        signature_secs,
+        ..TreeMade::default()
+    };
+    let manifest = Manifest {
+        root: meta_of(&new_root_meta),
+        old: old
+            .files()
+            .iter()
+            .map(|f| OldFile {
+                path: f.path.clone(),
+                len: f.len,
+            })
+            .collect(),
+        new: new_walk
+            .iter()
+            .map(|w| NewEntry {
+                path: w.path.clone(),
+                meta: w.meta,
+                kind: match &w.kind {
+                    WalkedKind::Dir => {
+                        made.new_dirs += 1;
+                        Kind::Dir
+                    }
+                    WalkedKind::Link(t) => {
+                        made.new_links += 1;
+                        Kind::Link { target: t.clone() }
+                    }
+                    WalkedKind::File(len) => {
+                        let source = sources[file_no];
+                        file_no += 1;
+                        made.new_files += 1;
+                        if source != Source::Sections {
+                            made.identical_files += 1;
+                            made.identical_bytes += len;
+                        }
+                        Kind::File { len: *len, source }
+                    }
+                },
+            })
+            .collect(),
+    };
+    made.deleted_files = deleted(&manifest);
+    let raw = manifest.encode();
+    let stored = zstd::bulk::compress(&raw, manifest_level(mo.level))
+        .map_err(|e| PatchError::io(&new_name, e))?;
+    put(at, &stored)?;
+    let record = encode_tree_record(chain, at, &stored, raw.len() as u64);
+    at += stored.len() as u64;
+    put(at, &record)?;
+    at += record.len() as u64;
+    let tail = encode_tail(chain, &entries, at);
+    put(at, &tail)?;
+    put(0, &header.encode_flags(FLAG_TREE))?;
+    made.patch_len = at + tail.len() as u64;
+    made.manifest_len = stored.len() as u64 + record.len() as u64;
+    made.census = census;
+    made.match_secs = t1.elapsed().as_secs_f64();
+
+    pool.install(|| {
+        check_unchanged(old_dir, &old_name, stamp_of(&old_root_meta), &old_walk)?;
+        check_unchanged(new_dir, &new_name, stamp_of(&new_root_meta), &new_walk)
+    })?;
+    if let Some((o, _)) = out {
+        o.commit(false)?;
+    }
+    Ok(made)
+}
+
+/// Old files whose path is not a file of the new tree.
+pub fn deleted(m: &Manifest) -> usize {
+    let files: std::collections::HashSet<&[u8]> = m
+        .new
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::File { .. }))
+        .map(|e| e.path.as_slice())
+        .collect();
+    m.old
+        .iter()
+        .filter(|f| !files.contains(f.path.as_slice()))
+        .count()
+}
+
+/// Where `PathBuf`s of a tree's entries are built (for messages and tests).
+pub fn join(root: &Path, rel: &[u8]) -> PathBuf {
+    root.join(std::ffi::OsStr::from_bytes(rel))
+}
+
+/// The "speed of light" of a tree's make: the time to read every regular file of both
+/// trees (one reader per tree, 16 MiB reads) while the patch's bytes are written
+/// ([`crate::make::speed_of_light`] with nothing to read), on the same files and machine.
+pub fn speed_of_light_tree(
+    old: &Path,
+    new: &Path,
+    patch_dir: &Path,
+    patch_len: u64,
+) -> io::Result<std::time::Duration> {
+    let started = Instant::now();
+    let read_tree = |root: &Path| -> io::Result<()> {
+        let (_, walked) = walk(root, "").map_err(io::Error::other)?;
+        let mut buf = vec![0u8; 16 << 20];
+        for w in walked {
+            if let WalkedKind::File(_) = w.kind {
+                let mut f = File::open(join(root, &w.path))?;
+                while io::Read::read(&mut f, &mut buf)? > 0 {}
+            }
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let a = s.spawn(|| read_tree(old));
+        let b = s.spawn(|| read_tree(new));
+        let null = Path::new("/dev/null");
+        let w = crate::make::speed_of_light(null, null, patch_dir, patch_len);
+        a.join()
+            .unwrap_or_else(|_| Err(io::Error::other("reader failed")))?;
+        b.join()
+            .unwrap_or_else(|_| Err(io::Error::other("reader failed")))?;
+        w.map(|_| ())
+    })?;
+    Ok(started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::PatchFile;
+    use crate::make::tests::{edit, random};
+    use crate::tree_apply::apply_tree;
+    use proptest::prelude::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A small deterministic generator for tree shapes.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    /// An entry of a tree to build: a directory, a file (bytes, mode) or a link.
+    #[derive(Debug, Clone)]
+    enum Spec {
+        Dir(u32),
+        File(Vec<u8>, u32),
+        Link(String),
+    }
+
+    /// A path and what to make there.
+    type Planned = (String, Spec);
+    /// Path, kind, mode, bytes or target, modification time.
+    type Listed = (String, char, u32, Vec<u8>, (i64, i64));
+
+    fn build(root: &Path, entries: &[Planned], seed: u64) {
+        std::fs::create_dir_all(root).unwrap();
+        let mut sorted = entries.to_vec();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        for (p, s) in &sorted {
+            let full = root.join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            match s {
+                Spec::Dir(_) => std::fs::create_dir_all(&full).unwrap(),
+                Spec::File(b, _) => std::fs::write(&full, b).unwrap(),
+                Spec::Link(t) => std::os::unix::fs::symlink(t, &full).unwrap(),
+            }
+        }
+        // Modes and distinct times, deepest first so directories keep theirs.
+        for (k, (p, s)) in sorted.iter().enumerate().rev() {
+            let full = root.join(p);
+            let mode = match s {
+                Spec::Dir(m) | Spec::File(_, m) => Some(*m),
+                Spec::Link(_) => None,
+            };
+            if let Some(m) = mode {
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(m)).unwrap();
+            }
+            let t = libc::timespec {
+                tv_sec: 1_600_000_000 + (seed % 1000) as i64 * 1000 + k as i64,
+                tv_nsec: (k as i64 * 7919) % 1_000_000_000,
+            };
+            let c = CString::new(full.as_os_str().as_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path and two timespecs.
+            let rc = unsafe {
+                libc::utimensat(
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                    [t, t].as_ptr(),
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
+            assert_eq!(rc, 0);
+        }
+    }
+
+    /// A pair of trees drawn from `seed`: files kept, modified by edit scripts, deleted,
+    /// renamed, moved between directories, copied; new files; empty files and directories;
+    /// links; a file that became a directory and a directory that became a file; modes.
+    fn pair(seed: u64) -> (Vec<Planned>, Vec<Planned>) {
+        let mut r = Rng(seed | 1);
+        let names = [
+            "a", "b", "c.txt", "d0/x", "d0/y", "d0/e/z", "d1/w", "d1/v", "f2d", "d2f/in",
+        ];
+        let modes = [0o644, 0o600, 0o755, 0o444];
+        let mut old = Vec::new();
+        for n in names {
+            if r.below(10) < 8 || n == "f2d" || n == "d2f/in" {
+                let len = if r.below(6) == 0 {
+                    0
+                } else {
+                    r.below(12_000) as usize
+                };
+                let alphabet = if r.below(2) == 0 { 8 } else { 256 };
+                old.push((
+                    n.to_string(),
+                    Spec::File(random(len, r.next(), alphabet), 0o644),
+                ));
+            }
+        }
+        old.push(("old-empty".into(), Spec::Dir(0o755)));
+        old.push(("ln".into(), Spec::Link("a".into())));
+        let mut new = Vec::new();
+        for (n, s) in &old {
+            let Spec::File(b, _) = s else { continue };
+            if n == "f2d" {
+                new.push(("f2d/inner".to_string(), Spec::File(b.clone(), 0o644)));
+                continue;
+            }
+            if n == "d2f/in" {
+                new.push(("d2f".to_string(), Spec::File(b.clone(), 0o600)));
+                continue;
+            }
+            let mode = modes[r.below(4) as usize];
+            match r.below(7) {
+                0 => new.push((n.clone(), Spec::File(b.clone(), 0o644))),
+                1 | 2 => {
+                    let edits: Vec<(u8, usize, usize, u8)> = (0..1 + r.below(4))
+                        .map(|_| {
+                            (
+                                r.below(6) as u8,
+                                r.next() as usize,
+                                r.below(3000) as usize,
+                                r.next() as u8,
+                            )
+                        })
+                        .collect();
+                    new.push((n.clone(), Spec::File(edit(b, &edits), mode)));
+                }
+                3 => {} // deleted
+                4 => new.push((
+                    format!("moved/{}", n.replace('/', "-")),
+                    Spec::File(b.clone(), mode),
+                )),
+                5 => {
+                    new.push((n.clone(), Spec::File(b.clone(), mode)));
+                    new.push((
+                        format!("d1/copy-{}", n.replace('/', "-")),
+                        Spec::File(b.clone(), 0o644),
+                    ));
+                }
+                _ => new.push((n.clone(), Spec::File(b.clone(), mode))),
+            }
+        }
+        for k in 0..r.below(3) {
+            let len = r.below(9000) as usize;
+            new.push((
+                format!("d0/new{k}"),
+                Spec::File(random(len, r.next(), 8), 0o644),
+            ));
+        }
+        new.push(("d0/empty-file".into(), Spec::File(Vec::new(), 0o600)));
+        new.push(("new-empty".into(), Spec::Dir(0o700)));
+        new.push(("d1".into(), Spec::Dir(0o750)));
+        new.push(("d1/link".into(), Spec::Link("../nowhere/at all".into())));
+        new.push(("abs-link".into(), Spec::Link("/etc/passwd".into())));
+        (old, new)
+    }
+
+    /// What a tree holds, for comparison: (path, kind, mode, bytes or target, time).
+    fn listing(root: &Path) -> Vec<Listed> {
+        let (rm, walked) = walk(root, "t").unwrap();
+        let mut out = vec![(
+            String::new(),
+            'd',
+            rm.mode() & 0o7777,
+            Vec::new(),
+            (rm.mtime(), rm.mtime_nsec()),
+        )];
+        for w in walked {
+            let full = join(root, &w.path);
+            let m = std::fs::symlink_metadata(&full).unwrap();
+            let (kind, data) = match &w.kind {
+                WalkedKind::Dir => ('d', Vec::new()),
+                WalkedKind::File(_) => ('f', std::fs::read(&full).unwrap()),
+                WalkedKind::Link(t) => ('l', t.clone()),
+            };
+            let mode = if kind == 'l' { 0 } else { m.mode() & 0o7777 };
+            out.push((
+                String::from_utf8_lossy(&w.path).into_owned(),
+                kind,
+                mode,
+                data,
+                (m.mtime(), m.mtime_nsec()),
+            ));
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn apply_of_make_is_the_new_tree(
+            seed in any::<u64>(),
+            level in 0u32..3,
+            chunk in prop_oneof![Just(64u32), Just(256), Just(1024)],
+            threads in 1usize..4,
+            section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
+        ) {
+            let (old, new) = pair(seed);
+            let dir = tempfile::tempdir().unwrap();
+            let (o, n, p, out) = (dir.path().join("old"), dir.path().join("new"), dir.path().join("p"), dir.path().join("out"));
+            build(&o, &old, seed);
+            build(&n, &new, seed / 3);
+            let opts = TreeOptions {
+                make: MakeOptions {
+                    level: Level::from_code(level).unwrap(),
+                    chunk_avg: chunk,
+                    threads,
+                    io_chunk: 1 << 16,
+                    section_len,
+                    format: Format::Swath,
+                    io_threads: 0,
+                },
+                memory: 1 << 30,
+                io_readers: 2,
+            };
+            let made = make_tree(&o, &n, Some(&p), &opts, None).unwrap();
+            prop_assert_eq!(made.patch_len, std::fs::metadata(&p).unwrap().len());
+            let c = &made.census;
+            prop_assert_eq!(c.copied_bytes + c.delta_bytes + c.zero_bytes + c.literal_bytes, made.new_len);
+            let dry = make_tree(&o, &n, None, &opts, None).unwrap();
+            prop_assert_eq!(dry.patch_len, made.patch_len);
+            let patch = PatchFile::open(&p).unwrap();
+            prop_assert!(patch.is_tree());
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| apply_tree(&o, &patch, &out, None)).unwrap();
+            let (want, got) = (listing(&n), listing(&out));
+            // As root, set-user-ID bits are not restored (none are drawn here).
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn unchanged_renamed_and_copied_files_are_references_and_cost_no_sections() {
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n, p) = (
+            dir.path().join("o"),
+            dir.path().join("n"),
+            dir.path().join("p"),
+        );
+        let big = random(300_000, 9, 256);
+        let small = random(5000, 10, 256);
+        build(
+            &o,
+            &[
+                ("big".into(), Spec::File(big.clone(), 0o644)),
+                ("s/small".into(), Spec::File(small.clone(), 0o644)),
+            ],
+            1,
+        );
+        build(
+            &n,
+            &[
+                ("big".into(), Spec::File(big.clone(), 0o644)),
+                ("t/renamed".into(), Spec::File(small.clone(), 0o644)),
+                ("t/copy".into(), Spec::File(small, 0o644)),
+            ],
+            1,
+        );
+        let made = make_tree(&o, &n, Some(&p), &TreeOptions::default(), None).unwrap();
+        assert_eq!(made.identical_files, 3);
+        assert_eq!(made.new_len, 0);
+        assert_eq!(made.sections, 0);
+        assert_eq!(made.deleted_files, 1);
+        assert!(made.patch_len < 400, "{}", made.patch_len);
+    }
+
+    #[test]
+    fn a_renamed_and_edited_file_is_found_in_another_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n) = (dir.path().join("o"), dir.path().join("n"));
+        let body = random(200_000, 3, 256);
+        build(&o, &[("a/one".into(), Spec::File(body.clone(), 0o644))], 1);
+        let moved = edit(&body, &[(0, 100_000, 50, 7)]);
+        build(&n, &[("b/two".into(), Spec::File(moved.clone(), 0o644))], 1);
+        let opts = TreeOptions::default();
+        let made = make_tree(&o, &n, None, &opts, None).unwrap();
+        assert!(made.census.literal_bytes <= 50, "{:?}", made.census);
+        assert!(made.patch_len < 1000, "{}", made.patch_len);
+    }
+
+    #[test]
+    fn the_reader_reads_across_files_and_empty_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let parts: [&[u8]; 4] = [b"abc", b"", b"defgh", b"ij"];
+        let mut files = Vec::new();
+        for (k, b) in parts.iter().enumerate() {
+            let name = format!("f{k}");
+            std::fs::write(dir.path().join(&name), b).unwrap();
+            files.push(TreeFile {
+                path: name.into_bytes(),
+                len: b.len() as u64,
+                id: None,
+            });
+        }
+        let r = TreeReader::new(open_root(dir.path()).unwrap(), "t", files);
+        let all = b"abcdefghij";
+        for at in 0..=all.len() {
+            for n in 0..=all.len() - at {
+                let mut buf = vec![0u8; n];
+                r.read_exact_at(&mut buf, at as u64).unwrap();
+                assert_eq!(&buf[..], &all[at..at + n]);
+            }
+        }
+        let mut buf = [0u8; 2];
+        assert!(r.read_exact_at(&mut buf, 9).is_err());
+    }
+
+    #[test]
+    fn packing_keeps_small_files_whole_and_large_ones_apart() {
+        let cuts = pack(&[3, 0, 4, 10, 2, 2, 5], 5);
+        let got: Vec<(u64, u64)> = cuts.iter().map(|c| (c.offset, c.len)).collect();
+        assert_eq!(got, vec![(0, 3), (3, 4), (7, 5), (12, 5), (17, 4), (21, 5)]);
+    }
+
+    #[test]
+    fn a_tree_that_changed_while_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t");
+        build(
+            &t,
+            &[
+                ("d/f".into(), Spec::File(b"0123456789".to_vec(), 0o644)),
+                ("g".into(), Spec::File(b"abc".to_vec(), 0o644)),
+            ],
+            1,
+        );
+        let walked = || {
+            let (m, w) = walk(&t, "t").unwrap();
+            (stamp_of(&m), w)
+        };
+        let (root, w) = walked();
+        check_unchanged(&t, "t", root, &w).unwrap();
+        // Rewritten in place, same length: its times moved.
+        std::fs::write(t.join("d/f"), b"9876543210").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
+        // Grown.
+        let (root, w) = walked();
+        std::fs::write(t.join("g"), b"abcd").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(
+            e.contains("t/g: file changed size while being read (was 3 bytes, now 4)"),
+            "{e}"
+        );
+        // A file added to a directory.
+        let (root, w) = walked();
+        std::fs::write(t.join("d/new"), b"x").unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t/d: file changed as we read it"), "{e}");
+        // A file removed.
+        let (root, w) = walked();
+        std::fs::remove_file(t.join("g")).unwrap();
+        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        assert!(e.starts_with("t: ") || e.starts_with("t/g: "), "{e}");
+        // And through make: an old file replaced (another inode, as an editor saves it)
+        // between the walk and the read is refused when opened.
+        let (_, w) = walked();
+        let r = TreeReader::new(open_root(&t).unwrap(), "t", files_of(&w));
+        std::fs::write(t.join("d/f.new"), b"0123456789").unwrap();
+        std::fs::rename(t.join("d/f.new"), t.join("d/f")).unwrap();
+        let e = tree_error("t", r.open(0).unwrap_err()).to_string();
+        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
+    }
+
+    #[test]
+    fn a_manifest_claiming_more_than_the_limit_is_refused_before_decoding() {
+        use crate::format::{decode_tree_record, encode_tree_record, TREE_RECORD_LEN};
+        let dir = tempfile::tempdir().unwrap();
+        let (o, n, p) = (
+            dir.path().join("o"),
+            dir.path().join("n"),
+            dir.path().join("p"),
+        );
+        build(
+            &o,
+            &[("a".into(), Spec::File(random(3000, 1, 8), 0o644))],
+            1,
+        );
+        build(
+            &n,
+            &[("a".into(), Spec::File(random(3100, 1, 8), 0o644))],
+            1,
+        );
+        make_tree(&o, &n, Some(&p), &TreeOptions::default(), None).unwrap();
+        let mut b = std::fs::read(&p).unwrap();
+        let (h, _) = Header::decode_flags(&b[..HEADER_LEN]).unwrap();
+        let f = b.len() - 40;
+        let table_at = u64::from_le_bytes(b[f..f + 8].try_into().unwrap()) as usize;
+        let r = table_at - TREE_RECORD_LEN;
+        let at = decode_tree_record(&h, &b[r..table_at], table_at as u64).unwrap();
+        let stored = b[at.offset as usize..r].to_vec();
+        let forged = encode_tree_record(
+            h.chain(),
+            at.offset,
+            &stored,
+            crate::apply::MAX_MANIFEST + 1,
+        );
+        b[r..table_at].copy_from_slice(&forged);
+        std::fs::write(&p, &b).unwrap();
+        let patch = PatchFile::open(&p).unwrap();
+        let e = patch.manifest().unwrap_err().to_string();
+        assert!(e.contains("this swath reads at most"), "{e}");
+    }
+}
