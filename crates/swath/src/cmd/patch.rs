@@ -354,15 +354,16 @@ fn make_tree(
         Some(m) => size_arg("--memory", m)?,
         None => swath_engine::sysinfo::available_memory().unwrap_or(1 << 30),
     };
+    let io_readers = match make.io_threads {
+        0 => std::fs::File::open(&a.old).map_or(swath_patch::tree::IO_READERS, |f| {
+            swath_engine::sysinfo::io_threads(&f)
+        }),
+        n => n,
+    };
     let opts = TreeOptions {
         make,
         memory,
-        io_readers: match opts.io_threads {
-            0 => std::fs::File::open(&a.old).map_or(swath_patch::tree::IO_READERS, |f| {
-                swath_engine::sysinfo::io_threads(&f)
-            }),
-            n => n,
-        },
+        io_readers,
     };
     let total = std::io::stderr()
         .is_terminal()
