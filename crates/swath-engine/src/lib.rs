@@ -29,7 +29,7 @@ pub mod exec;
 pub mod firstk;
 pub mod input;
 pub mod many;
-mod mapguard;
+pub mod mapguard;
 pub mod memfor;
 pub mod ordered;
 pub mod output;

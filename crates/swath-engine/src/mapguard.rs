@@ -91,7 +91,7 @@ fn install_handler() {
 }
 
 /// A read-only map of a file range, registered with the SIGBUS guard while it lives.
-pub(crate) struct GuardedMap {
+pub struct GuardedMap {
     map: Option<Mmap>,
     /// Offset of the first mapped byte inside `map` relative to the requested offset.
     skew: usize,
@@ -102,7 +102,7 @@ pub(crate) struct GuardedMap {
 impl GuardedMap {
     /// Maps `len` bytes of `file` starting at `offset`. An empty range maps nothing.
     /// Returns `Ok(None)` when every guard slot is taken.
-    pub(crate) fn new(
+    pub fn new(
         file: &File,
         name: &str,
         offset: u64,
@@ -142,7 +142,7 @@ impl GuardedMap {
     }
 
     /// The mapped bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         match &self.map {
             Some(m) => &m[self.skew..self.skew + self.len],
             None => &[],
@@ -150,7 +150,7 @@ impl GuardedMap {
     }
 
     /// True once a read touched a page past the end of the (shrunken) file.
-    pub(crate) fn faulted(&self) -> bool {
+    pub fn faulted(&self) -> bool {
         self.slot
             .is_some_and(|s| REGISTRY[s].faulted.load(Ordering::Acquire))
     }

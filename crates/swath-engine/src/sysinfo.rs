@@ -5,6 +5,9 @@
 //! - [`residency`]: the fraction of a file range present in the page cache, estimated with
 //!   `mincore(2)` on a sample of windows so that the check stays cheap on terabyte files.
 //! - [`cores`]: the number of threads the process may run in parallel.
+//! - [`rotational`] and [`io_threads`]: whether a file's block device is a spinning disk
+//!   (`/sys/dev/block/MAJ:MIN/queue/rotational`, climbing from a partition to its disk),
+//!   and so how many files to read from it at once (1 on a rotational device, 2 otherwise).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -117,6 +120,51 @@ pub fn residency(file: &File, offset: u64, len: u64) -> Option<f64> {
     Some(resident as f64 / total.max(1) as f64)
 }
 
+/// The device number of a file's file system, split as `(major, minor)` (glibc's encoding).
+pub fn device_of(file: &File) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = file.metadata().ok()?.dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    Some((major as u32, minor as u32))
+}
+
+/// Whether the block device `major:minor` is rotational, from the sysfs tree at `sysfs`
+/// (`/sys` on a real system; a parameter so tests can build fake trees):
+/// `dev/block/MAJ:MIN` leads to the device's directory; a partition has no `queue` of its
+/// own, so its parent (the disk) is asked. `None` when there is no such device (a file on
+/// tmpfs, overlayfs or a network file system) or the file says neither 0 nor 1. Virtual
+/// disks report whatever their driver says.
+pub fn rotational_in(sysfs: &std::path::Path, major: u32, minor: u32) -> Option<bool> {
+    let dev = std::fs::canonicalize(sysfs.join(format!("dev/block/{major}:{minor}"))).ok()?;
+    let candidates = [Some(dev.as_path()), dev.parent()];
+    for dir in candidates.into_iter().flatten() {
+        if let Ok(text) = std::fs::read_to_string(dir.join("queue/rotational")) {
+            return match text.trim() {
+                "1" => Some(true),
+                "0" => Some(false),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+/// Whether the device holding `file` is rotational ([`rotational_in`] on `/sys`).
+pub fn rotational(file: &File) -> Option<bool> {
+    let (major, minor) = device_of(file)?;
+    rotational_in(std::path::Path::new("/sys"), major, minor)
+}
+
+/// Files to read at once from the device holding `file`: 1 on a rotational device (two
+/// readers make it seek), 2 otherwise (an SSD, or a device that cannot be told).
+pub fn io_threads(file: &File) -> usize {
+    match rotational(file) {
+        Some(true) => 1,
+        _ => 2,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +199,56 @@ mod tests {
         f.as_file().set_len(1 << 30).unwrap();
         let r = residency(f.as_file(), 0, 1 << 30).unwrap();
         assert!(r < 0.1, "residency {r}");
+    }
+
+    /// A fake sysfs: a disk `sda` (8:0) with a partition `sda1` (8:1), a device-mapper
+    /// volume `dm-0` (253:0) with its own queue, and a device whose file says "x".
+    fn fake_sysfs(rot_disk: &str, rot_dm: &str) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let disk = r.join("devices/pci0000:00/host0/block/sda");
+        std::fs::create_dir_all(disk.join("queue")).unwrap();
+        std::fs::create_dir_all(disk.join("sda1")).unwrap();
+        std::fs::write(disk.join("queue/rotational"), rot_disk).unwrap();
+        let dm = r.join("devices/virtual/block/dm-0");
+        std::fs::create_dir_all(dm.join("queue")).unwrap();
+        std::fs::write(dm.join("queue/rotational"), rot_dm).unwrap();
+        let odd = r.join("devices/virtual/block/odd");
+        std::fs::create_dir_all(odd.join("queue")).unwrap();
+        std::fs::write(odd.join("queue/rotational"), "x\n").unwrap();
+        std::fs::create_dir_all(r.join("dev/block")).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, r.join("dev/block").join(name)).unwrap()
+        };
+        link("../../devices/pci0000:00/host0/block/sda", "8:0");
+        link("../../devices/pci0000:00/host0/block/sda/sda1", "8:1");
+        link("../../devices/virtual/block/dm-0", "253:0");
+        link("../../devices/virtual/block/odd", "7:7");
+        root
+    }
+
+    #[test]
+    fn rotational_devices_are_told_from_a_sysfs_tree() {
+        let t = fake_sysfs("1\n", "0\n");
+        assert_eq!(rotational_in(t.path(), 8, 0), Some(true));
+        assert_eq!(
+            rotational_in(t.path(), 8, 1),
+            Some(true),
+            "a partition asks its disk"
+        );
+        assert_eq!(rotational_in(t.path(), 253, 0), Some(false));
+        assert_eq!(rotational_in(t.path(), 7, 7), None);
+        assert_eq!(rotational_in(t.path(), 0, 42), None, "no such device");
+        let t = fake_sysfs("0\n", "1\n");
+        assert_eq!(rotational_in(t.path(), 8, 1), Some(false));
+        assert_eq!(rotational_in(t.path(), 253, 0), Some(true));
+    }
+
+    #[test]
+    fn io_threads_is_one_or_two() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let n = io_threads(f.as_file());
+        assert!(n == 1 || n == 2);
+        assert_eq!(n == 1, rotational(f.as_file()) == Some(true));
     }
 }

@@ -13,6 +13,8 @@
 //! - [`manifest`]: a tree patch's list of old files and new entries, checked as hostile input.
 //! - [`section`]: one section's encoding and application.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
+//! - [`io`]: reading front to back at the device's speed: requests in flight, direct
+//!   reads, detached frees.
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
@@ -33,6 +35,7 @@ pub mod cdc;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod io;
 pub mod make;
 pub mod manifest;
 pub mod matcher;

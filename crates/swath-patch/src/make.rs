@@ -52,6 +52,10 @@ pub struct MakeOptions {
     pub section_len: u64,
     /// The patch's format.
     pub format: Format,
+    /// Files read at once from a device (the I/O semaphore); 0: from the device holding
+    /// NEW (1 when rotational, else 2: [`swath_engine::sysinfo::io_threads`]). Bounds the
+    /// sections of NEW being read at once when NEW is not in the page cache.
+    pub io_threads: usize,
 }
 
 /// Which format `make` writes.
@@ -72,6 +76,7 @@ impl Default for MakeOptions {
             io_chunk: 16 << 20,
             section_len: crate::hash::PIECE,
             format: Format::Swath,
+            io_threads: 0,
         }
     }
 }
@@ -108,6 +113,9 @@ pub struct Made {
     pub signature_secs: f64,
     /// Seconds spent matching and encoding NEW.
     pub match_secs: f64,
+    /// The smaller of OLD's and NEW's share in the page cache when the make started
+    /// (sampled; 1 when it could not be told).
+    pub resident: f64,
 }
 
 /// Where the patch's bytes go: a file, or nowhere (`--dry-run`, counted).
@@ -175,6 +183,10 @@ pub fn make_file(
     };
     let (old, old_len, old_stamp) = open(old_path, &old_name)?;
     let (new, new_len, new_stamp) = open(new_path, &new_name)?;
+    let resident = [(&old, old_len), (&new, new_len)]
+        .iter()
+        .map(|&(f, len)| swath_engine::sysinfo::residency(f, 0, len).unwrap_or(1.0))
+        .fold(1.0f64, f64::min);
     let out = match patch_path {
         Some(p) => Some((AtomicOutput::create(p)?, p.to_string_lossy().into_owned())),
         None => None,
@@ -191,7 +203,8 @@ pub fn make_file(
         new_len,
         new_name: &new_name,
     };
-    let made = make(&inputs, &sink, opts, progress)?;
+    let mut made = make(&inputs, &sink, opts, progress)?;
+    made.resident = resident;
     // Both inputs must be what was read: a file that grew, shrank or was rewritten
     // meanwhile makes a wrong patch (apply would refuse it, but say so now).
     for (f, len, was, name) in [
@@ -296,59 +309,186 @@ fn make(
         };
         // Sections chain their checksums to the header without NEW's hash (known last).
         let chain = header.chain();
-        let mut entries = Vec::with_capacity(count);
-        let mut piece_sums = Vec::with_capacity(count * 16);
-        let mut census = Census::default();
-        let mut at = HEADER_LEN as u64;
+        let entries = Vec::with_capacity(count);
+        let piece_sums = Vec::with_capacity(count * 16);
+        let at = HEADER_LEN as u64;
         if opts.format == Format::Swath {
             sink.put_at(0, &[0u8; HEADER_LEN])?;
         }
-        let batch = (opts.threads.max(1) * 2).max(2);
-        let mut first = 0usize;
+        // Sections are made on every worker, each claiming the next one, and written in
+        // order by whichever worker completes the one due (no batch barrier: a slow section
+        // holds back only the workers more than `window` sections ahead of it). Buffers
+        // are reused, so NEW's pages are copied into memory already touched.
+        let window = (opts.threads.max(1) * 2).max(2);
         // With `--format vcdiff`, each section's ops (small beside the data) are kept and
         // written once all are known.
         let vcdiff_ops = std::sync::Mutex::new(Vec::<(usize, Vec<Op>)>::new());
-        while first < count {
-            let last = (first + batch).min(count);
-            let done: Vec<(Vec<u8>, u128, Census)> = (first..last)
-                .into_par_iter()
-                .map(|i| {
-                    let off = i as u64 * section_len;
-                    let n = (new_len - off).min(section_len) as usize;
-                    let mut buf = vec![0u8; n];
-                    ReadAt::read_exact_at(new, &mut buf, off)
-                        .map_err(|e| PatchError::io(new_name, e))?;
-                    let made = make_section(&buf, off, &old_side, &params, opts)
-                        .map_err(|e| PatchError::io(old_name, e))?;
-                    if opts.format == Format::Vcdiff {
-                        vcdiff_ops
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((i, made.ops));
+        let order = std::sync::Mutex::new(InOrder {
+            next: 0,
+            ready: std::collections::BTreeMap::new(),
+            failure: None,
+            entries,
+            piece_sums,
+            census: Census::default(),
+            at,
+        });
+        let moved = std::sync::Condvar::new();
+        let claim = std::sync::atomic::AtomicUsize::new(0);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
+        let lock = |m| -> std::sync::MutexGuard<'_, InOrder> {
+            let m: &std::sync::Mutex<InOrder> = m;
+            m.lock().unwrap_or_else(|p| p.into_inner())
+        };
+        // NEW in the page cache: each worker reads its sections itself into a buffer it
+        // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
+        // semaphore (a rotational disk serves one file at a time), matching on the
+        // workers as sections arrive.
+        let new_plan = crate::io::Plan::for_file(new, new_len);
+        // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
+        let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
+        let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
+            0 => swath_engine::sysinfo::io_threads(new),
+            n => n,
+        });
+        let section_of = |i: usize, bytes: &[u8]| -> Result<(Vec<u8>, u128, Census), PatchError> {
+            let off = i as u64 * section_len;
+            let made = make_section(bytes, off, &old_side, &params, opts)
+                .map_err(|e| PatchError::io(old_name, e))?;
+            if opts.format == Format::Vcdiff {
+                vcdiff_ops
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((i, made.ops));
+            }
+            advance(bytes.len() as u64);
+            Ok((made.bytes, made.sum, made.census))
+        };
+        let read_one = |i: usize| -> Result<(Vec<u8>, u128, Census), PatchError> {
+            let off = i as u64 * section_len;
+            let n = (new_len - off).min(section_len) as usize;
+            // In the page cache, the section is matched where it lies, mapped (no copy
+            // into a buffer); the map is guarded, so NEW shrinking meanwhile is an error,
+            // not SIGBUS. Without a map (no guard slot left), it is read.
+            if map_new {
+                if let Ok(Some(map)) =
+                    swath_engine::mapguard::GuardedMap::new(new, new_name, off, n as u64)
+                {
+                    let made = section_of(i, map.bytes());
+                    if map.faulted() {
+                        return Err(PatchError::io(
+                            new_name,
+                            std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "the file shrank while it was read",
+                            ),
+                        ));
                     }
-                    advance(n as u64);
-                    Ok((made.bytes, made.sum, made.census))
-                })
-                .collect::<Result<_, PatchError>>()?;
-            for (k, (bytes, sum, c)) in done.into_iter().enumerate() {
-                let i = first + k;
-                let off = i as u64 * section_len;
-                entries.push(Entry {
+                    return made;
+                }
+            }
+            let mut buf = spare
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop()
+                .unwrap_or_default();
+            if buf.len() < n {
+                buf.resize(n, 0);
+            }
+            let made = ReadAt::read_exact_at(new, &mut buf[..n], off)
+                .map_err(|e| PatchError::io(new_name, e))
+                .and_then(|()| section_of(i, &buf[..n]));
+            spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
+            made
+        };
+        // Hands section `i`'s result over and writes what is due, in order.
+        let deliver = |i: usize, result: Result<(Vec<u8>, u128, Census), PatchError>| {
+            let mut o = lock(&order);
+            match result {
+                Ok(r) => {
+                    o.ready.insert(i, r);
+                }
+                Err(e) => {
+                    o.failure.get_or_insert(e);
+                    failed.store(true, Ordering::Relaxed);
+                }
+            }
+            while let Some((bytes, sum, c)) = {
+                let due = o.next;
+                o.ready.remove(&due)
+            } {
+                let k = o.next;
+                let off = k as u64 * section_len;
+                let entry = Entry {
                     new_offset: off,
                     new_len: (new_len - off).min(section_len),
-                    offset: at,
+                    offset: o.at,
                     len: bytes.len() as u64,
-                    sum: section_sum(chain, i as u64, &bytes),
-                });
+                    sum: section_sum(chain, k as u64, &bytes),
+                };
+                o.entries.push(entry);
                 if opts.format == Format::Swath {
-                    sink.put_at(at, &bytes)?;
-                    at += bytes.len() as u64;
+                    if let Err(e) = sink.put_at(o.at, &bytes) {
+                        o.failure.get_or_insert(e);
+                        failed.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    o.at += bytes.len() as u64;
                 }
-                piece_sums.extend_from_slice(&sum.to_le_bytes());
-                census.add(&c);
+                o.piece_sums.extend_from_slice(&sum.to_le_bytes());
+                o.census.add(&c);
+                o.next += 1;
             }
-            first = last;
+            drop(o);
+            moved.notify_all();
+        };
+        let workers = opts.threads.max(1).min(count.max(1));
+        if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
+            let _permit = io_sem.read();
+            let read = crate::io::read_ahead(
+                new,
+                new_len,
+                section_len as usize,
+                &new_plan,
+                workers,
+                |k, bytes| {
+                    deliver(k, section_of(k, bytes));
+                    if failed.load(Ordering::Relaxed) {
+                        return Err(std::io::Error::other("stopped"));
+                    }
+                    Ok(())
+                },
+            );
+            if let Err(e) = read {
+                let mut o = lock(&order);
+                if o.failure.is_none() {
+                    o.failure = Some(PatchError::io(new_name, e));
+                }
+            }
+        } else {
+            (0..workers).into_par_iter().for_each(|_| loop {
+                let i = claim.fetch_add(1, Ordering::Relaxed);
+                if i >= count || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                {
+                    let mut o = lock(&order);
+                    while i >= o.next + window && !failed.load(Ordering::Relaxed) {
+                        o = moved.wait(o).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                deliver(i, read_one(i));
+            });
         }
+        let o = order.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = o.failure {
+            return Err(e);
+        }
+        debug_assert_eq!(o.next, count);
+        let (entries, piece_sums, census, at) = (o.entries, o.piece_sums, o.census, o.at);
         if opts.format == Format::Vcdiff {
             let mut sections = vcdiff_ops.into_inner().unwrap_or_else(|p| p.into_inner());
             sections.sort_by_key(|(i, _)| *i);
@@ -365,6 +505,7 @@ fn make(
                 census,
                 signature_secs: secs(signature_secs),
                 match_secs: secs(t1.elapsed()),
+                resident: 1.0,
             });
         }
         // With sections of one hash piece each, their hashes make NEW's; otherwise NEW is
@@ -387,8 +528,22 @@ fn make(
             census,
             signature_secs: secs(signature_secs),
             match_secs: secs(match_secs),
+            resident: 1.0,
         })
     })
+}
+
+/// Sections made but not yet written (the next one due is `next`), and the first error.
+struct InOrder {
+    next: usize,
+    ready: std::collections::BTreeMap<usize, (Vec<u8>, u128, Census)>,
+    failure: Option<PatchError>,
+    /// What is written so far: the section table, the sections' hashes, the census, and
+    /// where the next section goes in the patch.
+    entries: Vec<Entry>,
+    piece_sums: Vec<u8>,
+    census: Census,
+    at: u64,
 }
 
 /// OLD indexed for matching: the table of its data chunks, and its hash
@@ -407,10 +562,22 @@ pub fn index_old(
     } else {
         file_hash(old, old_len, crate::hash::PIECE)?
     };
+    crate::io::frees().before_alloc(ChunkTable::bytes_for(chunks.len()));
     let mut table = ChunkTable::with_capacity(chunks.len());
-    for c in chunks.iter().filter(|c| c.kind == Kind::Data) {
-        table.insert(c.hash, c.offset, c.len);
+    // Each slot is a cache miss: the slot of the chunk `AHEAD` places on is asked for
+    // first, so that several misses are in flight at once.
+    const AHEAD: usize = 16;
+    for (i, c) in chunks.iter().enumerate() {
+        if let Some(next) = chunks.get(i + AHEAD) {
+            table.prefetch(next.hash);
+        }
+        if c.kind == Kind::Data {
+            table.insert(c.hash, c.offset, c.len);
+        }
     }
+    // The list (32 bytes a chunk) is freed off the critical path.
+    let bytes = (chunks.capacity() * std::mem::size_of::<crate::signature::Chunk>()) as u64;
+    crate::io::frees().free(chunks, bytes);
     Ok((table, old_hash))
 }
 
@@ -545,6 +712,39 @@ pub fn speed_of_light(
     Ok(started.elapsed())
 }
 
+/// The device's sequential read bandwidth as the cold target measures it: the files in
+/// `paths` read one after the other with direct reads (`O_DIRECT`, bypassing the page
+/// cache, so the device is read whatever the cache holds) of `request` bytes, `depth` of
+/// them in flight. Returns the bytes read and the time taken; an error when the file
+/// system refuses direct reads (tmpfs).
+pub fn direct_read_time(
+    paths: &[&Path],
+    request: usize,
+    depth: usize,
+) -> std::io::Result<(u64, Duration)> {
+    let started = Instant::now();
+    let mut total = 0u64;
+    let plan = crate::io::Plan {
+        ahead: true,
+        direct: true,
+        depth,
+    };
+    for p in paths {
+        let f = File::open(p)?;
+        let len = f.metadata()?.len();
+        if crate::io::open_direct(&f).is_none() {
+            return Err(std::io::Error::other(format!(
+                "{}: the file system refuses direct reads",
+                p.display()
+            )));
+        }
+        let request = request.next_multiple_of(crate::io::ALIGN);
+        crate::io::read_ahead(&f, len, request, &plan, 1, |_, b| Ok(b.len()))?;
+        total += len;
+    }
+    Ok((total, started.elapsed()))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -601,6 +801,15 @@ pub(crate) mod tests {
         new
     }
 
+    /// Drops a file's pages from the page cache (written back first).
+    fn evict(p: &Path) {
+        use std::os::fd::AsRawFd;
+        let f = File::open(p).unwrap();
+        f.sync_all().unwrap();
+        // SAFETY: posix_fadvise only reads its arguments.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+
     /// Pseudo-random bytes below `alphabet` (a small one makes repeats, as real data has).
     pub(crate) fn random(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
         let mut x = seed | 1;
@@ -626,6 +835,7 @@ pub(crate) mod tests {
             threads in 1usize..4,
             section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
             io_chunk in prop_oneof![Just(1usize << 16), Just(1 << 20)],
+            cold in any::<bool>(),
         ) {
             let old = random(old_len, seed, 8);
             let new = edit(&old, &edits);
@@ -633,6 +843,11 @@ pub(crate) mod tests {
             let (o, n, p, out) = (dir.path().join("o"), dir.path().join("n"), dir.path().join("p"), dir.path().join("out"));
             std::fs::write(&o, &old).unwrap();
             std::fs::write(&n, &new).unwrap();
+            if cold {
+                // Out of the page cache: OLD's signature and NEW's sections are read ahead.
+                evict(&o);
+                evict(&n);
+            }
             let opts = MakeOptions {
                 level: Level::from_code(level).unwrap(),
                 chunk_avg: chunk,
@@ -640,6 +855,7 @@ pub(crate) mod tests {
                 io_chunk,
                 section_len,
                 format: Format::Swath,
+                io_threads: threads % 3,
             };
             let made = make_file(&o, &n, Some(&p), &opts, None).unwrap();
             prop_assert_eq!(made.patch_len, std::fs::metadata(&p).unwrap().len());
@@ -766,6 +982,18 @@ pub(crate) mod tests {
         assert!(default * 8 < fast, "{sizes:?}");
         assert!(max <= default, "{sizes:?}");
         assert!(sizes[1].1 > new.len() as u64 * 9 / 10, "{sizes:?}");
+    }
+
+    #[test]
+    fn the_direct_read_ceiling_reads_every_byte_or_says_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, random(100_000, 1, 256)).unwrap();
+        std::fs::write(&b, random(5000, 2, 256)).unwrap();
+        match direct_read_time(&[&a, &b], 1 << 16, 2) {
+            Ok((n, _)) => assert_eq!(n, 105_000),
+            Err(e) => assert!(e.to_string().contains("refuses direct reads"), "{e}"),
+        }
     }
 
     #[test]

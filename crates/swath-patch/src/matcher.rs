@@ -199,8 +199,11 @@ pub fn cdc_chunker<'a>(
     new: &'a [u8],
     p: &'a crate::cdc::Params,
 ) -> impl FnMut(usize) -> NewChunk + 'a {
+    let mut cutter = crate::cdc::Cutter::new(crate::cdc::Kernel::best());
     move |s| {
-        let (end, kind) = crate::cdc::cut(new, s, p, true).expect("the last chunk is always cut");
+        let (end, kind) = cutter
+            .cut(new, s, p, true)
+            .expect("the last chunk is always cut");
         let zero = kind == crate::cdc::Kind::Zero;
         NewChunk {
             start: s,

@@ -16,7 +16,8 @@ use std::io;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::cdc::{cut_all, Kind, Params};
+use crate::cdc::{cut_all, Cutter, Kernel, Kind, Params};
+use crate::io::Plan;
 use crate::source::ReadAt;
 
 /// One chunk of a file.
@@ -84,7 +85,8 @@ pub fn signature(
 }
 
 /// [`signature`], and the file's hash ([`crate::hash`]) with pieces of the I/O chunk's
-/// length, computed from the same reads.
+/// length, computed from the same reads. The way of reading is chosen from the file's
+/// page-cache residency ([`Plan::for_file`]).
 pub fn signature_and_hash(
     file: &dyn ReadAt,
     len: u64,
@@ -92,29 +94,63 @@ pub fn signature_and_hash(
     io_chunk: usize,
     threads: usize,
 ) -> io::Result<(Vec<Chunk>, u128)> {
+    signature_and_hash_with(file, len, p, io_chunk, threads, None)
+}
+
+/// Bytes a worker reads at a time when it reads its piece itself (data in the page cache):
+/// small enough that the bytes are still in its cache when they are cut and hashed.
+const STEP: usize = 512 << 10;
+
+/// [`signature_and_hash`] read as `plan` says (`None`: chosen from the residency). A `plan`
+/// that reads ahead needs a file ([`ReadAt::as_file`]) and pieces that are a multiple of
+/// [`crate::io::ALIGN`]; otherwise the workers read for themselves.
+pub fn signature_and_hash_with(
+    file: &dyn ReadAt,
+    len: u64,
+    p: &Params,
+    io_chunk: usize,
+    threads: usize,
+    plan: Option<Plan>,
+) -> io::Result<(Vec<Chunk>, u128)> {
     let piece = io_chunk.max(4 * p.lookahead()) as u64;
     let pieces = len.div_ceil(piece) as usize;
-    let scan = |k: usize, buf: &mut Vec<u8>| -> io::Result<(Vec<Chunk>, u128)> {
-        let at = k as u64 * piece;
-        let n = (len - at).min(piece) as usize;
-        buf.resize(n, 0);
-        file.read_exact_at(buf, at)?;
-        let mut cuts = Vec::new();
-        cut_all(buf, 0, p, at + n as u64 == len, &mut cuts);
-        let mut out = Vec::with_capacity(cuts.len());
-        chunks_of(buf, at, 0, &cuts, &mut out);
-        Ok((out, xxh3_128(buf)))
+    let plan = match (plan, file.as_file()) {
+        (Some(plan), Some(_)) => plan,
+        (None, Some(f)) => Plan::for_file(f, len),
+        (_, None) => Plan::HOT,
     };
-    let parts: Vec<(Vec<Chunk>, u128)> = if threads <= 1 || pieces <= 1 {
-        let mut buf = Vec::new();
-        (0..pieces)
-            .map(|k| scan(k, &mut buf))
-            .collect::<io::Result<_>>()?
-    } else {
-        (0..pieces)
-            .into_par_iter()
-            .map_init(Vec::new, |buf, k| scan(k, buf))
-            .collect::<io::Result<_>>()?
+    let parts: Vec<(Vec<Chunk>, u128)> = match file.as_file() {
+        Some(f) if plan.ahead && piece % crate::io::ALIGN as u64 == 0 && pieces > 1 => {
+            crate::io::read_ahead(f, len, piece as usize, &plan, threads, |k, bytes| {
+                let at = k as u64 * piece;
+                Ok(scan_loaded(bytes, at, at + bytes.len() as u64 == len, p))
+            })?
+        }
+        _ => {
+            // Each worker reads its pieces itself, a step at a time, into a buffer it keeps
+            // (taken from `spare`, so pages are touched once, not once per piece).
+            let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+            let scan = |k: usize| -> io::Result<(Vec<Chunk>, u128)> {
+                let mut buf = spare
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop()
+                    .unwrap_or_default();
+                let at = k as u64 * piece;
+                let n = (len - at).min(piece) as usize;
+                let r = scan_streaming(file, at, n, at + n as u64 == len, p, &mut buf);
+                spare.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
+                r
+            };
+            if threads <= 1 || pieces <= 1 {
+                (0..pieces).map(scan).collect::<io::Result<_>>()?
+            } else {
+                (0..pieces)
+                    .into_par_iter()
+                    .map(scan)
+                    .collect::<io::Result<_>>()?
+            }
+        }
     };
     let mut sums = Vec::with_capacity(parts.len() * 16);
     let mut lists = Vec::with_capacity(parts.len());
@@ -123,6 +159,47 @@ pub fn signature_and_hash(
         lists.push(list);
     }
     Ok((stitch(file, len, p, lists)?, xxh3_128(&sums)))
+}
+
+/// The chunks a piece decides by itself (as if a chunk started at its first byte) and its
+/// XXH3-128, for a piece already read (`bytes`, at file offset `at`; `last`: the file's end).
+fn scan_loaded(bytes: &[u8], at: u64, last: bool, p: &Params) -> (Vec<Chunk>, u128) {
+    let mut cuts = Vec::new();
+    Cutter::new(Kernel::best()).cut_all(bytes, 0, p, last, &mut cuts);
+    let mut out = Vec::with_capacity(cuts.len());
+    chunks_of(bytes, at, 0, &cuts, &mut out);
+    (out, xxh3_128(bytes))
+}
+
+/// [`scan_loaded`] for the `n` bytes at `at`, read into `buf` [`STEP`] bytes at a time,
+/// each step hashed and cut while it is still in the cache.
+fn scan_streaming(
+    file: &dyn ReadAt,
+    at: u64,
+    n: usize,
+    last: bool,
+    p: &Params,
+    buf: &mut Vec<u8>,
+) -> io::Result<(Vec<Chunk>, u128)> {
+    if buf.len() < n {
+        buf.resize(n, 0);
+    }
+    let mut whole = xxhash_rust::xxh3::Xxh3::new();
+    let mut cutter = Cutter::new(Kernel::best());
+    let mut cuts = Vec::new();
+    let mut out = Vec::with_capacity(n / p.avg + 16);
+    let (mut have, mut s) = (0usize, 0usize);
+    while have < n {
+        let step = STEP.min(n - have);
+        file.read_exact_at(&mut buf[have..have + step], at + have as u64)?;
+        whole.update(&buf[have..have + step]);
+        have += step;
+        let from = s;
+        cuts.clear();
+        s = cutter.cut_all(&buf[..have], s, p, last && have == n, &mut cuts);
+        chunks_of(&buf[..have], at, from, &cuts, &mut out);
+    }
+    Ok((out, whole.digest128()))
 }
 
 /// Joins the pieces' chunks in order, scanning each seam again from the last true cut until
@@ -225,15 +302,29 @@ mod tests {
         #[test]
         fn parallel_signature_is_the_sequential_one(
             data in data_strategy(),
-            avg in prop_oneof![Just(64usize), Just(100), Just(256)],
-            io_chunk in 1usize..20_000,
+            avg in prop_oneof![Just(64usize), Just(100), Just(256), Just(1024)],
+            io_chunk in prop_oneof![1usize..20_000, (1usize..8).prop_map(|k| k * 4096)],
             threads in 1usize..4,
+            plan in 0usize..5,
         ) {
+            // Every way of reading: the residency's choice, the workers' own reads, read
+            // ahead (1 or 3 requests in flight), read ahead with direct reads.
+            let plan = [
+                None,
+                Some(Plan::HOT),
+                Some(Plan { ahead: true, direct: false, depth: 1 }),
+                Some(Plan { ahead: true, direct: false, depth: 3 }),
+                Some(Plan { ahead: true, direct: true, depth: 2 }),
+            ][plan];
             let p = Params::new(avg).unwrap();
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), &data).unwrap();
-            let got = signature(f.as_file(), data.len() as u64, &p, io_chunk, threads).unwrap();
+            let (got, hash) =
+                signature_and_hash_with(f.as_file(), data.len() as u64, &p, io_chunk, threads, plan)
+                    .unwrap();
             prop_assert_eq!(got, signature_of_slice(&data, &p));
+            let piece = io_chunk.max(4 * p.lookahead()) as u64;
+            prop_assert_eq!(hash, crate::hash::slice_hash(&data, piece));
         }
     }
 

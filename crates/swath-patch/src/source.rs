@@ -13,11 +13,21 @@ use std::os::unix::fs::FileExt;
 pub trait ReadAt: Sync {
     /// Fills `buf` with the bytes at `at`; an `UnexpectedEof` error when there are fewer.
     fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()>;
+
+    /// The file itself when the bytes are one whole file (so it can be read ahead, or
+    /// directly: [`crate::io`]); `None` otherwise.
+    fn as_file(&self) -> Option<&File> {
+        None
+    }
 }
 
 impl ReadAt for File {
     fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
         FileExt::read_exact_at(self, buf, at)
+    }
+
+    fn as_file(&self) -> Option<&File> {
+        Some(self)
     }
 }
 
@@ -43,6 +53,10 @@ impl ReadAt for [u8] {
 impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, at)
+    }
+
+    fn as_file(&self) -> Option<&File> {
+        (**self).as_file()
     }
 }
 

@@ -93,6 +93,25 @@ impl ChunkTable {
         }
     }
 
+    /// Asks the CPU to bring the slot where `hash` starts probing into the cache, so that
+    /// a later [`ChunkTable::insert`] or [`ChunkTable::find`] of it does not wait for
+    /// memory (issued a few chunks ahead; a table of millions of chunks is far larger than
+    /// the caches).
+    #[inline]
+    pub fn prefetch(&self, hash: u128) {
+        let (low, high) = (hash as u64, (hash >> 64) as u64);
+        let slot = &self.slots[slot_of(low, high) & self.mask];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it never faults, and `slot` is a valid address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (slot as *const Slot).cast(),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
     /// The chunk of OLD with this hash: its offset and length.
     #[inline]
     pub fn find(&self, hash: u128) -> Option<(u64, u32)> {

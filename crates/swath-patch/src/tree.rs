@@ -1285,6 +1285,7 @@ mod tests {
                     io_chunk: 1 << 16,
                     section_len,
                     format: Format::Swath,
+                    io_threads: 0,
                 },
                 memory: 1 << 30,
                 io_readers: 2,

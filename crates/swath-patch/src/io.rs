@@ -1,0 +1,517 @@
+//! Reading a file front to back at the speed of its device (C. Bloom's "Patcher" part 7):
+//! large requests, several in flight, the work on all cores overlapped with them.
+//!
+//! - [`read_ahead`]: pieces of a file read in order by reader threads, `depth` requests in
+//!   flight (two or more, so the device always has the next one queued), each piece handed
+//!   to a worker of the current rayon pool as it arrives; the buffers are recycled, so
+//!   memory is `depth * 2 + threads` pieces whatever the file's size.
+//! - Direct reads ([`open_direct`]): `O_DIRECT` into page-aligned buffers, so cold data is not
+//!   copied through the page cache; a filesystem that refuses `O_DIRECT` (tmpfs) gets
+//!   buffered reads instead.
+//! - [`Plan`]: which way to read a file, chosen from its page-cache residency: data mostly
+//!   in the cache is read by the workers themselves in steps that stay in their caches
+//!   (no reader thread, no extra copy); data mostly on the device is read ahead.
+//! - [`frees`]: large values freed on a background thread ([`DetachedFrees`]).
+//!
+//! How many files are read at once is `swath_engine::memfor::IoSemaphore`'s (1 on a
+//! rotational device, 2 on an SSD: [`swath_engine::sysinfo::io_threads`], or
+//! `--io-threads`).
+//!
+//! A file that ends before the length it had when opened (it shrank while read) is an
+//! `UnexpectedEof` error, never a panic.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+/// Alignment of direct reads' buffers, offsets and lengths.
+pub const ALIGN: usize = 4096;
+
+/// A heap buffer whose start is [`ALIGN`]-aligned (what `O_DIRECT` needs), of fixed
+/// capacity; its length is what was read into it.
+pub struct AlignedBuf {
+    ptr: std::ptr::NonNull<u8>,
+    cap: usize,
+    len: usize,
+}
+
+// SAFETY: the buffer owns its allocation exclusively (like a Vec<u8>).
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared references only read the bytes.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A buffer of `cap` bytes (rounded up to [`ALIGN`]), zeroed, empty.
+    pub fn new(cap: usize) -> AlignedBuf {
+        let cap = cap.max(1).next_multiple_of(ALIGN);
+        let layout = std::alloc::Layout::from_size_align(cap, ALIGN).expect("valid layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr =
+            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, cap, len: 0 }
+    }
+
+    /// Its capacity.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// The bytes read.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len <= cap` bytes of the allocation, initialised (zeroed at allocation).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The whole capacity, to read into.
+    fn room(&mut self) -> &mut [u8] {
+        // SAFETY: the allocation holds `cap` initialised bytes, owned by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.cap) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+    }
+}
+
+/// A second descriptor of `file`, opened for direct reads, or `None` when the file system
+/// refuses them (tmpfs, some FUSE and network file systems) or the file cannot be opened
+/// again. The first block is read to make sure reads work, not only the open.
+pub fn open_direct(file: &File) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .ok()?;
+    let mut probe = AlignedBuf::new(ALIGN);
+    match f.read_at(probe.room(), 0) {
+        Ok(_) => Some(f),
+        Err(_) => None,
+    }
+}
+
+/// Reads `n` bytes at `at` (a multiple of [`ALIGN`]) into `buf` through `direct` (a
+/// descriptor from [`open_direct`]), or through `file` when there is none. Direct reads ask
+/// for whole blocks; the file's end may cut the last one short, but a file shorter than
+/// `at + n` is an `UnexpectedEof` error.
+pub fn read_piece(
+    file: &File,
+    direct: Option<&File>,
+    buf: &mut AlignedBuf,
+    at: u64,
+    n: usize,
+) -> io::Result<()> {
+    assert!(n <= buf.cap, "a piece larger than its buffer");
+    buf.len = 0;
+    match direct {
+        Some(d) if at % ALIGN as u64 == 0 => {
+            let want = n.next_multiple_of(ALIGN).min(buf.cap);
+            let mut got = 0usize;
+            while got < n {
+                // Offsets and lengths stay multiples of ALIGN until the file's end.
+                let room = &mut buf.room()[got..want];
+                match d.read_at(room, at + got as u64) {
+                    Ok(0) => break,
+                    Ok(k) => {
+                        got += k;
+                        if got % ALIGN != 0 {
+                            break; // the end of the file
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if got < n {
+                return Err(shrank());
+            }
+        }
+        _ => file.read_exact_at(&mut buf.room()[..n], at)?,
+    }
+    buf.len = n;
+    Ok(())
+}
+
+fn shrank() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the file ended early (it shrank while it was read)",
+    )
+}
+
+/// How to read a file front to back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Read ahead by reader threads (data on the device) rather than by the workers.
+    pub ahead: bool,
+    /// Direct reads (only with `ahead`, and where the file system takes them).
+    pub direct: bool,
+    /// Requests in flight when reading ahead.
+    pub depth: usize,
+}
+
+impl Plan {
+    /// Workers read for themselves: data in the page cache.
+    pub const HOT: Plan = Plan {
+        ahead: false,
+        direct: false,
+        depth: 0,
+    };
+
+    /// The plan for `file[..len]`: read ahead, two requests in flight, when less than half
+    /// of it is in the page cache (sampled, [`swath_engine::sysinfo::residency`]);
+    /// otherwise [`Plan::HOT`]. Direct reads only for a file larger than half the memory
+    /// available: a file that fits is read through the cache, where the matcher's later
+    /// positional reads of OLD (verification, extension) find it instead of reading the
+    /// device a second time. `SWATH_IO=hot|ahead|direct` forces one (measurements).
+    pub fn for_file(file: &File, len: u64) -> Plan {
+        let ahead = Plan {
+            ahead: true,
+            direct: false,
+            depth: 2,
+        };
+        match std::env::var("SWATH_IO").as_deref() {
+            Ok("hot") => return Plan::HOT,
+            Ok("ahead") => return ahead,
+            Ok("direct") => {
+                return Plan {
+                    direct: true,
+                    ..ahead
+                }
+            }
+            _ => {}
+        }
+        match swath_engine::sysinfo::residency(file, 0, len) {
+            Some(r) if r < 0.5 => Plan {
+                direct: len > swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2,
+                ..ahead
+            },
+            _ => Plan::HOT,
+        }
+    }
+}
+
+/// Reads `file[..len]` in pieces of `piece` bytes (a multiple of [`ALIGN`]), `plan.depth`
+/// (at least one) requests in flight on reader threads, and runs `work(k, bytes)` on piece
+/// `k` on the current rayon pool's workers (`threads` of them) as pieces arrive. Returns
+/// the results in piece order, or the first error (reading stops).
+pub fn read_ahead<T: Send>(
+    file: &File,
+    len: u64,
+    piece: usize,
+    plan: &Plan,
+    threads: usize,
+    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
+) -> io::Result<Vec<T>> {
+    assert!(piece > 0 && piece % ALIGN == 0);
+    let count = len.div_ceil(piece as u64) as usize;
+    let direct = if plan.direct { open_direct(file) } else { None };
+    if direct.is_none() {
+        // Buffered: a larger read-ahead window in the kernel.
+        // SAFETY: posix_fadvise only reads its arguments; a failure changes nothing.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+    }
+    let depth = plan.depth.max(1);
+    let threads = threads.max(1);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let spare: Mutex<Vec<AlignedBuf>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
+    let failure: Mutex<Option<io::Error>> = Mutex::new(None);
+    let fail = |e: io::Error| {
+        stop.store(true, Ordering::Relaxed);
+        failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    };
+    // At most `depth` pieces wait for a worker; with `depth` more being read and one per
+    // worker, buffers in use stay under `2 * depth + threads`.
+    let (tx, rx) = sync_channel::<(usize, AlignedBuf)>(depth);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|ts| {
+        for _ in 0..depth {
+            let tx = tx.clone();
+            let (next, stop, spare, direct) = (&next, &stop, &spare, direct.as_ref());
+            let fail = &fail;
+            ts.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= count || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let at = k as u64 * piece as u64;
+                let n = (len - at).min(piece as u64) as usize;
+                let mut buf = spare
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .pop()
+                    .unwrap_or_else(|| AlignedBuf::new(piece));
+                if let Err(e) = read_piece(file, direct, &mut buf, at, n) {
+                    fail(e);
+                    break;
+                }
+                if tx.send((k, buf)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        (0..threads).into_par_iter().for_each(|_| loop {
+            let got = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+            let Ok((k, buf)) = got else { break };
+            if !stop.load(Ordering::Relaxed) {
+                match work(k, buf.bytes()) {
+                    Ok(r) => results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r),
+                    Err(e) => fail(e),
+                }
+            }
+            spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
+        });
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.ok_or_else(|| io::Error::other("a piece was not read")))
+        .collect()
+}
+
+/// Large values dropped on a background thread, off the critical path (unmapping hundreds
+/// of MB of touched pages takes tens of milliseconds); [`DetachedFrees::join`] waits for
+/// them, as an allocation larger than the memory then available must
+/// ([`DetachedFrees::before_alloc`]).
+#[derive(Debug, Default)]
+pub struct DetachedFrees {
+    pending: Mutex<Vec<(u64, std::thread::JoinHandle<()>)>>,
+}
+
+impl DetachedFrees {
+    /// No frees pending.
+    pub fn new() -> DetachedFrees {
+        DetachedFrees::default()
+    }
+
+    /// Drops `value` (about `bytes` large) on a thread of its own; a value smaller than
+    /// [`DETACH_AT`] is dropped here. `SWATH_DETACHED_FREES=0` drops everything here
+    /// (measurements).
+    pub fn free<T: Send + 'static>(&self, value: T, bytes: u64) {
+        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let off =
+            *OFF.get_or_init(|| std::env::var_os("SWATH_DETACHED_FREES").is_some_and(|v| v == "0"));
+        if bytes < DETACH_AT || off {
+            drop(value);
+            return;
+        }
+        // Without a thread, the value was dropped with the closure, here.
+        if let Ok(h) = std::thread::Builder::new()
+            .name("swath-free".into())
+            .spawn(move || drop(value))
+        {
+            self.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((bytes, h));
+        }
+    }
+
+    /// Bytes still being freed.
+    pub fn pending_bytes(&self) -> u64 {
+        let mut p = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        p.retain(|(_, h)| !h.is_finished());
+        p.iter().map(|(b, _)| b).sum()
+    }
+
+    /// Before allocating `bytes`: joins the pending frees when `bytes` does not fit in the
+    /// memory available now.
+    pub fn before_alloc(&self, bytes: u64) {
+        if self.pending_bytes() == 0 {
+            return;
+        }
+        let avail = swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX);
+        if bytes > avail {
+            self.join();
+        }
+    }
+
+    /// Waits for every pending free.
+    pub fn join(&self) {
+        let all = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        for (_, h) in all {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The process's pending detached frees.
+pub fn frees() -> &'static DetachedFrees {
+    static FREES: std::sync::OnceLock<DetachedFrees> = std::sync::OnceLock::new();
+    FREES.get_or_init(DetachedFrees::new)
+}
+
+/// Values at least this large are worth a thread of their own to free.
+pub const DETACH_AT: u64 = 16 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), bytes).unwrap();
+        f
+    }
+
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 % 251) as u8).collect()
+    }
+
+    #[test]
+    fn read_ahead_gives_every_piece_in_order_whatever_the_plan() {
+        let plans = [
+            Plan {
+                ahead: true,
+                direct: false,
+                depth: 1,
+            },
+            Plan {
+                ahead: true,
+                direct: false,
+                depth: 3,
+            },
+            Plan {
+                ahead: true,
+                direct: true,
+                depth: 2,
+            },
+            Plan {
+                ahead: true,
+                direct: true,
+                depth: 8,
+            },
+        ];
+        for len in [0usize, 1, 4095, 4096, 4097, 3 * 8192, 3 * 8192 + 5, 100_000] {
+            let data = pattern(len);
+            let f = file_with(&data);
+            for plan in &plans {
+                for threads in [1, 2, 3] {
+                    let got = read_ahead(f.as_file(), len as u64, 8192, plan, threads, |k, b| {
+                        Ok((k, b.to_vec()))
+                    })
+                    .unwrap();
+                    let want: Vec<(usize, Vec<u8>)> =
+                        data.chunks(8192).map(|c| c.to_vec()).enumerate().collect();
+                    assert_eq!(got, want, "len {len} {plan:?} threads {threads}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_shorter_than_announced_is_a_clear_error() {
+        // As if the file shrank after its length was taken.
+        let data = pattern(20_000);
+        let f = file_with(&data);
+        for direct in [false, true] {
+            let plan = Plan {
+                ahead: true,
+                direct,
+                depth: 2,
+            };
+            let e =
+                read_ahead(f.as_file(), 50_000, 8192, &plan, 2, |_, b| Ok(b.len())).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+            let mut buf = AlignedBuf::new(8192);
+            let e = read_piece(
+                f.as_file(),
+                open_direct(f.as_file()).as_ref(),
+                &mut buf,
+                16384,
+                8192,
+            )
+            .unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        }
+    }
+
+    #[test]
+    fn a_file_that_shrinks_while_read_is_an_error_not_a_panic() {
+        let data = pattern(1 << 20);
+        let f = file_with(&data);
+        let path = f.path().to_path_buf();
+        let plan = Plan {
+            ahead: true,
+            direct: false,
+            depth: 2,
+        };
+        let r = read_ahead(f.as_file(), data.len() as u64, 8192, &plan, 2, |k, b| {
+            if k == 3 {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_len(40_000)
+                    .unwrap();
+            }
+            Ok(b.len())
+        });
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+    }
+
+    #[test]
+    fn an_error_of_the_work_stops_the_reading() {
+        let data = pattern(200_000);
+        let f = file_with(&data);
+        let plan = Plan {
+            ahead: true,
+            direct: false,
+            depth: 2,
+        };
+        let e = read_ahead(f.as_file(), data.len() as u64, 4096, &plan, 2, |k, _| {
+            if k == 5 {
+                Err(io::Error::other("no"))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "no");
+    }
+
+    #[test]
+    fn direct_reads_fall_back_where_refused() {
+        // /dev/shm is tmpfs, which refuses O_DIRECT: no descriptor, buffered reads.
+        let Ok(f) = tempfile::NamedTempFile::new_in("/dev/shm") else {
+            return;
+        };
+        std::fs::write(f.path(), pattern(10_000)).unwrap();
+        let d = open_direct(f.as_file());
+        let mut buf = AlignedBuf::new(16384);
+        read_piece(f.as_file(), d.as_ref(), &mut buf, 0, 10_000).unwrap();
+        assert_eq!(buf.bytes(), &pattern(10_000)[..]);
+    }
+
+    #[test]
+    fn detached_frees_complete_and_join() {
+        let frees = DetachedFrees::new();
+        frees.free(vec![1u8; 32 << 20], 32 << 20);
+        frees.free(vec![1u8; 1 << 20], 1 << 20);
+        frees.before_alloc(u64::MAX);
+        assert_eq!(frees.pending_bytes(), 0);
+    }
+}
