@@ -149,6 +149,14 @@ impl GuardedMap {
         }
     }
 
+    /// Advises the kernel that the map is read at random (no read-ahead around a fault),
+    /// instead of front to back as [`GuardedMap::new`] assumes.
+    pub fn advise_random(&self) {
+        if let Some(m) = &self.map {
+            let _ = m.advise(Advice::Random);
+        }
+    }
+
     /// True once a read touched a page past the end of the (shrunken) file.
     pub fn faulted(&self) -> bool {
         self.slot

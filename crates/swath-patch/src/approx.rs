@@ -508,12 +508,18 @@ mod tests {
         s
     }
 
+    /// The filled ops, the same whether OLD is in memory or read through the cache.
     fn run(old: &[u8], new: &[u8], ops: Vec<Op>, with_seeds: bool) -> Vec<Op> {
         let s = settings(Level::Default);
         let old_slice: &[u8] = old;
         let seeds = SeedIndex::build(&old_slice, old.len() as u64, s.seeds).unwrap();
         let mut c = OldCache::new(&old_slice, old.len() as u64, s.cache_blocks);
-        fill_gaps(ops, new, &mut c, with_seeds.then_some(&seeds), &s).unwrap()
+        let filled = fill_gaps(ops.clone(), new, &mut c, with_seeds.then_some(&seeds), &s).unwrap();
+        let positional = crate::source::Unmapped(old);
+        let mut c = OldCache::new(&positional, old.len() as u64, s.cache_blocks);
+        let by_reads = fill_gaps(ops, new, &mut c, with_seeds.then_some(&seeds), &s).unwrap();
+        assert_eq!(filled, by_reads);
+        filled
     }
 
     fn literal_and_delta(ops: &[Op]) -> (u64, u64) {

@@ -34,7 +34,7 @@ use crate::ops::Op;
 use crate::section::encode_section_cached;
 use crate::seeds::SeedIndex;
 use crate::signature::signature_and_hash;
-use crate::source::ReadAt;
+use crate::source::{MappedFile, ReadAt};
 use crate::table::ChunkTable;
 
 /// How to make a patch.
@@ -271,10 +271,23 @@ fn make(
             ),
             None => None,
         };
+        // OLD in the page cache (it is after its signature, unless it was read directly, being
+        // larger than half the memory) is mapped: the matcher reads it where it lies.
+        // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
+        let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
+        let mapped = if map_old && !crate::io::Plan::for_file(old, old_len).direct {
+            MappedFile::new(old, old_name, old_len)
+        } else {
+            None
+        };
+        let old_bytes: &dyn ReadAt = match &mapped {
+            Some(m) => m,
+            None => old,
+        };
         let old_side = OldSide {
             table: &table,
             seeds: seeds.as_ref(),
-            old,
+            old: old_bytes,
             len: old_len,
         };
         let signature_secs = t0.elapsed();
@@ -486,6 +499,15 @@ fn make(
         let o = order.into_inner().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = o.failure {
             return Err(e);
+        }
+        if mapped.as_ref().is_some_and(MappedFile::faulted) {
+            return Err(PatchError::io(
+                old_name,
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was read",
+                ),
+            ));
         }
         debug_assert_eq!(o.next, count);
         let (entries, piece_sums, census, at) = (o.entries, o.piece_sums, o.census, o.at);

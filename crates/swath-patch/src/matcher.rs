@@ -32,10 +32,12 @@ pub struct NewChunk {
 const STEP: usize = 64 << 10;
 const FIRST_STEP: usize = 1 << 10;
 
-/// OLD, read positionally, with the buffer extension reads go through.
+/// OLD, read positionally, with the buffer extension reads go through (or OLD's bytes
+/// themselves when they are in memory, [`ReadAt::as_bytes`]).
 pub struct OldReader<'a> {
     file: &'a dyn ReadAt,
     len: u64,
+    whole: Option<&'a [u8]>,
     buf: Vec<u8>,
 }
 
@@ -45,6 +47,10 @@ impl<'a> OldReader<'a> {
         OldReader {
             file,
             len,
+            whole: file
+                .as_bytes()
+                .filter(|b| b.len() as u64 >= len)
+                .map(|b| &b[..len as usize]),
             buf: Vec::new(),
         }
     }
@@ -54,6 +60,9 @@ impl<'a> OldReader<'a> {
         if at > self.len || (want.len() as u64) > self.len - at {
             return Ok(false);
         }
+        if let Some(w) = self.whole {
+            return Ok(&w[at as usize..at as usize + want.len()] == want);
+        }
         self.buf.resize(want.len(), 0);
         self.file.read_exact_at(&mut self.buf, at)?;
         Ok(self.buf == want)
@@ -61,6 +70,10 @@ impl<'a> OldReader<'a> {
 
     /// How many bytes from the start of `new` equal OLD from `at` on.
     fn agree_forward(&mut self, at: u64, new: &[u8]) -> io::Result<usize> {
+        if let Some(w) = self.whole {
+            let from = (at.min(self.len)) as usize;
+            return Ok(common_prefix(&w[from..], new));
+        }
         let mut done = 0usize;
         let mut step = FIRST_STEP;
         while done < new.len() {
@@ -83,6 +96,9 @@ impl<'a> OldReader<'a> {
 
     /// How many bytes from the end of `new` equal OLD just before `at`.
     fn agree_backward(&mut self, at: u64, new: &[u8]) -> io::Result<usize> {
+        if let Some(w) = self.whole {
+            return Ok(common_suffix(&w[..at.min(self.len) as usize], new));
+        }
         let mut done = 0usize;
         let mut step = FIRST_STEP;
         while done < new.len() && (done as u64) < at {
@@ -121,11 +137,22 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 }
 
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
-    a.iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
+    // Eight bytes at a time from the ends, then the byte that differs.
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[n - i - 8..n - i].try_into().expect("8 bytes"));
+        let y = u64::from_le_bytes(b[n - i - 8..n - i].try_into().expect("8 bytes"));
+        if x != y {
+            return i + ((x ^ y).leading_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[n - 1 - i] == b[n - 1 - i] {
+        i += 1;
+    }
+    i
 }
 
 /// The ops that make `new` (one section) from OLD. `next_chunk(s)` gives the chunk of `new`
@@ -320,11 +347,18 @@ mod tests {
         t
     }
 
+    /// The ops, the same whether OLD is read positionally or as a slice.
     fn ops_for(old: &[u8], new: &[u8], size: usize) -> Vec<Op> {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), old).unwrap();
+        let by_reads = ops_with(f.as_file(), old, new, size);
+        assert_eq!(ops_with(&old, old, new, size), by_reads);
+        by_reads
+    }
+
+    fn ops_with(file: &dyn ReadAt, old: &[u8], new: &[u8], size: usize) -> Vec<Op> {
         let table = table_of(old, size);
-        let mut r = OldReader::new(f.as_file(), old.len() as u64);
+        let mut r = OldReader::new(file, old.len() as u64);
         // The chunk starting at s: the test chunker run from s.
         let next = |s: usize| {
             let rest = &new[s..];
@@ -339,6 +373,18 @@ mod tests {
     }
 
     proptest! {
+        /// The word-at-a-time kernels against byte loops.
+        #[test]
+        fn common_ends_are_the_byte_loops(
+            a in proptest::collection::vec(0u8..3, 0..300),
+            b in proptest::collection::vec(0u8..3, 0..300),
+        ) {
+            let pre = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            let suf = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+            prop_assert_eq!(common_prefix(&a, &b), pre);
+            prop_assert_eq!(common_suffix(&a, &b), suf);
+        }
+
         #[test]
         fn ops_rebuild_new_exactly(
             old in proptest::collection::vec(0u8..3, 0..4000),

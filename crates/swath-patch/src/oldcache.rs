@@ -7,6 +7,9 @@
 //! blocks (16 MiB by default), filled by positional reads ([`ReadAt`]). Blocks are small
 //! because the diagonals of a rebuilt program jump all over OLD: a miss should cost a
 //! system call, not a long copy.
+//!
+//! When OLD is in memory as a whole ([`ReadAt::as_bytes`]: a file in the page cache,
+//! mapped), there is no cache: every range is a slice of the map.
 
 use std::io;
 
@@ -21,6 +24,8 @@ pub const BLOCK: usize = 1 << BLOCK_BITS;
 pub struct OldCache<'a> {
     file: &'a dyn ReadAt,
     len: u64,
+    /// OLD's bytes, when they are in memory (no blocks are cached then).
+    whole: Option<&'a [u8]>,
     /// The blocks' bytes, slot after slot.
     data: Vec<u8>,
     /// The block each slot holds (`u64::MAX`: none).
@@ -55,10 +60,18 @@ impl<'a> OldCache<'a> {
         let slots = slots.max(4).next_power_of_two();
         // Never more slots than OLD has blocks (a small OLD takes little memory).
         let blocks = (len.div_ceil(BLOCK as u64) as usize).max(1);
-        let slots = slots.min(blocks.next_power_of_two());
+        let whole = file
+            .as_bytes()
+            .filter(|b| b.len() as u64 >= len)
+            .map(|b| &b[..len as usize]);
+        let slots = match whole {
+            Some(_) => 1,
+            None => slots.min(blocks.next_power_of_two()),
+        };
         OldCache {
             file,
             len,
+            whole,
             data: Vec::new(),
             tags: vec![u64::MAX; slots],
             mask: slots - 1,
@@ -97,10 +110,20 @@ impl<'a> OldCache<'a> {
         Ok(&self.data[at..at + n])
     }
 
+    /// OLD whole, when it is in memory: every range a slice of it, no copies.
+    #[inline]
+    pub fn whole(&self) -> Option<&'a [u8]> {
+        self.whole
+    }
+
     /// The `n` bytes of OLD at `at`, or `None` when OLD has no such range.
+    #[inline]
     pub fn get(&mut self, at: u64, n: usize) -> io::Result<Option<&[u8]>> {
         if at > self.len || n as u64 > self.len - at {
             return Ok(None);
+        }
+        if let Some(w) = self.whole {
+            return Ok(Some(&w[at as usize..at as usize + n]));
         }
         if n == 0 {
             return Ok(Some(&[]));
@@ -139,6 +162,9 @@ impl<'a> OldCache<'a> {
         if at > self.len || n as u64 > self.len - at {
             return Ok(None);
         }
+        if let Some(w) = self.whole {
+            return Ok(Some(&w[at as usize..at as usize + n]));
+        }
         let (first, last) = (
             at >> BLOCK_BITS,
             (at + n as u64).saturating_sub(1) >> BLOCK_BITS,
@@ -164,10 +190,13 @@ mod tests {
             len in 0usize..300_000,
             slots in 1usize..9,
             reads in proptest::collection::vec((any::<u64>(), 0usize..140_000), 1..40),
+            mapped in any::<bool>(),
         ) {
             let old: Vec<u8> = (0..len).map(|i| (i * 31 + i / 977) as u8).collect();
             let s: &[u8] = &old;
-            let mut c = OldCache::new(&s, len as u64, slots);
+            let positional = crate::source::Unmapped(s);
+            let file: &dyn ReadAt = if mapped { &s } else { &positional };
+            let mut c = OldCache::new(file, len as u64, slots);
             for (at, n) in reads {
                 // Mostly inside OLD, sometimes past it.
                 let at = at % (len as u64 + 10);

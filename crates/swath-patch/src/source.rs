@@ -3,7 +3,12 @@
 //! section codec and the hash see one OLD whatever it is made of.
 //!
 //! Every read is positional ([`ReadAt::read_exact_at`]): workers on all cores read OLD at
-//! once, and OLD is never mapped, so OLD and NEW together may exceed memory.
+//! once. A file in the page cache may also be mapped ([`MappedFile`]): the approximate
+//! matcher, which compares NEW with OLD a few dozen bytes at a time all over OLD, then reads
+//! the page cache where it lies instead of making a system call per comparison. A map
+//! needs no memory of its own (its pages are the page cache's), so OLD and NEW together
+//! may still exceed memory; a file read with direct I/O (larger than half the memory) is
+//! not mapped.
 
 use std::fs::File;
 use std::io;
@@ -19,6 +24,12 @@ pub trait ReadAt: Sync {
     fn as_file(&self) -> Option<&File> {
         None
     }
+
+    /// All the bytes, in memory (a slice, or a file mapped whole), when they are: readers
+    /// then take slices of them instead of copying; `None` otherwise.
+    fn as_bytes(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 impl ReadAt for File {
@@ -28,6 +39,45 @@ impl ReadAt for File {
 
     fn as_file(&self) -> Option<&File> {
         Some(self)
+    }
+}
+
+/// A file mapped whole (through the engine's SIGBUS-guarded maps), read positionally and
+/// as a slice ([`ReadAt::as_bytes`]).
+pub struct MappedFile<'a> {
+    file: &'a File,
+    map: swath_engine::mapguard::GuardedMap,
+}
+
+impl<'a> MappedFile<'a> {
+    /// The first `len` bytes of `file` mapped, or `None` when they cannot be (no guard
+    /// slot left, or the map fails: positional reads serve instead).
+    pub fn new(file: &'a File, name: &str, len: u64) -> Option<MappedFile<'a>> {
+        let map = swath_engine::mapguard::GuardedMap::new(file, name, 0, len).ok()??;
+        // Touched all over, a few lines at a time: no read-ahead around each fault.
+        map.advise_random();
+        Some(MappedFile { file, map })
+    }
+
+    /// True once a read touched a page past the file's end (the file shrank): what was
+    /// read from the map is then wrong, and the make must fail.
+    pub fn faulted(&self) -> bool {
+        self.map.faulted()
+    }
+}
+
+impl ReadAt for MappedFile<'_> {
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        // A front-to-back read copies faster from the page cache than through faults.
+        FileExt::read_exact_at(self.file, buf, at)
+    }
+
+    fn as_file(&self) -> Option<&File> {
+        Some(self.file)
+    }
+
+    fn as_bytes(&self) -> Option<&[u8]> {
+        Some(self.map.bytes())
     }
 }
 
@@ -48,6 +98,10 @@ impl ReadAt for [u8] {
             )),
         }
     }
+
+    fn as_bytes(&self) -> Option<&[u8]> {
+        Some(self)
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -57,6 +111,21 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn as_file(&self) -> Option<&File> {
         (**self).as_file()
+    }
+
+    fn as_bytes(&self) -> Option<&[u8]> {
+        (**self).as_bytes()
+    }
+}
+
+/// Bytes read only positionally, never as a slice (tests of the positional paths).
+#[cfg(test)]
+pub(crate) struct Unmapped<'a>(pub &'a [u8]);
+
+#[cfg(test)]
+impl ReadAt for Unmapped<'_> {
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        self.0.read_exact_at(buf, at)
     }
 }
 
