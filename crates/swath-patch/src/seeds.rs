@@ -159,8 +159,8 @@ impl SeedIndex {
             .trailing_zeros()
             .min(bucket_bits);
         let parts = 1usize << part_bits;
-        // Zeroed by the allocator (no pass over it); 32-byte aligned buckets from `base`.
-        let mut slots = vec![0u64; (WAYS << bucket_bits) + WAYS];
+        // 32-byte aligned buckets from `base`, in huge pages (zeroed on all cores).
+        let mut slots = fresh_slots((WAYS << bucket_bits) + WAYS);
         let base = (slots.as_ptr() as usize).wrapping_neg() % 32 / 8;
         let per = (WAYS << bucket_bits) >> part_bits;
         let pieces = len.div_ceil(piece as u64) as usize;
@@ -277,6 +277,40 @@ impl SeedIndex {
     pub fn prefetch(&self, h: u64) {
         let (b, _) = split(h, self.rate_bits, self.bucket_bits);
         prefetch(self.slots.as_ptr().wrapping_add(self.base + b * WAYS));
+    }
+}
+
+/// `n` zeroed slots. The table is read and written at random, one cache miss and, with
+/// 4 KiB pages, one page walk per access: the kernel is asked for transparent huge pages
+/// before the slots are first touched (after, it would not give them). The slots are then
+/// zeroed by writes on all cores: left to the allocator's zeroed pages, the first access
+/// to each page, a read, maps the shared zero page, and the write after it copies the page
+/// and flushes every core's TLB (on a 200 MB OLD, a fifth of the whole make's time).
+fn fresh_slots(n: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_ptr() as usize, n * 8);
+    v.spare_capacity_mut()[..n]
+        .par_chunks_mut(1 << 16)
+        .for_each(|c| c.fill(std::mem::MaybeUninit::new(0)));
+    // SAFETY: the first `n` slots of the capacity were all initialised just above.
+    unsafe { v.set_len(n) };
+    v
+}
+
+/// Asks for transparent huge pages over the whole 2 MiB pages inside `[start, start+len)`.
+fn advise_huge_pages(start: usize, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let from = start.next_multiple_of(HUGE);
+    let to = (start + len) / HUGE * HUGE;
+    if to <= from {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: MADV_HUGEPAGE is a hint about memory this process owns (the range lies inside
+    // one live allocation); it never changes the memory's contents or validity. Failure
+    // (no THP support) leaves ordinary pages, so the result is ignored.
+    unsafe {
+        libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
     }
 }
 
