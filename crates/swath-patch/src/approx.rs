@@ -31,7 +31,7 @@ use std::io;
 use crate::format::Level;
 use crate::oldcache::OldCache;
 use crate::ops::Op;
-use crate::seeds::{for_each_seed, SeedIndex, SeedParams, WAYS};
+use crate::seeds::{for_each_seed, prefetch, SeedIndex, SeedParams, WAYS};
 
 /// An extension gives up once its score is this far below its best: bytes that far from
 /// the diagonal are another diagonal's, or literal (the scan starts a region again where a
@@ -227,6 +227,73 @@ fn best_suffix(old: &[u8], new: &[u8], done: usize, score: &mut i64, best: &mut 
     }
 }
 
+/// NEW's seeds in a gap, each window hashed once: computed a stretch at a time as the scan
+/// reaches them, their buckets in OLD's seed index fetched ahead of the lookups.
+struct NewSeeds {
+    /// Seeds (position, hash) in order, from `head` on not yet passed by the scan.
+    list: Vec<(usize, u64)>,
+    head: usize,
+    /// Windows starting before this position have been hashed.
+    hashed_to: usize,
+    /// Buckets of the seeds before this position have been asked for.
+    fetched_to: usize,
+}
+
+impl NewSeeds {
+    fn new(from: usize) -> NewSeeds {
+        NewSeeds {
+            list: Vec::new(),
+            head: 0,
+            hashed_to: from,
+            fetched_to: from,
+        }
+    }
+
+    /// Hashes the windows up to `to` (exclusive) and asks for the buckets of their seeds.
+    #[inline]
+    fn reach(&mut self, new: &[u8], to: usize, seeds: &SeedIndex) {
+        if to > self.hashed_to {
+            let (w, rate) = (seeds.params().window, seeds.rate_bits());
+            for_each_seed(new, self.hashed_to, to, w, rate, |s, h| {
+                self.list.push((s, h))
+            });
+            self.hashed_to = to;
+        }
+        if to > self.fetched_to {
+            let first = self.list[self.head..].partition_point(|&(s, _)| s < self.fetched_to);
+            for &(s, h) in &self.list[self.head + first..] {
+                if s >= to {
+                    break;
+                }
+                seeds.prefetch(h);
+            }
+            self.fetched_to = to;
+        }
+    }
+
+    /// The seeds in `from..to` (hashed already), forgetting those before `from`.
+    #[inline]
+    fn between(&mut self, from: usize, to: usize) -> &[(usize, u64)] {
+        while self.head < self.list.len() && self.list[self.head].0 < from {
+            self.head += 1;
+        }
+        if self.head > 4096 && self.head * 2 > self.list.len() {
+            self.list.drain(..self.head);
+            self.head = 0;
+        }
+        let rest = &self.list[self.head..];
+        &rest[..rest.partition_point(|&(s, _)| s < to)]
+    }
+}
+
+/// A seed of a block with its candidates in OLD (those sharing its bucket and tag).
+#[derive(Clone, Copy)]
+struct Looked {
+    at: usize,
+    n: usize,
+    cands: [u64; WAYS],
+}
+
 /// Finds the events of the gap `from..to` of `new`: positions where a diagonal found by a
 /// seed takes over from the current one (at first `before`'s), each with the OLD offset
 /// of its first byte.
@@ -242,7 +309,6 @@ fn scan(
     events: &mut Vec<(usize, u64)>,
 ) -> io::Result<()> {
     let w = seeds.params().window;
-    let rate = seeds.rate_bits();
     // The current diagonal: OLD offset minus NEW position.
     let mut cur: Option<i64> = before.map(|b| b as i64 - from as i64);
     let mut p = from;
@@ -250,11 +316,9 @@ fn scan(
     let mut bad = false;
     // No lookups before this position (after one that found only losers).
     let mut quiet_until = 0usize;
-    let mut found = Vec::new();
-    // The seeds of the block after the last one looked up, and that block.
-    let mut ahead = Vec::new();
-    let mut ahead_of: Option<(usize, usize)> = None;
-    let mut cands = [0u64; WAYS];
+    let mut seeds_new = NewSeeds::new(from);
+    let mut looked: Vec<Looked> = Vec::new();
+    let whole = old.whole();
     while p < to {
         let end = (p + BLOCK).min(to);
         let fine = match cur {
@@ -274,34 +338,41 @@ fn scan(
             continue;
         }
         bad = true;
-        if ahead_of == Some((p, end)) {
-            std::mem::swap(&mut found, &mut ahead);
-        } else {
-            found.clear();
-            for_each_seed(new, p, end, w, rate, |s, h| found.push((s, h)));
-            for &(_, h) in &found {
-                seeds.prefetch(h);
-            }
-        }
         // Blocks NEW's diagonals do not explain come in runs: the next block's seeds are
         // found and their buckets fetched now, so that the memory is there by the time
         // they are looked up (one cache miss per lookup otherwise).
-        let after = (end + BLOCK).min(to);
-        ahead.clear();
-        for_each_seed(new, end, after, w, rate, |s, h| ahead.push((s, h)));
-        for &(_, h) in &ahead {
-            seeds.prefetch(h);
-        }
-        ahead_of = Some((end, after));
-        let mut next = end;
-        for &(s, h) in &found {
+        seeds_new.reach(new, (end + BLOCK).min(to), seeds);
+        // This block's candidates, all looked up first and their bytes in OLD fetched, so
+        // that the cache misses on OLD overlap instead of coming one after the other.
+        looked.clear();
+        for &(s, h) in seeds_new.between(p, end) {
             if s < quiet_until {
                 continue;
             }
-            let n = seeds.lookup(h, &mut cands);
+            let mut l = Looked {
+                at: s,
+                n: 0,
+                cands: [0; WAYS],
+            };
+            l.n = seeds.lookup(h, &mut l.cands);
+            if let Some(o) = whole {
+                for &c in &l.cands[..l.n] {
+                    prefetch(o.as_ptr().wrapping_add(c as usize));
+                    prefetch(o.as_ptr().wrapping_add(c as usize + BLOCK - 1));
+                }
+            }
+            looked.push(l);
+        }
+        let mut next = end;
+        for l in &looked {
+            let s = l.at;
+            if s < quiet_until {
+                continue;
+            }
+            let n = l.n;
             let span = &new[s..(s + BLOCK).min(new.len())];
             let mut best: Option<(usize, u64)> = None;
-            for &c in &cands[..n] {
+            for &c in &l.cands[..n] {
                 let d = c as i64 - s as i64;
                 if Some(d) == cur {
                     continue;
@@ -310,7 +381,7 @@ fn scan(
                 let Some(o) = old.peek(c, span.len())? else {
                     continue;
                 };
-                if o[..w] != new[s..s + w] {
+                if !same_window(o, span, w) {
                     continue;
                 }
                 let score = count_equal(o, span);
@@ -343,6 +414,14 @@ fn scan(
     }
     // An event at the gap's start replaces `before` as its first diagonal.
     Ok(())
+}
+
+/// True when the first `w` bytes (8 to 16) of `a` and `b` are equal: their first and
+/// last eight bytes compared as words.
+#[inline(always)]
+fn same_window(a: &[u8], b: &[u8], w: usize) -> bool {
+    let word = |x: &[u8], at: usize| u64::from_le_bytes(x[at..at + 8].try_into().expect("8 bytes"));
+    word(a, 0) == word(b, 0) && word(a, w - 8) == word(b, w - 8)
 }
 
 /// Adds an event (a NEW position and the OLD offset its diagonal puts there); one at the

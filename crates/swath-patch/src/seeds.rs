@@ -5,10 +5,11 @@
 //! has a changed address, so 1 KiB chunks rarely match, but 16-byte windows between the
 //! changes still do. Indexing every window of OLD (a suffix array, as bsdiff and
 //! HDiffPatch do) costs many bytes of memory per byte of OLD and most of their time. Here
-//! only a sample is kept: a window is a *seed* when the hash of its bytes falls below a
-//! threshold (one window in `2^rate_bits` on average), a choice made by the bytes alone,
-//! so the same content is sampled in OLD and in NEW and a lookup is needed only at NEW's
-//! sampled positions. The table holds 8 bytes a slot in buckets of four, about 16 bytes
+//! only a sample is kept: a window is a *seed* when the product of its first eight bytes
+//! and a constant falls below a threshold (one window in `2^rate_bits` on average), a
+//! choice made by the bytes alone, so the same content is sampled in OLD and in NEW and a
+//! lookup is needed only at NEW's sampled positions; only a seed's window is hashed whole
+//! (its hash picks its bucket). The table holds 8 bytes a slot in buckets of four, about 16 bytes
 //! per seed, and the sampling rate is lowered for a large OLD so that it never holds more
 //! seeds than the options allow.
 //!
@@ -83,6 +84,17 @@ fn degenerate(data: &[u8], at: usize, window: usize) -> bool {
     a == b && a == a.rotate_left(8)
 }
 
+/// True when the window starting at `at` is sampled: the product of its first eight bytes
+/// and an odd constant, whose top bits depend on all 64 bits, is at most `limit`. One
+/// multiplication a position; the full [`window_hash`] is computed only for the sampled.
+#[inline(always)]
+fn gate(word: u64, limit: u64) -> bool {
+    word.wrapping_mul(K3) <= limit
+}
+
+/// The gate's multiplier (odd, well-spread bits, unrelated to the hash's).
+const K3: u64 = 0xA076_1D64_78BD_642F;
+
 /// Calls `f(position, hash)` for every seed among the windows starting in `from..to` of
 /// `data` (windows must fit in `data`), in order.
 #[inline]
@@ -102,11 +114,22 @@ pub fn for_each_seed(
     let limit = u64::MAX >> rate_bits;
     let mut p = from;
     while p < to {
-        let h = window_hash(data, p, window);
-        if h <= limit && !degenerate(data, p, window) {
-            f(p, h);
+        // 64 positions gated without a branch, into a mask; then the sampled ones.
+        let n = (to - p).min(64);
+        let d = &data[p..p + n + 7];
+        let mut mask = 0u64;
+        for i in 0..n {
+            let word = u64::from_le_bytes(d[i..i + 8].try_into().expect("8 bytes"));
+            mask |= u64::from(gate(word, limit)) << i;
         }
-        p += 1;
+        while mask != 0 {
+            let at = p + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if !degenerate(data, at, window) {
+                f(at, window_hash(data, at, window));
+            }
+        }
+        p += n;
     }
 }
 
@@ -183,7 +206,7 @@ impl SeedIndex {
                     for_each_seed(buf, 0, piece.min(n), w, rate_bits, |p, h| {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
-                            let (b, tag) = split(h, rate_bits, bucket_bits);
+                            let (b, tag) = split(h, bucket_bits);
                             lists[b >> (bucket_bits - part_bits)]
                                 .push((b as u32, (tag << POS_BITS) | (pos + 1)));
                         }
@@ -258,7 +281,7 @@ impl SeedIndex {
     /// bucket and tag: verify before use), into `out`; how many.
     #[inline]
     pub fn lookup(&self, h: u64, out: &mut [u64; WAYS]) -> usize {
-        let (b, tag) = split(h, self.rate_bits, self.bucket_bits);
+        let (b, tag) = split(h, self.bucket_bits);
         let mut n = 0;
         for &e in self.bucket(b) {
             if e == 0 {
@@ -275,7 +298,7 @@ impl SeedIndex {
     /// Hints the processor to fetch the bucket of hash `h` (a lookup soon follows).
     #[inline]
     pub fn prefetch(&self, h: u64) {
-        let (b, _) = split(h, self.rate_bits, self.bucket_bits);
+        let (b, _) = split(h, self.bucket_bits);
         prefetch(self.slots.as_ptr().wrapping_add(self.base + b * WAYS));
     }
 }
@@ -316,7 +339,7 @@ fn advise_huge_pages(start: usize, len: usize) {
 
 /// Hints the processor to fetch the cache line at `p` (any address: nothing is read).
 #[inline(always)]
-fn prefetch(p: *const u64) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and reads
     // nothing the program sees.
@@ -327,13 +350,12 @@ fn prefetch(p: *const u64) {
     let _ = p;
 }
 
-/// A seed hash's bucket and tag: the bits below the `rate_bits` top ones (which are zero
-/// for every seed) pick the bucket, the next ones (up to 24) are the tag.
+/// A seed hash's bucket and tag: its top `bucket_bits` pick the bucket, the next ones (up
+/// to 24) are the tag.
 #[inline(always)]
-fn split(h: u64, rate_bits: u32, bucket_bits: u32) -> (usize, u64) {
-    let r = h << rate_bits;
-    let b = (r >> (64 - bucket_bits)) as usize;
-    let rest = r << bucket_bits;
+fn split(h: u64, bucket_bits: u32) -> (usize, u64) {
+    let b = (h >> (64 - bucket_bits)) as usize;
+    let rest = h << bucket_bits;
     let tag = rest >> (64 - (64 - POS_BITS));
     (b, tag)
 }
@@ -365,7 +387,7 @@ mod tests {
             let b = u64::from_le_bytes(w[p.window - 8..].try_into().unwrap());
             let h = (a.wrapping_mul(K1) ^ b.rotate_left(23)).wrapping_mul(K2);
             let same = a == b && w[..8].iter().all(|&x| x == w[0]);
-            if h <= limit && !same {
+            if a.wrapping_mul(K3) <= limit && !same {
                 out.push((at, h));
             }
         }
@@ -426,7 +448,7 @@ mod tests {
                 prop_assert!(found.iter().all(|o| want.contains(o)));
                 // A bucket drops a seed only when full.
                 if found.is_empty() {
-                    let (b, _) = split(h, idx.rate_bits, idx.bucket_bits);
+                    let (b, _) = split(h, idx.bucket_bits);
                     prop_assert!(idx.bucket(b).iter().all(|&e| e != 0));
                 } else {
                     // Entries go in in OLD's order: a full bucket drops later occurrences only.
