@@ -45,8 +45,9 @@ use crate::format::{
     encode_tail, encode_tree_record, section_sum, Entry, Header, Level, FLAG_TREE, HEADER_LEN,
 };
 use crate::hash::{file_hash, slice_hash, PIECE};
-use crate::make::{make_section, Format, MakeOptions, OldSide};
+use crate::make::{make_section_refined, Format, MakeOptions, OldSide};
 use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldFile, Source};
+use crate::ops::Op;
 use crate::signature::{signature_and_hash, signature_of_slice, Chunk};
 use crate::source::ReadAt;
 use crate::table::ChunkTable;
@@ -852,6 +853,13 @@ pub fn make_tree(
         old: &old,
         len: old.len(),
     };
+    // Old files by path: a changed file is matched first against its old version.
+    let old_by_path: HashMap<&[u8], usize> = old
+        .files()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_slice(), i))
+        .collect();
     // Per sectioned file: its hash once known, or its pieces' hashes (a file in several
     // sections of one piece each).
     let mut pieces: Vec<Vec<u128>> = vec![Vec::new(); sectioned.len()];
@@ -870,7 +878,11 @@ pub fn make_tree(
                 new.read_exact_at(&mut buf, c.offset)
                     .map_err(|e| tree_error(&new_name, e))?;
             }
-            let m = make_section(&buf, c.offset, &old_side, &params, mo)
+            let mut refine = |ops: Vec<Op>| -> io::Result<Vec<Op>> {
+                let hints = hints_for(&ops, c, &new, &old, &old_by_path);
+                crate::hint::match_hinted(ops, &buf, &hints, &old)
+            };
+            let m = make_section_refined(&buf, c.offset, &old_side, &params, mo, &mut refine)
                 .map_err(|e| tree_error(&old_name, e))?;
             // Hashes of the files this section holds whole.
             let first = new.starts.partition_point(|&st| st < c.offset);
@@ -1014,6 +1026,78 @@ pub fn make_tree(
         o.commit(false)?;
     }
     Ok(made)
+}
+
+/// The hints of the files of NEW in section `c` ([`crate::hint`]): for each, the old file
+/// at its path, then the old files its exact matches (`ops`) copy most bytes from, at most
+/// three, within [`crate::hint::MAX_HINTED`] bytes.
+fn hints_for(
+    ops: &[Op],
+    c: Cut,
+    new: &TreeReader,
+    old: &TreeReader,
+    old_by_path: &HashMap<&[u8], usize>,
+) -> Vec<crate::hint::Hint> {
+    let (lo, hi) = (c.offset, c.offset + c.len);
+    let mut hints = Vec::new();
+    // Op boundaries in the section, to find each file's copies.
+    let mut op_at = Vec::with_capacity(ops.len());
+    let mut at = 0usize;
+    for op in ops {
+        op_at.push(at);
+        at += op.len() as usize;
+    }
+    let mut f = new.starts.partition_point(|&st| st <= lo).saturating_sub(1);
+    while f < new.files.len() && new.starts[f] < hi {
+        let (st, len) = (new.starts[f], new.files[f].len);
+        f += 1;
+        if st + len <= lo || len == 0 {
+            continue;
+        }
+        let start = (st.max(lo) - lo) as usize;
+        let end = ((st + len).min(hi) - lo) as usize;
+        let mut files: Vec<usize> = Vec::new();
+        if let Some(&k) = old_by_path.get(new.files[f - 1].path.as_slice()) {
+            files.push(k);
+        }
+        // The old files this file's exact matches come from, by bytes.
+        let mut from: HashMap<usize, u64> = HashMap::new();
+        let first = op_at.partition_point(|&a| a <= start).saturating_sub(1);
+        for (k, op) in ops.iter().enumerate().skip(first) {
+            if op_at[k] >= end {
+                break;
+            }
+            if let Op::Copy { from: o, len } = *op {
+                let i = old.starts.partition_point(|&s| s <= o) - 1;
+                *from.entry(i).or_default() += len;
+            }
+        }
+        let mut by_bytes: Vec<(u64, usize)> = from.into_iter().map(|(i, n)| (n, i)).collect();
+        by_bytes.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, i) in by_bytes {
+            if files.len() >= 4 {
+                break;
+            }
+            if !files.contains(&i) {
+                files.push(i);
+            }
+        }
+        let mut ranges = Vec::new();
+        let mut budget = crate::hint::MAX_HINTED;
+        for i in files {
+            let n = old.files[i].len.min(budget);
+            if n > 0 {
+                ranges.push((old.starts[i], n));
+                budget -= n;
+            }
+        }
+        hints.push(crate::hint::Hint {
+            start,
+            end,
+            old: ranges,
+        });
+    }
+    hints
 }
 
 /// Old files whose path is not a file of the new tree.
