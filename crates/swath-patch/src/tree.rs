@@ -46,7 +46,7 @@ use crate::format::{
 };
 use crate::hash::{file_hash, slice_hash, PIECE};
 use crate::make::{make_section_refined, Format, MakeOptions, OldSide};
-use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldFile, Source};
+use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldEntry, OldKind, Source};
 use crate::ops::Op;
 use crate::signature::{signature_and_hash, signature_of_slice, Chunk};
 use crate::source::ReadAt;
@@ -744,7 +744,7 @@ pub fn make_tree(
         )));
     }
     let mut table = ChunkTable::with_capacity(data_chunks);
-    let mut old_sums = Vec::with_capacity(signed.len() * 16);
+    let mut old_hashes = Vec::with_capacity(signed.len());
     // Old files by (length, hash): a new file equal to one is a reference, not sections.
     let mut by_content: HashMap<(u64, u128), usize> = HashMap::new();
     let mut old_lens: HashMap<u64, ()> = HashMap::new();
@@ -753,15 +753,23 @@ pub fn make_tree(
         for c in chunks.iter().filter(|c| c.kind == ChunkKind::Data) {
             table.insert(c.hash, base + c.offset, c.len);
         }
-        old_sums.extend_from_slice(&h.to_le_bytes());
+        old_hashes.push(*h);
         let len = old.files()[i].len;
         by_content.entry((len, *h)).or_insert(i);
         old_lens.insert(len, ());
     }
     drop(signed);
-    let old_hash = xxh3_128(&old_sums);
+    let old_entries = old_entries_of(&old_walk);
+    let old_hash = crate::manifest::old_hash(&old_entries, &old_hashes);
     let signature_secs = t0.elapsed().as_secs_f64();
 
+    // Old files by path: a changed file is matched first against its old version.
+    let old_by_path: HashMap<&[u8], usize> = old
+        .files()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_slice(), i))
+        .collect();
     // New files that may equal an old one (same length): hashed to find out.
     let t1 = Instant::now();
     let new_files = files_of(&new_walk);
@@ -793,7 +801,14 @@ pub fn make_tree(
     let mut sources = vec![Source::Sections; new_files.len()];
     let mut new_hashes: Vec<Option<u128>> = vec![None; new_files.len()];
     for (k, &i) in candidates.iter().enumerate() {
-        if let Some(&o) = by_content.get(&(new_files[i].len, hashed[k])) {
+        let key = (new_files[i].len, hashed[k]);
+        // The old file at the same path first (an unchanged file costs nothing in the
+        // manifest), else any old file with these bytes.
+        let same = old_by_path
+            .get(new_files[i].path.as_slice())
+            .copied()
+            .filter(|&o| (old.files()[o].len, old_hashes[o]) == key);
+        if let Some(o) = same.or_else(|| by_content.get(&key).copied()) {
             sources[i] = Source::Old(o);
             new_hashes[i] = Some(hashed[k]);
             advance(new_files[i].len);
@@ -853,13 +868,6 @@ pub fn make_tree(
         old: &old,
         len: old.len(),
     };
-    // Old files by path: a changed file is matched first against its old version.
-    let old_by_path: HashMap<&[u8], usize> = old
-        .files()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_slice(), i))
-        .collect();
     // Per sectioned file: its hash once known, or its pieces' hashes (a file in several
     // sections of one piece each).
     let mut pieces: Vec<Vec<u128>> = vec![Vec::new(); sectioned.len()];
@@ -965,14 +973,7 @@ pub fn make_tree(
     };
     let manifest = Manifest {
         root: meta_of(&new_root_meta),
-        old: old
-            .files()
-            .iter()
-            .map(|f| OldFile {
-                path: f.path.clone(),
-                len: f.len,
-            })
-            .collect(),
+        old: old_entries,
         new: new_walk
             .iter()
             .map(|w| NewEntry {
@@ -1001,8 +1002,8 @@ pub fn make_tree(
             })
             .collect(),
     };
-    made.deleted_files = deleted(&manifest);
-    let raw = manifest.encode();
+    made.deleted_files = manifest.summary().deleted_files as usize;
+    let raw = manifest.encode(&crate::manifest::dir_digests(&manifest.old, &old_hashes));
     let stored = zstd::bulk::compress(&raw, manifest_level(mo.level))
         .map_err(|e| PatchError::io(&new_name, e))?;
     put(at, &stored)?;
@@ -1100,18 +1101,18 @@ fn hints_for(
     hints
 }
 
-/// Old files whose path is not a file of the new tree.
-pub fn deleted(m: &Manifest) -> usize {
-    let files: std::collections::HashSet<&[u8]> = m
-        .new
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::File { .. }))
-        .map(|e| e.path.as_slice())
-        .collect();
-    m.old
-        .iter()
-        .filter(|f| !files.contains(f.path.as_slice()))
-        .count()
+/// The old tree's entries as the manifest codes against them (a walk's, in its order).
+pub fn old_entries_of(w: &[Walked]) -> Vec<OldEntry> {
+    w.iter()
+        .map(|e| OldEntry {
+            path: e.path.clone(),
+            kind: match &e.kind {
+                WalkedKind::Dir => OldKind::Dir,
+                WalkedKind::File(n) => OldKind::File(*n),
+                WalkedKind::Link(t) => OldKind::Link(t.clone()),
+            },
+        })
+        .collect()
 }
 
 /// Where `PathBuf`s of a tree's entries are built (for messages and tests).
