@@ -22,7 +22,7 @@ use crate::format::{
     FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
-use crate::manifest::Manifest;
+use crate::manifest::Script;
 use crate::ops::Op;
 use crate::section::{apply_section, apply_section_into, decode_section, SectionError};
 
@@ -121,9 +121,10 @@ impl PatchFile {
         self.flags & FLAG_TREE != 0
     }
 
-    /// A tree patch's manifest, read, checked against its checksum, decoded and checked as
-    /// hostile input ([`Manifest::decode`]); `None` for a file patch.
-    pub fn manifest(&self) -> Result<Option<Manifest>, PatchError> {
+    /// A tree patch's manifest, read, checked against its checksum, decoded and its syntax
+    /// checked as hostile input ([`Script::parse`]; [`Script::resolve`] checks the rest
+    /// against the old tree); `None` for a file patch.
+    pub fn manifest(&self) -> Result<Option<Script>, PatchError> {
         let Some(at) = self.manifest_at else {
             return Ok(None);
         };
@@ -151,9 +152,7 @@ impl PatchFile {
         if decoded.is_err() || raw.len() as u64 != at.raw {
             return Err(bad("damaged: the tree's manifest does not decode".into()));
         }
-        Manifest::decode(&raw, self.header.old_len, self.header.new_len)
-            .map(Some)
-            .map_err(|e| bad(e.0))
+        Script::parse(raw).map(Some).map_err(|e| bad(e.0))
     }
 
     /// Reads section `e`'s bytes into `buf`.

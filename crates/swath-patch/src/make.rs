@@ -619,9 +619,26 @@ pub fn make_section(
     params: &Params,
     opts: &MakeOptions,
 ) -> std::io::Result<MadeSection> {
+    make_section_refined(new, new_offset, old, params, opts, &mut |ops| Ok(ops))
+}
+
+/// [`make_section`] with `refine` run on the exact matches before the approximate ones
+/// fill the gaps (in `default` and `max`; `fast` keeps the exact matches alone): a tree's
+/// make matches its changed files against their old versions there ([`crate::hint`]).
+pub fn make_section_refined(
+    new: &[u8],
+    new_offset: u64,
+    old: &OldSide<'_>,
+    params: &Params,
+    opts: &MakeOptions,
+    refine: &mut dyn FnMut(Vec<Op>) -> std::io::Result<Vec<Op>>,
+) -> std::io::Result<MadeSection> {
     let mut reader = OldReader::new(old.old, old.len);
     let mut ops = match_section(new, cdc_chunker(new, params), old.table, &mut reader)?;
     let settings = Settings::for_level(opts.level);
+    if settings.is_some() {
+        ops = refine(ops)?;
+    }
     let mut cache = OldCache::new(old.old, old.len, settings.map_or(16, |s| s.cache_blocks));
     if let Some(settings) = settings {
         ops = fill_gaps(ops, new, &mut cache, old.seeds, &settings)?;
