@@ -25,6 +25,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
+use swath_engine::output::{self, SharedMap};
 use swath_engine::{
     is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
     Region, RunStats,
@@ -409,26 +410,6 @@ fn one_region_job<'a>(input: &'a Input) -> Job<'a> {
 }
 
 /// A writable map of the output shared by workers that write disjoint blocks.
-struct SharedOut {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: workers only write through `block_mut`, whose callers guarantee disjoint ranges;
-// the map outlives every worker (they are joined before it is dropped).
-unsafe impl Sync for SharedOut {}
-
-impl SharedOut {
-    /// # Safety
-    /// No two live slices returned by this function may overlap.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn block_mut(&self, start: usize, len: usize) -> &mut [u8] {
-        assert!(start + len <= self.len);
-        // SAFETY: in bounds (checked above) and, by the caller's promise, not aliased.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
-    }
-}
-
 fn mapped(
     spec: &TransformSpec<'_>,
     out: &File,
@@ -444,16 +425,11 @@ fn mapped(
     // blocks written; otherwise all of it at once.
     let holes = keeps_zeros(spec) && spec.input.may_have_holes();
     if !holes {
-        reserve(out, out_name, 0, len)?;
+        output::reserve(out, out_name, 0, len)?;
     }
     // SAFETY: the output is our own temporary file, sized above and touched by no one else;
     // the input side is read through the engine's guarded maps.
-    let mut map =
-        unsafe { memmap2::MmapMut::map_mut(out) }.map_err(|e| EngineError::io(out_name, e))?;
-    let shared = SharedOut {
-        ptr: map.as_mut_ptr(),
-        len: map.len(),
-    };
+    let shared = unsafe { SharedMap::new(out, out_name) }?;
     let job = if holes {
         one_region_job(spec.input).with_zero_runs()
     } else {
@@ -470,13 +446,13 @@ fn mapped(
                 return Flow::Continue;
             }
             if holes {
-                if let Err(e) = reserve(out, out_name, b.start, b.len as u64) {
+                if let Err(e) = output::reserve(out, out_name, b.start, b.len as u64) {
                     *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                     return Flow::Stop;
                 }
             }
             // SAFETY: blocks are disjoint and each is visited once.
-            let dst = unsafe { shared.block_mut(b.start as usize, b.len) };
+            let dst = unsafe { shared.range_mut(b.start as usize, b.len) };
             apply_copy(spec, d[0], dst);
             Flow::Continue
         },
@@ -484,7 +460,8 @@ fn mapped(
     if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    map.flush_async()
+    shared
+        .flush_async()
         .map_err(|e| EngineError::io(out_name, e))?;
     Ok(stats)
 }
@@ -493,17 +470,6 @@ fn mapped(
 /// map: writing a page of a map that the filesystem cannot back (disk full) raises SIGBUS,
 /// while `posix_fallocate` reports ENOSPC. Filesystems that cannot preallocate are left to
 /// chance (the map is then the only option the user asked for).
-fn reserve(out: &File, out_name: &str, start: u64, len: u64) -> Result<(), EngineError> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: posix_fallocate on a descriptor we own, with a valid range.
-    let rc =
-        unsafe { libc::posix_fallocate(out.as_raw_fd(), start as libc::off_t, len as libc::off_t) };
-    match rc {
-        0 | libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
-        e => Err(EngineError::io(out_name, io::Error::from_raw_os_error(e))),
-    }
-}
-
 fn empty_stats() -> RunStats {
     RunStats {
         extent: swath_engine::Extent {

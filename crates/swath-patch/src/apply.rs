@@ -13,6 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rayon::prelude::*;
+use swath_engine::output::RangeMap;
 use swath_engine::AtomicOutput;
 
 use crate::error::PatchError;
@@ -21,9 +22,9 @@ use crate::format::{
     FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
-use crate::manifest::Manifest;
+use crate::manifest::Script;
 use crate::ops::Op;
-use crate::section::{apply_section, decode_section, SectionError};
+use crate::section::{apply_section, apply_section_into, decode_section, SectionError};
 
 /// The largest decoded manifest a reader accepts (about 40 million entries at the
 /// smallest): what bounds the memory a forged one can make it use.
@@ -120,9 +121,10 @@ impl PatchFile {
         self.flags & FLAG_TREE != 0
     }
 
-    /// A tree patch's manifest, read, checked against its checksum, decoded and checked as
-    /// hostile input ([`Manifest::decode`]); `None` for a file patch.
-    pub fn manifest(&self) -> Result<Option<Manifest>, PatchError> {
+    /// A tree patch's manifest, read, checked against its checksum, decoded and its syntax
+    /// checked as hostile input ([`Script::parse`]; [`Script::resolve`] checks the rest
+    /// against the old tree); `None` for a file patch.
+    pub fn manifest(&self) -> Result<Option<Script>, PatchError> {
         let Some(at) = self.manifest_at else {
             return Ok(None);
         };
@@ -150,9 +152,7 @@ impl PatchFile {
         if decoded.is_err() || raw.len() as u64 != at.raw {
             return Err(bad("damaged: the tree's manifest does not decode".into()));
         }
-        Manifest::decode(&raw, self.header.old_len, self.header.new_len)
-            .map(Some)
-            .map_err(|e| bad(e.0))
+        Script::parse(raw).map(Some).map_err(|e| bad(e.0))
     }
 
     /// Reads section `e`'s bytes into `buf`.
@@ -245,7 +245,12 @@ pub fn apply_file(
     check_old(patch, &old, &old_name)?;
     let out = AtomicOutput::create(new_path)?;
     let h = &patch.header;
-    if !out.is_direct() {
+    // A file output is sized, and each section rebuilt in a map of its own range, reserved
+    // on the disk first (a full disk is an error, not a SIGBUS), OLD's bytes
+    // read straight to where NEW has them, and the workers' writes do not queue on the
+    // file's lock as positional writes do. A device or FIFO target is written as it comes.
+    let mapped = !out.is_direct() && h.new_len > 0;
+    if mapped {
         out.file()
             .set_len(h.new_len)
             .map_err(|e| PatchError::io(&new_name, e))?;
@@ -259,13 +264,30 @@ pub fn apply_file(
             || (Vec::new(), Vec::new()),
             |(raw, made), (i, e)| -> Result<u128, PatchError> {
                 patch.section_bytes(e, raw)?;
-                apply_section(h, i as u64, e, raw, &old, made).map_err(|err| match err {
+                let bad = |err| match err {
                     SectionError::Invalid(w) => PatchError::invalid(&patch.name, w.0),
                     SectionError::Old(io) => PatchError::io(&old_name, io),
-                })?;
-                out.file()
-                    .write_all_at(made, e.new_offset)
-                    .map_err(|err| PatchError::io(&new_name, err))?;
+                };
+                let range;
+                let made: &[u8] = if mapped {
+                    // Each worker reserves its own range (on tmpfs that zeroes the pages:
+                    // on all cores, not one).
+                    swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
+                    // SAFETY: the output's temporary file is this process's own (unnamed, or
+                    // named and private), sized above; nothing truncates it meanwhile.
+                    let mut dst = unsafe {
+                        RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
+                    }?;
+                    apply_section_into(h, i as u64, e, raw, &old, &mut dst).map_err(bad)?;
+                    range = dst;
+                    &range
+                } else {
+                    apply_section(h, i as u64, e, raw, &old, made).map_err(bad)?;
+                    out.file()
+                        .write_all_at(made, e.new_offset)
+                        .map_err(|err| PatchError::io(&new_name, err))?;
+                    made
+                };
                 if let Some(p) = progress {
                     p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
                 }

@@ -19,6 +19,7 @@
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
 //! - [`approx`]: approximate matches filling the gaps between them (`default`, `max`).
+//! - [`hint`]: a tree's changed files matched densely against their likely old files.
 //! - [`seeds`]: OLD's sampled short windows, looked up from NEW's gaps.
 //! - [`oldcache`]: OLD's blocks cached per worker for the approximate matcher.
 //! - [`apply`]: a patch applied (checked first, written atomically), and `info`'s census.
@@ -35,6 +36,7 @@ pub mod cdc;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod hint;
 pub mod io;
 pub mod make;
 pub mod manifest;

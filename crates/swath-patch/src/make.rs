@@ -207,28 +207,31 @@ pub fn make_file(
     made.resident = resident;
     // Both inputs must be what was read: a file that grew, shrank or was rewritten
     // meanwhile makes a wrong patch (apply would refuse it, but say so now).
-    for (f, len, was, name) in [
-        (&old, old_len, old_stamp, &old_name),
-        (&new, new_len, new_stamp, &new_name),
-    ] {
-        let m = f.metadata().map_err(|e| PatchError::io(name, e))?;
-        if m.len() != len {
-            return Err(PatchError::Engine(swath_engine::EngineError::Changed {
-                path: name.clone(),
-                before: len,
-                after: m.len(),
-            }));
-        }
-        if stamp(&m) != was {
-            return Err(PatchError::Engine(swath_engine::EngineError::Modified {
-                path: name.clone(),
-            }));
-        }
-    }
+    unchanged(&old, old_len, old_stamp, &old_name)?;
+    unchanged(&new, new_len, new_stamp, &new_name)?;
     if let Some((o, _)) = out {
         o.commit(false)?;
     }
     Ok(made)
+}
+
+/// Checks that `file` (named `name`) still has the length and modification time it had
+/// when opened: "file changed size while being read" or "file changed as we read it".
+fn unchanged(file: &File, len: u64, was: Stamp, name: &str) -> Result<(), PatchError> {
+    let m = file.metadata().map_err(|e| PatchError::io(name, e))?;
+    if m.len() != len {
+        return Err(PatchError::Engine(swath_engine::EngineError::Changed {
+            path: name.to_string(),
+            before: len,
+            after: m.len(),
+        }));
+    }
+    if stamp(&m) != was {
+        return Err(PatchError::Engine(swath_engine::EngineError::Modified {
+            path: name.to_string(),
+        }));
+    }
+    Ok(())
 }
 
 /// The two files, their lengths at open and their names.
@@ -638,9 +641,26 @@ pub fn make_section(
     params: &Params,
     opts: &MakeOptions,
 ) -> std::io::Result<MadeSection> {
+    make_section_refined(new, new_offset, old, params, opts, &mut |ops| Ok(ops))
+}
+
+/// [`make_section`] with `refine` run on the exact matches before the approximate ones
+/// fill the gaps (in `default` and `max`; `fast` keeps the exact matches alone): a tree's
+/// make matches its changed files against their old versions there ([`crate::hint`]).
+pub fn make_section_refined(
+    new: &[u8],
+    new_offset: u64,
+    old: &OldSide<'_>,
+    params: &Params,
+    opts: &MakeOptions,
+    refine: &mut dyn FnMut(Vec<Op>) -> std::io::Result<Vec<Op>>,
+) -> std::io::Result<MadeSection> {
     let mut reader = OldReader::new(old.old, old.len);
     let mut ops = match_section(new, cdc_chunker(new, params), old.table, &mut reader)?;
     let settings = Settings::for_level(opts.level);
+    if settings.is_some() {
+        ops = refine(ops)?;
+    }
     let mut cache = OldCache::new(old.old, old.len, settings.map_or(16, |s| s.cache_blocks));
     if let Some(settings) = settings {
         ops = fill_gaps(ops, new, &mut cache, old.seeds, &settings)?;
@@ -1016,6 +1036,40 @@ pub(crate) mod tests {
             Ok((n, _)) => assert_eq!(n, 105_000),
             Err(e) => assert!(e.to_string().contains("refuses direct reads"), "{e}"),
         }
+    }
+
+    #[test]
+    fn an_input_that_changed_while_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"0123456789").unwrap();
+        let opened = |p: &Path| {
+            let f = File::open(p).unwrap();
+            let m = f.metadata().unwrap();
+            (f, m.len(), stamp(&m))
+        };
+        let (f, len, was) = opened(&p);
+        unchanged(&f, len, was, "f").unwrap();
+        // Rewritten in place, same length: its time moved (set explicitly, as a coarse
+        // clock could leave it equal).
+        std::fs::write(&p, b"9876543210").unwrap();
+        let later = std::time::SystemTime::now() + Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let e = unchanged(&f, len, was, "f").unwrap_err().to_string();
+        assert!(e.starts_with("f: file changed as we read it"), "{e}");
+        // Grown, and shrunk.
+        let (f, len, was) = opened(&p);
+        std::fs::write(&p, b"98765432101").unwrap();
+        let e = unchanged(&f, len, was, "f").unwrap_err().to_string();
+        assert!(e.contains("was 10 bytes, now 11"), "{e}");
+        std::fs::write(&p, b"98").unwrap();
+        let e = unchanged(&f, len, was, "f").unwrap_err().to_string();
+        assert!(e.contains("was 10 bytes, now 2"), "{e}");
     }
 
     #[test]

@@ -1,23 +1,43 @@
-//! A tree patch's manifest: the old files it reads, and every entry of the new tree.
+//! A tree patch's manifest: every entry of the new tree, coded as edits against the old
+//! tree's walk.
+//!
+//! The old tree must be exactly the tree the patch was made from (as `xdelta3` needs the
+//! exact old tar), so its file list is not stored: `make` and `apply` walk it by the same
+//! rules ([`crate::tree::walk`]: depth first, names sorted by their bytes, links recorded,
+//! never followed, special files refused) and take its names, kinds, lengths and link
+//! targets from the walk. OLD's hash in the header covers all of them and every file's
+//! contents ([`old_hash`]), so a different old tree is refused before anything is written;
+//! a two-byte digest per old directory ([`dir_digests`]) lets `apply` name the directory
+//! that differs.
+//!
+//! The new tree is then an edit script over the old walk ([`Script`]): runs of old entries
+//! kept as they are (same path, same kind, a file's contents unchanged, a link's target),
+//! runs dropped, an old path given a new entry (a changed file: its length as a difference
+//! from the old one's), new paths inserted. Modes and times are every new entry's own
+//! (never the old tree's: they are not in OLD's hash), coded against the recent values. The
+//! columns (ops, paths, lengths, references, targets, modes, times, digests) are stored
+//! one after the other in one zstd frame. The encoding is in docs/patch-format.md, "Trees".
 //!
 //! The manifest is what a tree patch says about paths, so `apply` treats it as hostile
-//! input: [`Manifest::decode`] refuses, in one line, any path that is absolute, empty, has
-//! an empty, `.` or `..` component or a NUL byte, any duplicate, any new entry whose parent
-//! is not a directory entry created before it (so no path leads through a link the patch
-//! makes, or out of the tree), unknown kinds, modes beyond `0o7777`, a reference to an old
-//! file that does not exist or has another length, and sizes that disagree with the
-//! header's. Its encoding (raw, before zstd) is in docs/patch-format.md, "Trees".
-//!
-//! Files' contents are not in the manifest: a new file is either the next bytes of NEW
-//! (the sections), or a whole old file (an unchanged, renamed or copied file whose length
-//! and hash equal an old file's). Per-file hashes are not stored either: OLD's hash in the
-//! header is the hash of the old files' hashes in manifest order, NEW's the hash of the new
-//! files', and apply checks both (16 bytes per file would be 700 KB for a 44,000-file
-//! tree, as large as a whole release's patch).
+//! input: [`Script::parse`] refuses counts and columns its bytes cannot hold (so a forged
+//! one cannot make apply allocate more than its own size allows), and [`Script::resolve`]
+//! refuses, in one line, any path that is absolute, empty, has an empty, `.` or `..`
+//! component or a NUL byte, any duplicate, any new entry whose parent is not a directory
+//! entry created before it (so no path leads through a link the patch makes, or out of the
+//! tree), unknown kinds, modes beyond `0o7777`, a reference to an old file that does not
+//! exist, a script that does not consume the old walk exactly, and sizes or counts that
+//! disagree with the header's or the summary's.
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
 use crate::format::{get_varint, put_varint, Invalid};
+
+/// The first byte of a manifest of this format (a manifest of the earlier, unreleased
+/// format started with the root's mode).
+pub const TAG: u8 = 0xE2;
 
 /// Permission bits and modification time of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,13 +50,24 @@ pub struct Meta {
     pub mtime_nsec: u32,
 }
 
-/// An old regular file: its path and length (its bytes are the next `len` of OLD).
+/// What an old entry is, as the walk found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OldFile {
+pub enum OldKind {
+    /// A directory.
+    Dir,
+    /// A regular file of this length: the next bytes of OLD.
+    File(u64),
+    /// A symbolic link to this target.
+    Link(Vec<u8>),
+}
+
+/// An entry of the old tree, in walk order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OldEntry {
     /// Path relative to the old tree's root (raw bytes).
     pub path: Vec<u8>,
-    /// Length.
-    pub len: u64,
+    /// What it is.
+    pub kind: OldKind,
 }
 
 /// Where a new file's bytes come from.
@@ -44,7 +75,8 @@ pub struct OldFile {
 pub enum Source {
     /// The next `len` bytes of NEW, made by the sections.
     Sections,
-    /// The whole old file of this index (same length and hash).
+    /// The whole old file of this index among the old tree's files (same length and
+    /// hash).
     Old(usize),
 }
 
@@ -78,41 +110,77 @@ pub struct NewEntry {
     pub meta: Meta,
 }
 
-/// A tree patch's manifest.
+/// A tree patch's manifest, resolved against the old tree's walk.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Manifest {
     /// The new tree's root directory's mode and time.
     pub root: Meta,
-    /// The old regular files, in OLD's order.
-    pub old: Vec<OldFile>,
+    /// The old tree's entries, in walk order (not stored: the walk's).
+    pub old: Vec<OldEntry>,
     /// The new tree's entries in creation order (a directory before what it holds).
     pub new: Vec<NewEntry>,
 }
 
-const KIND_DIR: u8 = 0;
-/// A file made by the sections.
-const KIND_FILE: u8 = 1;
-const KIND_LINK: u8 = 2;
-/// A whole old file at the same path: no path, no length (the old file's).
-const KIND_SAME: u8 = 3;
-/// A whole old file at another path.
-const KIND_WHOLE: u8 = 4;
-
-/// A reference to old file `k`: zigzag of its distance from the one after the previous
-/// reference (mostly 0: unchanged files come in order).
-fn put_ref(out: &mut Vec<u8>, expect: &mut usize, k: usize) {
-    put_varint(out, zigzag((k as i64).wrapping_sub(*expect as i64)));
-    *expect = k + 1;
+/// Counts a manifest records about both trees (what `info` shows without the old tree;
+/// `apply` checks every one against what it resolves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Summary {
+    /// Entries of the old tree's walk.
+    pub old_entries: u64,
+    /// Its regular files.
+    pub old_files: u64,
+    /// Its directories, the root included (one digest each).
+    pub old_dirs: u64,
+    /// Entries of the new tree (its root not counted).
+    pub new_entries: u64,
+    /// Its regular files.
+    pub new_files: u64,
+    /// Its directories (its root not counted).
+    pub new_dirs: u64,
+    /// Its symbolic links.
+    pub new_links: u64,
+    /// New files that are whole old files (unchanged, renamed or copied).
+    pub whole_files: u64,
+    /// Their bytes.
+    pub whole_bytes: u64,
+    /// Old files whose path is not a file of the new tree.
+    pub deleted_files: u64,
 }
 
-fn get_ref(b: &[u8], at: &mut usize, expect: &mut usize) -> Result<usize, Invalid> {
-    let k = (*expect as i64).wrapping_add(unzigzag(get_varint(b, at)?));
-    let Ok(k) = usize::try_from(k) else {
-        return bad("a file refers to an old file that is not there");
-    };
-    *expect = k.wrapping_add(1);
-    Ok(k)
-}
+// Ops of the script: a varint `n << 2 | op`.
+/// The next `n` old entries are kept as they are.
+const OP_KEEP: u64 = 0;
+/// The next `n` old entries are not in the new tree.
+const OP_DROP: u64 = 1;
+/// The next old entry's path gets a new entry of kind `n`.
+const OP_REPLACE: u64 = 2;
+/// A new entry of kind `n` at a path not in the old tree.
+const OP_INSERT: u64 = 3;
+
+// Kinds of a replaced or inserted entry.
+const KIND_DIR: u64 = 0;
+/// A file made by the sections (its length in the lengths column).
+const KIND_FILE: u64 = 1;
+/// A link (its target in the targets column).
+const KIND_LINK: u64 = 2;
+/// A whole old file (a reference in the references column).
+const KIND_WHOLE: u64 = 3;
+
+/// The columns, in their order in the manifest.
+const COLUMNS: usize = 8;
+const C_OPS: usize = 0;
+const C_PATHS: usize = 1;
+const C_LENS: usize = 2;
+const C_REFS: usize = 3;
+const C_TARGETS: usize = 4;
+const C_MODES: usize = 5;
+const C_TIMES: usize = 6;
+const C_DIGESTS: usize = 7;
+
+/// Recent modes remembered per kind (a mode among them costs one small code).
+const RECENT_MODES: usize = 4;
+/// Recent times remembered.
+const RECENT_TIMES: usize = 8;
 
 fn bad<T>(what: impl Into<String>) -> Result<T, Invalid> {
     Err(Invalid(format!(
@@ -129,57 +197,22 @@ fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
-/// A path as the previous one's shared prefix length, then the rest.
-fn put_path(out: &mut Vec<u8>, prev: &[u8], path: &[u8]) {
-    let shared = prev.iter().zip(path).take_while(|(a, b)| a == b).count();
-    put_varint(out, shared as u64);
-    put_varint(out, (path.len() - shared) as u64);
-    out.extend_from_slice(&path[shared..]);
-}
-
-fn get_bytes<'a>(b: &'a [u8], at: &mut usize) -> Result<&'a [u8], Invalid> {
-    let n = get_varint(b, at)?;
-    if n > (b.len() - *at) as u64 {
-        return bad("a name runs past the end");
+/// Compares two paths in walk order: component by component, a directory before what it
+/// holds.
+pub fn walk_order(a: &[u8], b: &[u8]) -> Ordering {
+    let mut x = a.split(|&c| c == b'/');
+    let mut y = b.split(|&c| c == b'/');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => match p.cmp(q) {
+                Ordering::Equal => {}
+                o => return o,
+            },
+        }
     }
-    let s = &b[*at..*at + n as usize];
-    *at += n as usize;
-    Ok(s)
-}
-
-fn get_path(b: &[u8], at: &mut usize, prev: &[u8]) -> Result<Vec<u8>, Invalid> {
-    let shared = get_varint(b, at)?;
-    if shared > prev.len() as u64 {
-        return bad("a path shares more than the previous one has");
-    }
-    let mut p = prev[..shared as usize].to_vec();
-    p.extend_from_slice(get_bytes(b, at)?);
-    Ok(p)
-}
-
-fn put_meta(out: &mut Vec<u8>, prev_mtime: &mut i64, m: &Meta) {
-    put_varint(out, u64::from(m.mode));
-    put_varint(out, zigzag(m.mtime.wrapping_sub(*prev_mtime)));
-    put_varint(out, u64::from(m.mtime_nsec));
-    *prev_mtime = m.mtime;
-}
-
-fn get_meta(b: &[u8], at: &mut usize, prev_mtime: &mut i64) -> Result<Meta, Invalid> {
-    let mode = get_varint(b, at)?;
-    if mode > 0o7777 {
-        return bad("a mode has bits beyond 0o7777");
-    }
-    let mtime = prev_mtime.wrapping_add(unzigzag(get_varint(b, at)?));
-    let nsec = get_varint(b, at)?;
-    if nsec >= 1_000_000_000 {
-        return bad("a time has more than a second of nanoseconds");
-    }
-    *prev_mtime = mtime;
-    Ok(Meta {
-        mode: mode as u32,
-        mtime,
-        mtime_nsec: nsec as u32,
-    })
 }
 
 /// Checks one relative path: not empty, not absolute, no empty, `.` or `..` component, no
@@ -214,225 +247,811 @@ pub fn parent(p: &[u8]) -> &[u8] {
     }
 }
 
-impl Manifest {
-    /// The raw encoding (docs/patch-format.md, "Trees").
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut prev_mtime = 0i64;
-        put_meta(&mut out, &mut prev_mtime, &self.root);
-        put_varint(&mut out, self.old.len() as u64);
-        let mut prev: &[u8] = &[];
-        for f in &self.old {
-            put_path(&mut out, prev, &f.path);
-            put_varint(&mut out, f.len);
-            prev = &f.path;
+fn last_name(p: &[u8]) -> &[u8] {
+    &p[p.len() - p.iter().rev().take_while(|&&b| b != b'/').count()..]
+}
+
+/// One old entry as OLD's hash and its directory's digest see it: kind, then for a file
+/// its length and contents' hash, for a link its target.
+fn put_old(out: &mut Vec<u8>, e: &OldEntry, file_hash: Option<u128>) {
+    match &e.kind {
+        OldKind::Dir => out.push(0),
+        OldKind::File(len) => {
+            out.push(1);
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&file_hash.unwrap_or(0).to_le_bytes());
         }
-        put_varint(&mut out, self.new.len() as u64);
-        let mut prev: &[u8] = &[];
-        let mut expect = 0usize;
+        OldKind::Link(t) => {
+            out.push(2);
+            put_varint(out, t.len() as u64);
+            out.extend_from_slice(t);
+        }
+    }
+}
+
+/// The old tree's hash (the header's OLD hash of a tree patch): XXH3-128 of, for each
+/// entry in walk order, its path (a varint length and the bytes) and what it is (a kind
+/// byte, 0 directory, 1 file, 2 link; a file's length as 8 bytes and its hash as 16, a
+/// link's target as a varint length and the bytes). `file_hashes` are the files' hashes in
+/// order.
+pub fn old_hash(old: &[OldEntry], file_hashes: &[u128]) -> u128 {
+    let mut b = Vec::with_capacity(old.len() * 64);
+    let mut f = 0usize;
+    for e in old {
+        put_varint(&mut b, e.path.len() as u64);
+        b.extend_from_slice(&e.path);
+        let h = match e.kind {
+            OldKind::File(_) => {
+                f += 1;
+                file_hashes.get(f - 1).copied()
+            }
+            _ => None,
+        };
+        put_old(&mut b, e, h);
+    }
+    xxh3_128(&b)
+}
+
+/// The old tree's directories, the root first (its path empty), then each directory entry
+/// in walk order.
+pub fn old_dirs(old: &[OldEntry]) -> Vec<&[u8]> {
+    std::iter::once(&[][..])
+        .chain(
+            old.iter()
+                .filter(|e| e.kind == OldKind::Dir)
+                .map(|e| e.path.as_slice()),
+        )
+        .collect()
+}
+
+/// A two-byte digest of each old directory ([`old_dirs`]' order): the low 16 bits of the
+/// XXH3-64 of its own entries, each its name (a varint length and the bytes) and what it
+/// is, as in [`old_hash`]. A change anywhere in the tree changes the digest of the
+/// directory that holds it; an added or removed directory that of its parent, which comes
+/// first.
+pub fn dir_digests(old: &[OldEntry], file_hashes: &[u128]) -> Vec<u16> {
+    let dirs = old_dirs(old);
+    let index: HashMap<&[u8], usize> = dirs.iter().enumerate().map(|(k, &d)| (d, k)).collect();
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); dirs.len()];
+    let mut f = 0usize;
+    for e in old {
+        let h = match e.kind {
+            OldKind::File(_) => {
+                f += 1;
+                file_hashes.get(f - 1).copied()
+            }
+            _ => None,
+        };
+        // A walk's entries always have their parent before them.
+        if let Some(&k) = index.get(parent(&e.path)) {
+            let name = last_name(&e.path);
+            put_varint(&mut bufs[k], name.len() as u64);
+            bufs[k].extend_from_slice(name);
+            put_old(&mut bufs[k], e, h);
+        }
+    }
+    bufs.iter().map(|b| xxh3_64(b) as u16).collect()
+}
+
+/// The first old directory (in walk order) whose digest is not the one `stored`: the one
+/// that differs from the tree the patch was made from; `None` when every one agrees.
+pub fn differing_dir<'a>(
+    old: &'a [OldEntry],
+    file_hashes: &[u128],
+    stored: &[u16],
+) -> Option<&'a [u8]> {
+    let got = dir_digests(old, file_hashes);
+    let dirs = old_dirs(old);
+    for (k, d) in got.iter().enumerate() {
+        if stored.get(k) != Some(d) {
+            return Some(dirs[k]);
+        }
+    }
+    None
+}
+
+/// A move-to-front list of recent values: a value among them is coded by its place.
+struct Recent<T: PartialEq + Copy, const N: usize> {
+    items: Vec<T>,
+}
+
+impl<T: PartialEq + Copy, const N: usize> Recent<T, N> {
+    fn new() -> Self {
+        Recent {
+            items: Vec::with_capacity(N),
+        }
+    }
+
+    /// The place of `v`, moved to the front (`None`: not there; now added at the front).
+    fn code(&mut self, v: T) -> Option<usize> {
+        let at = self.items.iter().position(|&x| x == v);
+        self.take(at, v);
+        at
+    }
+
+    /// The value at `k`, moved to the front.
+    fn get(&mut self, k: usize) -> Option<T> {
+        let v = *self.items.get(k)?;
+        self.take(Some(k), v);
+        Some(v)
+    }
+
+    fn take(&mut self, at: Option<usize>, v: T) {
+        match at {
+            Some(k) => {
+                self.items.remove(k);
+            }
+            None if self.items.len() == N => {
+                self.items.pop();
+            }
+            None => {}
+        }
+        self.items.insert(0, v);
+    }
+}
+
+/// The coders of modes and times (the same state on both sides).
+struct MetaCoder {
+    dir_modes: Recent<u32, RECENT_MODES>,
+    file_modes: Recent<u32, RECENT_MODES>,
+    times: Recent<(i64, u32), RECENT_TIMES>,
+    last_sec: i64,
+}
+
+impl MetaCoder {
+    fn new(root: &Meta) -> MetaCoder {
+        MetaCoder {
+            dir_modes: Recent::new(),
+            file_modes: Recent::new(),
+            times: Recent::new(),
+            last_sec: root.mtime,
+        }
+    }
+
+    fn put(&mut self, modes: &mut Vec<u8>, times: &mut Vec<u8>, kind: &Kind, m: &Meta) {
+        let recent = match kind {
+            Kind::Dir => Some(&mut self.dir_modes),
+            Kind::File { .. } => Some(&mut self.file_modes),
+            Kind::Link { .. } => None,
+        };
+        if let Some(r) = recent {
+            match r.code(m.mode) {
+                Some(k) => put_varint(modes, k as u64),
+                None => put_varint(modes, RECENT_MODES as u64 + u64::from(m.mode)),
+            }
+        }
+        match self.times.code((m.mtime, m.mtime_nsec)) {
+            Some(k) => put_varint(times, k as u64),
+            None => {
+                put_varint(times, RECENT_TIMES as u64);
+                put_varint(times, zigzag(m.mtime.wrapping_sub(self.last_sec)));
+                put_varint(times, u64::from(m.mtime_nsec));
+                self.last_sec = m.mtime;
+            }
+        }
+    }
+
+    fn get(&mut self, cols: &mut Cols<'_>, kind: &Kind) -> Result<Meta, Invalid> {
+        let recent = match kind {
+            Kind::Dir => Some(&mut self.dir_modes),
+            Kind::File { .. } => Some(&mut self.file_modes),
+            Kind::Link { .. } => None,
+        };
+        let mode = match recent {
+            None => 0,
+            Some(r) => {
+                let c = cols.varint(C_MODES)?;
+                if c < RECENT_MODES as u64 {
+                    match r.get(c as usize) {
+                        Some(m) => m,
+                        None => return bad("a mode refers to one not seen"),
+                    }
+                } else {
+                    let m = c - RECENT_MODES as u64;
+                    if m > 0o7777 {
+                        return bad("a mode has bits beyond 0o7777");
+                    }
+                    r.code(m as u32);
+                    m as u32
+                }
+            }
+        };
+        let c = cols.varint(C_TIMES)?;
+        let (mtime, mtime_nsec) = if c < RECENT_TIMES as u64 {
+            match self.times.get(c as usize) {
+                Some(t) => t,
+                None => return bad("a time refers to one not seen"),
+            }
+        } else if c == RECENT_TIMES as u64 {
+            let sec = self.last_sec.wrapping_add(unzigzag(cols.varint(C_TIMES)?));
+            let nsec = cols.varint(C_TIMES)?;
+            if nsec >= 1_000_000_000 {
+                return bad("a time has more than a second of nanoseconds");
+            }
+            self.last_sec = sec;
+            self.times.code((sec, nsec as u32));
+            (sec, nsec as u32)
+        } else {
+            return bad("an unknown time code");
+        };
+        Ok(Meta {
+            mode,
+            mtime,
+            mtime_nsec,
+        })
+    }
+}
+
+fn put_meta(out: &mut Vec<u8>, m: &Meta) {
+    put_varint(out, u64::from(m.mode));
+    put_varint(out, zigzag(m.mtime));
+    put_varint(out, u64::from(m.mtime_nsec));
+}
+
+fn get_meta(b: &[u8], at: &mut usize) -> Result<Meta, Invalid> {
+    let mode = get_varint(b, at)?;
+    if mode > 0o7777 {
+        return bad("a mode has bits beyond 0o7777");
+    }
+    let mtime = unzigzag(get_varint(b, at)?);
+    let nsec = get_varint(b, at)?;
+    if nsec >= 1_000_000_000 {
+        return bad("a time has more than a second of nanoseconds");
+    }
+    Ok(Meta {
+        mode: mode as u32,
+        mtime,
+        mtime_nsec: nsec as u32,
+    })
+}
+
+/// The columns being read, each with its own cursor.
+struct Cols<'a> {
+    cols: [&'a [u8]; COLUMNS],
+    at: [usize; COLUMNS],
+}
+
+impl<'a> Cols<'a> {
+    fn varint(&mut self, c: usize) -> Result<u64, Invalid> {
+        get_varint(self.cols[c], &mut self.at[c])
+    }
+
+    fn bytes(&mut self, c: usize) -> Result<&'a [u8], Invalid> {
+        let n = self.varint(c)?;
+        let b = self.cols[c];
+        if n > (b.len() - self.at[c]) as u64 {
+            return bad("a name runs past the end");
+        }
+        let s = &b[self.at[c]..self.at[c] + n as usize];
+        self.at[c] += n as usize;
+        Ok(s)
+    }
+
+    fn done(&self, c: usize) -> bool {
+        self.at[c] == self.cols[c].len()
+    }
+}
+
+/// The summary and the columns being written.
+#[derive(Default)]
+struct Writer {
+    cols: [Vec<u8>; COLUMNS],
+}
+
+impl Manifest {
+    /// The old tree's regular files, in order (OLD's address space): path and length.
+    pub fn old_files(&self) -> Vec<(&[u8], u64)> {
+        self.old
+            .iter()
+            .filter_map(|e| match e.kind {
+                OldKind::File(len) => Some((e.path.as_slice(), len)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The counts [`Summary`] holds.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            old_entries: self.old.len() as u64,
+            old_dirs: 1,
+            new_entries: self.new.len() as u64,
+            ..Summary::default()
+        };
+        for e in &self.old {
+            match e.kind {
+                OldKind::Dir => s.old_dirs += 1,
+                OldKind::File(_) => s.old_files += 1,
+                OldKind::Link(_) => {}
+            }
+        }
+        let mut files: HashSet<&[u8]> = HashSet::new();
         for e in &self.new {
             match &e.kind {
-                Kind::File {
-                    source: Source::Old(k),
-                    ..
-                } if self.old.get(*k).is_some_and(|o| o.path == e.path) => {
-                    out.push(KIND_SAME);
-                    put_ref(&mut out, &mut expect, *k);
-                }
-                kind => {
-                    out.push(match kind {
-                        Kind::Dir => KIND_DIR,
-                        Kind::File {
-                            source: Source::Sections,
-                            ..
-                        } => KIND_FILE,
-                        Kind::File { .. } => KIND_WHOLE,
-                        Kind::Link { .. } => KIND_LINK,
-                    });
-                    put_path(&mut out, prev, &e.path);
-                    match kind {
-                        Kind::Dir => {}
-                        Kind::File {
-                            len,
-                            source: Source::Sections,
-                        } => put_varint(&mut out, *len),
-                        Kind::File {
-                            source: Source::Old(k),
-                            ..
-                        } => put_ref(&mut out, &mut expect, *k),
-                        Kind::Link { target } => {
-                            put_varint(&mut out, target.len() as u64);
-                            out.extend_from_slice(target);
-                        }
+                Kind::Dir => s.new_dirs += 1,
+                Kind::Link { .. } => s.new_links += 1,
+                Kind::File { len, source } => {
+                    s.new_files += 1;
+                    files.insert(&e.path);
+                    if let Source::Old(_) = source {
+                        s.whole_files += 1;
+                        s.whole_bytes += len;
                     }
                 }
             }
+        }
+        s.deleted_files = self
+            .old
+            .iter()
+            .filter(|e| matches!(e.kind, OldKind::File(_)) && !files.contains(e.path.as_slice()))
+            .count() as u64;
+        s
+    }
+
+    /// The raw encoding (docs/patch-format.md, "Trees"), with `digests` ([`dir_digests`])
+    /// for the old tree's directories.
+    pub fn encode(&self, digests: &[u16]) -> Vec<u8> {
+        let mut w = Writer::default();
+        // Each old file's index, and each old entry's index among the files.
+        let mut file_of = Vec::with_capacity(self.old.len());
+        let mut files = 0usize;
+        for e in &self.old {
+            file_of.push(files);
+            if let OldKind::File(_) = e.kind {
+                files += 1;
+            }
+        }
+        let mut meta = MetaCoder::new(&self.root);
+        let mut o = 0usize;
+        let mut run: Option<(u64, u64)> = None;
+        let flush = |w: &mut Writer, run: &mut Option<(u64, u64)>| {
+            if let Some((op, n)) = run.take() {
+                put_varint(&mut w.cols[C_OPS], n << 2 | op);
+            }
+        };
+        let push_run = |w: &mut Writer, run: &mut Option<(u64, u64)>, op: u64| match run {
+            Some((r, n)) if *r == op => *n += 1,
+            _ => {
+                flush(w, run);
+                *run = Some((op, 1));
+            }
+        };
+        let mut expect = 0usize;
+        let mut prev: &[u8] = &[];
+        for e in &self.new {
+            // Old entries before this path are not in the new tree.
+            while o < self.old.len() && walk_order(&self.old[o].path, &e.path) == Ordering::Less {
+                push_run(&mut w, &mut run, OP_DROP);
+                o += 1;
+            }
+            let same = self.old.get(o).filter(|x| x.path == e.path);
+            let kept = same.is_some_and(|x| match (&x.kind, &e.kind) {
+                (OldKind::Dir, Kind::Dir) => true,
+                (OldKind::Link(a), Kind::Link { target }) => a == target,
+                (
+                    OldKind::File(_),
+                    Kind::File {
+                        source: Source::Old(k),
+                        ..
+                    },
+                ) => *k == file_of[o],
+                _ => false,
+            });
+            if kept {
+                push_run(&mut w, &mut run, OP_KEEP);
+                if let Kind::File {
+                    source: Source::Old(k),
+                    ..
+                } = e.kind
+                {
+                    expect = k + 1;
+                }
+            } else {
+                flush(&mut w, &mut run);
+                let code = match &e.kind {
+                    Kind::Dir => KIND_DIR,
+                    Kind::File {
+                        source: Source::Sections,
+                        ..
+                    } => KIND_FILE,
+                    Kind::File { .. } => KIND_WHOLE,
+                    Kind::Link { .. } => KIND_LINK,
+                };
+                let old_len = match same.map(|x| &x.kind) {
+                    Some(OldKind::File(n)) => *n as i64,
+                    _ => 0,
+                };
+                if same.is_some() {
+                    put_varint(&mut w.cols[C_OPS], code << 2 | OP_REPLACE);
+                } else {
+                    put_varint(&mut w.cols[C_OPS], code << 2 | OP_INSERT);
+                    let shared = prev.iter().zip(&e.path).take_while(|(a, b)| a == b).count();
+                    put_varint(&mut w.cols[C_PATHS], shared as u64);
+                    put_varint(&mut w.cols[C_PATHS], (e.path.len() - shared) as u64);
+                    w.cols[C_PATHS].extend_from_slice(&e.path[shared..]);
+                }
+                match &e.kind {
+                    Kind::Dir => {}
+                    Kind::File {
+                        len,
+                        source: Source::Sections,
+                    } => put_varint(
+                        &mut w.cols[C_LENS],
+                        zigzag((*len as i64).wrapping_sub(old_len)),
+                    ),
+                    Kind::File {
+                        source: Source::Old(k),
+                        ..
+                    } => {
+                        put_varint(
+                            &mut w.cols[C_REFS],
+                            zigzag((*k as i64).wrapping_sub(expect as i64)),
+                        );
+                        expect = k + 1;
+                    }
+                    Kind::Link { target } => {
+                        put_varint(&mut w.cols[C_TARGETS], target.len() as u64);
+                        w.cols[C_TARGETS].extend_from_slice(target);
+                    }
+                }
+            }
+            if same.is_some() {
+                o += 1;
+            }
+            let (modes, rest) = w.cols.split_at_mut(C_TIMES);
+            meta.put(&mut modes[C_MODES], &mut rest[0], &e.kind, &e.meta);
             prev = &e.path;
-            put_meta(&mut out, &mut prev_mtime, &e.meta);
+        }
+        while o < self.old.len() {
+            push_run(&mut w, &mut run, OP_DROP);
+            o += 1;
+        }
+        flush(&mut w, &mut run);
+        for d in digests {
+            w.cols[C_DIGESTS].extend_from_slice(&d.to_le_bytes());
+        }
+        let s = self.summary();
+        let mut out = vec![TAG];
+        put_meta(&mut out, &self.root);
+        for v in summary_fields(&s) {
+            put_varint(&mut out, v);
+        }
+        for c in &w.cols {
+            put_varint(&mut out, c.len() as u64);
+            out.extend_from_slice(c);
         }
         out
     }
+}
 
-    /// Decodes and checks a manifest: every path and parent, no duplicates, references to
-    /// old files that exist with the same length, OLD's files adding up to `old_len` and
-    /// the new files made by sections to `new_len` (the header's sizes).
-    pub fn decode(b: &[u8], old_len: u64, new_len: u64) -> Result<Manifest, Invalid> {
-        let mut at = 0usize;
-        let mut prev_mtime = 0i64;
-        let root = get_meta(b, &mut at, &mut prev_mtime)?;
-        // Each entry takes at least three bytes: counts beyond that are forged.
-        let count = |at: &mut usize| -> Result<usize, Invalid> {
-            let n = get_varint(b, at)?;
-            if n > (b.len() - *at) as u64 / 3 {
-                return bad("more entries than its bytes can hold");
+fn summary_fields(s: &Summary) -> [u64; 10] {
+    [
+        s.old_entries,
+        s.old_files,
+        s.old_dirs,
+        s.new_entries,
+        s.new_files,
+        s.new_dirs,
+        s.new_links,
+        s.whole_files,
+        s.whole_bytes,
+        s.deleted_files,
+    ]
+}
+
+/// A manifest as stored, its syntax checked: what can be known without the old tree.
+#[derive(Debug, Clone)]
+pub struct Script {
+    raw: Vec<u8>,
+    /// The new tree's root directory's mode and time.
+    pub root: Meta,
+    /// The counts it records.
+    pub summary: Summary,
+    cols: [(usize, usize); COLUMNS],
+}
+
+impl Script {
+    /// Reads the raw manifest `raw`: its tag, root, summary and columns, each column
+    /// within the bytes there are, and counts the bytes can hold (every new entry not
+    /// kept from the old tree takes at least one byte of the ops column).
+    pub fn parse(raw: Vec<u8>) -> Result<Script, Invalid> {
+        let b = &raw;
+        match b.first() {
+            Some(&TAG) => {}
+            Some(_) => {
+                return bad("not this swath's manifest format (made by another version of swath)")
             }
-            Ok(n as usize)
+            None => return bad("empty"),
+        }
+        let mut at = 1usize;
+        let root = get_meta(b, &mut at)?;
+        let mut f = [0u64; 10];
+        for v in &mut f {
+            *v = get_varint(b, &mut at)?;
+        }
+        let summary = Summary {
+            old_entries: f[0],
+            old_files: f[1],
+            old_dirs: f[2],
+            new_entries: f[3],
+            new_files: f[4],
+            new_dirs: f[5],
+            new_links: f[6],
+            whole_files: f[7],
+            whole_bytes: f[8],
+            deleted_files: f[9],
         };
-        let n_old = count(&mut at)?;
-        let mut old = Vec::with_capacity(n_old);
-        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(n_old);
-        let mut total = 0u64;
-        let mut prev = Vec::new();
-        for _ in 0..n_old {
-            let path = get_path(b, &mut at, &prev)?;
-            check_path(&path)?;
-            let len = get_varint(b, &mut at)?;
-            total = total
-                .checked_add(len)
-                .ok_or_else(|| Invalid("damaged or forged manifest: sizes overflow".into()))?;
-            if !seen.insert(path.clone()) {
-                return bad(format!(
-                    "the old file {:?} is listed twice",
-                    String::from_utf8_lossy(&path)
-                ));
+        let mut cols = [(0usize, 0usize); COLUMNS];
+        for c in &mut cols {
+            let n = get_varint(b, &mut at)?;
+            if n > (b.len() - at) as u64 {
+                return bad("a column runs past the end");
             }
-            prev.clone_from(&path);
-            old.push(OldFile { path, len });
-        }
-        if total != old_len {
-            return bad("the old files do not add up to OLD's length in the header");
-        }
-        let n_new = count(&mut at)?;
-        let mut new = Vec::with_capacity(n_new);
-        let mut dirs: HashSet<Vec<u8>> = HashSet::new();
-        seen.clear();
-        let mut made = 0u64;
-        prev.clear();
-        let mut expect = 0usize;
-        for _ in 0..n_new {
-            let Some(&k) = b.get(at) else {
-                return bad("an entry is cut short");
-            };
-            at += 1;
-            let mut old_file = |at: &mut usize| -> Result<(usize, &OldFile), Invalid> {
-                let i = get_ref(b, at, &mut expect)?;
-                match old.get(i) {
-                    Some(o) => Ok((i, o)),
-                    None => bad("a file refers to an old file that is not there"),
-                }
-            };
-            let (path, kind) = if k == KIND_SAME {
-                let (i, o) = old_file(&mut at)?;
-                let kind = Kind::File {
-                    len: o.len,
-                    source: Source::Old(i),
-                };
-                (o.path.clone(), kind)
-            } else {
-                let path = get_path(b, &mut at, &prev)?;
-                let kind = match k {
-                    KIND_DIR => Kind::Dir,
-                    KIND_FILE => {
-                        let len = get_varint(b, &mut at)?;
-                        made = made.checked_add(len).ok_or_else(|| {
-                            Invalid("damaged or forged manifest: sizes overflow".into())
-                        })?;
-                        Kind::File {
-                            len,
-                            source: Source::Sections,
-                        }
-                    }
-                    KIND_WHOLE => {
-                        let (i, o) = old_file(&mut at)?;
-                        Kind::File {
-                            len: o.len,
-                            source: Source::Old(i),
-                        }
-                    }
-                    KIND_LINK => {
-                        let target = get_bytes(b, &mut at)?.to_vec();
-                        if target.is_empty() || target.contains(&0) {
-                            return bad(format!(
-                                "the link {:?} has an invalid target",
-                                String::from_utf8_lossy(&path)
-                            ));
-                        }
-                        Kind::Link { target }
-                    }
-                    _ => {
-                        return bad(format!(
-                            "{:?} is of an unknown kind",
-                            String::from_utf8_lossy(&path)
-                        ))
-                    }
-                };
-                (path, kind)
-            };
-            check_path(&path)?;
-            let shown = || String::from_utf8_lossy(&path).into_owned();
-            let up = parent(&path);
-            if !up.is_empty() && !dirs.contains(up) {
-                return bad(format!(
-                    "the parent of {:?} is not a directory created before it",
-                    shown()
-                ));
-            }
-            let meta = get_meta(b, &mut at, &mut prev_mtime)?;
-            if !seen.insert(path.clone()) {
-                return bad(format!("{:?} is listed twice", shown()));
-            }
-            if kind == Kind::Dir {
-                dirs.insert(path.clone());
-            }
-            prev.clone_from(&path);
-            new.push(NewEntry { path, kind, meta });
+            *c = (at, at + n as usize);
+            at += n as usize;
         }
         if at != b.len() {
             return bad("trailing bytes");
         }
+        let s = &summary;
+        let ops_len = (cols[C_OPS].1 - cols[C_OPS].0) as u64;
+        if s.old_files > s.old_entries
+            || s.old_dirs > s.old_entries.saturating_add(1)
+            || s.old_dirs == 0
+            || s.new_entries > s.old_entries.saturating_add(ops_len)
+            || s.new_files
+                .saturating_add(s.new_dirs)
+                .saturating_add(s.new_links)
+                != s.new_entries
+            || s.whole_files > s.new_files
+            || s.deleted_files > s.old_files
+            || (cols[C_DIGESTS].1 - cols[C_DIGESTS].0) as u64 != s.old_dirs.saturating_mul(2)
+        {
+            return bad("its counts do not hold together");
+        }
+        Ok(Script {
+            raw,
+            root,
+            summary,
+            cols,
+        })
+    }
+
+    /// The directory digests it records ([`dir_digests`]).
+    pub fn digests(&self) -> Vec<u16> {
+        let (a, e) = self.cols[C_DIGESTS];
+        self.raw[a..e]
+            .chunks_exact(2)
+            .map(|d| u16::from_le_bytes([d[0], d[1]]))
+            .collect()
+    }
+
+    /// The new tree, from the script and the old tree's walk `old` (whose hash the caller
+    /// has checked): every path and parent checked, no duplicates, references to old files
+    /// that exist, the script consuming the walk exactly, the files made by sections adding
+    /// up to `new_len` (the header's), every count as the summary says.
+    pub fn resolve(&self, old: &[OldEntry], new_len: u64) -> Result<Manifest, Invalid> {
+        let s = &self.summary;
+        if old.len() as u64 != s.old_entries {
+            return bad("the old tree has another number of entries");
+        }
+        let mut cols = Cols {
+            cols: self.cols.map(|(a, e)| &self.raw[a..e]),
+            at: [0; COLUMNS],
+        };
+        let old_files: Vec<u64> = old
+            .iter()
+            .filter_map(|e| match e.kind {
+                OldKind::File(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let mut file_of = Vec::with_capacity(old.len());
+        let mut files = 0usize;
+        for e in old {
+            file_of.push(files);
+            if let OldKind::File(_) = e.kind {
+                files += 1;
+            }
+        }
+        // Every entry not kept takes a byte of the ops column at least: what bounds the
+        // allocations, whatever the summary claims.
+        let most = (old.len() + cols.cols[C_OPS].len()).min(s.new_entries as usize);
+        let mut new: Vec<NewEntry> = Vec::with_capacity(most);
+        let mut dirs: HashSet<Vec<u8>> = HashSet::new();
+        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(most);
+        let mut meta = MetaCoder::new(&self.root);
+        let mut o = 0usize;
+        let mut made = 0u64;
+        let mut expect = 0usize;
+        let mut prev: Vec<u8> = Vec::new();
+        while !cols.done(C_OPS) {
+            let t = cols.varint(C_OPS)?;
+            let (n, op) = (t >> 2, t & 3);
+            match op {
+                OP_KEEP | OP_DROP => {
+                    if n == 0 || n > (old.len() - o) as u64 {
+                        return bad("a run of old entries runs past the old tree's end");
+                    }
+                    if op == OP_DROP {
+                        o += n as usize;
+                        continue;
+                    }
+                    for _ in 0..n {
+                        let e = &old[o];
+                        let kind = match &e.kind {
+                            OldKind::Dir => Kind::Dir,
+                            OldKind::File(len) => {
+                                expect = file_of[o] + 1;
+                                Kind::File {
+                                    len: *len,
+                                    source: Source::Old(file_of[o]),
+                                }
+                            }
+                            OldKind::Link(t) => Kind::Link { target: t.clone() },
+                        };
+                        o += 1;
+                        let m = meta.get(&mut cols, &kind)?;
+                        push_entry(&mut new, &mut dirs, &mut seen, e.path.clone(), kind, m, s)?;
+                        prev.clone_from(&new.last().expect("pushed").path);
+                    }
+                }
+                _ => {
+                    let (path, old_len) = if op == OP_REPLACE {
+                        let Some(e) = old.get(o) else {
+                            return bad("an entry replaces one past the old tree's end");
+                        };
+                        o += 1;
+                        let len = match e.kind {
+                            OldKind::File(n) => n as i64,
+                            _ => 0,
+                        };
+                        (e.path.clone(), len)
+                    } else {
+                        let shared = cols.varint(C_PATHS)?;
+                        if shared > prev.len() as u64 {
+                            return bad("a path shares more than the previous one has");
+                        }
+                        let mut p = prev[..shared as usize].to_vec();
+                        p.extend_from_slice(cols.bytes(C_PATHS)?);
+                        (p, 0)
+                    };
+                    let kind = match n {
+                        KIND_DIR => Kind::Dir,
+                        KIND_FILE => {
+                            let len = old_len.wrapping_add(unzigzag(cols.varint(C_LENS)?));
+                            let Ok(len) = u64::try_from(len) else {
+                                return bad("a file of negative length");
+                            };
+                            made = made.checked_add(len).ok_or_else(|| {
+                                Invalid("damaged or forged manifest: sizes overflow".into())
+                            })?;
+                            Kind::File {
+                                len,
+                                source: Source::Sections,
+                            }
+                        }
+                        KIND_WHOLE => {
+                            let k = (expect as i64).wrapping_add(unzigzag(cols.varint(C_REFS)?));
+                            let Some(&len) = usize::try_from(k).ok().and_then(|k| old_files.get(k))
+                            else {
+                                return bad("a file refers to an old file that is not there");
+                            };
+                            expect = k as usize + 1;
+                            Kind::File {
+                                len,
+                                source: Source::Old(k as usize),
+                            }
+                        }
+                        KIND_LINK => {
+                            let target = cols.bytes(C_TARGETS)?.to_vec();
+                            if target.is_empty() || target.contains(&0) {
+                                return bad(format!(
+                                    "the link {:?} has an invalid target",
+                                    String::from_utf8_lossy(&path)
+                                ));
+                            }
+                            Kind::Link { target }
+                        }
+                        _ => {
+                            return bad(format!(
+                                "{:?} is of an unknown kind",
+                                String::from_utf8_lossy(&path)
+                            ))
+                        }
+                    };
+                    let m = meta.get(&mut cols, &kind)?;
+                    push_entry(&mut new, &mut dirs, &mut seen, path, kind, m, s)?;
+                    prev.clone_from(&new.last().expect("pushed").path);
+                }
+            }
+        }
+        if o != old.len() {
+            return bad("the script does not account for every old entry");
+        }
+        if (0..COLUMNS).any(|c| c != C_DIGESTS && !cols.done(c)) {
+            return bad("a column has bytes left over");
+        }
         if made != new_len {
             return bad("the new files do not add up to NEW's length in the header");
         }
-        Ok(Manifest { root, old, new })
+        let m = Manifest {
+            root: self.root,
+            old: old.to_vec(),
+            new,
+        };
+        if m.summary() != *s {
+            return bad("its counts are not the tree's");
+        }
+        Ok(m)
     }
+}
+
+/// Checks and adds one new entry: a valid path, its parent a directory made before it,
+/// never listed before, no more entries than the summary says.
+fn push_entry(
+    new: &mut Vec<NewEntry>,
+    dirs: &mut HashSet<Vec<u8>>,
+    seen: &mut HashSet<Vec<u8>>,
+    path: Vec<u8>,
+    kind: Kind,
+    meta: Meta,
+    s: &Summary,
+) -> Result<(), Invalid> {
+    if new.len() as u64 >= s.new_entries {
+        return bad("more entries than it says");
+    }
+    check_path(&path)?;
+    let shown = || String::from_utf8_lossy(&path).into_owned();
+    let up = parent(&path);
+    if !up.is_empty() && !dirs.contains(up) {
+        return bad(format!(
+            "the parent of {:?} is not a directory created before it",
+            shown()
+        ));
+    }
+    if !seen.insert(path.clone()) {
+        return bad(format!("{:?} is listed twice", shown()));
+    }
+    if kind == Kind::Dir {
+        dirs.insert(path.clone());
+    }
+    new.push(NewEntry { path, kind, meta });
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample() -> Manifest {
-        let m = |mode, mtime| Meta {
+    fn m(mode: u32, mtime: i64) -> Meta {
+        Meta {
             mode,
             mtime,
             mtime_nsec: 5,
+        }
+    }
+
+    fn old_tree() -> Vec<OldEntry> {
+        let e = |p: &[u8], kind| OldEntry {
+            path: p.to_vec(),
+            kind,
         };
+        vec![
+            e(b"a", OldKind::Dir),
+            e(b"a/l", OldKind::Link(b"x".to_vec())),
+            e(b"a/x", OldKind::File(10)),
+            e(b"a/y", OldKind::File(0)),
+            e(b"b", OldKind::File(7)),
+            e(b"gone", OldKind::Dir),
+            e(b"gone/f", OldKind::File(3)),
+        ]
+    }
+
+    fn sample() -> Manifest {
         Manifest {
             root: m(0o755, 1_700_000_000),
-            old: vec![
-                OldFile {
-                    path: b"a/x".to_vec(),
-                    len: 10,
-                },
-                OldFile {
-                    path: b"a/y".to_vec(),
-                    len: 0,
-                },
-                OldFile {
-                    path: b"b".to_vec(),
-                    len: 7,
-                },
-            ],
+            old: old_tree(),
             new: vec![
                 NewEntry {
                     path: b"a".to_vec(),
@@ -444,7 +1063,8 @@ mod tests {
                     kind: Kind::Link {
                         target: b"../b".to_vec(),
                     },
-                    meta: m(0o777, -5),
+                    // A link's mode is not recorded (apply does not set it).
+                    meta: m(0, -5),
                 },
                 NewEntry {
                     path: b"a/x".to_vec(),
@@ -453,6 +1073,22 @@ mod tests {
                         source: Source::Old(0),
                     },
                     meta: m(0o644, 1_700_000_001),
+                },
+                NewEntry {
+                    path: b"a/y".to_vec(),
+                    kind: Kind::File {
+                        len: 12,
+                        source: Source::Sections,
+                    },
+                    meta: m(0o644, 1_700_000_001),
+                },
+                NewEntry {
+                    path: b"a/z".to_vec(),
+                    kind: Kind::File {
+                        len: 7,
+                        source: Source::Old(2),
+                    },
+                    meta: m(0o600, 1_700_000_001),
                 },
                 NewEntry {
                     path: b"c".to_vec(),
@@ -466,23 +1102,112 @@ mod tests {
         }
     }
 
+    fn digests() -> Vec<u16> {
+        dir_digests(&old_tree(), &[1, 2, 3, 4])
+    }
+
+    fn round(m: &Manifest, new_len: u64) -> Result<Manifest, Invalid> {
+        Script::parse(m.encode(&digests()))?.resolve(&m.old, new_len)
+    }
+
     #[test]
     fn round_trips() {
         let m = sample();
-        let b = m.encode();
-        assert_eq!(Manifest::decode(&b, 17, 30).unwrap(), m);
+        assert_eq!(round(&m, 42).unwrap(), m);
+        let s = Script::parse(m.encode(&digests())).unwrap();
+        assert_eq!(s.digests(), digests());
+        assert_eq!(s.summary.deleted_files, 2);
+        assert_eq!(s.summary.whole_files, 2);
+        assert_eq!(s.summary.old_dirs, 3);
         // Sizes that disagree with the header's.
-        assert!(Manifest::decode(&b, 18, 30).is_err());
-        assert!(Manifest::decode(&b, 17, 31).is_err());
+        assert!(round(&m, 43).is_err());
         // Every truncation is refused.
+        let b = m.encode(&digests());
         for n in 0..b.len() {
-            assert!(Manifest::decode(&b[..n], 17, 30).is_err(), "cut at {n}");
+            let r = Script::parse(b[..n].to_vec()).and_then(|s| s.resolve(&m.old, 42));
+            assert!(r.is_err(), "cut at {n}");
         }
+        // Another old tree: refused, whatever differs.
+        let mut other = m.old.clone();
+        other.pop();
+        assert!(Script::parse(b.clone())
+            .unwrap()
+            .resolve(&other, 42)
+            .is_err());
     }
 
-    fn refused(m: &Manifest, what: &str) {
-        let old: u64 = m.old.iter().map(|f| f.len).sum();
-        let new: u64 = m
+    #[test]
+    fn an_unchanged_tree_costs_a_few_bytes() {
+        let old: Vec<OldEntry> = (0..1000)
+            .map(|k| OldEntry {
+                path: format!("f{k:04}").into_bytes(),
+                kind: OldKind::File(100 + k),
+            })
+            .collect();
+        let m = Manifest {
+            root: m(0o755, 9),
+            new: old
+                .iter()
+                .enumerate()
+                .map(|(k, e)| NewEntry {
+                    path: e.path.clone(),
+                    kind: Kind::File {
+                        len: 100 + k as u64,
+                        source: Source::Old(k),
+                    },
+                    meta: m(if k % 10 == 0 { 0o755 } else { 0o644 }, 1_000),
+                })
+                .collect(),
+            old,
+        };
+        let raw = m.encode(&[7]);
+        let again = Script::parse(raw.clone())
+            .unwrap()
+            .resolve(&m.old, 0)
+            .unwrap();
+        assert_eq!(again, m);
+        let z = zstd::bulk::compress(&raw, 19).unwrap();
+        assert!(z.len() < 120, "{} raw, {} stored", raw.len(), z.len());
+    }
+
+    #[test]
+    fn walk_order_is_by_component() {
+        let mut v: Vec<&[u8]> = vec![b"a-b", b"a/x", b"a", b"a/x/y", b"b", b"a.c"];
+        v.sort_by(|a, b| walk_order(a, b));
+        assert_eq!(v, vec![&b"a"[..], b"a/x", b"a/x/y", b"a-b", b"a.c", b"b"]);
+    }
+
+    #[test]
+    fn the_differing_directory_is_found() {
+        let old = old_tree();
+        let h = [1u128, 2, 3, 4];
+        let stored = dir_digests(&old, &h);
+        assert_eq!(differing_dir(&old, &h, &stored), None);
+        // A file's content changed in a.
+        assert_eq!(differing_dir(&old, &[1, 9, 3, 4], &stored), Some(&b"a"[..]));
+        // A file added to gone.
+        let mut more = old.clone();
+        more.push(OldEntry {
+            path: b"gone/g".to_vec(),
+            kind: OldKind::File(1),
+        });
+        assert_eq!(
+            differing_dir(&more, &[1, 2, 3, 4, 5], &stored),
+            Some(&b"gone"[..])
+        );
+        // A directory removed: its parent, the root, differs first.
+        let fewer: Vec<OldEntry> = old[..5].to_vec();
+        assert_eq!(differing_dir(&fewer, &h[..3], &stored), Some(&b""[..]));
+        // The hash sees names, lengths and contents.
+        let base = old_hash(&old, &h);
+        assert_ne!(old_hash(&old, &[1, 2, 3, 5]), base);
+        let mut renamed = old.clone();
+        renamed[4].path = b"c".to_vec();
+        assert_ne!(old_hash(&renamed, &h), base);
+    }
+
+    fn refused(mm: &Manifest, what: &str) {
+        let new: u64 = mm
             .new
             .iter()
             .map(|e| match e.kind {
@@ -493,7 +1218,7 @@ mod tests {
                 _ => 0,
             })
             .sum();
-        let err = Manifest::decode(&m.encode(), old, new).unwrap_err().0;
+        let err = round(mm, new).unwrap_err().0;
         assert!(err.contains(what), "wanted {what:?} in {err:?}");
     }
 
@@ -513,36 +1238,58 @@ mod tests {
             // A parent never created.
             (b"zz/x", "not a directory"),
         ] {
-            let mut m = sample();
-            m.new.push(NewEntry {
+            let mut mm = sample();
+            mm.new.push(NewEntry {
                 path: path.to_vec(),
                 kind: Kind::Dir,
                 meta: Meta::default(),
             });
-            refused(&m, what);
+            refused(&mm, what);
         }
-        let mut m = sample();
-        m.new.push(m.new[1].clone());
-        refused(&m, "listed twice");
-        let mut m = sample();
-        m.old.push(m.old[0].clone());
-        refused(&m, "listed twice");
-        let mut m = sample();
-        m.old[2].path = b"../b".to_vec();
-        refused(&m, "component");
+        let mut mm = sample();
+        mm.new.push(mm.new[1].clone());
+        refused(&mm, "listed twice");
         // A parent created after its child.
-        let mut m = sample();
-        m.new.swap(0, 2);
-        refused(&m, "not a directory");
+        let mut mm = sample();
+        mm.new.swap(0, 2);
+        refused(&mm, "not a directory");
+        // A kept entry whose directory the script drops.
+        let mut mm = sample();
+        mm.new.remove(0);
+        refused(&mm, "not a directory");
         // A reference to an old file that is not there.
-        let mut m = sample();
-        m.new[2].kind = Kind::File {
+        let mut mm = sample();
+        mm.new[4].kind = Kind::File {
             len: 10,
             source: Source::Old(7),
         };
-        refused(&m, "old file that is not there");
-        let mut m = sample();
-        m.new[0].meta.mode = 0o10000;
-        refused(&m, "beyond 0o7777");
+        refused(&mm, "old file that is not there");
+        let mut mm = sample();
+        mm.new[0].meta.mode = 0o10000;
+        refused(&mm, "beyond 0o7777");
+    }
+
+    #[test]
+    fn forged_counts_and_runs_are_refused() {
+        let mm = sample();
+        let good = mm.encode(&digests());
+        let s = Script::parse(good.clone()).unwrap();
+        // A summary claiming other counts.
+        let mut forged = s.clone();
+        forged.summary.whole_bytes += 1;
+        assert!(forged.resolve(&mm.old, 42).is_err());
+        let mut forged = s.clone();
+        forged.summary.new_entries = u64::MAX;
+        assert!(forged.resolve(&mm.old, 42).is_err());
+        // A run past the old tree's end: the first op is a keep run of 1; make it 2^40.
+        let (a, _) = s.cols[C_OPS];
+        let mut b = good.clone();
+        assert_eq!(b[a], (1 << 2) as u8);
+        let mut huge = Vec::new();
+        put_varint(&mut huge, (1u64 << 40) << 2);
+        b.splice(a..a + 1, huge.iter().copied());
+        // The column's length grew by the varint's extra bytes: the length before it.
+        let r = Script::parse(b);
+        assert!(r.is_err() || r.unwrap().resolve(&mm.old, 42).is_err());
     }
 }

@@ -178,14 +178,28 @@ pub fn apply_section(
     old: &dyn ReadAt,
     out: &mut Vec<u8>,
 ) -> Result<(), SectionError> {
+    // Every byte is written by an op (they cover the section exactly): a buffer reused
+    // from the last section is not cleared first.
+    out.resize(e.new_len as usize, 0);
+    apply_section_into(header, index, e, bytes, old, out)
+}
+
+/// [`apply_section`] into `out`, exactly the section's length (for example its range of a
+/// mapped output, so that OLD's bytes are read straight to where NEW has them).
+pub fn apply_section_into(
+    header: &Header,
+    index: u64,
+    e: &Entry,
+    bytes: &[u8],
+    old: &dyn ReadAt,
+    out: &mut [u8],
+) -> Result<(), SectionError> {
+    assert_eq!(out.len() as u64, e.new_len, "the section's length");
     let Decoded {
         ops,
         literals,
         deltas,
     } = decode_section(header, index, e, bytes)?;
-    // Every byte is written by an op (they cover the section exactly): a buffer reused
-    // from the last section is not cleared first.
-    out.resize(e.new_len as usize, 0);
     let (mut at, mut lit, mut del) = (0usize, 0usize, 0usize);
     for op in ops {
         let n = op.len() as usize;

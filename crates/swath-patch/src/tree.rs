@@ -45,8 +45,9 @@ use crate::format::{
     encode_tail, encode_tree_record, section_sum, Entry, Header, Level, FLAG_TREE, HEADER_LEN,
 };
 use crate::hash::{file_hash, slice_hash, PIECE};
-use crate::make::{make_section, Format, MakeOptions, OldSide};
-use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldFile, Source};
+use crate::make::{make_section_refined, Format, MakeOptions, OldSide};
+use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldEntry, OldKind, Source};
+use crate::ops::Op;
 use crate::signature::{signature_and_hash, signature_of_slice, Chunk};
 use crate::source::ReadAt;
 use crate::table::ChunkTable;
@@ -743,7 +744,7 @@ pub fn make_tree(
         )));
     }
     let mut table = ChunkTable::with_capacity(data_chunks);
-    let mut old_sums = Vec::with_capacity(signed.len() * 16);
+    let mut old_hashes = Vec::with_capacity(signed.len());
     // Old files by (length, hash): a new file equal to one is a reference, not sections.
     let mut by_content: HashMap<(u64, u128), usize> = HashMap::new();
     let mut old_lens: HashMap<u64, ()> = HashMap::new();
@@ -752,15 +753,23 @@ pub fn make_tree(
         for c in chunks.iter().filter(|c| c.kind == ChunkKind::Data) {
             table.insert(c.hash, base + c.offset, c.len);
         }
-        old_sums.extend_from_slice(&h.to_le_bytes());
+        old_hashes.push(*h);
         let len = old.files()[i].len;
         by_content.entry((len, *h)).or_insert(i);
         old_lens.insert(len, ());
     }
     drop(signed);
-    let old_hash = xxh3_128(&old_sums);
+    let old_entries = old_entries_of(&old_walk);
+    let old_hash = crate::manifest::old_hash(&old_entries, &old_hashes);
     let signature_secs = t0.elapsed().as_secs_f64();
 
+    // Old files by path: a changed file is matched first against its old version.
+    let old_by_path: HashMap<&[u8], usize> = old
+        .files()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_slice(), i))
+        .collect();
     // New files that may equal an old one (same length): hashed to find out.
     let t1 = Instant::now();
     let new_files = files_of(&new_walk);
@@ -792,7 +801,14 @@ pub fn make_tree(
     let mut sources = vec![Source::Sections; new_files.len()];
     let mut new_hashes: Vec<Option<u128>> = vec![None; new_files.len()];
     for (k, &i) in candidates.iter().enumerate() {
-        if let Some(&o) = by_content.get(&(new_files[i].len, hashed[k])) {
+        let key = (new_files[i].len, hashed[k]);
+        // The old file at the same path first (an unchanged file costs nothing in the
+        // manifest), else any old file with these bytes.
+        let same = old_by_path
+            .get(new_files[i].path.as_slice())
+            .copied()
+            .filter(|&o| (old.files()[o].len, old_hashes[o]) == key);
+        if let Some(o) = same.or_else(|| by_content.get(&key).copied()) {
             sources[i] = Source::Old(o);
             new_hashes[i] = Some(hashed[k]);
             advance(new_files[i].len);
@@ -870,7 +886,11 @@ pub fn make_tree(
                 new.read_exact_at(&mut buf, c.offset)
                     .map_err(|e| tree_error(&new_name, e))?;
             }
-            let m = make_section(&buf, c.offset, &old_side, &params, mo)
+            let mut refine = |ops: Vec<Op>| -> io::Result<Vec<Op>> {
+                let hints = hints_for(&ops, c, &new, &old, &old_by_path);
+                crate::hint::match_hinted(ops, &buf, &hints, &old)
+            };
+            let m = make_section_refined(&buf, c.offset, &old_side, &params, mo, &mut refine)
                 .map_err(|e| tree_error(&old_name, e))?;
             // Hashes of the files this section holds whole.
             let first = new.starts.partition_point(|&st| st < c.offset);
@@ -953,14 +973,7 @@ pub fn make_tree(
     };
     let manifest = Manifest {
         root: meta_of(&new_root_meta),
-        old: old
-            .files()
-            .iter()
-            .map(|f| OldFile {
-                path: f.path.clone(),
-                len: f.len,
-            })
-            .collect(),
+        old: old_entries,
         new: new_walk
             .iter()
             .map(|w| NewEntry {
@@ -989,8 +1002,8 @@ pub fn make_tree(
             })
             .collect(),
     };
-    made.deleted_files = deleted(&manifest);
-    let raw = manifest.encode();
+    made.deleted_files = manifest.summary().deleted_files as usize;
+    let raw = manifest.encode(&crate::manifest::dir_digests(&manifest.old, &old_hashes));
     let stored = zstd::bulk::compress(&raw, manifest_level(mo.level))
         .map_err(|e| PatchError::io(&new_name, e))?;
     put(at, &stored)?;
@@ -1016,18 +1029,90 @@ pub fn make_tree(
     Ok(made)
 }
 
-/// Old files whose path is not a file of the new tree.
-pub fn deleted(m: &Manifest) -> usize {
-    let files: std::collections::HashSet<&[u8]> = m
-        .new
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::File { .. }))
-        .map(|e| e.path.as_slice())
-        .collect();
-    m.old
-        .iter()
-        .filter(|f| !files.contains(f.path.as_slice()))
-        .count()
+/// The hints of the files of NEW in section `c` ([`crate::hint`]): for each, the old file
+/// at its path, then the old files its exact matches (`ops`) copy most bytes from, at most
+/// three, within [`crate::hint::MAX_HINTED`] bytes.
+fn hints_for(
+    ops: &[Op],
+    c: Cut,
+    new: &TreeReader,
+    old: &TreeReader,
+    old_by_path: &HashMap<&[u8], usize>,
+) -> Vec<crate::hint::Hint> {
+    let (lo, hi) = (c.offset, c.offset + c.len);
+    let mut hints = Vec::new();
+    // Op boundaries in the section, to find each file's copies.
+    let mut op_at = Vec::with_capacity(ops.len());
+    let mut at = 0usize;
+    for op in ops {
+        op_at.push(at);
+        at += op.len() as usize;
+    }
+    let mut f = new.starts.partition_point(|&st| st <= lo).saturating_sub(1);
+    while f < new.files.len() && new.starts[f] < hi {
+        let (st, len) = (new.starts[f], new.files[f].len);
+        f += 1;
+        if st + len <= lo || len == 0 {
+            continue;
+        }
+        let start = (st.max(lo) - lo) as usize;
+        let end = ((st + len).min(hi) - lo) as usize;
+        let mut files: Vec<usize> = Vec::new();
+        if let Some(&k) = old_by_path.get(new.files[f - 1].path.as_slice()) {
+            files.push(k);
+        }
+        // The old files this file's exact matches come from, by bytes.
+        let mut from: HashMap<usize, u64> = HashMap::new();
+        let first = op_at.partition_point(|&a| a <= start).saturating_sub(1);
+        for (k, op) in ops.iter().enumerate().skip(first) {
+            if op_at[k] >= end {
+                break;
+            }
+            if let Op::Copy { from: o, len } = *op {
+                let i = old.starts.partition_point(|&s| s <= o) - 1;
+                *from.entry(i).or_default() += len;
+            }
+        }
+        let mut by_bytes: Vec<(u64, usize)> = from.into_iter().map(|(i, n)| (n, i)).collect();
+        by_bytes.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, i) in by_bytes {
+            if files.len() >= 4 {
+                break;
+            }
+            if !files.contains(&i) {
+                files.push(i);
+            }
+        }
+        let mut ranges = Vec::new();
+        let mut budget = crate::hint::MAX_HINTED;
+        for i in files {
+            let n = old.files[i].len.min(budget);
+            if n > 0 {
+                ranges.push((old.starts[i], n));
+                budget -= n;
+            }
+        }
+        hints.push(crate::hint::Hint {
+            start,
+            end,
+            old: ranges,
+        });
+    }
+    hints
+}
+
+/// The old tree's entries as the manifest codes against them (a walk's, in its order).
+pub fn old_entries_of(w: &[Walked]) -> Vec<OldEntry> {
+    w.iter()
+        .map(|e| OldEntry {
+            path: e.path.clone(),
+            kind: match &e.kind {
+                WalkedKind::Dir => OldKind::Dir,
+                WalkedKind::File(n) => OldKind::File(*n),
+                WalkedKind::Link(t) => OldKind::Link(t.clone()),
+            },
+        })
+        .collect()
 }
 
 /// Where `PathBuf`s of a tree's entries are built (for messages and tests).

@@ -1,19 +1,23 @@
 //! Applying a tree patch (`swath patch apply OLD_DIR PATCH NEW_DIR`).
 //!
-//! 1. The patch's header, table, manifest record and manifest are checked (the manifest as
-//!    hostile input, [`crate::manifest`]), and every section is checked to lie inside one
-//!    file or hold whole files.
+//! 1. The patch's header, table, manifest record and manifest are checked (the manifest's
+//!    syntax as hostile input, [`crate::manifest::Script::parse`]).
 //! 2. NEW_DIR must not exist, or be an empty directory.
-//! 3. Every old file the manifest lists is checked: its length (in parallel, each named
-//!    when wrong), then its hash (in parallel; together they must make OLD's hash).
-//! 4. The tree is built in a private directory beside NEW_DIR (`mkdtemp`, mode 0700, on
+//! 3. OLD_DIR is walked by `make`'s rules ([`crate::tree::walk`]) and every file hashed in
+//!    parallel: names, kinds, lengths, link targets and contents must make OLD's hash
+//!    ([`crate::manifest::old_hash`]); when they do not, the directory digests name the
+//!    first directory that differs.
+//! 4. The manifest is resolved against the walk (paths, parents, references, counts, all
+//!    checked: [`crate::manifest::Script::resolve`]), and every section is checked to lie
+//!    inside one file or hold whole files.
+//! 5. The tree is built in a private directory beside NEW_DIR (`mkdtemp`, mode 0700, on
 //!    the same filesystem), every entry created relative to its parent's descriptor
 //!    (`mkdirat`, `symlinkat`, `openat` with `O_CREAT | O_EXCL | O_NOFOLLOW`; parents opened
 //!    with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), so no path of the patch can
 //!    reach outside it.
-//! 5. Sections are applied on all cores, each writing its slices into the files it holds;
+//! 6. Sections are applied on all cores, each writing its slices into the files it holds;
 //!    whole old files are copied; every file is hashed and the tree must make NEW's hash.
-//! 6. Modes and times are set (files and links, then directories deepest first), and the
+//! 7. Modes and times are set (files and links, then directories deepest first), and the
 //!    directory is renamed to NEW_DIR. On any error the temporary tree is removed.
 //!
 //! As root, set-user-ID and set-group-ID bits are not restored: a patch from someone else
@@ -37,7 +41,9 @@ use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
 use crate::manifest::{parent, Kind, Manifest, Meta, Source};
 use crate::section::{apply_section, SectionError};
-use crate::tree::{open_beneath, open_root, shown, tree_error, TreeFile, TreeReader};
+use crate::tree::{
+    files_of, old_entries_of, open_beneath, open_root, shown, tree_error, TreeReader,
+};
 
 /// What a tree application did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -222,13 +228,12 @@ pub fn apply_tree(
     let old_name = old_dir.to_string_lossy().into_owned();
     let new_name = new_dir.to_string_lossy().into_owned();
     let h = &patch.header;
-    let Some(m) = patch.manifest()? else {
+    let Some(script) = patch.manifest()? else {
         return Err(PatchError::Usage(format!(
             "{}: a patch of one file: OLD and NEW must be files",
             patch.name()
         )));
     };
-    let parts = plan_parts(patch, &m)?;
 
     // NEW_DIR: absent, or an empty directory (not a link to one).
     let existed = match std::fs::symlink_metadata(new_dir) {
@@ -247,7 +252,8 @@ pub fn apply_tree(
         Ok(_) => return Err(not_empty(&new_name)),
     };
 
-    // OLD: lengths, then hashes.
+    // OLD: walked as make walked it, every file hashed; the whole must be the tree the
+    // patch was made from.
     let old_root = open_root(old_dir).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOTDIR) => PatchError::io(
             &old_name,
@@ -258,54 +264,33 @@ pub fn apply_tree(
         ),
         _ => PatchError::io(&old_name, e),
     })?;
-    let old = TreeReader::new(
-        old_root,
-        &old_name,
-        m.old
-            .iter()
-            .map(|f| TreeFile {
-                path: f.path.clone(),
-                len: f.len,
-                id: None,
-            })
-            .collect(),
-    );
-    (0..m.old.len())
-        .into_par_iter()
-        .try_for_each(|i| -> Result<(), PatchError> {
-            let wrong = |why: String| PatchError::WrongOld {
-                path: old.shown(i),
-                why,
-            };
-            let f = old.open(i).map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => wrong("it is missing".into()),
-                _ => tree_error(&old_name, e),
-            })?;
-            let len = f
-                .metadata()
-                .map_err(|e| PatchError::io(&old.shown(i), e))?
-                .len();
-            if len != m.old[i].len {
-                return Err(wrong(format!(
-                    "it has {len} bytes, the patch expects {}",
-                    m.old[i].len
-                )));
-            }
-            Ok(())
-        })?;
-    let sums: Vec<u128> = (0..m.old.len())
+    let (_, walked) = crate::tree::walk(old_dir, &old_name)?;
+    let old_entries = old_entries_of(&walked);
+    let old = TreeReader::new(old_root, &old_name, files_of(&walked));
+    drop(walked);
+    let sums: Vec<u128> = (0..old.files().len())
         .into_par_iter()
         .map(|i| {
             let f = old.open(i).map_err(|e| tree_error(&old_name, e))?;
-            file_hash(&f, m.old[i].len, h.hash_piece).map_err(|e| PatchError::io(&old.shown(i), e))
+            file_hash(&f, old.files()[i].len, h.hash_piece)
+                .map_err(|e| tree_error(&old_name, file_error_of(&old, i, e)))
         })
         .collect::<Result<_, _>>()?;
-    if xxh3_128(&le_list(&sums)) != h.old_hash {
+    if crate::manifest::old_hash(&old_entries, &sums) != h.old_hash {
+        let dir = crate::manifest::differing_dir(&old_entries, &sums, &script.digests());
         return Err(PatchError::WrongOldTree {
-            path: old_name,
-            why: "its files have the sizes the patch lists, but other content".into(),
+            path: match dir {
+                Some(d) if !d.is_empty() => shown(&old_name, d),
+                _ => old_name,
+            },
+            why: "a file was added, removed, resized or changed".into(),
         });
     }
+    let m = script
+        .resolve(&old_entries, h.new_len)
+        .map_err(|e| PatchError::invalid(patch.name(), e.0))?;
+    drop(old_entries);
+    let parts = plan_parts(patch, &m)?;
 
     // The private tree beside NEW_DIR.
     let dir = match new_dir.parent() {
@@ -437,7 +422,7 @@ pub fn apply_tree(
         .map_init(
             Vec::new,
             |buf, &(i, k)| -> Result<(usize, u128), PatchError> {
-                let len = m.old[k].len;
+                let len = old.files()[k].len;
                 let from = old.open(k).map_err(|e| tree_error(&old_name, e))?;
                 let to = open_new(i, libc::O_WRONLY)?;
                 let mut sums = Vec::new();
@@ -463,7 +448,7 @@ pub fn apply_tree(
             },
         )
         .collect::<Result<_, _>>()?;
-    done.copied_len = copies.iter().map(|&(_, k)| m.old[k].len).sum();
+    done.copied_len = copies.iter().map(|&(_, k)| old.files()[k].len).sum();
     hashes.extend(copied);
     // Files in several sections: hashed from what was written.
     let spread: Vec<(usize, u128)> = sectioned
@@ -551,6 +536,11 @@ pub fn apply_tree(
     let mut temp = temp;
     temp.keep = true;
     Ok(done)
+}
+
+/// A read error of old file `i`, naming it.
+fn file_error_of(old: &TreeReader, i: usize, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", old.shown(i)))
 }
 
 fn not_empty(name: &str) -> PatchError {

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use swath_patch::apply::{apply_file, census, PatchFile};
 use swath_patch::format::Level;
 use swath_patch::make::{make_file, speed_of_light, Format, MakeOptions};
-use swath_patch::manifest::{Kind, Manifest, Source};
+use swath_patch::manifest::Script;
 use swath_patch::tree::TreeOptions;
 use swath_patch::tree_apply::apply_tree;
 use swath_patch::PatchError;
@@ -464,18 +464,8 @@ fn apply(a: ApplyArgs) -> Result<(), PatchError> {
         .build()
         .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
     if patch.is_tree() {
-        let m = patch.manifest()?.unwrap_or_default();
-        let total: u64 = patch.header.new_len
-            + m.new
-                .iter()
-                .map(|e| match e.kind {
-                    Kind::File {
-                        len,
-                        source: Source::Old(_),
-                    } => len,
-                    _ => 0,
-                })
-                .sum::<u64>();
+        let whole = patch.manifest()?.map_or(0, |m| m.summary.whole_bytes);
+        let total = patch.header.new_len.saturating_add(whole);
         let done = crate::progress::with_progress(Some(total), "patch apply", |c| {
             pool.install(|| apply_tree(&a.old, &patch, &a.new, Some(c)))
         })?;
@@ -559,35 +549,30 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
 fn tree_info(
     a: &InfoArgs,
     patch: &PatchFile,
-    m: &Manifest,
+    m: &Script,
     c: &swath_patch::apply::Census,
     out: &mut Stdout,
 ) -> Result<(), PatchError> {
     let h = &patch.header;
-    let (mut files, mut dirs, mut links, mut whole, mut whole_bytes, mut new_bytes) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    for e in &m.new {
-        match &e.kind {
-            Kind::Dir => dirs += 1,
-            Kind::Link { .. } => links += 1,
-            Kind::File { len, source } => {
-                files += 1;
-                new_bytes += len;
-                if let Source::Old(_) = source {
-                    whole += 1;
-                    whole_bytes += len;
-                }
-            }
-        }
-    }
-    let deleted = swath_patch::tree::deleted(m);
+    let s = &m.summary;
+    let (files, dirs, links, whole, whole_bytes, deleted) = (
+        s.new_files,
+        s.new_dirs,
+        s.new_links,
+        s.whole_files,
+        s.whole_bytes,
+        s.deleted_files,
+    );
+    let new_bytes = h.new_len.saturating_add(whole_bytes);
     if a.json {
         let v = serde_json::json!({
             "format": "swath",
             "version": swath_patch::format::VERSION,
             "tree": true,
             "patch_bytes": patch.len(),
-            "old_files": m.old.len(),
+            "old_files": s.old_files,
+            "old_entries": s.old_entries,
+            "manifest_bytes": patch.manifest_at.map_or(0, |at| at.stored),
             "old_bytes": h.old_len,
             "new_files": files,
             "new_dirs": dirs,
@@ -619,7 +604,7 @@ fn tree_info(
          made at level {}, chunks of {} bytes on average\n",
         swath_patch::format::VERSION,
         patch.len(),
-        m.old.len(),
+        s.old_files,
         h.old_len,
         h.old_hash,
         files,

@@ -229,8 +229,13 @@ fn patch_tree_every_flipped_byte_and_truncation_is_refused_with_nothing_at_new()
 }
 
 /// A tree patch rebuilt with another manifest (sizes kept, so only the manifest's own
-/// checks can refuse it), as a forger would write it.
-fn forge(good: &[u8], change: impl FnOnce(&mut swath_patch::manifest::Manifest)) -> Vec<u8> {
+/// checks can refuse it), as a forger would write it; `old` is the old tree the manifest is
+/// coded against.
+fn forge(
+    good: &[u8],
+    old: &Path,
+    change: impl FnOnce(&mut swath_patch::manifest::Manifest),
+) -> Vec<u8> {
     use swath_patch::format::{encode_tail, encode_tree_record, Header, TREE_RECORD_LEN};
     let (h, _) = Header::decode_flags(&good[..128]).unwrap();
     let f = &good[good.len() - 40..];
@@ -238,9 +243,13 @@ fn forge(good: &[u8], change: impl FnOnce(&mut swath_patch::manifest::Manifest))
     let rec = &good[table_at - TREE_RECORD_LEN..table_at];
     let m_at = u64::from_le_bytes(rec[..8].try_into().unwrap()) as usize;
     let raw = zstd::bulk::decompress(&good[m_at..table_at - TREE_RECORD_LEN], 1 << 20).unwrap();
-    let mut m = swath_patch::manifest::Manifest::decode(&raw, h.old_len, h.new_len).unwrap();
+    let script = swath_patch::manifest::Script::parse(raw).unwrap();
+    let (_, walked) = swath_patch::tree::walk(old, "old").unwrap();
+    let old_entries = swath_patch::tree::old_entries_of(&walked);
+    let mut m = script.resolve(&old_entries, h.new_len).unwrap();
     change(&mut m);
-    let stored = zstd::bulk::compress(&m.encode(), 3).unwrap();
+    let raw = m.encode(&script.digests());
+    let stored = zstd::bulk::compress(&raw, 3).unwrap();
     let mut out = good[..m_at].to_vec();
     out.extend_from_slice(&stored);
     let chain = h.chain();
@@ -248,7 +257,7 @@ fn forge(good: &[u8], change: impl FnOnce(&mut swath_patch::manifest::Manifest))
         chain,
         m_at as u64,
         &stored,
-        m.encode().len() as u64,
+        raw.len() as u64,
     ));
     let entries: Vec<swath_patch::format::Entry> = good[table_at..good.len() - 40]
         .chunks(40)
@@ -279,7 +288,7 @@ fn patch_tree_forged_manifests_are_refused_and_nothing_is_written_outside() {
     ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
     let good = std::fs::read(dir.path("p")).unwrap();
     // The forge itself is faithful: unchanged, the patch applies.
-    dir.write("same", &forge(&good, |_| {}));
+    dir.write("same", &forge(&good, &o, |_| {}));
     ok(&swath(&dir, &["patch", "apply", "old", "same", "out"]));
     std::fs::remove_dir_all(dir.path("out")).unwrap();
     let entry = |path: &[u8], kind: Kind| NewEntry {
@@ -327,7 +336,7 @@ fn patch_tree_forged_manifests_are_refused_and_nothing_is_written_outside() {
         ),
     ];
     for (what, change) in cases {
-        dir.write("forged", &forge(&good, change));
+        dir.write("forged", &forge(&good, &o, change));
         fails(
             &swath(&dir, &["patch", "apply", "old", "forged", "out"]),
             what,
@@ -338,6 +347,9 @@ fn patch_tree_forged_manifests_are_refused_and_nothing_is_written_outside() {
         assert!(leftovers(dir.tmp.path()).is_empty(), "{what}");
     }
 }
+
+/// A change made to a copy of the old tree.
+type Edit = dyn Fn(&Path);
 
 /// A change a forger makes to a manifest.
 type Change<'a> = dyn Fn(&mut swath_patch::manifest::Manifest) + 'a;
@@ -352,8 +364,10 @@ fn patch_tree_wrong_old_tree_non_empty_target_and_special_files() {
     let (o, n) = (dir.path("old"), dir.path("new"));
     file(&o, "d/a", &bytes(4000, 7), 0o644);
     file(&o, "b", &bytes(4000, 8), 0o644);
+    file(&o, "d/e/f/g", b"g", 0o644);
     file(&n, "d/a", &bytes(4100, 7), 0o644);
     file(&n, "b", &bytes(4000, 8), 0o644);
+    file(&n, "d/e/f/g", b"g", 0o644);
     ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
     let copy = |name: &str| {
         let st = Command::new("cp")
@@ -364,41 +378,82 @@ fn patch_tree_wrong_old_tree_non_empty_target_and_special_files() {
         assert!(st.success());
         dir.path(name)
     };
-    // A file changed (same size).
-    let w = copy("changed");
-    let mut b = std::fs::read(w.join("b")).unwrap();
-    b[10] ^= 1;
-    std::fs::write(w.join("b"), b).unwrap();
-    fails(
-        &swath(&dir, &["patch", "apply", "changed", "p", "out"]),
-        "changed: not the tree this patch was made from",
-    );
-    // A file missing, and one of another size: named.
-    let w = copy("missing");
-    std::fs::remove_file(w.join("d/a")).unwrap();
-    fails(
-        &swath(&dir, &["patch", "apply", "missing", "p", "out"]),
-        "missing/d/a: not the file this patch was made from (it is missing)",
-    );
-    let w = copy("short");
-    std::fs::write(w.join("b"), b"x").unwrap();
-    fails(
-        &swath(&dir, &["patch", "apply", "short", "p", "out"]),
-        "short/b: not the file this patch was made from (it has 1 bytes, the patch expects 4000)",
-    );
-    // A directory of the old tree replaced by a link to an identical one: not followed.
-    let w = copy("linked");
-    std::fs::rename(w.join("d"), dir.path("elsewhere")).unwrap();
-    std::os::unix::fs::symlink(dir.path("elsewhere"), w.join("d")).unwrap();
-    fails(
-        &swath(&dir, &["patch", "apply", "linked", "p", "out"]),
-        "linked/d/a: Too many levels of symbolic links",
-    );
-    assert!(!dir.path("out").exists());
-    // A file added to the old tree does not matter.
-    let w = copy("added");
-    file(&w, "extra", b"extra", 0o644);
-    ok(&swath(&dir, &["patch", "apply", "added", "p", "out"]));
+    // Anything else than the tree the patch was made from is refused, naming the
+    // directory that differs: a file changed (same size), removed, added, resized; a
+    // directory removed or added; a directory replaced by a link to an identical one (not
+    // followed).
+    let wrong =
+        "not the tree this patch was made from (a file was added, removed, resized or changed)";
+    let cases: Vec<(&str, &str, Box<Edit>)> = vec![
+        (
+            "changed",
+            "changed",
+            Box::new(|w| {
+                let mut b = std::fs::read(w.join("b")).unwrap();
+                b[10] ^= 1;
+                std::fs::write(w.join("b"), b).unwrap();
+            }),
+        ),
+        (
+            "missing",
+            "missing/d",
+            Box::new(|w| std::fs::remove_file(w.join("d/a")).unwrap()),
+        ),
+        (
+            "added",
+            "added/d",
+            Box::new(|w| file(w, "d/extra", b"extra", 0o644)),
+        ),
+        (
+            "short",
+            "short",
+            Box::new(|w| std::fs::write(w.join("b"), b"x").unwrap()),
+        ),
+        (
+            "deep",
+            "deep/d/e/f",
+            Box::new(|w| std::fs::write(w.join("d/e/f/g"), b"G").unwrap()),
+        ),
+        (
+            "nodir",
+            "nodir/d/e",
+            Box::new(|w| std::fs::remove_dir_all(w.join("d/e/f")).unwrap()),
+        ),
+        (
+            "newdir",
+            "newdir/d",
+            Box::new(|w| std::fs::create_dir(w.join("d/new")).unwrap()),
+        ),
+        (
+            "linked",
+            "linked",
+            Box::new(|w| {
+                let away = w.with_file_name("linked-away");
+                std::fs::rename(w.join("d"), &away).unwrap();
+                std::os::unix::fs::symlink(&away, w.join("d")).unwrap();
+            }),
+        ),
+    ];
+    for (name, culprit, change) in cases {
+        let w = copy(name);
+        change(&w);
+        fails(
+            &swath(&dir, &["patch", "apply", name, "p", "out"]),
+            &format!("{culprit}: {wrong}"),
+        );
+        assert!(!dir.path("out").exists(), "{name}");
+    }
+    // Modes and times of the old tree do not matter.
+    let w = copy("touched");
+    std::fs::set_permissions(w.join("b"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let st = Command::new("touch")
+        .args(["-d", "2001-01-01", "touched/d/a", "touched/d"])
+        .current_dir(dir.tmp.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    ok(&swath(&dir, &["patch", "apply", "touched", "p", "out"]));
+    same_tree(&dir, "new", "out");
     // NEW_DIR not empty, a file, or a link to an empty directory: refused, untouched.
     fails(
         &swath(&dir, &["patch", "apply", "old", "p", "out"]),
