@@ -160,7 +160,6 @@ fn agree(old: &mut OldCache<'_>, old_at: i64, new: &[u8]) -> io::Result<usize> {
 
 /// Equal bytes at the same positions of `a` and `b`, eight at a time.
 fn count_equal(a: &[u8], b: &[u8]) -> usize {
-    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut same = 0usize;
@@ -172,28 +171,114 @@ fn count_equal(a: &[u8], b: &[u8]) -> usize {
         .filter(|(x, y)| x == y)
         .count();
     for (x, y) in wa.zip(wb) {
-        let v = u64::from_le_bytes(x.try_into().expect("8 bytes"))
-            ^ u64::from_le_bytes(y.try_into().expect("8 bytes"));
-        // A byte's high bit is set where it is non-zero (no carries across bytes).
-        let nonzero = ((v & LOW) + LOW) | v;
-        same += (!nonzero & !LOW).count_ones() as usize;
+        same += equal_high_bits(word(x, 0), word(y, 0)).count_ones() as usize;
     }
     same + tail
 }
 
+/// The high bit of each byte of the little-endian words `a` and `b` that is the same.
+#[inline(always)]
+fn equal_high_bits(a: u64, b: u64) -> u64 {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let v = a ^ b;
+    // A byte's high bit is set where it is non-zero (no carries across bytes).
+    !(((v & LOW) + LOW) | v) & !LOW
+}
+
+/// What eight bytes do to an extension's running score (`+1` per equal byte, `-1` per
+/// other), by which of them are equal (bit `j`: the `j`-th byte walked): the change over
+/// all eight, the highest and lowest the score gets on the way (relative to where it
+/// started), and after how many bytes it first gets to the highest.
+#[derive(Clone, Copy)]
+struct Step {
+    total: i8,
+    high: i8,
+    high_at: u8,
+    low: i8,
+}
+
+/// [`Step`] of every pattern of equal bytes.
+const STEPS: [Step; 256] = {
+    let mut t = [Step {
+        total: 0,
+        high: 0,
+        high_at: 0,
+        low: 0,
+    }; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut s, mut high, mut high_at, mut low) = (0i8, i8::MIN, 0u8, i8::MAX);
+        let mut j = 0;
+        while j < 8 {
+            s += if (m >> j) & 1 == 1 { 1 } else { -1 };
+            if s > high {
+                (high, high_at) = (s, j as u8 + 1);
+            }
+            if s < low {
+                low = s;
+            }
+            j += 1;
+        }
+        t[m] = Step {
+            total: s,
+            high,
+            high_at,
+            low,
+        };
+        m += 1;
+    }
+    t
+};
+
+/// Bit `j` set where byte `j` of the little-endian words `a` and `b` is the same.
+#[inline(always)]
+fn equal_bytes(a: u64, b: u64) -> u8 {
+    let equal = equal_high_bits(a, b);
+    // Bit 8j + 7 to bit j of the top byte: the products land on distinct bits, no carries.
+    ((equal >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
+/// The little-endian word at `at` of `x`.
+#[inline(always)]
+fn word(x: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(x[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// One word's [`Step`] applied to an extension's running `score` and `best` (`walked`:
+/// the bytes walked before it); false, with nothing changed, when the score could fall to
+/// where the walk gives up inside the word (then it is walked byte by byte).
+#[inline(always)]
+fn step_word(equal: u8, walked: usize, score: &mut i64, best: &mut (i64, usize)) -> bool {
+    let s = STEPS[equal as usize];
+    if *score + i64::from(s.low) <= best.0 - GIVE_UP {
+        return false;
+    }
+    // A new best inside the word is where the score first gets to its highest; after it,
+    // the score cannot fall GIVE_UP below it within the word.
+    if *score + i64::from(s.high) > best.0 {
+        *best = (*score + i64::from(s.high), walked + usize::from(s.high_at));
+    }
+    *score += i64::from(s.total);
+    true
+}
+
 /// Walks `old` and `new` (equal lengths) from the start, keeping the running score
 /// (`+1` per equal byte, `-1` per other) and the best one with the prefix length that
-/// reached it; eight equal bytes at a time where they are.
+/// reached it, until the score falls [`GIVE_UP`] below the best; a word at a time (its
+/// pattern of equal bytes looked up in [`STEPS`]).
 fn best_prefix(old: &[u8], new: &[u8], done: usize, score: &mut i64, best: &mut (i64, usize)) {
     let n = old.len().min(new.len());
     let mut i = 0;
     while i < n && *score > best.0 - GIVE_UP {
-        if i + 8 <= n && old[i..i + 8] == new[i..i + 8] {
-            *score += 8;
+        if i + 8 <= n
+            && step_word(
+                equal_bytes(word(old, i), word(new, i)),
+                done + i,
+                score,
+                best,
+            )
+        {
             i += 8;
-            if *score > best.0 {
-                *best = (*score, done + i);
-            }
             continue;
         }
         *score += if old[i] == new[i] { 1 } else { -1 };
@@ -211,12 +296,16 @@ fn best_suffix(old: &[u8], new: &[u8], done: usize, score: &mut i64, best: &mut 
     let mut i = 0;
     while i < n && *score > best.0 - GIVE_UP {
         let e = n - i;
-        if i + 8 <= n && old[e - 8..e] == new[e - 8..e] {
-            *score += 8;
+        // The word's last byte is walked first.
+        if i + 8 <= n
+            && step_word(
+                equal_bytes(word(old, e - 8), word(new, e - 8)).reverse_bits(),
+                done + i,
+                score,
+                best,
+            )
+        {
             i += 8;
-            if *score > best.0 {
-                *best = (*score, done + i);
-            }
             continue;
         }
         *score += if old[e - 1] == new[e - 1] { 1 } else { -1 };
@@ -691,6 +780,38 @@ mod tests {
         }
     }
 
+    /// A walk's final (score, best).
+    type Walk = (i64, (i64, usize));
+
+    /// [`best_prefix`] and [`best_suffix`] of `a` and `b` (equal lengths), each beside the
+    /// byte loop that walks the same pairs.
+    fn kernels_and_byte_loops(a: &[u8], b: &[u8]) -> ((Walk, Walk), (Walk, Walk)) {
+        let naive = |pairs: Vec<(u8, u8)>| {
+            let (mut s, mut best) = (0i64, (0i64, 0usize));
+            for (i, (x, y)) in pairs.into_iter().enumerate() {
+                if s <= best.0 - GIVE_UP {
+                    break;
+                }
+                s += if x == y { 1 } else { -1 };
+                if s > best.0 {
+                    best = (s, i + 1);
+                }
+            }
+            (s, best)
+        };
+        let (mut s, mut best) = (0i64, (0i64, 0usize));
+        best_prefix(a, b, 0, &mut s, &mut best);
+        let fwd = (
+            (s, best),
+            naive(a.iter().copied().zip(b.iter().copied()).collect()),
+        );
+        let (mut s, mut best) = (0i64, (0i64, 0usize));
+        best_suffix(a, b, 0, &mut s, &mut best);
+        let pairs = a.iter().rev().copied().zip(b.iter().rev().copied());
+        let bwd = ((s, best), naive(pairs.collect()));
+        (fwd, bwd)
+    }
+
     proptest! {
         /// The word-at-a-time kernels against byte loops.
         #[test]
@@ -702,21 +823,32 @@ mod tests {
             let naive = (0..n).filter(|&i| a[i] == b[i]).count();
             prop_assert_eq!(count_equal(&a, &b), naive);
             let (a, b) = (&a[..n], &b[..n]);
-            let naive_best = |pairs: Vec<(u8, u8)>| {
-                let (mut s, mut best) = (0i64, (0i64, 0usize));
-                for (i, (x, y)) in pairs.into_iter().enumerate() {
-                    if s <= best.0 - GIVE_UP { break; }
-                    s += if x == y { 1 } else { -1 };
-                    if s > best.0 { best = (s, i + 1); }
+            let (fwd, bwd) = kernels_and_byte_loops(a, b);
+            prop_assert_eq!(fwd.0, fwd.1);
+            prop_assert_eq!(bwd.0, bwd.1);
+        }
+    }
+
+    proptest! {
+        /// The extension kernels against byte loops on mostly equal bytes (long runs of
+        /// equal words, a best that moves inside words, walks that give up).
+        #[test]
+        fn extensions_are_the_byte_loops_on_near_copies(
+            a in proptest::collection::vec(any::<u8>(), 0..3000),
+            changes in proptest::collection::vec((any::<usize>(), 1usize..400), 0..40),
+        ) {
+            let mut b = a.clone();
+            for &(at, run) in &changes {
+                if !b.is_empty() {
+                    let at = at % b.len();
+                    for x in &mut b[at..(at + run % 300).min(a.len())] {
+                        *x = x.wrapping_add(1);
+                    }
                 }
-                (s, best)
-            };
-            let (mut s, mut best) = (0i64, (0i64, 0usize));
-            best_prefix(a, b, 0, &mut s, &mut best);
-            prop_assert_eq!((s, best), naive_best(a.iter().copied().zip(b.iter().copied()).collect()));
-            let (mut s, mut best) = (0i64, (0i64, 0usize));
-            best_suffix(a, b, 0, &mut s, &mut best);
-            prop_assert_eq!((s, best), naive_best(a.iter().rev().copied().zip(b.iter().rev().copied()).collect()));
+            }
+            let (fwd, bwd) = kernels_and_byte_loops(&a, &b);
+            prop_assert_eq!(fwd.0, fwd.1);
+            prop_assert_eq!(bwd.0, bwd.1);
         }
     }
 
