@@ -66,8 +66,11 @@ impl Settings {
         match level {
             Level::Fast => None,
             Level::Default => Some(Settings {
+                // 14-byte windows rather than 12: fewer candidates that lose (jaxlib: 14%
+                // less CPU) and smaller patches of all three rebuilt programs measured;
+                // 15 and 16 lose duckdb's short stretches between changes (+10%).
                 seeds: SeedParams {
-                    window: 12,
+                    window: 14,
                     rate_bits: 4,
                     max_seeds: 16 << 20,
                 },
