@@ -268,14 +268,9 @@ fn make(
         let t0 = Instant::now();
         let (table, old_hash) =
             index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
-        let seeds = match Settings::for_level(opts.level) {
-            Some(s) => Some(
-                SeedIndex::build(old, old_len, s.seeds).map_err(|e| PatchError::io(old_name, e))?,
-            ),
-            None => None,
-        };
         // OLD in the page cache (it is after its signature, unless it was read directly, being
-        // larger than half the memory) is mapped: the matcher reads it where it lies.
+        // larger than half the memory) is mapped: the seeds' index and the matcher read it
+        // where it lies.
         // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
         let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
         let mapped = if map_old && !crate::io::Plan::for_file(old, old_len).direct {
@@ -286,6 +281,13 @@ fn make(
         let old_bytes: &dyn ReadAt = match &mapped {
             Some(m) => m,
             None => old,
+        };
+        let seeds = match Settings::for_level(opts.level) {
+            Some(s) => Some(
+                SeedIndex::build(old_bytes, old_len, s.seeds)
+                    .map_err(|e| PatchError::io(old_name, e))?,
+            ),
+            None => None,
         };
         let old_side = OldSide {
             table: &table,

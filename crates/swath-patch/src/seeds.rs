@@ -13,10 +13,11 @@
 //! per seed, and the sampling rate is lowered for a large OLD so that it never holds more
 //! seeds than the options allow.
 //!
-//! The index is built on all cores: OLD is read positionally in pieces, each piece's seeds
-//! listed by a worker, then each worker fills its own range of buckets from every list in
-//! OLD's order, so the table (which seeds a full bucket keeps: the first four in OLD) is
-//! the same whatever the thread count.
+//! The index is built on all cores: OLD is scanned in pieces (where it lies when it is
+//! mapped, else read positionally), each piece's seeds listed by a worker, then each
+//! worker fills its own range of buckets from every list in OLD's order, so the table
+//! (which seeds a full bucket keeps: the first four in OLD) is the same whatever the
+//! thread count.
 
 use std::io;
 
@@ -187,6 +188,8 @@ impl SeedIndex {
         let base = (slots.as_ptr() as usize).wrapping_neg() % 32 / 8;
         let per = (WAYS << bucket_bits) >> part_bits;
         let pieces = len.div_ceil(piece as u64) as usize;
+        // OLD in memory (mapped) is scanned where it lies; otherwise each piece is read.
+        let whole = old.as_bytes().filter(|b| b.len() as u64 >= len);
         // Pieces are scanned a batch at a time, into buffers reused from batch to batch.
         let batch = threads * 2;
         let mut work: Vec<(Vec<u8>, PartLists)> = (0..batch.min(pieces))
@@ -200,10 +203,16 @@ impl SeedIndex {
                     let at = (first + j) as u64 * piece as u64;
                     // The windows that start in this piece, so w - 1 bytes of the next.
                     let n = ((len - at) as usize).min(piece + w - 1);
-                    buf.resize(n, 0);
-                    old.read_exact_at(buf, at)?;
+                    let bytes: &[u8] = match whole {
+                        Some(b) => &b[at as usize..at as usize + n],
+                        None => {
+                            buf.resize(n, 0);
+                            old.read_exact_at(buf, at)?;
+                            buf
+                        }
+                    };
                     lists.iter_mut().for_each(Vec::clear);
-                    for_each_seed(buf, 0, piece.min(n), w, rate_bits, |p, h| {
+                    for_each_seed(bytes, 0, piece.min(n), w, rate_bits, |p, h| {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
                             let (b, tag) = split(h, bucket_bits);
@@ -429,6 +438,11 @@ mod tests {
             let piece = [1usize << 12, 7001, 1 << 20][piece_k];
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let idx = pool.install(|| SeedIndex::build_in(&&d[..], d.len() as u64, p, piece)).unwrap();
+            // OLD in memory is scanned in place, a file read piece by piece: the same table.
+            let unmapped = crate::source::Unmapped(&d);
+            let read = pool.install(|| SeedIndex::build_in(&unmapped, d.len() as u64, p, piece)).unwrap();
+            let table = |i: &SeedIndex| i.slots[i.base..i.base + (WAYS << i.bucket_bits)].to_vec();
+            prop_assert_eq!(table(&read), table(&idx));
             // Oracle: each distinct window's first WAYS offsets (a bucket holds no more,
             // and may hold fewer when other seeds share it).
             let mut first: HashMap<&[u8], Vec<usize>> = HashMap::new();
