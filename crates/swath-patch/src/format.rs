@@ -579,11 +579,34 @@ pub fn decode_diffs(runs: &[u8], bytes: &[u8], len: u64) -> Result<Vec<u8>, Inva
     Ok(out)
 }
 
+thread_local! {
+    /// This thread's zstd context, kept from one stream to the next: a fresh one for each
+    /// stream allocates and faults in its tables anew (megabytes at level 6 and up), and
+    /// a reused one compresses to the same bytes.
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `raw` as one zstd frame at `level`, by this thread's context.
+fn compress(raw: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        let c = match &mut *c {
+            Some(c) => {
+                c.set_compression_level(level)?;
+                c
+            }
+            none => none.insert(zstd::bulk::Compressor::new(level)?),
+        };
+        c.compress(raw)
+    })
+}
+
 /// One stream of a section as stored: a method byte (0 stored, 1 zstd), its length once
 /// decoded, its length as stored, the bytes.
 pub fn put_stream(out: &mut Vec<u8>, raw: &[u8], zstd_level: i32) -> io::Result<()> {
     let packed = if raw.len() >= 64 {
-        zstd::bulk::compress(raw, zstd_level)?
+        compress(raw, zstd_level)?
     } else {
         Vec::new()
     };
