@@ -29,7 +29,27 @@ pub fn encode_section(
         .max()
         .unwrap_or(0);
     let mut cache = OldCache::new(old, len, 16);
-    encode_section_cached(ops, new, new_offset, &mut cache, zstd_level)
+    encode_section_cached(ops, new, new_offset, &mut cache, Levels::all(zstd_level))
+}
+
+/// The zstd levels of a section's streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levels {
+    /// The literal bytes (the largest stream of a rebuilt program's patch, and most of its
+    /// compression time).
+    pub literals: i32,
+    /// Every other stream.
+    pub others: i32,
+}
+
+impl Levels {
+    /// One level for every stream.
+    pub fn all(level: i32) -> Levels {
+        Levels {
+            literals: level,
+            others: level,
+        }
+    }
 }
 
 /// [`encode_section`] reading OLD's bytes under the deltas through `old`, the cache the
@@ -39,7 +59,7 @@ pub fn encode_section_cached(
     new: &[u8],
     new_offset: u64,
     old: &mut OldCache<'_>,
-    zstd_level: i32,
+    levels: Levels,
 ) -> io::Result<Vec<u8>> {
     // Sized once: growing by doubling would fault in twice the pages.
     let sum = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).map(|o| o.len() as usize).sum();
@@ -76,7 +96,12 @@ pub fn encode_section_cached(
     let (runs, diff_bytes) = encode_diffs(&deltas);
     let mut out = Vec::with_capacity(literals.len() / 2 + diff_bytes.len() + 64);
     for stream in [&o.kinds, &o.lens, &o.froms, &literals, &runs, &diff_bytes] {
-        put_stream(&mut out, stream, zstd_level)?;
+        let level = if std::ptr::eq(stream, &literals) {
+            levels.literals
+        } else {
+            levels.others
+        };
+        put_stream(&mut out, stream, level)?;
     }
     Ok(out)
 }
