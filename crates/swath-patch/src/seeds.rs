@@ -118,10 +118,18 @@ pub fn for_each_seed(
         // 64 positions gated without a branch, into a mask; then the sampled ones.
         let n = (to - p).min(64);
         let d = &data[p..p + n + 7];
-        let mut mask = 0u64;
-        for i in 0..n {
+        // One byte (0 or 1) a position, then eight bytes at a time to eight bits: a
+        // multiplication gathers bit 0 of each byte into the top byte (the products land
+        // on distinct bits, no carries). No shift by a variable amount in the loop.
+        let mut flags = [0u8; 64];
+        for (i, f) in flags[..n].iter_mut().enumerate() {
             let word = u64::from_le_bytes(d[i..i + 8].try_into().expect("8 bytes"));
-            mask |= u64::from(gate(word, limit)) << i;
+            *f = u8::from(gate(word, limit));
+        }
+        let mut mask = 0u64;
+        for (k, eight) in flags.chunks_exact(8).enumerate() {
+            let x = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
+            mask |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
         }
         while mask != 0 {
             let at = p + mask.trailing_zeros() as usize;
