@@ -347,7 +347,7 @@ fn make(
         // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
         // semaphore (a rotational disk serves one file at a time), matching on the
         // workers as sections arrive.
-        let new_plan = crate::io::Plan::for_file(new, new_len);
+        let new_plan = crate::io::Plan::for_file(new, new_len, old_len);
         // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
         let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
         let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
