@@ -190,12 +190,16 @@ pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<bool> {
 }
 
 /// Positional reads of a file that may be far larger than the page cache, for a reader
-/// that moves mostly forward (the matcher verifying and extending matches along OLD): what
-/// the page cache holds is read from there; a read that would wait for the device instead
-/// loads a window of [`ColdReader::WINDOW`] bytes around it with one direct read, which the
-/// next reads are served from. The window never enters the page cache, so it pushes out
-/// none of the file's cached pages (a buffered read there would evict the very pages the
-/// next sections need, one after the other, when the file is a little larger than memory).
+/// that moves mostly forward (the matcher verifying and extending matches along OLD),
+/// served from a window of the file kept in memory, so that the many small reads along a
+/// match cost no system call each. A read outside the window loads a new one starting a
+/// little before it: from the page cache when it holds the bytes (`RWF_NOWAIT`), 64 KiB
+/// after a jump and twice the last window while the reads go on forward (up to 1 MiB), as
+/// the kernel's read-ahead grows; from the device otherwise, with one direct read of
+/// [`ColdReader::WINDOW`] bytes. A direct window never enters the page cache, so it pushes
+/// out none of the file's cached pages (a buffered read there would evict the very pages
+/// the next sections need, one after the other, when the file is a little larger than
+/// memory).
 pub struct ColdReader<'a> {
     file: &'a File,
     /// The direct descriptor, opened at the first miss (`Err(())`: refused, or the system
@@ -203,17 +207,22 @@ pub struct ColdReader<'a> {
     direct: Option<Result<File, ()>>,
     win: Option<AlignedBuf>,
     win_at: u64,
-    /// Every read not in the window counts as a miss (tests: the files they write are in
+    /// Bytes of the next window loaded from the page cache.
+    hot_len: usize,
+    /// Every load counts as a miss of the page cache (tests: the files they write are in
     /// the page cache).
     #[cfg(test)]
     cold: bool,
 }
 
 impl<'a> ColdReader<'a> {
-    /// Bytes loaded at a miss.
+    /// Bytes loaded from the device at a miss.
     pub const WINDOW: usize = 4 << 20;
-    /// Of them, bytes before the read that missed (backward extensions read there).
-    const BEFORE: u64 = 256 << 10;
+    /// Bytes loaded from the page cache: the first window after a jump, and the most.
+    const HOT_FIRST: usize = 64 << 10;
+    const HOT_MAX: usize = 1 << 20;
+    /// Bytes a window starts before the read that loads it (backward extensions read there).
+    const BEFORE: u64 = 16 << 10;
 
     /// Reads `file`.
     pub fn new(file: &'a File) -> ColdReader<'a> {
@@ -222,6 +231,7 @@ impl<'a> ColdReader<'a> {
             direct: None,
             win: None,
             win_at: 0,
+            hot_len: Self::HOT_FIRST,
             #[cfg(test)]
             cold: false,
         }
@@ -230,31 +240,13 @@ impl<'a> ColdReader<'a> {
     /// The `n` bytes at `at`, from the window when it holds them, else into `buf` (resized).
     /// The caller checks that `at + n` is within the file's length.
     pub fn read<'b>(&'b mut self, buf: &'b mut Vec<u8>, at: u64, n: usize) -> io::Result<&'b [u8]> {
+        if self.in_window(at, n).is_none() && n <= Self::HOT_MAX / 2 {
+            self.load(at)?;
+        }
         if let Some(k) = self.in_window(at, n) {
             return Ok(&self.win.as_ref().expect("in the window").bytes()[k..k + n]);
         }
         buf.resize(n, 0);
-        if !matches!(self.direct, Some(Err(()))) {
-            #[cfg(test)]
-            let cached = if self.cold {
-                Some(false)
-            } else {
-                read_cached(self.file, buf, at)
-            };
-            #[cfg(not(test))]
-            let cached = read_cached(self.file, buf, at);
-            match cached {
-                Some(true) => return Ok(buf),
-                Some(false) => {
-                    if self.load(at)? {
-                        if let Some(k) = self.in_window(at, n) {
-                            return Ok(&self.win.as_ref().expect("in the window").bytes()[k..k + n]);
-                        }
-                    }
-                }
-                None => self.direct = Some(Err(())),
-            }
-        }
         self.file.read_exact_at(buf, at)?;
         Ok(buf)
     }
@@ -266,26 +258,68 @@ impl<'a> ColdReader<'a> {
         (k + n as u64 <= w.bytes().len() as u64).then_some(k as usize)
     }
 
-    /// Loads the window around `at` with a direct read; false when direct reads are
-    /// refused (plain reads from then on).
+    fn win_end(&self) -> u64 {
+        self.win_at + self.win.as_ref().map_or(0, |w| w.bytes().len() as u64)
+    }
+
+    /// Loads the window around `at`; false when the system cannot tell cached data from
+    /// uncached or refuses direct reads (plain reads from then on).
     fn load(&mut self, at: u64) -> io::Result<bool> {
+        if matches!(self.direct, Some(Err(()))) {
+            return Ok(false);
+        }
+        // Going on forward from the window: a longer one; elsewhere, a short one.
+        let end = self.win_end();
+        self.hot_len = if self.win.is_some()
+            && at >= end.saturating_sub(Self::HOT_FIRST as u64)
+            && at <= end + Self::HOT_FIRST as u64
+        {
+            (self.hot_len * 2).min(Self::HOT_MAX)
+        } else {
+            Self::HOT_FIRST
+        };
+        let start = at.saturating_sub(Self::BEFORE) / ALIGN as u64 * ALIGN as u64;
+        let len = self.file.metadata()?.len();
+        let win = self
+            .win
+            .get_or_insert_with(|| AlignedBuf::new(Self::WINDOW));
+        self.win_at = start;
+        win.len = 0;
+        let hot = (len.saturating_sub(start)).min(self.hot_len as u64) as usize;
+        #[cfg(test)]
+        let cached = if self.cold {
+            Some(false)
+        } else {
+            read_cached(self.file, &mut win.room()[..hot], start)
+        };
+        #[cfg(not(test))]
+        let cached = read_cached(self.file, &mut win.room()[..hot], start);
+        match cached {
+            Some(true) => {
+                win.len = hot;
+                return Ok(true);
+            }
+            Some(false) => {}
+            None => {
+                self.direct = Some(Err(()));
+                return Ok(false);
+            }
+        }
         if self.direct.is_none() {
             self.direct = Some(open_direct(self.file).ok_or(()));
         }
         let Some(Ok(direct)) = &self.direct else {
             return Ok(false);
         };
-        let start = at.saturating_sub(Self::BEFORE) / ALIGN as u64 * ALIGN as u64;
-        let len = self.file.metadata()?.len();
-        let n = (len.saturating_sub(start)).min(Self::WINDOW as u64) as usize;
-        let win = self
-            .win
-            .get_or_insert_with(|| AlignedBuf::new(Self::WINDOW));
-        self.win_at = start;
-        if let Err(e) = read_piece(self.file, Some(direct), win, start, n) {
-            win.len = 0;
-            return Err(e);
-        }
+        // From the device: a quarter of the largest window after a jump, the largest
+        // while the reads go on forward.
+        let want = if self.hot_len == Self::HOT_FIRST {
+            Self::WINDOW / 4
+        } else {
+            Self::WINDOW
+        };
+        let n = (len.saturating_sub(start)).min(want as u64) as usize;
+        read_piece(self.file, Some(direct), win, start, n)?;
         Ok(true)
     }
 }
