@@ -156,29 +156,7 @@ struct Out {
 
 impl Out {
     fn push(&mut self, op: Op) {
-        if op.is_empty() {
-            return;
-        }
-        if let Some(last) = self.ops.last_mut() {
-            match (last, op) {
-                (Op::Literal { len }, Op::Literal { len: more }) => {
-                    *len += more;
-                    return;
-                }
-                (
-                    Op::Copy { from, len },
-                    Op::Copy {
-                        from: next,
-                        len: more,
-                    },
-                ) if *from + *len == next => {
-                    *len += more;
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.ops.push(op);
+        crate::ops::push_merged(&mut self.ops, op);
     }
 }
 

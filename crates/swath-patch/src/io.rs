@@ -151,6 +151,179 @@ fn shrank() -> io::Error {
     )
 }
 
+/// Reads `buf.len()` bytes at `at` only from the page cache (`preadv2` with
+/// `RWF_NOWAIT`): `Some(true)` when all of them were there, `Some(false)` when some would
+/// have to come from the device, `None` when the system cannot tell (an old kernel, a file
+/// system without `RWF_NOWAIT`).
+pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<bool> {
+    let mut done = 0usize;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        let iov = libc::iovec {
+            iov_base: rest.as_mut_ptr().cast(),
+            iov_len: rest.len(),
+        };
+        // SAFETY: `iov` describes `rest`, which is valid for writes of its length and
+        // outlives the call; the descriptor is open (borrowed from `file`).
+        let n = unsafe {
+            libc::preadv2(
+                file.as_raw_fd(),
+                &iov,
+                1,
+                (at + done as u64) as libc::off_t,
+                libc::RWF_NOWAIT,
+            )
+        };
+        match n {
+            0 => return Some(false), // past the end: the caller's plain read says so
+            n if n > 0 => done += n as usize,
+            _ => {
+                return match io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) => Some(false),
+                    Some(libc::EINTR) => continue,
+                    _ => None,
+                };
+            }
+        }
+    }
+    Some(true)
+}
+
+/// Positional reads of a file that may be far larger than the page cache, for a reader
+/// that moves mostly forward (the matcher verifying and extending matches along OLD),
+/// served from a window of the file kept in memory, so that the many small reads along a
+/// match cost no system call each. A read outside the window loads a new one starting a
+/// little before it: from the page cache when it holds the bytes (`RWF_NOWAIT`), 64 KiB
+/// after a jump and twice the last window while the reads go on forward (up to 1 MiB), as
+/// the kernel's read-ahead grows; from the device otherwise, with one direct read of
+/// [`ColdReader::WINDOW`] bytes. A direct window never enters the page cache, so it pushes
+/// out none of the file's cached pages (a buffered read there would evict the very pages
+/// the next sections need, one after the other, when the file is a little larger than
+/// memory).
+pub struct ColdReader<'a> {
+    file: &'a File,
+    /// The direct descriptor, opened at the first miss (`Err(())`: refused, or the system
+    /// cannot tell cached from uncached data: plain reads from then on).
+    direct: Option<Result<File, ()>>,
+    win: Option<AlignedBuf>,
+    win_at: u64,
+    /// Bytes of the next window loaded from the page cache.
+    hot_len: usize,
+    /// Every load counts as a miss of the page cache (tests: the files they write are in
+    /// the page cache).
+    #[cfg(test)]
+    cold: bool,
+}
+
+impl<'a> ColdReader<'a> {
+    /// Bytes loaded from the device at a miss.
+    pub const WINDOW: usize = 4 << 20;
+    /// Bytes loaded from the page cache: the first window after a jump, and the most.
+    const HOT_FIRST: usize = 64 << 10;
+    const HOT_MAX: usize = 1 << 20;
+    /// Bytes a window starts before the read that loads it (backward extensions read there).
+    const BEFORE: u64 = 16 << 10;
+
+    /// Reads `file`.
+    pub fn new(file: &'a File) -> ColdReader<'a> {
+        ColdReader {
+            file,
+            direct: None,
+            win: None,
+            win_at: 0,
+            hot_len: Self::HOT_FIRST,
+            #[cfg(test)]
+            cold: false,
+        }
+    }
+
+    /// The `n` bytes at `at`, from the window when it holds them, else into `buf` (resized).
+    /// The caller checks that `at + n` is within the file's length.
+    pub fn read<'b>(&'b mut self, buf: &'b mut Vec<u8>, at: u64, n: usize) -> io::Result<&'b [u8]> {
+        if self.in_window(at, n).is_none() && n <= Self::HOT_MAX / 2 {
+            self.load(at)?;
+        }
+        if let Some(k) = self.in_window(at, n) {
+            return Ok(&self.win.as_ref().expect("in the window").bytes()[k..k + n]);
+        }
+        buf.resize(n, 0);
+        self.file.read_exact_at(buf, at)?;
+        Ok(buf)
+    }
+
+    /// Where `[at, at + n)` starts in the window, when the window holds all of it.
+    fn in_window(&self, at: u64, n: usize) -> Option<usize> {
+        let w = self.win.as_ref()?;
+        let k = at.checked_sub(self.win_at)?;
+        (k + n as u64 <= w.bytes().len() as u64).then_some(k as usize)
+    }
+
+    fn win_end(&self) -> u64 {
+        self.win_at + self.win.as_ref().map_or(0, |w| w.bytes().len() as u64)
+    }
+
+    /// Loads the window around `at`; false when the system cannot tell cached data from
+    /// uncached or refuses direct reads (plain reads from then on).
+    fn load(&mut self, at: u64) -> io::Result<bool> {
+        if matches!(self.direct, Some(Err(()))) {
+            return Ok(false);
+        }
+        // Going on forward from the window: a longer one; elsewhere, a short one.
+        let end = self.win_end();
+        self.hot_len = if self.win.is_some()
+            && at >= end.saturating_sub(Self::HOT_FIRST as u64)
+            && at <= end + Self::HOT_FIRST as u64
+        {
+            (self.hot_len * 2).min(Self::HOT_MAX)
+        } else {
+            Self::HOT_FIRST
+        };
+        let start = at.saturating_sub(Self::BEFORE) / ALIGN as u64 * ALIGN as u64;
+        let len = self.file.metadata()?.len();
+        let win = self
+            .win
+            .get_or_insert_with(|| AlignedBuf::new(Self::WINDOW));
+        self.win_at = start;
+        win.len = 0;
+        let hot = (len.saturating_sub(start)).min(self.hot_len as u64) as usize;
+        #[cfg(test)]
+        let cached = if self.cold {
+            Some(false)
+        } else {
+            read_cached(self.file, &mut win.room()[..hot], start)
+        };
+        #[cfg(not(test))]
+        let cached = read_cached(self.file, &mut win.room()[..hot], start);
+        match cached {
+            Some(true) => {
+                win.len = hot;
+                return Ok(true);
+            }
+            Some(false) => {}
+            None => {
+                self.direct = Some(Err(()));
+                return Ok(false);
+            }
+        }
+        if self.direct.is_none() {
+            self.direct = Some(open_direct(self.file).ok_or(()));
+        }
+        let Some(Ok(direct)) = &self.direct else {
+            return Ok(false);
+        };
+        // From the device: a quarter of the largest window after a jump, the largest
+        // while the reads go on forward.
+        let want = if self.hot_len == Self::HOT_FIRST {
+            Self::WINDOW / 4
+        } else {
+            Self::WINDOW
+        };
+        let n = (len.saturating_sub(start)).min(want as u64) as usize;
+        read_piece(self.file, Some(direct), win, start, n)?;
+        Ok(true)
+    }
+}
+
 /// How to read a file front to back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
@@ -170,34 +343,41 @@ impl Plan {
         depth: 0,
     };
 
-    /// The plan for `file[..len]`: read ahead, two requests in flight, when less than half
-    /// of it is in the page cache (sampled, [`swath_engine::sysinfo::residency`]);
-    /// otherwise [`Plan::HOT`]. Direct reads only for a file larger than half the memory
-    /// available: a file that fits is read through the cache, where the matcher's later
-    /// positional reads of OLD (verification, extension) find it instead of reading the
-    /// device a second time. `SWATH_IO=hot|ahead|direct` forces one (measurements).
-    pub fn for_file(file: &File, len: u64) -> Plan {
+    /// The plan for `file[..len]`: read ahead when less than half of it is in the page
+    /// cache (sampled, [`swath_engine::sysinfo::residency`]); otherwise [`Plan::HOT`].
+    /// Read ahead through the cache while the file and `beside` more bytes that must stay
+    /// cached with it fit in the memory available: OLD (`beside` 0) is read that way so
+    /// that the matcher's later positional reads of it (verification, extension) find it
+    /// there instead of reading the device a second time; NEW, read once, passes OLD's
+    /// length, so it never pushes OLD out. Beyond that, direct reads with four requests in
+    /// flight (a direct read has no read-ahead in the kernel behind it).
+    /// `SWATH_IO=hot|ahead|direct` forces one (measurements).
+    pub fn for_file(file: &File, len: u64, beside: u64) -> Plan {
         let ahead = Plan {
             ahead: true,
             direct: false,
             depth: 2,
         };
+        let direct = Plan {
+            ahead: true,
+            direct: true,
+            depth: 4,
+        };
         match std::env::var("SWATH_IO").as_deref() {
             Ok("hot") => return Plan::HOT,
             Ok("ahead") => return ahead,
-            Ok("direct") => {
-                return Plan {
-                    direct: true,
-                    ..ahead
-                }
-            }
+            Ok("direct") => return direct,
             _ => {}
         }
         match swath_engine::sysinfo::residency(file, 0, len) {
-            Some(r) if r < 0.5 => Plan {
-                direct: len > swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2,
-                ..ahead
-            },
+            Some(r) if r < 0.5 => {
+                let available = swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX);
+                if len.saturating_add(beside) > available {
+                    direct
+                } else {
+                    ahead
+                }
+            }
             _ => Plan::HOT,
         }
     }
@@ -513,5 +693,43 @@ mod tests {
         frees.free(vec![1u8; 1 << 20], 1 << 20);
         frees.before_alloc(u64::MAX);
         assert_eq!(frees.pending_bytes(), 0);
+    }
+
+    #[test]
+    fn a_cold_reader_gives_the_bytes_of_the_file_cached_or_not() {
+        let len = ColdReader::WINDOW * 2 + 12_345;
+        let data = pattern(len);
+        let f = file_with(&data);
+        let file = f.as_file();
+        // xorshift64: a fixed sequence of positions and lengths.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut below = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for cold in [false, true] {
+            let mut r = ColdReader::new(file);
+            r.cold = cold;
+            let mut buf = Vec::new();
+            // Forward runs (the matcher's pattern), jumps, backward reads, the file's end.
+            let mut at = 0u64;
+            for _ in 0..2000 {
+                let n = (1 + below(70_000) as usize).min(len);
+                at = match below(10) {
+                    0 => below((len - n) as u64 + 1),
+                    1 => (len - n) as u64,
+                    2 => at.saturating_sub(below(300_000)),
+                    _ => at + below(100_000),
+                }
+                .min((len - n) as u64);
+                let got = r.read(&mut buf, at, n).unwrap();
+                assert_eq!(got, &data[at as usize..at as usize + n], "at {at} n {n}");
+            }
+            if cold && open_direct(file).is_some() {
+                assert!(r.win.is_some(), "misses load the window");
+            }
+        }
     }
 }

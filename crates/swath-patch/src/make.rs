@@ -278,7 +278,7 @@ fn make(
         // where it lies.
         // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
         let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
-        let mapped = if map_old && !crate::io::Plan::for_file(old, old_len).direct {
+        let mapped = if map_old && !crate::io::Plan::for_file(old, old_len, 0).direct {
             MappedFile::new(old, old_name, old_len)
         } else {
             None
@@ -367,7 +367,7 @@ fn make(
         // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
         // semaphore (a rotational disk serves one file at a time), matching on the
         // workers as sections arrive.
-        let new_plan = crate::io::Plan::for_file(new, new_len);
+        let new_plan = crate::io::Plan::for_file(new, new_len, old_len);
         // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
         let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
         let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {

@@ -6,9 +6,14 @@
 //! region is swallowed at the speed of a memory compare, without a lookup per chunk). A
 //! match that continues where the previous one ended in OLD is merged into it. What no
 //! match covers is literal; zero chunks are runs of zeros.
+//!
+//! OLD may be far larger than memory: what the page cache does not hold is read in direct
+//! windows of a few MiB ([`ColdReader`]), so that a match followed along OLD costs one large
+//! read per window, not one small read that waits for the device per chunk.
 
 use std::io;
 
+use crate::io::ColdReader;
 use crate::ops::Op;
 use crate::source::ReadAt;
 use crate::table::ChunkTable;
@@ -39,19 +44,39 @@ pub struct OldReader<'a> {
     len: u64,
     whole: Option<&'a [u8]>,
     buf: Vec<u8>,
+    /// OLD as a file: what is not in the page cache is read in direct windows.
+    cold: Option<ColdReader<'a>>,
 }
 
 impl<'a> OldReader<'a> {
     /// Reads OLD (`len` bytes of `file`).
     pub fn new(file: &'a dyn ReadAt, len: u64) -> OldReader<'a> {
+        let whole = file
+            .as_bytes()
+            .filter(|b| b.len() as u64 >= len)
+            .map(|b| &b[..len as usize]);
         OldReader {
             file,
             len,
-            whole: file
-                .as_bytes()
-                .filter(|b| b.len() as u64 >= len)
-                .map(|b| &b[..len as usize]),
+            whole,
             buf: Vec::new(),
+            // A map is read where it lies; only a file is read in windows.
+            cold: file
+                .as_file()
+                .filter(|_| whole.is_none())
+                .map(ColdReader::new),
+        }
+    }
+
+    /// OLD's `n` bytes at `at` (within OLD).
+    fn read(&mut self, at: u64, n: usize) -> io::Result<&[u8]> {
+        match &mut self.cold {
+            Some(c) => c.read(&mut self.buf, at, n),
+            None => {
+                self.buf.resize(n, 0);
+                self.file.read_exact_at(&mut self.buf, at)?;
+                Ok(&self.buf)
+            }
         }
     }
 
@@ -63,9 +88,7 @@ impl<'a> OldReader<'a> {
         if let Some(w) = self.whole {
             return Ok(&w[at as usize..at as usize + want.len()] == want);
         }
-        self.buf.resize(want.len(), 0);
-        self.file.read_exact_at(&mut self.buf, at)?;
-        Ok(self.buf == want)
+        Ok(self.read(at, want.len())? == want)
     }
 
     /// How many bytes from the start of `new` equal OLD from `at` on.
@@ -83,9 +106,7 @@ impl<'a> OldReader<'a> {
             }
             let n = step.min(new.len() - done).min((self.len - pos) as usize);
             step = (step * 4).min(STEP);
-            self.buf.resize(n, 0);
-            self.file.read_exact_at(&mut self.buf, pos)?;
-            let same = common_prefix(&self.buf, &new[done..done + n]);
+            let same = common_prefix(self.read(pos, n)?, &new[done..done + n]);
             done += same;
             if same < n {
                 break;
@@ -105,10 +126,8 @@ impl<'a> OldReader<'a> {
             let n = step.min(new.len() - done).min((at - done as u64) as usize);
             step = (step * 4).min(STEP);
             let from = at - done as u64 - n as u64;
-            self.buf.resize(n, 0);
-            self.file.read_exact_at(&mut self.buf, from)?;
             let tail = &new[new.len() - done - n..new.len() - done];
-            let same = common_suffix(&self.buf, tail);
+            let same = common_suffix(self.read(from, n)?, tail);
             done += same;
             if same < n {
                 break;
@@ -261,30 +280,7 @@ impl Ops {
     }
 
     fn push(&mut self, op: Op) {
-        if let Some(last) = self.ops.last_mut() {
-            match (last, op) {
-                (Op::Literal { len }, Op::Literal { len: more }) => {
-                    *len += more;
-                    return;
-                }
-                (Op::Zero { len }, Op::Zero { len: more }) => {
-                    *len += more;
-                    return;
-                }
-                (
-                    Op::Copy { from, len },
-                    Op::Copy {
-                        from: next,
-                        len: more,
-                    },
-                ) if *from + *len == next => {
-                    *len += more;
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.ops.push(op);
+        crate::ops::push_merged(&mut self.ops, op);
     }
 }
 

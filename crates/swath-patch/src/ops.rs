@@ -52,6 +52,43 @@ impl Op {
     }
 }
 
+/// Appends `op` to `ops`, joined with the last op where one op says the same: literals
+/// with literals, zeros with zeros, copies and approximate matches that go on where the
+/// last one ended in OLD. Empty ops are dropped.
+pub fn push_merged(ops: &mut Vec<Op>, op: Op) {
+    if op.is_empty() {
+        return;
+    }
+    if let Some(last) = ops.last_mut() {
+        match (last, op) {
+            (Op::Literal { len }, Op::Literal { len: more })
+            | (Op::Zero { len }, Op::Zero { len: more }) => {
+                *len += more;
+                return;
+            }
+            (
+                Op::Copy { from, len },
+                Op::Copy {
+                    from: next,
+                    len: more,
+                },
+            )
+            | (
+                Op::Delta { from, len },
+                Op::Delta {
+                    from: next,
+                    len: more,
+                },
+            ) if *from + *len == next => {
+                *len += more;
+                return;
+            }
+            _ => {}
+        }
+    }
+    ops.push(op);
+}
+
 /// Applies `ops` naively: the oracle every encoder and decoder is checked against.
 ///
 /// Panics when an op reads past OLD's end or the ops make more than NEW's bytes (a bug in

@@ -116,7 +116,7 @@ pub fn signature_and_hash_with(
     let pieces = len.div_ceil(piece) as usize;
     let plan = match (plan, file.as_file()) {
         (Some(plan), Some(_)) => plan,
-        (None, Some(f)) => Plan::for_file(f, len),
+        (None, Some(f)) => Plan::for_file(f, len, 0),
         (_, None) => Plan::HOT,
     };
     let parts: Vec<(Vec<Chunk>, u128)> = match file.as_file() {

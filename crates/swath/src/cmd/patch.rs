@@ -57,7 +57,7 @@ pub enum FormatArg {
 #[derive(Args, Debug)]
 pub struct MakeArgs {
     /// How hard to work: fast, default or max.
-    #[arg(long, value_enum, default_value = "fast")]
+    #[arg(long, value_enum, default_value = "default")]
     level: LevelArg,
 
     /// Average length of the content-defined chunks matched between OLD and NEW (64 bytes
@@ -506,21 +506,9 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
         return tree_info(&a, &patch, &m, &c, out);
     }
     if a.json {
-        let v = serde_json::json!({
-            "format": "swath",
-            "version": swath_patch::format::VERSION,
-            "patch_bytes": patch.len(),
-            "old_bytes": h.old_len,
-            "new_bytes": h.new_len,
-            "old_hash": format!("{:032x}", h.old_hash),
-            "new_hash": format!("{:032x}", h.new_hash),
-            "level": h.level.name(),
-            "chunk_avg": h.chunk_avg,
-            "sections": patch.entries.len(),
-            "ops": c,
-        });
-        out.write(v.to_string().as_bytes());
-        out.write(b"\n");
+        let mut v = info_json(&patch, &c);
+        v.insert("new_bytes".into(), h.new_len.into());
+        write_json(out, v);
         return Ok(());
     }
     let text = format!(
@@ -545,6 +533,35 @@ fn info(a: InfoArgs, out: &mut Stdout) -> Result<(), PatchError> {
     Ok(())
 }
 
+/// The fields `info --json` gives for every patch, a file's or a tree's.
+fn info_json(
+    patch: &PatchFile,
+    c: &swath_patch::apply::Census,
+) -> serde_json::Map<String, serde_json::Value> {
+    let h = &patch.header;
+    match serde_json::json!({
+        "format": "swath",
+        "version": swath_patch::format::VERSION,
+        "patch_bytes": patch.len(),
+        "old_bytes": h.old_len,
+        "old_hash": format!("{:032x}", h.old_hash),
+        "new_hash": format!("{:032x}", h.new_hash),
+        "level": h.level.name(),
+        "chunk_avg": h.chunk_avg,
+        "sections": patch.entries.len(),
+        "ops": c,
+    }) {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("a json! object literal is an object"),
+    }
+}
+
+/// Writes one JSON object and a newline.
+fn write_json(out: &mut Stdout, v: serde_json::Map<String, serde_json::Value>) {
+    out.write(serde_json::Value::Object(v).to_string().as_bytes());
+    out.write(b"\n");
+}
+
 /// `info` of a tree patch: its entries, and the bytes of each kind.
 fn tree_info(
     a: &InfoArgs,
@@ -565,15 +582,12 @@ fn tree_info(
     );
     let new_bytes = h.new_len.saturating_add(whole_bytes);
     if a.json {
-        let v = serde_json::json!({
-            "format": "swath",
-            "version": swath_patch::format::VERSION,
+        let mut v = info_json(patch, c);
+        let tree = serde_json::json!({
             "tree": true,
-            "patch_bytes": patch.len(),
             "old_files": s.old_files,
             "old_entries": s.old_entries,
             "manifest_bytes": patch.manifest_at.map_or(0, |at| at.stored),
-            "old_bytes": h.old_len,
             "new_files": files,
             "new_dirs": dirs,
             "new_links": links,
@@ -582,15 +596,11 @@ fn tree_info(
             "whole_old_files": whole,
             "whole_old_file_bytes": whole_bytes,
             "section_bytes": h.new_len,
-            "old_hash": format!("{:032x}", h.old_hash),
-            "new_hash": format!("{:032x}", h.new_hash),
-            "level": h.level.name(),
-            "chunk_avg": h.chunk_avg,
-            "sections": patch.entries.len(),
-            "ops": c,
         });
-        out.write(v.to_string().as_bytes());
-        out.write(b"\n");
+        if let serde_json::Value::Object(tree) = tree {
+            v.extend(tree);
+        }
+        write_json(out, v);
         return Ok(());
     }
     let text = format!(
