@@ -245,11 +245,16 @@ pub fn apply_file(
     check_old(patch, &old, &old_name)?;
     let out = AtomicOutput::create(new_path)?;
     let h = &patch.header;
-    // A file output is sized, and each section rebuilt in a map of its own range, reserved
-    // on the disk first (a full disk is an error, not a SIGBUS), OLD's bytes
-    // read straight to where NEW has them, and the workers' writes do not queue on the
-    // file's lock as positional writes do. A device or FIFO target is written as it comes.
-    let mapped = !out.is_direct() && h.new_len > 0;
+    // Each section is rebuilt in a buffer of the worker's and written with one positional
+    // write. `SWATH_APPLY_MAP=1` rebuilds it in a map of its own range of NEW instead
+    // (reserved on the disk first, so a full disk is an error, not a SIGBUS; OLD's bytes
+    // read straight to where NEW has them): one copy fewer, but every page of the map is
+    // first zeroed by the kernel when it is faulted in, and on this machine that made
+    // apply slower (4 GiB into tmpfs: 5.23 s mapped, 3.64 s written; ext4: 4.53 s, 4.07 s;
+    // BENCHMARKS.md). A device or FIFO target is written as it comes.
+    let mapped = !out.is_direct()
+        && h.new_len > 0
+        && std::env::var_os("SWATH_APPLY_MAP").is_some_and(|v| v == "1");
     if mapped {
         out.file()
             .set_len(h.new_len)

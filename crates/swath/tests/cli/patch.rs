@@ -2,7 +2,8 @@
 //! can be wrong (each byte flipped, each truncation, the wrong OLD, a newer version, a full
 //! disk): one line on stderr, status 2, nothing at NEW's path.
 
-use crate::util::{swath, Dir, SmallFs};
+use crate::util::{swath, swath_bin, Dir, SmallFs};
+use std::process::Command;
 
 /// A pseudo-random OLD and a NEW made from it by edits: a moved block, an insertion, a zero
 /// run and scattered byte changes.
@@ -236,12 +237,39 @@ fn full_disk_during_apply_leaves_nothing() {
     dir.write("new", &new);
     ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
     let target = fs.path.join("out");
-    let o = swath(
-        &dir,
-        &["patch", "apply", "old", "p", target.to_str().unwrap()],
-    );
-    fails(&o, "No space left on device");
-    assert_eq!(std::fs::read_dir(&fs.path).unwrap().count(), 0);
+    // Both ways of writing NEW: a positional write per section, and a map per section.
+    for map in ["0", "1"] {
+        let o = Command::new(swath_bin())
+            .args(["patch", "apply", "old", "p", target.to_str().unwrap()])
+            .env("SWATH_APPLY_MAP", map)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        fails(&o, "No space left on device");
+        assert_eq!(std::fs::read_dir(&fs.path).unwrap().count(), 0, "map {map}");
+    }
+}
+
+/// NEW rebuilt in a map of each section's range (`SWATH_APPLY_MAP=1`, kept for
+/// measurements) is the same file as NEW written section by section.
+#[test]
+fn apply_through_maps_gives_new_too() {
+    let dir = Dir::new();
+    for (len, seed) in [(1usize, 2u64), (300_000, 4), (3_000_000, 9)] {
+        let (old, new) = pair(len, seed);
+        dir.write("old", &old);
+        dir.write("new", &new);
+        ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
+        let _ = std::fs::remove_file(dir.path("out"));
+        let o = Command::new(swath_bin())
+            .args(["patch", "apply", "old", "p", "out"])
+            .env("SWATH_APPLY_MAP", "1")
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap();
+        ok(&o);
+        assert_eq!(std::fs::read(dir.path("out")).unwrap(), new, "{len}");
+    }
 }
 
 /// VCDIFF both ways through the command line: `xdelta3 -d` applies `--format vcdiff`, and
