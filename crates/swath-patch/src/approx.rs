@@ -435,7 +435,9 @@ fn scan(
         // they are looked up (one cache miss per lookup otherwise).
         seeds_new.reach(new, (end + BLOCK).min(to), seeds);
         // This block's candidates, all looked up first and their bytes in OLD fetched, so
-        // that the cache misses on OLD overlap instead of coming one after the other.
+        // that the cache misses on OLD overlap instead of coming one after the other. Only
+        // the window's first line is asked for: the line after it too kept the memory
+        // requests in flight full, prefetches waiting for a slot (jaxlib: 6% more CPU).
         looked.clear();
         for &(s, h) in seeds_new.between(p, end) {
             if s < quiet_until {
@@ -450,7 +452,6 @@ fn scan(
             if let Some(o) = whole {
                 for &c in &l.cands[..l.n] {
                     prefetch(o.as_ptr().wrapping_add(c as usize));
-                    prefetch(o.as_ptr().wrapping_add(c as usize + BLOCK - 1));
                 }
             }
             looked.push(l);
