@@ -38,6 +38,8 @@ pub struct Levels {
     /// The literal bytes (the largest stream of a rebuilt program's patch, and most of its
     /// compression time).
     pub literals: i32,
+    /// The non-zero difference bytes (next in size; they compress little at any level).
+    pub differences: i32,
     /// Every other stream.
     pub others: i32,
 }
@@ -47,6 +49,7 @@ impl Levels {
     pub fn all(level: i32) -> Levels {
         Levels {
             literals: level,
+            differences: level,
             others: level,
         }
     }
@@ -98,6 +101,8 @@ pub fn encode_section_cached(
     for stream in [&o.kinds, &o.lens, &o.froms, &literals, &runs, &diff_bytes] {
         let level = if std::ptr::eq(stream, &literals) {
             levels.literals
+        } else if std::ptr::eq(stream, &diff_bytes) {
+            levels.differences
         } else {
             levels.others
         };
