@@ -22,12 +22,23 @@ pub fn slice_hash(bytes: &[u8], piece: u64) -> u128 {
     xxh3_128(&list)
 }
 
-/// The hash of the first `len` bytes of `file`, its pieces read positionally and hashed in
-/// parallel (memory: one piece per worker). A file shorter than `len` is an
-/// `UnexpectedEof` error.
+/// The hash of the first `len` bytes of `file`, its pieces read positionally (memory: one
+/// piece per worker), or taken where they lie when `file` is in memory, and hashed in
+/// parallel. A file shorter than `len` is an `UnexpectedEof` error.
 pub fn file_hash(file: &dyn ReadAt, len: u64, piece: u64) -> io::Result<u128> {
     let piece = piece.max(1);
     let pieces = len.div_ceil(piece);
+    // A file in memory (mapped) is hashed where it lies.
+    if let Some(bytes) = file.as_bytes().filter(|b| b.len() as u64 >= len) {
+        let sums: Vec<u128> = (0..pieces)
+            .into_par_iter()
+            .map(|i| {
+                let at = (i * piece) as usize;
+                xxh3_128(&bytes[at..(at + piece as usize).min(len as usize)])
+            })
+            .collect();
+        return Ok(hash_of_sums(sums));
+    }
     let sums: Vec<u128> = (0..pieces)
         .into_par_iter()
         .map_init(Vec::new, |buf, i| {
@@ -38,11 +49,16 @@ pub fn file_hash(file: &dyn ReadAt, len: u64, piece: u64) -> io::Result<u128> {
             Ok(xxh3_128(&buf[..n]))
         })
         .collect::<io::Result<_>>()?;
+    Ok(hash_of_sums(sums))
+}
+
+/// The hash of a file from its pieces' hashes, in order.
+fn hash_of_sums(sums: Vec<u128>) -> u128 {
     let mut list = Vec::with_capacity(sums.len() * 16);
     for s in sums {
         list.extend_from_slice(&s.to_le_bytes());
     }
-    Ok(xxh3_128(&list))
+    xxh3_128(&list)
 }
 
 /// Incremental form for data that arrives in order (apply's output): pieces are hashed as
@@ -111,6 +127,7 @@ mod tests {
             let mut f = tempfile::NamedTempFile::new().unwrap();
             std::io::Write::write_all(&mut f, &data).unwrap();
             prop_assert_eq!(file_hash(f.as_file(), len as u64, piece).unwrap(), want);
+            prop_assert_eq!(file_hash(&&data[..], len as u64, piece).unwrap(), want);
             let mut h = PieceHasher::new(piece);
             let mut rest = &data[..];
             for c in cuts {

@@ -402,13 +402,7 @@ fn make(
                 {
                     let made = section_of(i, map.bytes());
                     if map.faulted() {
-                        return Err(PatchError::io(
-                            new_name,
-                            std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                "the file shrank while it was read",
-                            ),
-                        ));
+                        return Err(shrank(new_name));
                     }
                     return made;
                 }
@@ -514,13 +508,7 @@ fn make(
             return Err(e);
         }
         if mapped.as_ref().is_some_and(MappedFile::faulted) {
-            return Err(PatchError::io(
-                old_name,
-                std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the file shrank while it was read",
-                ),
-            ));
+            return Err(shrank(old_name));
         }
         debug_assert_eq!(o.next, count);
         let (entries, piece_sums, census, at) = (o.entries, o.piece_sums, o.census, o.at);
@@ -543,12 +531,26 @@ fn make(
                 resident: 1.0,
             });
         }
-        // With sections of one hash piece each, their hashes make NEW's; otherwise NEW is
-        // hashed on its own (a test's small sections).
+        // With sections of one hash piece each, their hashes make NEW's; otherwise (a NEW
+        // too small to give every worker two whole pieces) NEW is hashed on its own, where
+        // it lies when it is in the page cache (no piece-sized buffers to fault in).
         header.new_hash = if section_len == header.hash_piece {
             xxhash_rust::xxh3::xxh3_128(&piece_sums)
         } else {
-            file_hash(new, new_len, header.hash_piece).map_err(|e| PatchError::io(new_name, e))?
+            let mapped_new = match new_plan.ahead {
+                false => MappedFile::new(new, new_name, new_len),
+                true => None,
+            };
+            let new_bytes: &dyn ReadAt = match &mapped_new {
+                Some(m) => m,
+                None => new,
+            };
+            let hash = file_hash(new_bytes, new_len, header.hash_piece)
+                .map_err(|e| PatchError::io(new_name, e))?;
+            if mapped_new.as_ref().is_some_and(MappedFile::faulted) {
+                return Err(shrank(new_name));
+            }
+            hash
         };
         let tail = encode_tail(chain, &entries, at);
         sink.put_at(at, &tail)?;
@@ -566,6 +568,17 @@ fn make(
             resident: 1.0,
         })
     })
+}
+
+/// The error of a file that shrank while it was mapped (a read of its map faulted).
+fn shrank(name: &str) -> PatchError {
+    PatchError::io(
+        name,
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the file shrank while it was read",
+        ),
+    )
 }
 
 /// Sections made but not yet written (the next one due is `next`), and the first error.
