@@ -151,11 +151,11 @@ fn shrank() -> io::Error {
     )
 }
 
-/// Reads `buf.len()` bytes at `at` only from the page cache (`preadv2` with
-/// `RWF_NOWAIT`): `Some(true)` when all of them were there, `Some(false)` when some would
-/// have to come from the device, `None` when the system cannot tell (an old kernel, a file
-/// system without `RWF_NOWAIT`).
-pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<bool> {
+/// Reads up to `buf.len()` bytes at `at` only from the page cache (`preadv2` with
+/// `RWF_NOWAIT`), front to back: `Some(n)` for the `n` bytes read before the first that
+/// would have to come from the device (or the file's end), `None` when the system cannot
+/// tell (an old kernel, a file system without `RWF_NOWAIT`).
+pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<usize> {
     let mut done = 0usize;
     while done < buf.len() {
         let rest = &mut buf[done..];
@@ -175,18 +175,16 @@ pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<bool> {
             )
         };
         match n {
-            0 => return Some(false), // past the end: the caller's plain read says so
+            0 => break, // the file's end
             n if n > 0 => done += n as usize,
-            _ => {
-                return match io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EAGAIN) => Some(false),
-                    Some(libc::EINTR) => continue,
-                    _ => None,
-                };
-            }
+            _ => match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EAGAIN) => break,
+                Some(libc::EINTR) => continue,
+                _ => return None,
+            },
         }
     }
-    Some(true)
+    Some(done)
 }
 
 /// Positional reads of a file that may be far larger than the page cache, for a reader
@@ -241,7 +239,7 @@ impl<'a> ColdReader<'a> {
     /// The caller checks that `at + n` is within the file's length.
     pub fn read<'b>(&'b mut self, buf: &'b mut Vec<u8>, at: u64, n: usize) -> io::Result<&'b [u8]> {
         if self.in_window(at, n).is_none() && n <= Self::HOT_MAX / 2 {
-            self.load(at)?;
+            self.load(at, n)?;
         }
         if let Some(k) = self.in_window(at, n) {
             return Ok(&self.win.as_ref().expect("in the window").bytes()[k..k + n]);
@@ -262,9 +260,9 @@ impl<'a> ColdReader<'a> {
         self.win_at + self.win.as_ref().map_or(0, |w| w.bytes().len() as u64)
     }
 
-    /// Loads the window around `at`; false when the system cannot tell cached data from
-    /// uncached or refuses direct reads (plain reads from then on).
-    fn load(&mut self, at: u64) -> io::Result<bool> {
+    /// Loads a window holding `[at, at + n)`; false when the system cannot tell cached data
+    /// from uncached or refuses direct reads (plain reads from then on).
+    fn load(&mut self, at: u64, n: usize) -> io::Result<bool> {
         if matches!(self.direct, Some(Err(()))) {
             return Ok(false);
         }
@@ -288,18 +286,21 @@ impl<'a> ColdReader<'a> {
         let hot = (len.saturating_sub(start)).min(self.hot_len as u64) as usize;
         #[cfg(test)]
         let cached = if self.cold {
-            Some(false)
+            Some(0)
         } else {
             read_cached(self.file, &mut win.room()[..hot], start)
         };
         #[cfg(not(test))]
         let cached = read_cached(self.file, &mut win.room()[..hot], start);
+        // What the cache held is enough when it covers the read: the window ends there
+        // (a direct read of the whole window would read again what the cache has).
+        let needed = (at - start) as usize + n;
         match cached {
-            Some(true) => {
-                win.len = hot;
+            Some(got) if got >= needed => {
+                win.len = got;
                 return Ok(true);
             }
-            Some(false) => {}
+            Some(_) => {}
             None => {
                 self.direct = Some(Err(()));
                 return Ok(false);
@@ -709,7 +710,23 @@ mod tests {
             state ^= state << 17;
             state % m
         };
-        for cold in [false, true] {
+        file.sync_all().unwrap();
+        // In the cache, every other MiB dropped from it (where the kernel lets us: partly
+        // cached windows), and every load counted as a miss.
+        for (cold, evict) in [(false, false), (false, true), (true, false)] {
+            if evict {
+                for mib in (0..len >> 20).step_by(2) {
+                    // SAFETY: posix_fadvise only reads its arguments; it drops clean pages.
+                    unsafe {
+                        libc::posix_fadvise(
+                            file.as_raw_fd(),
+                            (mib << 20) as libc::off_t,
+                            1 << 20,
+                            libc::POSIX_FADV_DONTNEED,
+                        )
+                    };
+                }
+            }
             let mut r = ColdReader::new(file);
             r.cold = cold;
             let mut buf = Vec::new();
