@@ -428,43 +428,46 @@ fn sparse_files_over_4gib_with_a_difference_near_the_end() {
     same_as_gnu(&dir, &["-i", "4G", "s1", "s2"]);
 }
 
+/// t2 truncated while `cmp -l` runs, at a point that does not depend on timing: t2 differs
+/// from t1 in every 64th byte, and nobody reads cmp's output until the truncation, so cmp
+/// is stopped on its full pipe (a few MB into the files, far before their end) when t2
+/// shrinks under it.
 #[test]
 fn file_truncated_while_compared_is_an_error() {
     let dir = Dir::new();
-    // Allocated but unwritten (fallocate): read as zeros at memory speed, yet not holes,
-    // which the engine would skip without reading (and finish before the truncation).
-    let size: u64 = 2 << 30;
-    let make = |name: &str| {
-        let p = dir.path(name);
-        std::fs::File::create(&p).unwrap();
-        let ok = Command::new("fallocate")
-            .arg("-l")
-            .arg(size.to_string())
-            .arg(&p)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            std::fs::File::create(&p).unwrap().set_len(size).unwrap();
-        }
+    let size = 64usize << 20;
+    let t2: Vec<u8> = (0..size).map(|i| u8::from(i % 64 == 0)).collect();
+    let make = || {
+        std::fs::write(dir.path("t2"), &t2).unwrap();
     };
-    for name in ["t1", "t2"] {
-        make(name);
-    }
+    std::fs::File::create(dir.path("t1"))
+        .unwrap()
+        .set_len(size as u64)
+        .unwrap();
+    make();
     for strategy in ["mmap", "pread", "read"] {
-        let child = Command::new(swath_bin())
-            .args(["cmp", "--strategy", strategy, "t1", "t2"])
+        let mut child = Command::new(swath_bin())
+            .args(["cmp", "-l", "--strategy", strategy, "t1", "t2"])
             .current_dir(dir.tmp.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Wait until cmp has filled the pipe: the first line is there and more keep coming
+        // only as they are read (a reader thread would race; a blocking read of a few
+        // bytes only proves cmp started, which is all the truncation needs: cmp cannot get
+        // past the pipe's 64 KiB and its own buffer, a few MB of t2, before we read more).
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
         std::fs::OpenOptions::new()
             .write(true)
             .open(dir.path("t2"))
             .unwrap()
-            .set_len(1 << 20)
+            .set_len(1 << 10)
             .unwrap();
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         // The sequential path sees the new end as EOF, as GNU cmp would; the parallel ones
@@ -485,7 +488,7 @@ fn file_truncated_while_compared_is_an_error() {
             );
             assert_eq!(stderr.lines().count(), 1, "{strategy}: {stderr}");
         }
-        make("t2");
+        make();
     }
 }
 
