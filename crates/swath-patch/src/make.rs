@@ -274,14 +274,19 @@ fn make(
         .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
     pool.install(|| {
         let t0 = Instant::now();
+        // OLD in the page cache from the start, and small enough to stay there beside NEW, is
+        // mapped once its signature is made: the seeds' index and the matcher read it where
+        // it lies. An OLD read from the device is not (its pages would be faulted in one at a
+        // time, waiting for the device, and counted in the process's resident memory): the
+        // matcher reads it through windows (`io::ColdReader`).
+        // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
+        let old_hot = crate::io::Plan::for_file(old, old_len, 0) == crate::io::Plan::HOT
+            && old_len
+                <= swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2;
         let (table, old_hash) =
             index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
-        // OLD in the page cache (it is after its signature, unless it was read directly, being
-        // larger than half the memory) is mapped: the seeds' index and the matcher read it
-        // where it lies.
-        // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
         let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
-        let mapped = if map_old && !crate::io::Plan::for_file(old, old_len, 0).direct {
+        let mapped = if map_old && old_hot {
             MappedFile::new(old, old_name, old_len)
         } else {
             None
