@@ -281,8 +281,7 @@ fn make(
         // matcher reads it through windows (`io::ColdReader`).
         // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
         let old_hot = crate::io::Plan::for_file(old, old_len, 0) == crate::io::Plan::HOT
-            && old_len
-                <= swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2;
+            && old_len <= swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2;
         let (table, old_hash) =
             index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
         let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
