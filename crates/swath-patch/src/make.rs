@@ -316,11 +316,14 @@ fn make(
         advance(old_len);
 
         let t1 = Instant::now();
-        // A NEW too small to give every worker a few whole sections gets shorter ones (down
-        // to 1 MiB), so that apply, which runs a section per worker, uses every core.
+        // A NEW too small to give every worker four whole sections gets shorter ones (down
+        // to 1 MiB), so that make and apply, which run a section per worker, keep every core
+        // busy to the end (with two per worker, the last section often ran alone: ruff's 31
+        // MB, 0.313 -> 0.283 s; duckdb's 62 MB, 0.355 -> 0.307 s, medians of 15 alternating;
+        // the patches 0.01 % and 0.2 % larger).
         let workers = opts.threads.max(1) as u64;
-        let section_len = if new_len < 2 * workers * opts.section_len {
-            (new_len / (2 * workers))
+        let section_len = if new_len < 4 * workers * opts.section_len {
+            (new_len / (4 * workers))
                 .next_multiple_of(1 << 16)
                 .clamp((1 << 20).min(opts.section_len), opts.section_len)
         } else {
