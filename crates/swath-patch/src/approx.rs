@@ -702,16 +702,9 @@ mod tests {
         )
     }
 
+    /// Pseudo-random bytes (the make tests' generator, every byte value).
     fn random(len: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect()
+        crate::make::tests::random(len, seed, 256)
     }
 
     proptest! {

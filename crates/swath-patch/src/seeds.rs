@@ -411,25 +411,13 @@ mod tests {
         out
     }
 
-    fn data(len: usize, seed: u64, alphabet: u16) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                ((x >> 32) % u64::from(alphabet)) as u8
-            })
-            .collect()
-    }
-
     proptest! {
         #[test]
         fn seeds_are_the_naive_scans(
             len in 0usize..3000, seed in any::<u64>(), alphabet in 1u16..257,
             window in 8usize..17, rate_bits in 0u32..6,
         ) {
-            let d = data(len, seed, alphabet);
+            let d = crate::make::tests::random(len, seed, alphabet);
             let p = params(window, rate_bits);
             let mut got = Vec::new();
             for_each_seed(&d, 0, d.len(), window, rate_bits, |at, h| got.push((at, h)));
@@ -441,7 +429,7 @@ mod tests {
             len in 0usize..20_000, seed in any::<u64>(), alphabet in 2u16..257,
             window in 8usize..17, rate_bits in 0u32..4, piece_k in 0usize..3, threads in 1usize..4,
         ) {
-            let d = data(len, seed, alphabet);
+            let d = crate::make::tests::random(len, seed, alphabet);
             let p = params(window, rate_bits);
             let piece = [1usize << 12, 7001, 1 << 20][piece_k];
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
