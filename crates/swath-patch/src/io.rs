@@ -200,6 +200,8 @@ pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<usize> {
 /// memory).
 pub struct ColdReader<'a> {
     file: &'a File,
+    /// The file's length when it was opened (a shorter file is an error of the reads).
+    len: u64,
     /// The direct descriptor, opened at the first miss (`Err(())`: refused, or the system
     /// cannot tell cached from uncached data: plain reads from then on).
     direct: Option<Result<File, ()>>,
@@ -222,10 +224,11 @@ impl<'a> ColdReader<'a> {
     /// Bytes a window starts before the read that loads it (backward extensions read there).
     const BEFORE: u64 = 16 << 10;
 
-    /// Reads `file`.
-    pub fn new(file: &'a File) -> ColdReader<'a> {
+    /// Reads `file`, `len` bytes long.
+    pub fn new(file: &'a File, len: u64) -> ColdReader<'a> {
         ColdReader {
             file,
+            len,
             direct: None,
             win: None,
             win_at: 0,
@@ -277,7 +280,7 @@ impl<'a> ColdReader<'a> {
             Self::HOT_FIRST
         };
         let start = at.saturating_sub(Self::BEFORE) / ALIGN as u64 * ALIGN as u64;
-        let len = self.file.metadata()?.len();
+        let len = self.len;
         let win = self
             .win
             .get_or_insert_with(|| AlignedBuf::new(Self::WINDOW));
@@ -727,7 +730,7 @@ mod tests {
                     };
                 }
             }
-            let mut r = ColdReader::new(file);
+            let mut r = ColdReader::new(file, len as u64);
             r.cold = cold;
             let mut buf = Vec::new();
             // Forward runs (the matcher's pattern), jumps, backward reads, the file's end.

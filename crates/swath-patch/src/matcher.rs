@@ -64,7 +64,7 @@ impl<'a> OldReader<'a> {
             cold: file
                 .as_file()
                 .filter(|_| whole.is_none())
-                .map(ColdReader::new),
+                .map(|f| ColdReader::new(f, len)),
         }
     }
 
