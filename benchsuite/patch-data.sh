@@ -13,6 +13,8 @@
 #                            0.4.31 (cp311, manylinux2014_x86_64): 192 MB and 212 MB
 #   duckdb.old, duckdb.new   duckdb/duckdb.cpython-311-x86_64-linux-gnu.so from the PyPI wheels
 #                            duckdb 1.1.2 and 1.1.3: 62 MB each
+#   ruff.old, ruff.new       the ruff executable from the PyPI wheels ruff 0.6.8 and 0.6.9
+#                            (manylinux2014_x86_64): 31 MB each
 #   linux.old/, linux.new/   the Linux source tree as Debian ships it (package linux-source-6.1,
 #                            6.1.190-1 and 6.1.192-1, consecutive in bookworm-security), unpacked
 #   linux.old.tar, linux.new.tar   the same trees as uncompressed, reproducible tars
@@ -28,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 data=${1:-$root/bench-data/patch/real}
-pairs=" ${PAIRS-jaxlib duckdb linux kdbg} "
+pairs=" ${PAIRS-jaxlib duckdb ruff linux kdbg} "
 want() { [[ $pairs == *" $1 "* ]]; }
 mkdir -p "$data/dl" "$data/bin" "$data/src"
 data=$(cd "$data" && pwd)
@@ -84,12 +86,12 @@ wheel() { # NAME VERSION SHA256 -> path of the wheel (pip checks the index's has
   verify "$f" "$3" >&2
   echo "$f"
 }
-so_pair() { # NAME MEMBER V_OLD SHA_OLD V_NEW SHA_NEW
+so_pair() { # NAME MEMBER V_OLD SHA_OLD V_NEW SHA_NEW (MEMBER's @V@ is the version)
   local name=$1 member=$2 w
   [ -f "$data/$name.old" ] && [ -f "$data/$name.new" ] && return 0
   log "$name: $member from $name $3 and $5"
-  w=$(wheel "$name" "$3" "$4"); unzip -p "$w" "$member" > "$data/$name.old.part"
-  w=$(wheel "$name" "$5" "$6"); unzip -p "$w" "$member" > "$data/$name.new.part"
+  w=$(wheel "$name" "$3" "$4"); unzip -p "$w" "${member//@V@/$3}" > "$data/$name.old.part"
+  w=$(wheel "$name" "$5" "$6"); unzip -p "$w" "${member//@V@/$5}" > "$data/$name.new.part"
   mv "$data/$name.old.part" "$data/$name.old"; mv "$data/$name.new.part" "$data/$name.new"
 }
 want jaxlib && so_pair jaxlib jaxlib/xla_extension.so \
@@ -98,6 +100,9 @@ want jaxlib && so_pair jaxlib jaxlib/xla_extension.so \
 want duckdb && so_pair duckdb duckdb/duckdb.cpython-311-x86_64-linux-gnu.so \
   1.1.2 9a6b73e70b73c8df85da383f6e557c03cad5c877868b9a7e41715761e8166c1e \
   1.1.3 9d0767ada9f06faa5afcf63eb7ba1befaccfbcfdac5ff86f0168c673dd1f47aa
+want ruff && so_pair ruff ruff-@V@.data/scripts/ruff \
+  0.6.8 6ef0411eccfc3909269fed47c61ffebdcb84a04504bafa6b6df9b85c27e813b0 \
+  0.6.9 a67267654edc23c97335586774790cde402fb6bbdb3c2314f1fc087dee320bfa
 
 # --- Debian packages (bookworm-security keeps several kernel versions side by side) ---
 deb() { # PACKAGE VERSION SHA256 -> path of the .deb
@@ -167,7 +172,7 @@ fi
 # --- what we have: sizes, hashes, and how much of each pair differs ---
 {
   echo "# pairs in $data ($(date -u +%F)); sizes in bytes"
-  for p in jaxlib duckdb linux kdbg big; do
+  for p in jaxlib duckdb ruff linux kdbg big; do
     for s in old new; do
       f=$data/$p.$s; [ -f "$f" ] || f=$f.tar; [ -f "$f" ] || continue
       echo "$(basename "$f") $(stat -c %s "$f") $(sha256sum "$f" | cut -d' ' -f1)"
@@ -178,7 +183,7 @@ fi
   done
   # Rebuilt, not copied: the share of aligned 4 KiB pages of NEW whose bytes differ from OLD's
   # at the same offset, and of NEW's 1 KiB blocks that rdiff finds nowhere in OLD.
-  for p in jaxlib duckdb; do
+  for p in jaxlib duckdb ruff; do
     [ -f "$data/$p.new" ] || continue
     diffp=$(python3 -c 'import sys
 a, b = (open(f, "rb") for f in sys.argv[1:])

@@ -4,7 +4,7 @@
 #   benchsuite/patch-real.sh [DATA_DIR]    (default: bench-data/patch/real; make it first with
 #                                           benchsuite/patch-data.sh DATA_DIR)
 #
-# Environment: PAIRS (default "duckdb jaxlib linux kdbg", plus big when BIG=1; PAIRS= only
+# Environment: PAIRS (default "duckdb ruff jaxlib linux kdbg", plus big when BIG=1; PAIRS= only
 # assembles the results file from the sections already made), RUNS (3),
 # TIMEOUT (seconds a single make or apply may take, 1800), SLOW_S (a fast tool whose first
 # make took longer than this is not repeated, 60), TOOLS (a regex: run only the tools whose
@@ -30,7 +30,7 @@ data=$(cd "${1:-$root/bench-data/patch/real}" && pwd)
 runs=${RUNS:-3}
 timeout_s=${TIMEOUT:-1800}
 slow_s=${SLOW_S:-60}
-pairs=${PAIRS-duckdb jaxlib linux kdbg$([ "${BIG:-0}" = 1 ] && echo " big")}
+pairs=${PAIRS-duckdb ruff jaxlib linux kdbg$([ "${BIG:-0}" = 1 ] && echo " big")}
 work=$data/work
 out_md=$here/results/patch-real.md
 mkdir -p "$work" "$here/results"
@@ -252,6 +252,6 @@ fi
   cat "$data/pairs.txt" 2>/dev/null || true
   echo '```'
   echo
-  for p in duckdb jaxlib linux kdbg big; do [ -f "$work/$p.md" ] && cat "$work/$p.md"; done
+  for p in duckdb ruff jaxlib linux kdbg big; do [ -f "$work/$p.md" ] && cat "$work/$p.md"; done
 } > "$out_md"
 log "results in $out_md"

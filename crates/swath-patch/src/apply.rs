@@ -255,7 +255,10 @@ pub fn apply_file(
     let mapped = !out.is_direct()
         && h.new_len > 0
         && std::env::var_os("SWATH_APPLY_MAP").is_some_and(|v| v == "1");
-    if mapped {
+    // A regular file is sized first, so that the long zero runs of NEW can be left as holes
+    // (never written: [`write_sparse`]).
+    let sparse = !out.is_direct();
+    if sparse && h.new_len > 0 {
         out.file()
             .set_len(h.new_len)
             .map_err(|e| PatchError::io(&new_name, e))?;
@@ -288,9 +291,12 @@ pub fn apply_file(
                     &range
                 } else {
                     apply_section(h, i as u64, e, raw, &old, made).map_err(bad)?;
-                    out.file()
-                        .write_all_at(made, e.new_offset)
-                        .map_err(|err| PatchError::io(&new_name, err))?;
+                    if sparse {
+                        write_sparse(out.file(), made, e.new_offset)
+                    } else {
+                        out.file().write_all_at(made, e.new_offset)
+                    }
+                    .map_err(|err| PatchError::io(&new_name, err))?;
                     made
                 };
                 if let Some(p) = progress {
@@ -321,6 +327,43 @@ pub fn apply_file(
         new_len: h.new_len,
         sections: patch.entries.len(),
     })
+}
+
+/// Aligned stretches of zeros at least this long are left as holes by [`write_sparse`].
+pub const HOLE_MIN: usize = 64 << 10;
+
+/// Writes `buf` at `at` in `file` (already as long as it will be, so that what is not
+/// written reads as zeros), leaving as holes the stretches of zero bytes that cover
+/// [`HOLE_MIN`] or more whole 4 KiB blocks of the file: a sparse NEW stays sparse, and a
+/// run of zeros takes no space on the disk. Shorter stretches are written (isolated zero
+/// pages, common in programs, would only fragment the file).
+pub fn write_sparse(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    const BLOCK: usize = 4096;
+    let zero = |b: &[u8]| {
+        b.chunks_exact(16)
+            .all(|w| u128::from_ne_bytes(w.try_into().expect("16 bytes")) == 0)
+            && b.chunks_exact(16).remainder().iter().all(|&x| x == 0)
+    };
+    // Blocks aligned on the file's offsets: the first starts at the next multiple of BLOCK.
+    let first = ((BLOCK as u64 - at % BLOCK as u64) % BLOCK as u64) as usize;
+    let mut written = 0usize; // bytes of `buf` before this are written or skipped
+    let mut b = first.min(buf.len());
+    while b + BLOCK <= buf.len() {
+        if !zero(&buf[b..b + BLOCK]) {
+            b += BLOCK;
+            continue;
+        }
+        let mut e = b + BLOCK;
+        while e + BLOCK <= buf.len() && zero(&buf[e..e + BLOCK]) {
+            e += BLOCK;
+        }
+        if e - b >= HOLE_MIN {
+            file.write_all_at(&buf[written..b], at + written as u64)?;
+            written = e;
+        }
+        b = e;
+    }
+    file.write_all_at(&buf[written..], at + written as u64)
 }
 
 /// What a patch holds, for `info`.
@@ -455,4 +498,63 @@ pub fn apply_vcdiff_file(
         new_len,
         sections: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::os::unix::fs::MetadataExt;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_sparse_write_reads_back_as_written(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    (1usize..300_000).prop_map(|n| vec![0u8; n]),
+                    (1usize..20_000, any::<u8>()).prop_map(|(n, b)| vec![b | 1; n]),
+                ],
+                0..8,
+            ),
+            at in 0u64..20_000,
+            before in any::<u8>(),
+        ) {
+            let buf = parts.concat();
+            let f = tempfile::tempfile().unwrap();
+            // What was in the file before (a section written earlier, or nothing) around it.
+            f.write_all_at(&vec![before; at as usize], 0).unwrap();
+            f.set_len(at + buf.len() as u64 + 100).unwrap();
+            write_sparse(&f, &buf, at).unwrap();
+            let mut got = vec![0u8; buf.len()];
+            f.read_exact_at(&mut got, at).unwrap();
+            prop_assert_eq!(got, buf);
+            let mut head = vec![0u8; at as usize];
+            f.read_exact_at(&mut head, 0).unwrap();
+            prop_assert!(head.iter().all(|&b| b == before));
+        }
+    }
+
+    #[test]
+    fn long_zero_stretches_are_holes_and_short_ones_are_written() {
+        let mut buf = vec![7u8; 10_000];
+        buf.extend(vec![0u8; 8 << 20]);
+        buf.extend(vec![9u8; 10_000]);
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(buf.len() as u64).unwrap();
+        write_sparse(&f, &buf, 0).unwrap();
+        let allocated = f.metadata().unwrap().blocks() * 512;
+        assert!(allocated < 1 << 20, "{allocated} bytes allocated");
+        // Zero pages shorter than HOLE_MIN are written.
+        let mut buf = Vec::new();
+        for _ in 0..64 {
+            buf.extend(vec![1u8; 4096]);
+            buf.extend(vec![0u8; 8192]);
+        }
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(buf.len() as u64).unwrap();
+        write_sparse(&f, &buf, 0).unwrap();
+        let allocated = f.metadata().unwrap().blocks() * 512;
+        assert!(allocated >= buf.len() as u64, "{allocated} bytes allocated");
+    }
 }

@@ -9,7 +9,9 @@
 //!   hash is at most `u64::MAX / avg` ends it (the cut is after `i`). Any average works,
 //!   not only powers of two.
 //! - A run of 32 or more zero bytes is a chunk of its own ([`Kind::Zero`], as long as the
-//!   run). A data chunk ends where such a run starts, even before `min`.
+//!   run, but at most [`Params::zero_max`] bytes: a longer run is cut every `zero_max` bytes
+//!   from its start, so that no run, however long, needs more than `zero_max` bytes in memory
+//!   to be decided). A data chunk ends where such a run starts, even before `min`.
 //! - A chunk is never longer than `max = 4 * avg`. When no hash falls under the threshold
 //!   by then, the cut goes after the byte whose hash was the smallest of the candidates
 //!   (the first of them on a tie): still content-defined, so OLD and NEW resynchronise,
@@ -60,7 +62,13 @@ pub struct Params {
     pub max: usize,
     /// A hash at most this ends a chunk.
     pub threshold: u64,
+    /// The longest zero-run chunk ([`ZERO_MAX`] unless set otherwise, as tests do).
+    pub zero_max: usize,
 }
+
+/// The longest zero-run chunk: a run of zeros is cut every 1 MiB from its start (position
+/// within the run, which starts at a cut: still decided by content and the cut before it).
+pub const ZERO_MAX: usize = 1 << 20;
 
 impl Params {
     /// Parameters for chunks of `avg` bytes on average (64 bytes to 64 MiB).
@@ -75,6 +83,7 @@ impl Params {
             min: avg / 4,
             max: avg * 4,
             threshold: u64::MAX / avg as u64,
+            zero_max: ZERO_MAX,
         })
     }
 
@@ -93,11 +102,12 @@ pub enum Kind {
     Zero,
 }
 
-/// Where the zero run that starts at or after `from` (and is at least [`ZERO_RUN`] long
-/// from its start, counted from `from` at the earliest) begins and ends, looking no
-/// further than `limit` for its start. Any such run holds a whole 16-byte block at any
-/// alignment, so aligned blocks are tested first and runs grown from them.
-pub fn next_zero_run(data: &[u8], from: usize, limit: usize) -> Option<(usize, usize)> {
+/// Where the first zero run that starts at or after `from` (and is at least [`ZERO_RUN`]
+/// long from its start, counted from `from` at the earliest) begins, looking no further
+/// than `limit` for its start. Any such run holds a whole 16-byte block at any alignment,
+/// so aligned blocks are tested first and runs grown from them, only as far as needed to
+/// know the run is long enough (a run of a gigabyte is not walked to its end).
+pub fn next_zero_run(data: &[u8], from: usize, limit: usize) -> Option<usize> {
     let limit = limit.min(data.len());
     let mut block = from.div_ceil(16) * 16;
     while block + 16 <= data.len() && block < limit + ZERO_RUN {
@@ -110,19 +120,35 @@ pub fn next_zero_run(data: &[u8], from: usize, limit: usize) -> Option<(usize, u
         while start > from && data[start - 1] == 0 {
             start -= 1;
         }
-        let mut end = block + 16;
-        while end < data.len() && data[end] == 0 {
-            end += 1;
-        }
-        if end - start >= ZERO_RUN && start < limit {
-            return Some((start, end));
-        }
         if start >= limit {
             return None;
+        }
+        let need = (start + ZERO_RUN).min(data.len());
+        let mut end = block + 16;
+        while end < need && data[end] == 0 {
+            end += 1;
+        }
+        if end - start >= ZERO_RUN {
+            return Some(start);
         }
         block = end.div_ceil(16) * 16;
     }
     None
+}
+
+/// How many bytes at the start of `data` are zero (a word at a time).
+#[inline]
+fn zeros_from(data: &[u8]) -> usize {
+    let mut words = data.chunks_exact(8);
+    let mut n = 0;
+    for w in words.by_ref() {
+        let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        if v != 0 {
+            return n + (v.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    n + words.remainder().iter().take_while(|&&b| b == 0).count()
 }
 
 /// The end of the chunk that starts at `s`, and its kind; `None` when `data` ends before
@@ -158,11 +184,17 @@ fn cut_with(
     let len = data.len();
     debug_assert!(s < len);
     if data[s] == 0 {
-        if let Some((z, e)) = next_zero_run(data, s, s + 1) {
-            if z == s {
-                // Its end is known once a non-zero byte follows, or at the end of input.
-                return (e < len || last).then_some((e, Kind::Zero));
-            }
+        // A zero run starting here, looked at no further than `zero_max` bytes.
+        let reach = len.min(s + p.zero_max.max(ZERO_RUN));
+        let e = s + zeros_from(&data[s..reach]);
+        if e - s >= ZERO_RUN {
+            // Its end is known once a non-zero byte follows, at `zero_max`, or at the end
+            // of input.
+            return (e < len || e == s + p.zero_max || last).then_some((e, Kind::Zero));
+        }
+        if e == len && !last {
+            // Fewer than ZERO_RUN zeros so far, up to the end of the data: undecided.
+            return None;
         }
     }
     let limit = s + p.max;
@@ -176,12 +208,12 @@ fn cut_with(
     };
     if let Some(i) = threshold(limit.min(seen)) {
         // A zero run starting before the cut ends the chunk there instead.
-        if let Some((z, _)) = next_zero_run(data, s, i + 1) {
+        if let Some(z) = next_zero_run(data, s, i + 1) {
             return Some((z, Kind::Data));
         }
         return Some((i + 1, Kind::Data));
     }
-    if let Some((z, _)) = next_zero_run(data, s, limit) {
+    if let Some(z) = next_zero_run(data, s, limit) {
         if z <= seen {
             return Some((z, Kind::Data));
         }
@@ -630,7 +662,11 @@ pub fn cut_naive(data: &[u8], p: &Params) -> Vec<(usize, Kind)> {
     let mut s = 0;
     while s < data.len() {
         // A zero run of at least ZERO_RUN bytes starting here?
-        let zeros = data[s..].iter().take_while(|&&b| b == 0).count();
+        let zeros = data[s..]
+            .iter()
+            .take(p.zero_max.max(ZERO_RUN))
+            .take_while(|&&b| b == 0)
+            .count();
         if zeros >= ZERO_RUN {
             s += zeros;
             out.push((s, Kind::Zero));
@@ -680,12 +716,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The longest zero-run chunk: the default, or short enough that the inputs' runs
+    /// reach it.
+    fn zero_max() -> impl Strategy<Value = usize> {
+        prop_oneof![2 => Just(ZERO_MAX), 1 => Just(ZERO_RUN), 1 => 33usize..300]
+    }
+
+    fn params(avg: usize, zero_max: usize) -> Params {
+        Params {
+            zero_max,
+            ..Params::new(avg).unwrap()
+        }
+    }
+
     fn data_strategy() -> impl Strategy<Value = Vec<u8>> {
         // Random bytes, zero runs of every length around 32, repeats.
         proptest::collection::vec(
             prop_oneof![
                 proptest::collection::vec(any::<u8>(), 0..3000),
                 (0usize..80).prop_map(|n| vec![0u8; n]),
+                (0usize..700).prop_map(|n| vec![0u8; n]),
                 (any::<u8>(), 0usize..500).prop_map(|(b, n)| vec![b; n]),
             ],
             0..8,
@@ -696,8 +746,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
-        fn the_scan_matches_the_oracle(data in data_strategy(), avg in prop_oneof![Just(64usize), Just(100), Just(256), Just(1000), Just(1024)]) {
-            let p = Params::new(avg).unwrap();
+        fn the_scan_matches_the_oracle(data in data_strategy(), avg in prop_oneof![Just(64usize), Just(100), Just(256), Just(1000), Just(1024)], zm in zero_max()) {
+            let p = params(avg, zm);
             let mut got = Vec::new();
             let rest = cut_all(&data, 0, &p, true, &mut got);
             prop_assert_eq!(rest, data.len());
@@ -705,9 +755,9 @@ mod tests {
         }
 
         #[test]
-        fn an_undecided_scan_agrees_with_the_whole_one(data in data_strategy(), avg in prop_oneof![Just(64usize), Just(256)], keep in 0usize..20000) {
+        fn an_undecided_scan_agrees_with_the_whole_one(data in data_strategy(), avg in prop_oneof![Just(64usize), Just(256)], keep in 0usize..20000, zm in zero_max()) {
             // Cuts decided on a prefix are those of the whole input.
-            let p = Params::new(avg).unwrap();
+            let p = params(avg, zm);
             let whole = cut_naive(&data, &p);
             let prefix = &data[..keep.min(data.len())];
             let mut got = Vec::new();
@@ -734,6 +784,7 @@ mod tests {
             prop_oneof![
                 4 => (0usize..30_000, any::<u64>()).prop_map(|(n, seed)| random_bytes(n, seed)),
                 1 => (0usize..100).prop_map(|n| vec![0u8; n]),
+                1 => (0usize..3000).prop_map(|n| vec![0u8; n]),
                 1 => (any::<u8>(), 0usize..5000).prop_map(|(b, n)| vec![b; n]),
             ],
             0..6,
@@ -774,8 +825,9 @@ mod tests {
         fn every_kernel_cuts_as_the_oracle(
             data in long_strategy(),
             avg in prop_oneof![Just(64usize), Just(100), Just(255), Just(256), Just(300), Just(1000), Just(1024), Just(4096)],
+            zm in zero_max(),
         ) {
-            let p = Params::new(avg).unwrap();
+            let p = params(avg, zm);
             let want = cut_naive(&data, &p);
             for k in Kernel::available() {
                 let mut got = Vec::new();
@@ -791,8 +843,9 @@ mod tests {
             avg in prop_oneof![Just(64usize), Just(256), Just(1024)],
             steps in proptest::collection::vec(1usize..9000, 1..12),
             jumps in proptest::collection::vec(any::<usize>(), 0..6),
+            zm in zero_max(),
         ) {
-            let p = Params::new(avg).unwrap();
+            let p = params(avg, zm);
             let want = cut_naive(&data, &p);
             for k in Kernel::available() {
                 // The buffer grows as reads arrive; cuts are made as soon as decided.
@@ -881,6 +934,36 @@ mod tests {
             );
             // Some chunks reach the longest length's rule, cut at their smallest hash.
             assert!(lens.iter().any(|&l| l > 3 * avg), "{avg}");
+        }
+    }
+
+    #[test]
+    fn a_long_zero_run_is_cut_every_zero_max_bytes_from_its_start() {
+        for zm in [40, 100, 4096, ZERO_MAX] {
+            let p = params(1024, zm);
+            let mut data = random_bytes(4999, 3);
+            data.push(1);
+            let run = 3 * zm + 36;
+            data.extend(vec![0u8; run]);
+            data.push(1);
+            data.extend(random_bytes(5000, 4));
+            let cuts = cut_naive(&data, &p);
+            let first = cuts.iter().position(|c| c.1 == Kind::Zero).unwrap();
+            let start = cuts[first - 1].0;
+            assert_eq!(start, 5000);
+            // Three full ones, then the rest: a zero chunk when 32 or more, else the
+            // start of a data chunk.
+            for k in 0..3 {
+                assert_eq!(cuts[first + k], (start + (k + 1) * zm, Kind::Zero), "{zm}");
+            }
+            assert_eq!(cuts[first + 3], (start + run, Kind::Zero), "{zm}");
+            let mut got = Vec::new();
+            cut_all(&data, 0, &p, true, &mut got);
+            assert_eq!(got, cuts, "{zm}");
+            // Decided from zero_max bytes of it: a prefix holding the first one suffices.
+            let mut got = Vec::new();
+            cut_all(&data[..start + zm], 0, &p, false, &mut got);
+            assert_eq!(got.last(), Some(&(start + zm, Kind::Zero)), "{zm}");
         }
     }
 

@@ -25,8 +25,7 @@ use crate::source::ReadAt;
 pub struct Chunk {
     /// Offset of its first byte.
     pub offset: u64,
-    /// Length (at most 4 x 64 MiB: a zero run may be longer and is then cut in pieces of
-    /// `u32::MAX` bytes).
+    /// Length (at most 4 x 64 MiB; a zero run at most [`Params::zero_max`]).
     pub len: u32,
     /// Data or a run of zeros.
     pub kind: Kind,
@@ -306,6 +305,7 @@ mod tests {
             io_chunk in prop_oneof![1usize..20_000, (1usize..8).prop_map(|k| k * 4096)],
             threads in 1usize..4,
             plan in 0usize..5,
+            zero_max in prop_oneof![Just(crate::cdc::ZERO_MAX), 32usize..3000],
         ) {
             // Every way of reading: the residency's choice, the workers' own reads, read
             // ahead (1 or 3 requests in flight), read ahead with direct reads.
@@ -316,7 +316,7 @@ mod tests {
                 Some(Plan { ahead: true, direct: false, depth: 3 }),
                 Some(Plan { ahead: true, direct: true, depth: 2 }),
             ][plan];
-            let p = Params::new(avg).unwrap();
+            let p = Params { zero_max, ..Params::new(avg).unwrap() };
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), &data).unwrap();
             let (got, hash) =
@@ -326,6 +326,45 @@ mod tests {
             let piece = io_chunk.max(4 * p.lookahead()) as u64;
             prop_assert_eq!(hash, crate::hash::slice_hash(&data, piece));
         }
+    }
+
+    /// A file of `len` zero bytes that is not stored anywhere, and that remembers the
+    /// longest read it was asked for.
+    struct Zeros {
+        len: u64,
+        longest: std::sync::atomic::AtomicUsize,
+    }
+
+    impl ReadAt for Zeros {
+        fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+            if at + buf.len() as u64 > self.len {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.longest
+                .fetch_max(buf.len(), std::sync::atomic::Ordering::Relaxed);
+            buf.fill(0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_long_zero_run_is_read_in_bounded_windows() {
+        // 96 MiB of zeros, and data around a seam-crossing run: no read, and so no buffer,
+        // is longer than a piece or a zero chunk's limit, whatever the run's length (a run
+        // was once one chunk, decided only at its end: a window as long as the run).
+        let p = Params::new(1024).unwrap();
+        let piece = 4 << 20;
+        let f = Zeros {
+            len: 96 << 20,
+            longest: 0.into(),
+        };
+        let (sig, _) = signature_and_hash_with(&f, f.len, &p, piece, 2, None).unwrap();
+        assert!(sig
+            .iter()
+            .all(|c| c.kind == Kind::Zero && c.len as usize == p.zero_max));
+        assert_eq!(sig.len() as u64, f.len / p.zero_max as u64);
+        let longest = f.longest.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(longest <= piece.max(4 * p.zero_max), "{longest}");
     }
 
     #[test]

@@ -338,3 +338,39 @@ fn vcdiff_both_ways_with_xdelta3() {
     );
     assert!(!dir.path("out2").exists());
 }
+
+#[test]
+fn long_zero_runs_round_trip_and_a_sparse_new_stays_sparse() {
+    // NEW: OLD's first half, a 192 MiB hole, OLD's second half; OLD itself holds a long zero
+    // run written out. Zero runs are chunks of at most 1 MiB (make's memory does not grow
+    // with them), and apply leaves NEW's long zero runs as holes.
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    let dir = Dir::new();
+    let (old, _) = pair(2 << 20, 21);
+    let mut o = std::fs::File::create(dir.path("old")).unwrap();
+    o.write_all(&old[..1 << 20]).unwrap();
+    o.write_all(&vec![0u8; 3 << 20]).unwrap();
+    o.write_all(&old[1 << 20..]).unwrap();
+    drop(o);
+    let hole = 192u64 << 20;
+    let mut n = std::fs::File::create(dir.path("new")).unwrap();
+    n.write_all(&old[..1 << 20]).unwrap();
+    n.set_len((1 << 20) + hole).unwrap();
+    use std::os::unix::fs::FileExt;
+    n.write_all_at(&old[1 << 20..], (1 << 20) + hole).unwrap();
+    drop(n);
+    let new = std::fs::read(dir.path("new")).unwrap();
+    for level in ["fast", "default"] {
+        let _ = std::fs::remove_file(dir.path("out"));
+        ok(&swath(
+            &dir,
+            &["patch", "make", "--level", level, "old", "new", "p"],
+        ));
+        assert!(std::fs::metadata(dir.path("p")).unwrap().len() < 1 << 20);
+        ok(&swath(&dir, &["patch", "apply", "old", "p", "out"]));
+        assert!(std::fs::read(dir.path("out")).unwrap() == new, "{level}");
+        let allocated = std::fs::metadata(dir.path("out")).unwrap().blocks() * 512;
+        assert!(allocated < 16 << 20, "{level}: {allocated} bytes allocated");
+    }
+}
