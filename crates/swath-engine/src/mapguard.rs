@@ -157,6 +157,16 @@ impl GuardedMap {
         }
     }
 
+    /// Maps every page of the map now, in one call, from the page cache (reading what is
+    /// not there): for a map about to be read all over, cheaper than a fault per page. A
+    /// failure (an old kernel, a file that shrank) only leaves the pages to their faults.
+    pub fn populate(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(m) = &self.map {
+            let _ = m.advise(Advice::PopulateRead);
+        }
+    }
+
     /// True once a read touched a page past the end of the (shrunken) file.
     pub fn faulted(&self) -> bool {
         self.slot

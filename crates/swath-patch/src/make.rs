@@ -282,11 +282,11 @@ fn make(
         // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
         let old_hot = crate::io::Plan::for_file(old, old_len, 0) == crate::io::Plan::HOT
             && old_len <= swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2;
-        let (table, old_hash) =
-            index_old(old, old_len, &params, opts).map_err(|e| PatchError::io(old_name, e))?;
         let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
         let mapped = if map_old && old_hot {
-            MappedFile::new(old, old_name, old_len)
+            // Mapped whole at once (its pages are in the cache): the signature is made
+            // where the bytes lie, with no buffer per worker to fault in and copy into.
+            MappedFile::new(old, old_name, old_len).inspect(MappedFile::populate)
         } else {
             None
         };
@@ -294,6 +294,8 @@ fn make(
             Some(m) => m,
             None => old,
         };
+        let (table, old_hash) = index_old(old_bytes, old_len, &params, opts)
+            .map_err(|e| PatchError::io(old_name, e))?;
         let seeds = match Settings::for_level(opts.level) {
             Some(s) => Some(
                 SeedIndex::build(old_bytes, old_len, s.seeds)

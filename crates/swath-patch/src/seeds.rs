@@ -157,8 +157,9 @@ pub struct SeedIndex {
     seeds: u64,
 }
 
-/// One piece's seeds, per part of the table: (bucket, entry).
-type PartLists = Vec<Vec<(u32, u64)>>;
+/// One piece's seeds, per part of the table: their buckets (relative to the part's first)
+/// and entries side by side (12 bytes a seed, in lists sized for a piece from the start).
+type PartLists = Vec<(Vec<u32>, Vec<u64>)>;
 
 /// Bytes of OLD one worker scans at a time while building.
 const PIECE: usize = 4 << 20;
@@ -177,6 +178,7 @@ impl SeedIndex {
         piece: usize,
     ) -> io::Result<SeedIndex> {
         assert!((8..=16).contains(&params.window));
+        assert!(piece < u32::MAX as usize);
         let rate_bits = params.rate_for(len);
         let expected = (len >> rate_bits).max(1);
         // About two seeds a bucket: few buckets overflow (what a full one drops is a
@@ -184,7 +186,7 @@ impl SeedIndex {
         let bucket_bits = (expected.div_ceil(2).next_power_of_two().trailing_zeros()).clamp(4, 32);
         let w = params.window;
         // Each worker fills one range of buckets (a "part", picked by the top bits of the
-        // bucket number); each piece's seeds are listed per part, as (bucket, entry).
+        // bucket number); each piece's seeds are listed per part.
         let threads = rayon::current_num_threads().max(1);
         let part_bits = (threads * 4)
             .next_power_of_two()
@@ -198,19 +200,30 @@ impl SeedIndex {
         let pieces = len.div_ceil(piece as u64) as usize;
         // OLD in memory (mapped) is scanned where it lies; otherwise each piece is read.
         let whole = old.as_bytes().filter(|b| b.len() as u64 >= len);
-        // Pieces are scanned a batch at a time, into buffers reused from batch to batch.
+        // Pieces are scanned a batch at a time, into buffers reused from batch to batch;
+        // the lists are sized for a piece's expected seeds from the start (grown, they
+        // were copied and their pages faulted in again: a tenth of a make's time).
         let batch = threads * 2;
+        let per_part = ((piece as u64 >> rate_bits) as usize / parts) * 5 / 4 + 64;
         let mut work: Vec<(Vec<u8>, PartLists)> = (0..batch.min(pieces))
-            .map(|_| (Vec::new(), vec![Vec::new(); parts]))
+            .map(|_| {
+                let lists = (0..parts)
+                    .map(|_| (Vec::with_capacity(per_part), Vec::with_capacity(per_part)))
+                    .collect();
+                (Vec::new(), lists)
+            })
             .collect();
+        // The bytes of piece `k` (windows that start in it, so w - 1 bytes of the next).
+        let span = |k: usize| {
+            let at = k as u64 * piece as u64;
+            (at, ((len - at) as usize).min(piece + w - 1))
+        };
         let mut seeds = 0u64;
         for first in (0..pieces).step_by(batch) {
             let n_batch = batch.min(pieces - first);
             work[..n_batch].par_iter_mut().enumerate().try_for_each(
                 |(j, (buf, lists))| -> io::Result<()> {
-                    let at = (first + j) as u64 * piece as u64;
-                    // The windows that start in this piece, so w - 1 bytes of the next.
-                    let n = ((len - at) as usize).min(piece + w - 1);
+                    let (at, n) = span(first + j);
                     let bytes: &[u8] = match whole {
                         Some(b) => &b[at as usize..at as usize + n],
                         None => {
@@ -219,13 +232,19 @@ impl SeedIndex {
                             buf
                         }
                     };
-                    lists.iter_mut().for_each(Vec::clear);
+                    lists.iter_mut().for_each(|(b, e)| {
+                        b.clear();
+                        e.clear();
+                    });
+                    let shift = bucket_bits - part_bits;
+                    let local = (1usize << shift) - 1;
                     for_each_seed(bytes, 0, piece.min(n), w, rate_bits, |p, h| {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
                             let (b, tag) = split(h, bucket_bits);
-                            lists[b >> (bucket_bits - part_bits)]
-                                .push((b as u32, (tag << POS_BITS) | (pos + 1)));
+                            let (buckets, entries) = &mut lists[b >> shift];
+                            buckets.push((b & local) as u32);
+                            entries.push((tag << POS_BITS) | (pos + 1));
                         }
                     });
                     Ok(())
@@ -235,20 +254,21 @@ impl SeedIndex {
             seeds += work
                 .iter()
                 .flat_map(|(_, l)| l)
-                .map(|l| l.len() as u64)
+                .map(|l| l.0.len() as u64)
                 .sum::<u64>();
             slots[base..base + (WAYS << bucket_bits)]
                 .par_chunks_mut(per)
                 .enumerate()
                 .for_each(|(k, range)| {
-                    let lo = (k * per / WAYS) as u32;
                     for (_, lists) in work {
-                        let list = &lists[k];
-                        for (i, &(b, e)) in list.iter().enumerate() {
-                            if let Some(&(ahead, _)) = list.get(i + 8) {
-                                prefetch(range.as_ptr().wrapping_add((ahead - lo) as usize * WAYS));
+                        let (buckets, entries) = &lists[k];
+                        for (i, (&b, &e)) in buckets.iter().zip(entries).enumerate() {
+                            // Each bucket is a cache miss: the one 8 seeds on is asked for
+                            // first.
+                            if let Some(&ahead) = buckets.get(i + 8) {
+                                prefetch(range.as_ptr().wrapping_add(ahead as usize * WAYS));
                             }
-                            let at = (b - lo) as usize * WAYS;
+                            let at = b as usize * WAYS;
                             let bucket = &mut range[at..at + WAYS];
                             if let Some(s) = bucket.iter_mut().find(|s| **s == 0) {
                                 *s = e;

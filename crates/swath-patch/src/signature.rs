@@ -119,6 +119,26 @@ pub fn signature_and_hash_with(
         (_, None) => Plan::HOT,
     };
     let parts: Vec<(Vec<Chunk>, u128)> = match file.as_file() {
+        // Bytes in memory (a file mapped whole) are cut and hashed where they lie.
+        _ if !plan.ahead && file.as_bytes().is_some_and(|b| b.len() as u64 >= len) => {
+            let bytes = &file.as_bytes().expect("in memory")[..len as usize];
+            let scan = |k: usize| {
+                let at = k as u64 * piece;
+                let n = (len - at).min(piece) as usize;
+                let last = at + n as u64 == len;
+                Ok(scan_loaded(
+                    &bytes[at as usize..at as usize + n],
+                    at,
+                    last,
+                    p,
+                ))
+            };
+            (0..pieces)
+                .into_par_iter()
+                .with_max_len(1)
+                .map(scan)
+                .collect::<io::Result<_>>()?
+        }
         Some(f) if plan.ahead && piece % crate::io::ALIGN as u64 == 0 && pieces > 1 => {
             crate::io::read_ahead(f, len, piece as usize, &plan, threads, |k, bytes| {
                 let at = k as u64 * piece;
@@ -304,24 +324,27 @@ mod tests {
             avg in prop_oneof![Just(64usize), Just(100), Just(256), Just(1024)],
             io_chunk in prop_oneof![1usize..20_000, (1usize..8).prop_map(|k| k * 4096)],
             threads in 1usize..4,
-            plan in 0usize..5,
+            plan in 0usize..6,
             zero_max in prop_oneof![Just(crate::cdc::ZERO_MAX), 32usize..3000],
         ) {
             // Every way of reading: the residency's choice, the workers' own reads, read
-            // ahead (1 or 3 requests in flight), read ahead with direct reads.
-            let plan = [
-                None,
-                Some(Plan::HOT),
-                Some(Plan { ahead: true, direct: false, depth: 1 }),
-                Some(Plan { ahead: true, direct: false, depth: 3 }),
-                Some(Plan { ahead: true, direct: true, depth: 2 }),
-            ][plan];
+            // ahead (1 or 3 requests in flight), read ahead with direct reads, and bytes
+            // in memory (as a map of OLD) cut where they lie.
             let p = Params { zero_max, ..Params::new(avg).unwrap() };
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), &data).unwrap();
-            let (got, hash) =
-                signature_and_hash_with(f.as_file(), data.len() as u64, &p, io_chunk, threads, plan)
-                    .unwrap();
+            let (file, plan): (&dyn ReadAt, _) = match plan {
+                0 => (f.as_file(), None),
+                1 => (f.as_file(), Some(Plan::HOT)),
+                2 => (f.as_file(), Some(Plan { ahead: true, direct: false, depth: 1 })),
+                3 => (f.as_file(), Some(Plan { ahead: true, direct: false, depth: 3 })),
+                4 => (f.as_file(), Some(Plan { ahead: true, direct: true, depth: 2 })),
+                _ => (&data.as_slice(), None),
+            };
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let (got, hash) = pool
+                .install(|| signature_and_hash_with(file, data.len() as u64, &p, io_chunk, threads, plan))
+                .unwrap();
             prop_assert_eq!(got, signature_of_slice(&data, &p));
             let piece = io_chunk.max(4 * p.lookahead()) as u64;
             prop_assert_eq!(hash, crate::hash::slice_hash(&data, piece));

@@ -59,6 +59,11 @@ impl<'a> MappedFile<'a> {
         Some(MappedFile { file, map })
     }
 
+    /// Maps all its pages at once (for a file in the page cache about to be read whole).
+    pub fn populate(&self) {
+        self.map.populate();
+    }
+
     /// True once a read touched a page past the file's end (the file shrank): what was
     /// read from the map is then wrong, and the make must fail.
     pub fn faulted(&self) -> bool {
