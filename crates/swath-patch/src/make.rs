@@ -117,8 +117,11 @@ pub struct Made {
     pub old_chunks: usize,
     /// What the ops are.
     pub census: Census,
-    /// Seconds spent on OLD's signature and hash.
+    /// Seconds spent on OLD's signature, hash and seeds.
     pub signature_secs: f64,
+    /// Seconds spent indexing OLD's seeds (`default` and `max`; 0 for `fast`), part of
+    /// `signature_secs`.
+    pub seeds_secs: f64,
     /// Seconds spent matching and encoding NEW.
     pub match_secs: f64,
     /// The smaller of OLD's and NEW's share in the page cache when the make started
@@ -296,6 +299,7 @@ fn make(
         };
         let (table, old_hash) = index_old(old_bytes, old_len, &params, opts)
             .map_err(|e| PatchError::io(old_name, e))?;
+        let t_seeds = Instant::now();
         let seeds = match Settings::for_level(opts.level) {
             Some(s) => Some(
                 SeedIndex::build(old_bytes, old_len, s.seeds)
@@ -310,6 +314,7 @@ fn make(
             len: old_len,
         };
         let signature_secs = t0.elapsed();
+        let seeds_secs = t_seeds.elapsed();
         let advance = |n: u64| {
             if let Some(p) = progress {
                 p.fetch_add(n, Ordering::Relaxed);
@@ -536,6 +541,7 @@ fn make(
                 old_chunks: table.len(),
                 census,
                 signature_secs: secs(signature_secs),
+                seeds_secs: secs(seeds_secs),
                 match_secs: secs(t1.elapsed()),
                 resident: 1.0,
             });
@@ -573,6 +579,7 @@ fn make(
             old_chunks: table.len(),
             census,
             signature_secs: secs(signature_secs),
+            seeds_secs: secs(seeds_secs),
             match_secs: secs(match_secs),
             resident: 1.0,
         })

@@ -188,9 +188,13 @@ impl SeedIndex {
         // Each worker fills one range of buckets (a "part", picked by the top bits of the
         // bucket number); each piece's seeds are listed per part.
         let threads = rayon::current_num_threads().max(1);
+        // Parts of at most 1 MiB of table (32-byte buckets), so that a part's random
+        // writes stay in the worker's cache (256 MiB in 8 parts: every write a miss to
+        // memory), and at least four a worker.
         let part_bits = (threads * 4)
             .next_power_of_two()
             .trailing_zeros()
+            .max((bucket_bits + 5).saturating_sub(20))
             .min(bucket_bits);
         let parts = 1usize << part_bits;
         // 32-byte aligned buckets from `base`, in huge pages (zeroed on all cores).
@@ -200,30 +204,31 @@ impl SeedIndex {
         let pieces = len.div_ceil(piece as u64) as usize;
         // OLD in memory (mapped) is scanned where it lies; otherwise each piece is read.
         let whole = old.as_bytes().filter(|b| b.len() as u64 >= len);
-        // Pieces are scanned a batch at a time, into buffers reused from batch to batch;
-        // the lists are sized for a piece's expected seeds from the start (grown, they
-        // were copied and their pages faulted in again: a tenth of a make's time).
-        let batch = threads * 2;
-        let per_part = ((piece as u64 >> rate_bits) as usize / parts) * 5 / 4 + 64;
-        let mut work: Vec<(Vec<u8>, PartLists)> = (0..batch.min(pieces))
-            .map(|_| {
-                let lists = (0..parts)
-                    .map(|_| (Vec::with_capacity(per_part), Vec::with_capacity(per_part)))
-                    .collect();
-                (Vec::new(), lists)
-            })
-            .collect();
+        // OLD is scanned in groups of consecutive pieces, a group a task, each listing its
+        // seeds per part (12 bytes a seed, lists sized for the group's expected seeds: grown,
+        // they were copied and their pages faulted in again). Then each part of the table is
+        // filled from every group's list in OLD's order, once: with the table filled batch
+        // after batch, every part went through the cache once a batch.
+        let groups = pieces.min(threads * 8).max(1);
+        let group = |g: usize| (g * pieces / groups)..((g + 1) * pieces / groups);
         // The bytes of piece `k` (windows that start in it, so w - 1 bytes of the next).
         let span = |k: usize| {
             let at = k as u64 * piece as u64;
             (at, ((len - at) as usize).min(piece + w - 1))
         };
-        let mut seeds = 0u64;
-        for first in (0..pieces).step_by(batch) {
-            let n_batch = batch.min(pieces - first);
-            work[..n_batch].par_iter_mut().enumerate().try_for_each(
-                |(j, (buf, lists))| -> io::Result<()> {
-                    let (at, n) = span(first + j);
+        let shift = bucket_bits - part_bits;
+        let local = (1usize << shift) - 1;
+        let lists: Vec<PartLists> = (0..groups)
+            .into_par_iter()
+            .map_init(Vec::new, |buf: &mut Vec<u8>, g| -> io::Result<PartLists> {
+                let range = group(g);
+                let bytes_in = (range.len() as u64 * piece as u64).min(len);
+                let per_part = ((bytes_in >> rate_bits) as usize / parts) * 5 / 4 + 16;
+                let mut lists: PartLists = (0..parts)
+                    .map(|_| (Vec::with_capacity(per_part), Vec::with_capacity(per_part)))
+                    .collect();
+                for k in range {
+                    let (at, n) = span(k);
                     let bytes: &[u8] = match whole {
                         Some(b) => &b[at as usize..at as usize + n],
                         None => {
@@ -232,12 +237,6 @@ impl SeedIndex {
                             buf
                         }
                     };
-                    lists.iter_mut().for_each(|(b, e)| {
-                        b.clear();
-                        e.clear();
-                    });
-                    let shift = bucket_bits - part_bits;
-                    let local = (1usize << shift) - 1;
                     for_each_seed(bytes, 0, piece.min(n), w, rate_bits, |p, h| {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
@@ -247,36 +246,33 @@ impl SeedIndex {
                             entries.push((tag << POS_BITS) | (pos + 1));
                         }
                     });
-                    Ok(())
-                },
-            )?;
-            let work = &work[..n_batch];
-            seeds += work
-                .iter()
-                .flat_map(|(_, l)| l)
-                .map(|l| l.0.len() as u64)
-                .sum::<u64>();
-            slots[base..base + (WAYS << bucket_bits)]
-                .par_chunks_mut(per)
-                .enumerate()
-                .for_each(|(k, range)| {
-                    for (_, lists) in work {
-                        let (buckets, entries) = &lists[k];
-                        for (i, (&b, &e)) in buckets.iter().zip(entries).enumerate() {
-                            // Each bucket is a cache miss: the one 8 seeds on is asked for
-                            // first.
-                            if let Some(&ahead) = buckets.get(i + 8) {
-                                prefetch(range.as_ptr().wrapping_add(ahead as usize * WAYS));
-                            }
-                            let at = b as usize * WAYS;
-                            let bucket = &mut range[at..at + WAYS];
-                            if let Some(s) = bucket.iter_mut().find(|s| **s == 0) {
-                                *s = e;
-                            }
+                }
+                Ok(lists)
+            })
+            .collect::<io::Result<_>>()?;
+        let seeds = lists
+            .iter()
+            .flatten()
+            .map(|l| l.0.len() as u64)
+            .sum::<u64>();
+        slots[base..base + (WAYS << bucket_bits)]
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(k, range)| {
+                for group in &lists {
+                    let (buckets, entries) = &group[k];
+                    for (&b, &e) in buckets.iter().zip(entries) {
+                        let at = b as usize * WAYS;
+                        let bucket = &mut range[at..at + WAYS];
+                        if let Some(s) = bucket.iter_mut().find(|s| **s == 0) {
+                            *s = e;
                         }
                     }
-                });
-        }
+                }
+            });
+        // The lists (up to 12 bytes a seed) are freed off the critical path.
+        let bytes = (seeds * 12) as u64;
+        crate::io::frees().free(lists, bytes);
         Ok(SeedIndex {
             slots,
             base,

@@ -275,8 +275,9 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         let all = started.elapsed().as_secs_f64();
         let read = (made.old_len + made.new_len) as f64;
         eprintln!(
-            "time: {all:.3} s (OLD signature {:.3} s, NEW matched and encoded {:.3} s), {:.1} MB/s of OLD+NEW",
-            made.signature_secs,
+            "time: {all:.3} s (OLD signature {:.3} s, OLD seeds {:.3} s, NEW matched and encoded {:.3} s), {:.1} MB/s of OLD+NEW",
+            made.signature_secs - made.seeds_secs,
+            made.seeds_secs,
             made.match_secs,
             read / all.max(1e-9) / 1e6
         );
