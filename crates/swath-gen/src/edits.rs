@@ -250,7 +250,7 @@ fn noise(buf: &mut [u8], at: u64, r: &Revision) {
         let q = at / 4 + k as u64;
         let mut z = q.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ r.seed;
         z = (z ^ (z >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        if (z >> 11) % every == 0 {
+        if (z >> 11).is_multiple_of(every) {
             let v = u32::from_le_bytes(word.try_into().expect("4 bytes")).wrapping_add(shift);
             word.copy_from_slice(&v.to_le_bytes());
         }

@@ -821,20 +821,24 @@ mod tests {
             _ => format!("/missing/{}", i % 3),
         };
         let status = ["200", "304", "404", "301", "200"][(i % 5) as usize];
-        let method = if i % 11 == 0 { "\"HEAD" } else { "\"GET" };
+        let method = if i.is_multiple_of(11) {
+            "\"HEAD"
+        } else {
+            "\"GET"
+        };
         let refr = match i % 4 {
             0 => "\"-\"".to_string(),
             1 => format!("\"http://r{}/\"", i % 3),
             2 => "\"http://www.tbray.org/ongoing/x\"".to_string(),
             _ => "\"http://s/\"".to_string(),
         };
-        if i % 13 == 0 {
+        if i.is_multiple_of(13) {
             return b"short line".to_vec();
         }
         format!(
             "10.0.0.{} - - [10/Oct/2007:13:55:36 -0700] {method} {uri} HTTP/1.1\" {status} {} {refr} \"UA\"",
             i % 6,
-            if i % 7 == 0 { "-".to_string() } else { (i * 37).to_string() }
+            if i.is_multiple_of(7) { "-".to_string() } else { (i * 37).to_string() }
         )
         .into_bytes()
     }

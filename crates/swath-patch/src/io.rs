@@ -116,7 +116,7 @@ pub fn read_piece(
     assert!(n <= buf.cap, "a piece larger than its buffer");
     buf.len = 0;
     match direct {
-        Some(d) if at % ALIGN as u64 == 0 => {
+        Some(d) if at.is_multiple_of(ALIGN as u64) => {
             let want = n.next_multiple_of(ALIGN).min(buf.cap);
             let mut got = 0usize;
             while got < n {
@@ -126,7 +126,7 @@ pub fn read_piece(
                     Ok(0) => break,
                     Ok(k) => {
                         got += k;
-                        if got % ALIGN != 0 {
+                        if !got.is_multiple_of(ALIGN) {
                             break; // the end of the file
                         }
                     }
@@ -399,7 +399,7 @@ pub fn read_ahead<T: Send>(
     threads: usize,
     work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
 ) -> io::Result<Vec<T>> {
-    assert!(piece > 0 && piece % ALIGN == 0);
+    assert!(piece > 0 && piece.is_multiple_of(ALIGN));
     let count = len.div_ceil(piece as u64) as usize;
     let direct = if plan.direct { open_direct(file) } else { None };
     if direct.is_none() {
