@@ -13,13 +13,16 @@
 //! per seed, and the sampling rate is lowered for a large OLD so that it never holds more
 //! seeds than the options allow.
 //!
-//! The index is built on all cores: OLD is scanned in pieces (where it lies when it is
-//! mapped, else read positionally), each piece's seeds listed by a worker, then each
-//! worker fills its own range of buckets from every list in OLD's order, so the table
-//! (which seeds a full bucket keeps: the first four in OLD) is the same whatever the
+//! The index is built on all cores: OLD is scanned in groups of pieces (where it lies when
+//! it is mapped, else read positionally), each worker putting the seeds it finds straight
+//! into their buckets with atomic compare-and-swaps. A bucket keeps its entries in order
+//! of their offsets and drops the largest when full, so it ends up with the four first
+//! occurrences in OLD whatever order the workers came in: the same table whatever the
 //! thread count.
 
 use std::io;
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -277,10 +280,6 @@ pub struct SeedIndex {
     seeds: u64,
 }
 
-/// One piece's seeds, per part of the table: their buckets (relative to the part's first)
-/// and entries side by side (12 bytes a seed, in lists sized for a piece from the start).
-type PartLists = Vec<(Vec<u32>, Vec<u64>)>;
-
 /// Bytes of OLD one worker scans at a time while building.
 const PIECE: usize = 4 << 20;
 
@@ -305,30 +304,18 @@ impl SeedIndex {
         // repeat, mostly).
         let bucket_bits = (expected.div_ceil(2).next_power_of_two().trailing_zeros()).clamp(4, 32);
         let w = params.window;
-        // Each worker fills one range of buckets (a "part", picked by the top bits of the
-        // bucket number); each piece's seeds are listed per part.
         let threads = rayon::current_num_threads().max(1);
-        // Parts of at most 1 MiB of table (32-byte buckets), so that a part's random
-        // writes stay in the worker's cache (256 MiB in 8 parts: every write a miss to
-        // memory), and at least four a worker.
-        let part_bits = (threads * 4)
-            .next_power_of_two()
-            .trailing_zeros()
-            .max((bucket_bits + 5).saturating_sub(20))
-            .min(bucket_bits);
-        let parts = 1usize << part_bits;
         // 32-byte aligned buckets from `base`, in huge pages (zeroed on all cores).
         let mut slots = fresh_slots((WAYS << bucket_bits) + WAYS);
         let base = (slots.as_ptr() as usize).wrapping_neg() % 32 / 8;
-        let per = (WAYS << bucket_bits) >> part_bits;
         let pieces = len.div_ceil(piece as u64) as usize;
         // OLD in memory (mapped) is scanned where it lies; otherwise each piece is read.
         let whole = old.as_bytes().filter(|b| b.len() as u64 >= len);
-        // OLD is scanned in groups of consecutive pieces, a group a task, each listing its
-        // seeds per part (12 bytes a seed, lists sized for the group's expected seeds: grown,
-        // they were copied and their pages faulted in again). Then each part of the table is
-        // filled from every group's list in OLD's order, once: with the table filled batch
-        // after batch, every part went through the cache once a batch.
+        // OLD is scanned in groups of consecutive pieces, a group a task, each seed put
+        // into its bucket as it is found ([`insert`]: a bucket keeps the seeds with the
+        // smallest offsets, whatever the order they come in, so the table is the same
+        // whatever the thread count). Lists of seeds per range of buckets, filled into the
+        // table afterwards, cost as much again: 12 bytes a seed written and read back.
         let groups = pieces.min(threads * 8).max(1);
         let group = |g: usize| (g * pieces / groups)..((g + 1) * pieces / groups);
         // The bytes of piece `k` (windows that start in it, so w - 1 bytes of the next).
@@ -336,18 +323,16 @@ impl SeedIndex {
             let at = k as u64 * piece as u64;
             (at, ((len - at) as usize).min(piece + w - 1))
         };
-        let shift = bucket_bits - part_bits;
-        let local = (1usize << shift) - 1;
-        let lists: Vec<PartLists> = (0..groups)
+        let table = as_atomic(&mut slots[base..base + (WAYS << bucket_bits)]);
+        let seeds: u64 = (0..groups)
             .into_par_iter()
-            .map_init(Vec::new, |buf: &mut Vec<u8>, g| -> io::Result<PartLists> {
-                let range = group(g);
-                let bytes_in = (range.len() as u64 * piece as u64).min(len);
-                let per_part = ((bytes_in >> rate_bits) as usize / parts) * 5 / 4 + 16;
-                let mut lists: PartLists = (0..parts)
-                    .map(|_| (Vec::with_capacity(per_part), Vec::with_capacity(per_part)))
-                    .collect();
-                for k in range {
+            .map_init(Vec::new, |buf: &mut Vec<u8>, g| -> io::Result<u64> {
+                // Each bucket is a cache miss: a seed's bucket is asked for when it is found,
+                // and the seed put in it AHEAD seeds later.
+                const AHEAD: usize = 8;
+                let mut ring = [(0usize, 0u64); AHEAD];
+                let (mut found, mut seeds) = (0usize, 0u64);
+                for k in group(g) {
                     let (at, n) = span(k);
                     let bytes: &[u8] = match whole {
                         Some(b) => &b[at as usize..at as usize + n],
@@ -361,38 +346,23 @@ impl SeedIndex {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
                             let (b, tag) = split(h, bucket_bits);
-                            let (buckets, entries) = &mut lists[b >> shift];
-                            buckets.push((b & local) as u32);
-                            entries.push((tag << POS_BITS) | (pos + 1));
+                            prefetch(table.as_ptr().wrapping_add(b * WAYS));
+                            let slot = &mut ring[found % AHEAD];
+                            if found >= AHEAD {
+                                insert(&table[slot.0 * WAYS..slot.0 * WAYS + WAYS], slot.1);
+                            }
+                            *slot = (b, (tag << POS_BITS) | (pos + 1));
+                            found += 1;
                         }
                     });
                 }
-                Ok(lists)
-            })
-            .collect::<io::Result<_>>()?;
-        let seeds = lists
-            .iter()
-            .flatten()
-            .map(|l| l.0.len() as u64)
-            .sum::<u64>();
-        slots[base..base + (WAYS << bucket_bits)]
-            .par_chunks_mut(per)
-            .enumerate()
-            .for_each(|(k, range)| {
-                for group in &lists {
-                    let (buckets, entries) = &group[k];
-                    for (&b, &e) in buckets.iter().zip(entries) {
-                        let at = b as usize * WAYS;
-                        let bucket = &mut range[at..at + WAYS];
-                        if let Some(s) = bucket.iter_mut().find(|s| **s == 0) {
-                            *s = e;
-                        }
-                    }
+                for &(b, e) in &ring[..found.min(AHEAD)] {
+                    insert(&table[b * WAYS..b * WAYS + WAYS], e);
                 }
-            });
-        // The lists (up to 12 bytes a seed) are freed off the critical path.
-        let bytes = (seeds * 12) as u64;
-        crate::io::frees().free(lists, bytes);
+                seeds += found as u64;
+                Ok(seeds)
+            })
+            .try_reduce(|| 0, |a, b| Ok(a + b))?;
         Ok(SeedIndex {
             slots,
             base,
@@ -454,6 +424,43 @@ impl SeedIndex {
         let (b, _) = split(h, self.bucket_bits);
         prefetch(self.slots.as_ptr().wrapping_add(self.base + b * WAYS));
     }
+}
+
+/// Puts entry `e` into `bucket`, whose entries are kept in order of their offsets in OLD,
+/// the smallest first, with the empty ones (0) after them: `e` goes before the first entry
+/// with a larger offset, which moves on to the next slot, and so on; what is pushed out of
+/// the last slot (or `e` itself, larger than all four) is dropped. Done with atomic
+/// compare-and-swaps, so that workers fill the table at once: an entry is dropped only when
+/// four with smaller offsets were in the bucket, and a slot's offset only decreases, so the
+/// bucket ends up with the four smallest offsets whatever order the entries came in.
+#[inline]
+fn insert(bucket: &[AtomicU64], mut e: u64) {
+    let pos = |x: u64| x & POS_MASK;
+    for slot in bucket {
+        let mut cur = slot.load(Ordering::Relaxed);
+        loop {
+            if cur != 0 && pos(cur) < pos(e) {
+                break;
+            }
+            match slot.compare_exchange_weak(cur, e, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) if cur == 0 => return,
+                Ok(_) => {
+                    e = cur;
+                    break;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// The slots as atomics, for the workers that fill them at once.
+fn as_atomic(slots: &mut [u64]) -> &[AtomicU64] {
+    // SAFETY: `AtomicU64` has the size and alignment of `u64` on every platform with 64-bit
+    // atomics (asserted below), the slice is borrowed mutably for as long as the atomics
+    // are, so nothing else reads or writes it meanwhile, and every bit pattern is valid.
+    const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+    unsafe { &*(slots as *mut [u64] as *const [AtomicU64]) }
 }
 
 /// `n` zeroed slots. The table is read and written at random, one cache miss and, with
