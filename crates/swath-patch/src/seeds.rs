@@ -456,10 +456,10 @@ fn insert(bucket: &[AtomicU64], mut e: u64) {
 
 /// The slots as atomics, for the workers that fill them at once.
 fn as_atomic(slots: &mut [u64]) -> &[AtomicU64] {
-    // SAFETY: `AtomicU64` has the size and alignment of `u64` on every platform with 64-bit
-    // atomics (asserted below), the slice is borrowed mutably for as long as the atomics
-    // are, so nothing else reads or writes it meanwhile, and every bit pattern is valid.
     const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+    // SAFETY: `AtomicU64` has the size and alignment of `u64` (asserted above), the slice
+    // is borrowed mutably for as long as the atomics are, so nothing else reads or writes
+    // it meanwhile, and every bit pattern is a valid value of both.
     unsafe { &*(slots as *mut [u64] as *const [AtomicU64]) }
 }
 
