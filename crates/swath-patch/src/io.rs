@@ -399,6 +399,43 @@ pub fn read_ahead<T: Send>(
     threads: usize,
     work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
 ) -> io::Result<Vec<T>> {
+    read_ahead_in(file, len, piece, plan, threads, false, work)
+}
+
+/// [`read_ahead`] for work that may take the pieces in any order: through the page cache,
+/// each reader reads its own stripe of the file (a contiguous `1 / depth` of it) front to
+/// back through a file description of its own, so the kernel sees `depth` sequential
+/// streams and reads ahead of each. Pieces handed out in turns from one description looked
+/// random to it: a 20 GB file read cold by two readers at 1.24 GB/s that way, 1.77 GB/s
+/// in stripes (direct reads, 4 in flight: 1.51 GB/s). Direct reads are unchanged.
+pub fn read_ahead_unordered<T: Send>(
+    file: &File,
+    len: u64,
+    piece: usize,
+    plan: &Plan,
+    threads: usize,
+    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
+) -> io::Result<Vec<T>> {
+    read_ahead_in(file, len, piece, plan, threads, true, work)
+}
+
+/// A description of its own for `file` (its read-ahead state apart), by opening the file
+/// again through `/proc/self/fd` (the same inode whatever its name now); `None` without
+/// `/proc`.
+fn reopen(file: &File) -> Option<File> {
+    File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_ahead_in<T: Send>(
+    file: &File,
+    len: u64,
+    piece: usize,
+    plan: &Plan,
+    threads: usize,
+    unordered: bool,
+    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
+) -> io::Result<Vec<T>> {
     assert!(piece > 0 && piece.is_multiple_of(ALIGN));
     let count = len.div_ceil(piece as u64) as usize;
     let direct = if plan.direct { open_direct(file) } else { None };
@@ -425,13 +462,39 @@ pub fn read_ahead<T: Send>(
     // worker, buffers in use stay under `2 * depth + threads`.
     let (tx, rx) = sync_channel::<(usize, AlignedBuf)>(depth);
     let rx = Mutex::new(rx);
+    // Buffered and unordered: a stripe and a description per reader.
+    let stripes: Option<Vec<File>> = (unordered && direct.is_none() && depth > 1 && count > 1)
+        .then(|| {
+            (0..depth)
+                .map(|_| reopen(file))
+                .collect::<Option<Vec<File>>>()
+        })
+        .flatten();
+    if let Some(files) = &stripes {
+        for f in files {
+            // SAFETY: posix_fadvise only reads its arguments; a failure changes nothing.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+        }
+    }
+    let stripe_next: Vec<AtomicUsize> = (0..depth)
+        .map(|r| AtomicUsize::new(r * count / depth))
+        .collect();
     std::thread::scope(|ts| {
-        for _ in 0..depth {
+        for r in 0..depth {
             let tx = tx.clone();
             let (next, stop, spare, direct) = (&next, &stop, &spare, direct.as_ref());
-            let fail = &fail;
+            let (fail, stripes, stripe_next) = (&fail, &stripes, &stripe_next);
             ts.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
+                let (file, k) = match stripes {
+                    Some(files) => {
+                        let k = stripe_next[r].fetch_add(1, Ordering::Relaxed);
+                        if k >= (r + 1) * count / depth {
+                            break;
+                        }
+                        (&files[r], k)
+                    }
+                    None => (file, next.fetch_add(1, Ordering::Relaxed)),
+                };
                 if k >= count || stop.load(Ordering::Relaxed) {
                     break;
                 }

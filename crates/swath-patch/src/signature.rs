@@ -140,7 +140,7 @@ pub fn signature_and_hash_with(
                 .collect::<io::Result<_>>()?
         }
         Some(f) if plan.ahead && piece.is_multiple_of(crate::io::ALIGN as u64) && pieces > 1 => {
-            crate::io::read_ahead(f, len, piece as usize, &plan, threads, |k, bytes| {
+            crate::io::read_ahead_unordered(f, len, piece as usize, &plan, threads, |k, bytes| {
                 let at = k as u64 * piece;
                 Ok(scan_loaded(bytes, at, at + bytes.len() as u64 == len, p))
             })?
