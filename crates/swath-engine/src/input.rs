@@ -80,6 +80,20 @@ impl Input {
         Self::from_file(name, file, false)
     }
 
+    /// Opens `path` without following a symbolic link in its last component (`O_NOFOLLOW`:
+    /// a link fails with ELOOP), as a walk that does not follow links must open what it found
+    /// (a link put there since is not followed).
+    pub fn open_nofollow(path: &Path) -> Result<Input, EngineError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let name = path.to_string_lossy().into_owned();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| EngineError::io(&name, e))?;
+        Self::from_file(name, file, false)
+    }
+
     /// Wraps standard input (a duplicate of descriptor 0) under the given display name.
     pub fn stdin(name: String) -> Result<Input, EngineError> {
         let fd = io::stdin()

@@ -19,6 +19,7 @@
 //!   largest first) and the I/O semaphore taken around reading.
 //! - [`output`]: output files written under a temporary name and renamed into place.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
+//! - [`walk`]: directory trees in the order GNU's `fts` walks them.
 //!
 //! The engine never maps a file without a guard: a mapped file truncated under the reader turns
 //! into [`EngineError::Shrank`], never into SIGBUS.
@@ -35,6 +36,7 @@ pub mod ordered;
 pub mod output;
 pub mod plan;
 pub mod sysinfo;
+pub mod walk;
 
 pub use error::EngineError;
 pub use exec::{

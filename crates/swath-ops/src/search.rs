@@ -14,6 +14,13 @@
 //! text does the same. Because the turn can happen up to one buffer before the NUL, a block's
 //! lines are handed on only once the blocks up to a buffer past them have been seen.
 //!
+//! Context lines (`-A`, `-B`, `-C`) follow GNU grep 3.8's `prtext`/`prpending`: each worker
+//! keeps, besides its selected lines, the lines within the context distances of them and the
+//! first `after` and last `before` lines of its block (a neighbouring block's selected line
+//! may need them); the consumer then walks those lines in file order as GNU's single pass
+//! does, so a context line is printed once whatever the block seams, and a group separator
+//! goes wherever the output is not adjacent in the file.
+//!
 //! Every search takes the holes of a sparse file as zero runs (except with `-a`, where a hole
 //! is part of one long line): with NULs ending lines, a run of `n` zeros is `n` empty lines
 //! past the binary turn, all selected or none, decided once.
@@ -77,12 +84,39 @@ pub struct SearchOptions {
     /// search with [`EngineError::LineTooLong`]: the engine does not gather more of one
     /// line. Regular files are not bound (long lines are mapped, not gathered).
     pub max_line: usize,
+    /// Context lines (`-B`, `-A`; `Some` when either was given, even as 0: GNU then prints
+    /// group separators). Only [`Mode::Print`] prints them.
+    pub context: Option<Context>,
+}
+
+/// Lines of context around each selected line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context {
+    /// Lines before (`-B`).
+    pub before: u64,
+    /// Lines after (`-A`).
+    pub after: u64,
 }
 
 /// The default of [`SearchOptions::max_line`]: 64 MiB.
 pub const DEFAULT_MAX_LINE: usize = 64 << 20;
 
-/// One selected line, handed to the caller in file order.
+/// What a search in [`Mode::Print`] hands to the caller, in file order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A line to print: selected, or (with context) a context line.
+    Line(Selected<'a>),
+    /// With context: the group separator (`--`) goes here, before output that is not
+    /// adjacent to the last output in the file. When `first_in_file`, nothing has been
+    /// printed from this file yet, and GNU prints it only when something was printed (or a
+    /// line selected) in an earlier file.
+    Separator {
+        /// No earlier group in this file.
+        first_in_file: bool,
+    },
+}
+
+/// One line to print, handed to the caller in file order.
 #[derive(Debug)]
 pub struct Selected<'a> {
     /// Line number (1-based; meaningful only when line numbers were asked for).
@@ -91,8 +125,11 @@ pub struct Selected<'a> {
     pub offset: u64,
     /// The line, without its newline.
     pub line: &'a [u8],
-    /// Non-empty matches within the line (when asked for), in order.
+    /// Non-empty matches within the line (when asked for), in order. A context line has
+    /// them only with `-v` (where context lines are the matching ones).
     pub matches: &'a [Range<usize>],
+    /// A context line (GNU's `-` separator), not a selected one.
+    pub context: bool,
 }
 
 /// What a search found.
@@ -107,6 +144,10 @@ pub struct SearchOutcome {
     pub resume_at: Option<u64>,
     /// The plan and what the engine did.
     pub run: Option<(Plan, RunStats)>,
+    /// A line was selected and handed on for output (printed, or hidden as not text, or
+    /// the binary file's first): after it GNU prints a group separator before the next
+    /// file's context output.
+    pub used: bool,
 }
 
 /// A selected line as a worker found it.
@@ -140,6 +181,9 @@ struct Found {
     /// A zero run whose empty lines are selected: its offset and length (each of its zeros
     /// a selected binary line, as many hits as there are zeros without holding them).
     zero_hits: Option<(u64, u64)>,
+    /// With context: the lines that are not hits but may be printed as context, in order
+    /// (their bytes in `text`, their matches in `ranges`, `zapped` never set).
+    ctx: Vec<Hit>,
 }
 
 /// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
@@ -150,7 +194,7 @@ pub fn search(
     o: &SearchOptions,
     engine: &EngineOptions,
     progress: Option<&AtomicU64>,
-    emit: &mut (dyn FnMut(&Selected<'_>) -> Flow + Send),
+    emit: &mut (dyn FnMut(Event<'_>) -> Flow + Send),
 ) -> Result<SearchOutcome, EngineError> {
     // Once a file is binary, NULs end lines (GNU's rule), so blocks may end at them too:
     // a file of NULs (a sparse file's holes) is then not one line held in memory.
@@ -173,6 +217,7 @@ pub fn search(
             binary_matched: false,
             resume_at: Some(0),
             run: None,
+            used: false,
         });
     }
     let unordered = o.binary != Binary::WithoutMatch && o.max_count == u64::MAX;
@@ -194,11 +239,13 @@ pub fn search(
             total.fetch_add(n, Ordering::Relaxed);
             Flow::Continue
         })?;
+        let selected = total.into_inner();
         return Ok(SearchOutcome {
-            selected: total.into_inner(),
+            selected,
             binary_matched: false,
             resume_at: None,
             run: Some((plan, stats)),
+            used: selected > 0,
         });
     }
     if o.binary != Binary::WithoutMatch && o.mode == Mode::Exists {
@@ -217,11 +264,13 @@ pub fn search(
             }
             Flow::Continue
         })?;
+        let found = found.into_inner();
         return Ok(SearchOutcome {
-            selected: u64::from(found.into_inner()),
+            selected: u64::from(found),
             binary_matched: false,
             resume_at: None,
             run: Some((plan, stats)),
+            used: found,
         });
     }
     let total = input.len();
@@ -231,12 +280,16 @@ pub fn search(
         line: 0,
         seen_end: 0,
         binary_from: None,
-        pending: VecDeque::new(),
+        blocks: VecDeque::new(),
         selected: 0,
         binary_matched: false,
         resume_at: None,
         done: false,
         emit,
+        pending: 0,
+        last_out: None,
+        recent: VecDeque::new(),
+        used: false,
     };
     let window = plan.threads * 4;
     let job = job.with_zero_runs();
@@ -267,6 +320,7 @@ pub fn search(
         binary_matched: state.binary_matched,
         resume_at: state.resume_at,
         run: Some((plan, stats)),
+        used: state.used,
     })
 }
 
@@ -384,6 +438,9 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
         left -= 1;
         left > 0
     });
+    if let (Mode::Print, Some(c)) = (o.mode, o.context) {
+        keep_context(m, o, c, text, at, check_text, &mut f);
+    }
     if left > 0 && text_len < data.len() {
         // Past the turn: lines end at NULs too, and nothing is printed.
         let zapped: Vec<u8> = data[text_len..]
@@ -411,23 +468,143 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
     f
 }
 
+/// With context: records in `f.ctx` the lines of `text` (a block's text part, at input
+/// offset `at`) that are not hits but lie within `c` lines of one, and the block's first
+/// `c.after` and last `c.before` lines (context for hits in the blocks around it).
+fn keep_context(
+    m: &Matcher,
+    o: &SearchOptions,
+    c: Context,
+    text: &[u8],
+    at: u64,
+    check_text: bool,
+    f: &mut Found,
+) {
+    let len = text.len();
+    // The line starting at `p` (< len), without its newline.
+    let line_at = |p: usize| p..memchr(b'\n', &text[p..]).map_or(len, |i| p + i);
+    // The line ending just before `q` (> 0): `q` is a line start or the end of the text.
+    let line_before = |q: usize| {
+        let e = if text[q - 1] == b'\n' { q - 1 } else { q };
+        memchr::memrchr(b'\n', &text[..e]).map_or(0, |i| i + 1)..e
+    };
+    let hits: Vec<(usize, usize)> = f
+        .hits
+        .iter()
+        .filter(|h| !h.zapped)
+        .map(|h| ((h.start - at) as usize, (h.end - at) as usize))
+        .collect();
+    let mut keep: Vec<Range<usize>> = Vec::new();
+    // Lines after `from`, up to `c.after` of them, before `until`.
+    let after = |from: usize, until: usize, keep: &mut Vec<Range<usize>>| {
+        let mut p = from;
+        for _ in 0..c.after {
+            if p >= until {
+                break;
+            }
+            let l = line_at(p);
+            p = l.end + 1;
+            keep.push(l);
+        }
+        p
+    };
+    // Lines before `to`, up to `c.before` of them, from `covered` on.
+    let before = |to: usize, covered: usize, keep: &mut Vec<Range<usize>>| {
+        let mark = keep.len();
+        let mut q = to;
+        for _ in 0..c.before {
+            if q <= covered {
+                break;
+            }
+            let l = line_before(q);
+            q = l.start;
+            keep.push(l);
+        }
+        keep[mark..].reverse();
+    };
+    let first = hits.first().map_or(len, |h| h.0);
+    let mut covered = after(0, first, &mut keep);
+    for (k, &(s, e)) in hits.iter().enumerate() {
+        before(s, covered, &mut keep);
+        let next = hits.get(k + 1).map_or(len, |h| h.0);
+        covered = after(e + 1, next, &mut keep).max(e + 1);
+    }
+    before(len, covered, &mut keep);
+    let mut counted = (0usize, 0u64);
+    for l in keep {
+        let mut ctx = Hit {
+            start: at + l.start as u64,
+            end: at + l.end as u64,
+            rel: 0,
+            text: 0..0,
+            matches: f.ranges.len()..f.ranges.len(),
+            bad: false,
+            zapped: false,
+        };
+        if o.line_numbers {
+            counted.1 += swath_kernels::count::count_byte(&text[counted.0..l.start], b'\n');
+            counted.0 = l.start;
+            ctx.rel = counted.1;
+        }
+        let line = &text[l];
+        // With -v the context lines are the matching ones: their matches are shown.
+        if o.matches && o.invert {
+            for x in m.matches_in_line(line) {
+                if check_text && o.only_matching && has_encoding_error(&line[x.clone()]) {
+                    ctx.bad = true;
+                    break;
+                }
+                f.ranges.push(x);
+            }
+            ctx.matches.end = f.ranges.len();
+        }
+        if check_text && !o.only_matching {
+            ctx.bad = has_encoding_error(line);
+        }
+        let from = f.text.len();
+        f.text.extend_from_slice(line);
+        ctx.text = from..f.text.len();
+        f.ctx.push(ctx);
+    }
+}
+
 /// The consumer: takes blocks in order, decides where the file turned binary, and hands
-/// selected lines to the caller.
+/// selected lines (and context lines around them) to the caller.
 struct Emitter<'e> {
     o: &'e SearchOptions,
     total: Option<u64>,
-    /// Lines before the first pending block.
+    /// Lines before the first waiting block.
     line: u64,
     /// End of the last block taken.
     seen_end: u64,
     /// Offset from which the file is binary, once a NUL has been seen.
     binary_from: Option<u64>,
-    pending: VecDeque<Found>,
+    /// Blocks taken but not yet handed on.
+    blocks: VecDeque<Found>,
     selected: u64,
     binary_matched: bool,
     resume_at: Option<u64>,
     done: bool,
-    emit: &'e mut (dyn FnMut(&Selected<'_>) -> Flow + Send),
+    emit: &'e mut (dyn FnMut(Event<'_>) -> Flow + Send),
+    /// Context: lines of trailing context still to print (GNU's `pending`).
+    pending: u64,
+    /// Context: the offset just past the last line printed (GNU's `lastout`).
+    last_out: Option<u64>,
+    /// Context: the last lines seen and not printed, at most `before` of them.
+    recent: VecDeque<Line>,
+    /// A line was selected and handed on (GNU's `used`, for this file).
+    used: bool,
+}
+
+/// A line kept for leading context.
+#[derive(Debug)]
+struct Line {
+    start: u64,
+    end: u64,
+    number: u64,
+    text: Vec<u8>,
+    matches: Vec<Range<usize>>,
+    bad: bool,
 }
 
 impl Emitter<'_> {
@@ -438,7 +615,7 @@ impl Emitter<'_> {
                 self.binary_from = Some(nul / GNU_BUFFER * GNU_BUFFER);
             }
         }
-        self.pending.push_back(found);
+        self.blocks.push_back(found);
         self.flush();
         if self.done {
             Flow::Stop
@@ -452,25 +629,34 @@ impl Emitter<'_> {
         if self.binary_from.is_some() || self.o.binary == Binary::Text {
             return true;
         }
-        let Some(last) = f.hits.last() else {
+        let last = f
+            .hits
+            .last()
+            .map(|h| h.end)
+            .max(f.ctx.last().map(|h| h.end));
+        let Some(last) = last else {
             return true;
         };
-        let safe_until = (last.end / GNU_BUFFER + 1) * GNU_BUFFER;
+        let safe_until = (last / GNU_BUFFER + 1) * GNU_BUFFER;
         self.seen_end >= safe_until || self.total.is_some_and(|t| self.seen_end >= t)
     }
 
     fn flush(&mut self) {
         while !self.done {
-            let Some(front) = self.pending.front() else {
+            let Some(front) = self.blocks.front() else {
                 return;
             };
             if !self.decided(front) {
                 return;
             }
-            let f = self.pending.pop_front().expect("front exists");
+            let f = self.blocks.pop_front().expect("front exists");
             self.hand_on(&f);
             self.line += f.newlines;
         }
+    }
+
+    fn is_binary(&self, h: &Hit) -> bool {
+        h.zapped || self.binary_from.is_some_and(|b| h.end >= b)
     }
 
     fn hand_on(&mut self, f: &Found) {
@@ -481,6 +667,12 @@ impl Emitter<'_> {
                 self.done = true;
                 return;
             }
+            if self.selected >= self.o.max_count {
+                // Only trailing context was awaited, and nothing binary is printed.
+                self.done = true;
+                return;
+            }
+            self.used = true;
             if self.o.mode != Mode::Count {
                 self.selected += 1;
                 self.binary_matched = self.o.mode == Mode::Print;
@@ -496,15 +688,33 @@ impl Emitter<'_> {
             }
             return;
         }
+        let context = self.o.context.is_some() && self.o.mode == Mode::Print;
+        let mut ctx = f.ctx.iter().peekable();
         for hit in &f.hits {
-            let binary = hit.zapped || self.binary_from.is_some_and(|b| hit.end >= b);
-            if binary {
+            if context {
+                while let Some(c) = ctx.next_if(|c| c.start < hit.start) {
+                    self.context_line(f, c);
+                    if self.done {
+                        return;
+                    }
+                }
+                if self.selected >= self.o.max_count {
+                    // Past the limit a selected line is trailing context like any other.
+                    self.context_line(f, hit);
+                    if self.done {
+                        return;
+                    }
+                    continue;
+                }
+            }
+            if self.is_binary(hit) {
                 if self.o.binary == Binary::WithoutMatch {
                     self.selected = 0;
                     self.done = true;
                     return;
                 }
                 self.selected += 1;
+                self.used = true;
                 if self.o.mode != Mode::Count {
                     self.binary_matched = self.o.mode == Mode::Print;
                     self.done = true;
@@ -513,20 +723,37 @@ impl Emitter<'_> {
             } else {
                 self.selected += 1;
                 if self.o.mode == Mode::Print {
+                    if context {
+                        self.lead(hit.start);
+                        if self.done {
+                            return;
+                        }
+                    }
+                    self.used = true;
                     let line = &f.text[hit.text.clone()];
                     let sel = Selected {
                         number: self.line + hit.rel + 1,
                         offset: hit.start,
                         line,
                         matches: &f.ranges[hit.matches.clone()],
+                        context: false,
                     };
                     // Not text (UTF-8): GNU leaves out what it cannot print, goes on, and
                     // says "binary file matches" after the file.
                     self.binary_matched |= hit.bad;
                     let show = !hit.bad || (self.o.only_matching && !sel.matches.is_empty());
-                    if show && (self.emit)(&sel) == Flow::Stop {
-                        self.done = true;
-                        return;
+                    if show {
+                        if (self.emit)(Event::Line(sel)) == Flow::Stop {
+                            self.done = true;
+                            return;
+                        }
+                        self.last_out = Some(hit.end + 1);
+                    } else if context {
+                        // Not printed, so GNU's next leading context may reach back over it.
+                        self.remember(f, hit);
+                    }
+                    if let Some(c) = self.o.context {
+                        self.pending = c.after;
                     }
                 }
                 if self.o.mode == Mode::Exists {
@@ -537,14 +764,131 @@ impl Emitter<'_> {
             if self.selected >= self.o.max_count {
                 let next = hit.end + 1;
                 self.resume_at = Some(self.total.map_or(next, |t| next.min(t)));
-                self.done = true;
-                return;
+                if self.pending == 0 {
+                    self.done = true;
+                    return;
+                }
+            }
+        }
+        if context {
+            for c in ctx {
+                self.context_line(f, c);
+                if self.done {
+                    return;
+                }
             }
         }
         if self.o.binary == Binary::WithoutMatch && self.binary_from.is_some_and(|b| f.end > b) {
             self.selected = 0;
             self.done = true;
         }
+    }
+
+    /// A line that is not selected (or comes after the limit): trailing context while any
+    /// is pending, else remembered as possible leading context.
+    fn context_line(&mut self, f: &Found, c: &Hit) {
+        let limit_reached = self.selected >= self.o.max_count;
+        if self.is_binary(c) {
+            // Nothing past the binary turn is printed.
+            if limit_reached {
+                self.done = true;
+            }
+            return;
+        }
+        if self.pending > 0 {
+            if c.bad {
+                // GNU prints trailing context from its last output on: a line it cannot
+                // print stays its next line until no context is pending.
+                self.pending = 0;
+            } else {
+                self.pending -= 1;
+                let sel = Selected {
+                    number: self.line + c.rel + 1,
+                    offset: c.start,
+                    line: &f.text[c.text.clone()],
+                    matches: &f.ranges[c.matches.clone()],
+                    context: true,
+                };
+                if (self.emit)(Event::Line(sel)) == Flow::Stop {
+                    self.done = true;
+                    return;
+                }
+                self.last_out = Some(c.end + 1);
+                if limit_reached && self.pending == 0 {
+                    self.done = true;
+                }
+                return;
+            }
+        }
+        if limit_reached {
+            self.done = true;
+            return;
+        }
+        self.remember(f, c);
+    }
+
+    /// Keeps a line that was not printed as possible leading context (the last `before`).
+    fn remember(&mut self, f: &Found, c: &Hit) {
+        let before = self.o.context.map_or(0, |c| c.before) as usize;
+        if before == 0 {
+            return;
+        }
+        if self.recent.len() == before {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Line {
+            start: c.start,
+            end: c.end,
+            number: self.line + c.rel + 1,
+            text: f.text[c.text.clone()].to_vec(),
+            matches: f.ranges[c.matches.clone()].to_vec(),
+            bad: c.bad,
+        });
+    }
+
+    /// Before a selected line starting at `start`: the group separator when the output is
+    /// not adjacent to the last, then the leading context (the lines just before it, after
+    /// the last output, at most `before`).
+    fn lead(&mut self, start: u64) {
+        let recent = std::mem::take(&mut self.recent);
+        // The lines just before `start`, back to the last output (lines not printed stay
+        // candidates: GNU walks back over the text itself).
+        let mut from = recent.len();
+        let mut expect = start;
+        while from > 0 {
+            let l = &recent[from - 1];
+            if l.end + 1 != expect || self.last_out.is_some_and(|o| l.start < o) {
+                break;
+            }
+            expect = l.start;
+            from -= 1;
+        }
+        if self.last_out != Some(expect)
+            && (self.emit)(Event::Separator {
+                first_in_file: !self.used,
+            }) == Flow::Stop
+        {
+            self.done = true;
+            return;
+        }
+        for l in recent.range(from..) {
+            if l.bad {
+                continue;
+            }
+            let sel = Selected {
+                number: l.number,
+                offset: l.start,
+                line: &l.text,
+                matches: &l.matches,
+                context: true,
+            };
+            if (self.emit)(Event::Line(sel)) == Flow::Stop {
+                self.done = true;
+                return;
+            }
+            self.last_out = Some(l.end + 1);
+        }
+        self.recent = recent;
     }
 }
 
@@ -623,6 +967,83 @@ mod tests {
         (printed, selected, binary)
     }
 
+    /// What a search with context hands on: lines (number, offset, text, context?) and
+    /// separators (first in file?).
+    #[derive(Debug, PartialEq, Eq)]
+    enum Ev {
+        Line(u64, u64, Vec<u8>, bool),
+        Sep(bool),
+    }
+
+    /// GNU grep 3.8's `prtext`/`prpending` over the lines of a text without NULs, one line
+    /// at a time: leading context back to the last output, a separator where the output is
+    /// not adjacent, trailing context (after the limit too), lines that are not text (UTF-8)
+    /// left out (a trailing one ends the trailing context).
+    fn context_oracle(data: &[u8], m: &Matcher, o: &SearchOptions) -> (Vec<Ev>, u64) {
+        let c = o.context.unwrap();
+        let mut lines = Vec::new();
+        let mut start = 0usize;
+        while start < data.len() {
+            let end = memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+            lines.push((start, end));
+            start = end + 1;
+        }
+        let bad = |i: usize| {
+            let (s, e) = lines[i];
+            o.utf8 && o.binary != Binary::Text && has_encoding_error(&data[s..e])
+        };
+        let line = |i: usize, ctx: bool| {
+            let (s, e) = lines[i];
+            Ev::Line(i as u64 + 1, s as u64, data[s..e].to_vec(), ctx)
+        };
+        let (mut ev, mut pending, mut last_out, mut used, mut selected) =
+            (Vec::new(), 0u64, None::<usize>, false, 0u64);
+        if o.max_count == 0 {
+            return (ev, 0);
+        }
+        for i in 0..lines.len() {
+            let (s, e) = lines[i];
+            let is_sel = m.is_match_line(&data[s..e]) != o.invert;
+            if selected < o.max_count && is_sel {
+                let mut p = i;
+                while p > 0
+                    && ((i - p) as u64) < c.before
+                    && last_out.is_none_or(|o| lines[p - 1].0 >= o)
+                {
+                    p -= 1;
+                }
+                if last_out != Some(lines[p].0) {
+                    ev.push(Ev::Sep(!used));
+                }
+                for (j, &(_, end)) in lines.iter().enumerate().take(i).skip(p) {
+                    if !bad(j) {
+                        ev.push(line(j, true));
+                        last_out = Some(end + 1);
+                    }
+                }
+                used = true;
+                selected += 1;
+                if !bad(i) {
+                    ev.push(line(i, false));
+                    last_out = Some(e + 1);
+                }
+                pending = c.after;
+            } else if pending > 0 {
+                if bad(i) {
+                    pending = 0;
+                } else {
+                    pending -= 1;
+                    ev.push(line(i, true));
+                    last_out = Some(e + 1);
+                }
+            }
+            if selected >= o.max_count && pending == 0 {
+                break;
+            }
+        }
+        (ev, selected)
+    }
+
     fn lines_of(d: &[u8]) -> Vec<&[u8]> {
         let mut v: Vec<&[u8]> = d.split(|&b| b == b'\n').collect();
         if d.last().is_none_or(|&b| b == b'\n') {
@@ -636,8 +1057,10 @@ mod tests {
         f.write_all(data).unwrap();
         let input = Input::open(f.path()).unwrap();
         let mut printed = Vec::new();
-        let out = search(&input, m, o, e, None, &mut |s| {
-            printed.push((s.number, s.offset, s.line.to_vec()));
+        let out = search(&input, m, o, e, None, &mut |ev| {
+            if let Event::Line(s) = ev {
+                printed.push((s.number, s.offset, s.line.to_vec()));
+            }
             Flow::Continue
         })
         .unwrap();
@@ -689,12 +1112,57 @@ mod tests {
             let o = SearchOptions {
                 mode, invert, max_count: max, binary, utf8,
                 line_numbers: true, matches: false, only_matching: false,
-                max_line: DEFAULT_MAX_LINE,
+                max_line: DEFAULT_MAX_LINE, context: None,
             };
             let e = EngineOptions {
                 threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
             };
             prop_assert_eq!(run(&data, &m, &o, &e), oracle(&data, &m, &o));
+        }
+
+        #[test]
+        fn context_is_printed_as_gnu_prints_it_whatever_the_plan(
+            data in proptest::collection::vec(
+                prop_oneof![
+                    8 => Just(b'a'), 3 => Just(b'b'), 2 => Just(b' '), 4 => Just(b'\n'),
+                    1 => Just(0xc3u8), 1 => Just(0xa9u8)
+                ],
+                0..600,
+            ),
+            pat in prop_oneof![Just("ab"), Just("^b"), Just("a$"), Just("b b"), Just("^$")],
+            utf8 in any::<bool>(),
+            invert in any::<bool>(),
+            before in 0u64..4,
+            after in 0u64..4,
+            max in prop_oneof![Just(u64::MAX), Just(1u64), Just(2u64), Just(5u64)],
+            threads in 1i64..4,
+            bs in prop_oneof![1usize..40, 4096usize..8192],
+            strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap)],
+        ) {
+            let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
+                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8,
+            }).unwrap();
+            let o = SearchOptions {
+                mode: Mode::Print, invert, max_count: max, binary: Binary::Binary, utf8,
+                line_numbers: true, matches: false, only_matching: false,
+                max_line: DEFAULT_MAX_LINE, context: Some(Context { before, after }),
+            };
+            let e = EngineOptions {
+                threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
+            };
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&data).unwrap();
+            let input = Input::open(f.path()).unwrap();
+            let mut got = Vec::new();
+            let out = search(&input, &m, &o, &e, None, &mut |ev| {
+                got.push(match ev {
+                    Event::Line(s) => Ev::Line(s.number, s.offset, s.line.to_vec(), s.context),
+                    Event::Separator { first_in_file } => Ev::Sep(first_in_file),
+                });
+                Flow::Continue
+            })
+            .unwrap();
+            prop_assert_eq!((got, out.selected), context_oracle(&data, &m, &o));
         }
 
         #[test]
@@ -730,6 +1198,7 @@ mod tests {
             let o = SearchOptions {
                 mode, invert, max_count: max, binary, utf8: false,
                 line_numbers: true, matches: false, only_matching: false, max_line: DEFAULT_MAX_LINE,
+                context: None,
             };
             let e = EngineOptions {
                 threads: Some(threads), block_size: Some(bs_pages * 4096), strategy,
@@ -737,8 +1206,10 @@ mod tests {
             };
             let input = Input::open(f.path()).unwrap();
             let mut printed = Vec::new();
-            let out = search(&input, &m, &o, &e, None, &mut |s| {
-                printed.push((s.number, s.offset, s.line.to_vec()));
+            let out = search(&input, &m, &o, &e, None, &mut |ev| {
+                if let Event::Line(s) = ev {
+                    printed.push((s.number, s.offset, s.line.to_vec()));
+                }
                 Flow::Continue
             })
             .unwrap();

@@ -35,6 +35,9 @@ pub struct LongOpt {
 pub struct Parsed {
     /// `(key, argument)` pairs.
     pub opts: Vec<(&'static str, Option<OsString>)>,
+    /// For each of `opts`, the index in `args` of the word it came from (grep's `-NUM`:
+    /// digits accumulate only within one word).
+    pub words: Vec<usize>,
     /// Operands, in order.
     pub operands: Vec<OsString>,
     /// glibc's message for the first bad option; `opts` holds the options before it, which
@@ -56,6 +59,7 @@ pub fn getopt(
     if let Err(e) = parse_into(&mut p, args, short, shorts, long, posixly_correct) {
         p.error = Some(e);
     }
+    p.words.resize(p.opts.len(), args.len());
     p
 }
 
@@ -110,6 +114,8 @@ fn parse_into(
             .unwrap_or("?")
     };
     while i < args.len() {
+        // Options pushed so far came from earlier words.
+        p.words.resize(p.opts.len(), i.saturating_sub(1));
         let arg = &args[i];
         let bytes = arg.as_bytes();
         i += 1;

@@ -4,20 +4,26 @@
 //! Options are parsed with GNU getopt's rules ([`crate::getopt`]); the patterns are translated
 //! into one regular expression ([`swath_kernels::search::Matcher`]); each file is searched by
 //! [`swath_ops::search::search`], which hands selected lines back in file order; this module
-//! formats them as GNU grep does (file name, line number, byte offset, colours, `-o`, `-c`,
-//! `-l`, `-L`) and keeps GNU's exit status: 0 when a line was selected, 1 when none, 2 on an
-//! error (unless `-q` found a match).
+//! formats them as GNU grep does (file name, line number, byte offset, context lines and
+//! group separators, `-T`, colours, `-o`, `-c`, `-l`, `-L`) and keeps GNU's exit status: 0
+//! when a line was selected, 1 when none, 2 on an error (unless `-q` found a match).
+//!
+//! With `-r`/`-R` each directory operand is walked first in GNU's `fts` order
+//! ([`swath_engine::walk`]), `--include`/`--exclude`/`--exclude-dir` applied as gnulib's
+//! `exclude` module applies them (glibc's `fnmatch`); the files found are then searched like
+//! operands: small ones on the pool, results in walk order.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use swath_engine::{EngineError, EngineOptions, Flow, Input, Layout, Strategy};
 use swath_kernels::pattern::Syntax;
 use swath_kernels::search::{MatchOptions, Matcher};
-use swath_ops::search::{search, Binary, Mode, SearchOptions, Selected};
+use swath_ops::search::{search, Binary, Context, Event, Mode, SearchOptions, Selected};
 
 use crate::engine_args::Stopwatch;
 use crate::getopt::{getopt, HasArg, LongOpt};
@@ -55,14 +61,14 @@ const LONG: &[LongOpt] = &[
     opt("devices", HasArg::Required, "D"),
     opt("directories", HasArg::Required, "d"),
     opt("exclude", HasArg::Required, "exclude"),
-    opt("exclude-from", HasArg::Required, "exclude"),
-    opt("exclude-dir", HasArg::Required, "exclude"),
+    opt("exclude-from", HasArg::Required, "exclude-from"),
+    opt("exclude-dir", HasArg::Required, "exclude-dir"),
     opt("file", HasArg::Required, "f"),
     opt("files-with-matches", HasArg::No, "l"),
     opt("files-without-match", HasArg::No, "L"),
     opt("group-separator", HasArg::Required, "group-separator"),
     opt("help", HasArg::No, "help"),
-    opt("include", HasArg::Required, "exclude"),
+    opt("include", HasArg::Required, "include"),
     opt("ignore-case", HasArg::No, "i"),
     opt("no-ignore-case", HasArg::No, "no-ignore-case"),
     opt("initial-tab", HasArg::No, "T"),
@@ -95,7 +101,11 @@ const LONG: &[LongOpt] = &[
 #[derive(Debug, Clone)]
 struct Colors {
     selected_match: String,
+    context_match: String,
     selected_line: String,
+    context_line: String,
+    /// `rv`: with -v, selected lines take the context line colour and the other way round.
+    reverse: bool,
     file_name: String,
     line_num: String,
     byte_num: String,
@@ -110,7 +120,10 @@ impl Colors {
     fn from_env(prog: &str) -> Colors {
         let mut c = Colors {
             selected_match: "01;31".into(),
+            context_match: "01;31".into(),
             selected_line: String::new(),
+            context_line: String::new(),
+            reverse: false,
             file_name: "35".into(),
             line_num: "32".into(),
             byte_num: "32".into(),
@@ -126,8 +139,15 @@ impl Colors {
                 match_set |= matches!(item.split('=').next(), Some("mt" | "ms" | "mc"));
                 let (k, val) = item.split_once('=').unwrap_or((item, ""));
                 match k {
-                    "mt" | "ms" => c.selected_match = val.into(),
+                    "mt" => {
+                        c.selected_match = val.into();
+                        c.context_match = val.into();
+                    }
+                    "ms" => c.selected_match = val.into(),
+                    "mc" => c.context_match = val.into(),
                     "sl" => c.selected_line = val.into(),
+                    "cx" => c.context_line = val.into(),
+                    "rv" => c.reverse = true,
                     "fn" => c.file_name = val.into(),
                     "ln" => c.line_num = val.into(),
                     "bn" => c.byte_num = val.into(),
@@ -142,6 +162,7 @@ impl Colors {
                 eprintln!(
                     "{prog}: warning: GREP_COLOR='{old}' is deprecated; use GREP_COLORS='mt={old}'"
                 );
+                c.context_match = old.clone();
                 c.selected_match = old;
             }
         }
@@ -175,6 +196,12 @@ struct Format {
     only_matching: bool,
     null_after_name: bool,
     line_buffered: bool,
+    /// `-T`: a tab before each line's text, numbers right-aligned.
+    initial_tab: bool,
+    /// `-v`: which lines have matches to show (the context lines then).
+    invert: bool,
+    /// The line end: `\n`, or NUL with `-z`.
+    eol: u8,
     color: Option<Colors>,
 }
 
@@ -195,51 +222,105 @@ impl Format {
         self.colored(out, |c| &c.sep, &[sep]);
     }
 
-    /// File name, line number and byte offset before a line or match.
-    fn head(&self, out: &mut Vec<u8>, name: &[u8], number: u64, offset: u64) {
+    /// File name, line number and byte offset before a line or match (`sep` is `:` for a
+    /// selected line, `-` for context), and `-T`'s tab before a non-empty text. `width`: the
+    /// width numbers are aligned to with `-T` (GNU's, from the file's size).
+    #[allow(clippy::too_many_arguments)]
+    fn head(
+        &self,
+        out: &mut Vec<u8>,
+        name: &[u8],
+        number: u64,
+        offset: u64,
+        sep: u8,
+        width: usize,
+        empty: bool,
+    ) {
         if self.with_filename {
             self.colored(out, |c| &c.file_name, name);
             if self.null_after_name {
                 out.push(0);
             } else {
-                self.sep(out, b':');
+                self.sep(out, sep);
             }
         }
         if self.line_number {
-            self.colored(out, |c| &c.line_num, number.to_string().as_bytes());
-            self.sep(out, b':');
+            self.colored(out, |c| &c.line_num, format!("{number:>width$}").as_bytes());
+            self.sep(out, sep);
         }
         if self.byte_offset {
-            self.colored(out, |c| &c.byte_num, offset.to_string().as_bytes());
-            self.sep(out, b':');
+            self.colored(out, |c| &c.byte_num, format!("{offset:>width$}").as_bytes());
+            self.sep(out, sep);
+        }
+        if self.initial_tab
+            && (self.with_filename || self.line_number || self.byte_offset)
+            && !empty
+        {
+            out.push(b'\t');
         }
     }
 
-    fn selected(&self, out: &mut Vec<u8>, name: &[u8], s: &Selected<'_>) {
+    /// A selected or context line (or its matches, with `-o`), as GNU's `prline` prints it.
+    fn line(&self, out: &mut Vec<u8>, name: &[u8], s: &Selected<'_>, width: usize) {
+        let sep = if s.context { b'-' } else { b':' };
+        // GNU: the matches shown are those of the matching lines (context lines with -v).
+        let matching = s.context == self.invert;
         if self.only_matching {
-            for m in s.matches {
-                self.head(out, name, s.number, s.offset + m.start as u64);
-                self.colored(out, |c| &c.selected_match, &s.line[m.clone()]);
-                out.push(b'\n');
+            if matching {
+                for m in s.matches {
+                    let off = s.offset + m.start as u64;
+                    self.head(out, name, s.number, off, sep, width, m.is_empty());
+                    self.colored(out, |c| self.match_color(c, s.context), &s.line[m.clone()]);
+                    out.push(self.eol);
+                }
             }
             return;
         }
-        self.head(out, name, s.number, s.offset);
+        self.head(out, name, s.number, s.offset, sep, width, s.line.is_empty());
         match &self.color {
-            Some(c) if !s.matches.is_empty() => {
+            Some(c) => {
+                let line_color = self.line_color(c, s.context);
                 let mut at = 0;
-                for m in s.matches {
-                    self.colored(out, |c| &c.selected_line, &s.line[at..m.start]);
-                    self.colored(out, |c| &c.selected_match, &s.line[m.clone()]);
-                    // GNU restarts the line colour after each match.
-                    at = m.end;
+                if matching && !self.match_color(c, s.context).is_empty() {
+                    for m in s.matches {
+                        // GNU starts the line colour before the text ahead of each match
+                        // (and leaves it to the match's colour to end).
+                        c.start(out, line_color);
+                        out.extend_from_slice(&s.line[at..m.start]);
+                        self.colored(out, |c| self.match_color(c, s.context), &s.line[m.clone()]);
+                        at = m.end;
+                    }
                 }
-                self.colored(out, |c| &c.selected_line, &s.line[at..]);
-                let _ = c;
+                // The rest in the line colour, a final CR left out of it.
+                let rest = &s.line[at..];
+                let cr = usize::from(rest.last() == Some(&b'\r'));
+                let (body, tail) = rest.split_at(rest.len() - cr);
+                if !body.is_empty() {
+                    c.start(out, line_color);
+                    out.extend_from_slice(body);
+                    c.end(out, line_color);
+                }
+                out.extend_from_slice(tail);
             }
-            _ => self.colored(out, |c| &c.selected_line, s.line),
+            None => out.extend_from_slice(s.line),
         }
-        out.push(b'\n');
+        out.push(self.eol);
+    }
+
+    fn match_color<'c>(&self, c: &'c Colors, context: bool) -> &'c str {
+        if context {
+            &c.context_match
+        } else {
+            &c.selected_match
+        }
+    }
+
+    fn line_color<'c>(&self, c: &'c Colors, context: bool) -> &'c str {
+        if !context ^ (self.invert && c.reverse) {
+            &c.selected_line
+        } else {
+            &c.context_line
+        }
     }
 }
 
@@ -266,6 +347,44 @@ struct Config {
     time: bool,
     /// `--max-line`: the longest line gathered from a pipe.
     max_line: usize,
+    /// `-A`, `-B`, `-C`, `-NUM` (when any was given).
+    context: Option<Context>,
+    /// `--group-separator` (`--` by default; `None` with `--no-group-separator`).
+    group_separator: Option<Vec<u8>>,
+    /// `-d`, `-r`, `-R`.
+    directories: Directories,
+    /// `-R`: links followed inside trees.
+    follow: swath_engine::walk::Follow,
+    /// `-D`.
+    devices: Devices,
+    /// `--include` (true) and `--exclude`/`--exclude-from` (false) patterns, in order.
+    excludes: Vec<(Vec<u8>, bool)>,
+    /// `--exclude-dir` patterns.
+    exclude_dirs: Vec<(Vec<u8>, bool)>,
+    /// `-r` without a file operand: `.` is searched and its `./` left out of names.
+    omit_dot_slash: bool,
+}
+
+/// What to do with a directory (`-d`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directories {
+    /// Read it as a file (GNU reports "Is a directory").
+    Read,
+    /// Search the files below it.
+    Recurse,
+    /// Leave it out silently.
+    Skip,
+}
+
+/// What to do with devices, FIFOs and sockets (`-D`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Devices {
+    /// Read them.
+    Read,
+    /// Leave them out.
+    Skip,
+    /// Read those named on the command line, leave out those found in a tree (the default).
+    ReadCommandLine,
 }
 
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
@@ -418,8 +537,21 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
     let mut color = "never".to_string();
     let mut label = b"(standard input)".to_vec();
     let (mut null_after_name, mut line_buffered) = (false, false);
+    let mut initial_tab = false;
+    // GNU's out_before, out_after and default_context: -1 until given.
+    let (mut before, mut after, mut both): (Option<u64>, Option<u64>, Option<u64>) =
+        (None, None, None);
+    let mut digits = String::new();
+    let mut digits_word = None;
+    let mut group_separator = Some(b"--".to_vec());
+    let mut directories = Directories::Read;
+    let mut follow = swath_engine::walk::Follow::Never;
+    let mut devices = Devices::ReadCommandLine;
+    let mut excludes: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut exclude_dirs: Vec<(Vec<u8>, bool)> = Vec::new();
     let utf8 = crate::gnu_args::utf8_locale();
-    for (key, val) in p.opts {
+    let words = p.words.clone();
+    for (n, (key, val)) in p.opts.into_iter().enumerate() {
         let v = || val.clone().unwrap_or_default();
         let mut set_syntax = |s: Syntax| -> Result<(), ExitCode> {
             if syntax.is_some_and(|old| old != s) {
@@ -534,21 +666,77 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
                     help_text(prog).as_bytes(),
                 ));
             }
-            "A" | "B" | "C" | "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9"
-            | "group-separator" => {
-                return Err(die(
-                    prog,
-                    "context lines (-A, -B, -C, -NUM) are not supported by swath grep",
-                ))
+            "A" => after = Some(context_length(prog, &v())?),
+            "B" => before = Some(context_length(prog, &v())?),
+            "C" => both = Some(context_length(prog, &v())?),
+            "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" => {
+                // GNU: the digits of one word make one number (-12), leading zeros dropped.
+                if digits_word != Some(words[n]) || digits == "0" {
+                    digits.clear();
+                }
+                if digits.len() == 21 {
+                    return Err(die(
+                        prog,
+                        &format!("{digits}...: invalid context length argument"),
+                    ));
+                }
+                digits.push_str(key);
+                digits_word = Some(words[n]);
+                both = Some(context_length(prog, OsStr::new(&digits))?);
             }
-            "r" | "R" | "d" | "D" | "exclude" => {
-                return Err(die(
+            "group-separator" => group_separator = val.map(|v| v.as_bytes().to_vec()),
+            "T" => initial_tab = true,
+            "R" => {
+                follow = swath_engine::walk::Follow::Always;
+                directories = Directories::Recurse;
+            }
+            "r" => directories = Directories::Recurse,
+            "d" => {
+                directories = match argmatch(
                     prog,
-                    "recursive search and file selection (-r, -R, -d, -D, --include, --exclude) are not supported by swath grep",
-                ))
+                    "--directories",
+                    &v(),
+                    &["read", "recurse", "skip"],
+                    utf8,
+                )? {
+                    0 => Directories::Read,
+                    1 => Directories::Recurse,
+                    _ => Directories::Skip,
+                }
+            }
+            "D" => {
+                devices = match v().as_bytes() {
+                    b"read" => Devices::Read,
+                    b"skip" => Devices::Skip,
+                    _ => return Err(die(prog, "unknown devices method")),
+                }
+            }
+            "include" | "exclude" => excludes.push((v().as_bytes().to_vec(), key == "include")),
+            "exclude-from" => {
+                let name = v();
+                let data = if name == "-" {
+                    let mut d = Vec::new();
+                    io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
+                } else {
+                    std::fs::read(&name)
+                };
+                let data = data.map_err(|e| {
+                    let cause = swath_engine::error::os_message(&e);
+                    eprint_bytes(prog, &[name.as_bytes(), b": ", cause.as_bytes()].concat());
+                    ExitCode::from(2)
+                })?;
+                for pat in data.split(|&b| b == b'\n').filter(|p| !p.is_empty()) {
+                    excludes.push((pat.to_vec(), false));
+                }
+            }
+            "exclude-dir" => {
+                let mut d = v().as_bytes().to_vec();
+                while d.len() > 1 && d.ends_with(b"/") {
+                    d.pop();
+                }
+                exclude_dirs.push((d, false));
             }
             "z" => return Err(die(prog, "-z (--null-data) is not supported by swath grep")),
-            "T" => return Err(die(prog, "-T (--initial-tab) is not supported by swath grep")),
             "X" => return Err(die(prog, "-X is not supported by swath grep")),
             _ => return Err(usage(prog, None)),
         }
@@ -588,9 +776,17 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             list
         }
     };
+    let omit_dot_slash = files.is_empty() && directories == Directories::Recurse;
     if files.is_empty() {
-        files.push(OsString::from("-"));
+        files.push(OsString::from(if omit_dot_slash { "." } else { "-" }));
     }
+    // GNU: with -r and at most one operand, names are shown when it is a directory.
+    let with_filename = with_filename.unwrap_or_else(|| {
+        files.len() > 1
+            || (directories == Directories::Recurse
+                && files[0] != "-"
+                && swath_engine::walk::is_dir(Path::new(&files[0])))
+    });
     let color_on = match color.as_str() {
         "always" => true,
         "auto" => {
@@ -627,19 +823,152 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         no_messages,
         label,
         format: Format {
-            with_filename: with_filename.unwrap_or(files.len() > 1),
+            with_filename,
             line_number,
             byte_offset,
             only_matching,
             null_after_name,
             line_buffered,
+            initial_tab,
+            invert,
+            eol: b'\n',
             color: color_on.then(|| Colors::from_env(prog)),
         },
         files,
         engine,
         time,
         max_line,
+        context: (before.is_some() || after.is_some() || both.is_some()).then(|| Context {
+            before: before.or(both).unwrap_or(0),
+            after: after.or(both).unwrap_or(0),
+        }),
+        group_separator,
+        directories,
+        follow,
+        devices,
+        excludes,
+        exclude_dirs,
+        omit_dot_slash,
     })
+}
+
+/// GNU's `context_length_arg`: a decimal number of lines, at least 0 (leading blanks and a
+/// sign allowed; too big means no limit), else `ARG: invalid context length argument`.
+fn context_length(prog: &str, arg: &OsStr) -> Result<u64, ExitCode> {
+    let text = arg.as_bytes();
+    let bad = || {
+        eprint_bytes(prog, &[text, b": invalid context length argument"].concat());
+        ExitCode::from(2)
+    };
+    let t = text.trim_ascii_start();
+    let (neg, digits) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    let zero = digits.iter().all(|&d| d == b'0');
+    if neg && !zero {
+        return Err(bad());
+    }
+    Ok(std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok())
+        .unwrap_or(u64::MAX))
+}
+
+impl Config {
+    /// The group separator's line (GNU ends it with a newline even with -z).
+    fn group_separator_line(&self, out: &mut Vec<u8>) {
+        if let Some(sep) = &self.group_separator {
+            self.format.colored(out, |c| &c.sep, sep);
+            out.push(b'\n');
+        }
+    }
+}
+
+/// gnulib's `argmatch` for an option's word argument: the word, or an unambiguous prefix of
+/// one; else GNU's three-part message and exit status 1 (`argmatch_die`).
+fn argmatch(
+    prog: &str,
+    option: &str,
+    arg: &OsStr,
+    valid: &[&str],
+    utf8: bool,
+) -> Result<usize, ExitCode> {
+    let a = arg.as_bytes();
+    if let Some(i) = valid.iter().position(|v| v.as_bytes() == a) {
+        return Ok(i);
+    }
+    let hits: Vec<usize> = (0..valid.len())
+        .filter(|&i| !a.is_empty() && valid[i].as_bytes().starts_with(a))
+        .collect();
+    if hits.len() == 1 {
+        return Ok(hits[0]);
+    }
+    let (l, r) = if utf8 {
+        ("\u{2018}", "\u{2019}")
+    } else {
+        ("'", "'")
+    };
+    let what = if hits.is_empty() {
+        "invalid"
+    } else {
+        "ambiguous"
+    };
+    let mut msg = [
+        prog.as_bytes(),
+        format!(": {what} argument {l}").as_bytes(),
+        a,
+        format!("{r} for {l}{option}{r}\nValid arguments are:").as_bytes(),
+    ]
+    .concat();
+    for v in valid {
+        msg.extend_from_slice(format!("\n  - {l}{v}{r}").as_bytes());
+    }
+    msg.push(b'\n');
+    let _ = io::stderr().write_all(&msg);
+    eprintln!("Usage: {prog} [OPTION]... PATTERNS [FILE]...");
+    eprintln!("Try '{prog} --help' for more information.");
+    Err(ExitCode::from(1))
+}
+
+/// glibc's `fnmatch(pattern, name, 0)`: `*` and `?` match `/` too.
+fn fnmatch(pattern: &[u8], name: &[u8]) -> bool {
+    let (Ok(p), Ok(n)) = (
+        std::ffi::CString::new(pattern),
+        std::ffi::CString::new(name),
+    ) else {
+        return false;
+    };
+    // SAFETY: both are valid NUL-terminated strings that outlive the call.
+    unsafe { libc::fnmatch(p.as_ptr(), n.as_ptr(), 0) == 0 }
+}
+
+/// gnulib's `excluded_file_name` over grep's `--include` (true) and `--exclude` (false)
+/// patterns: the last pattern given that matches decides; when none matches, a name is
+/// excluded only if the first pattern given was an `--include`. `anchored` (names found in a
+/// tree, which are matched whole) or not (command-line names, also matched from after each
+/// `/`).
+fn excluded(patterns: &[(Vec<u8>, bool)], name: &[u8], anchored: bool) -> bool {
+    let Some(first) = patterns.first() else {
+        return false;
+    };
+    let matches = |pat: &[u8]| {
+        fnmatch(pat, name)
+            || (!anchored
+                && (0..name.len()).any(|i| {
+                    name[i] == b'/'
+                        && name.get(i + 1) != Some(&b'/')
+                        && fnmatch(pat, &name[i + 1..])
+                }))
+    };
+    match patterns.iter().rev().find(|(p, _)| matches(p)) {
+        Some((_, include)) => !include,
+        None => first.1,
+    }
 }
 
 /// A negative -m, resolved once -v is known.
@@ -676,7 +1005,14 @@ fn rustix_fstat_stdout() -> Option<(u64, u64)> {
 }
 
 /// What searching one file gave.
+#[derive(Default)]
 struct FileResult {
+    /// The file's name as shown.
+    name: Vec<u8>,
+    /// Nothing is printed for it: no count, no name (a file GNU skips, or a message).
+    skipped: bool,
+    /// `error` makes the exit status 2 (a warning does not).
+    error_counts: bool,
     out: Vec<u8>,
     /// The file could not be opened (no count or name line is printed for it).
     open_failed: bool,
@@ -684,19 +1020,119 @@ struct FileResult {
     error: Option<Vec<u8>>,
     binary_matched: bool,
     run: Option<(swath_engine::Plan, swath_engine::RunStats)>,
+    /// A line was selected and handed on (GNU's `used`: later files' first context group
+    /// gets a separator).
+    used: bool,
+    /// Searched on the pool: `out` starts with a context group that takes a separator if
+    /// an earlier file used the output.
+    lead_sep: bool,
 }
 
 /// Files smaller than this are searched whole by one worker of the pool.
 const SMALL_FILE: u64 = 4 << 20;
 
+/// One thing to search or report, in output order.
+enum Target {
+    /// A file: an operand (`-`: standard input) or a file found in a tree.
+    File {
+        path: OsString,
+        /// The name shown in output and messages.
+        name: Vec<u8>,
+        /// Named on the command line (GNU's `command_line`).
+        command_line: bool,
+        /// Found in a tree walked without following links: opened with O_NOFOLLOW.
+        nofollow: bool,
+    },
+    /// A message from a walk: an error (exit status 2) or a warning.
+    Note { text: Vec<u8>, error: bool },
+}
+
+/// The operands, with each directory to recurse into replaced by what its walk finds, in
+/// GNU's order.
+fn targets(cfg: &Config) -> Vec<Target> {
+    use swath_engine::walk::{walk, Follow, Found, Kind};
+    let mut out = Vec::new();
+    for op in &cfg.files {
+        let recurse = cfg.directories == Directories::Recurse
+            && op != "-"
+            && swath_engine::walk::is_dir(Path::new(op));
+        if !recurse {
+            out.push(Target::File {
+                path: op.clone(),
+                name: display_name(cfg, op),
+                command_line: true,
+                nofollow: false,
+            });
+            continue;
+        }
+        if !cfg.omit_dot_slash && excluded(&cfg.exclude_dirs, op.as_bytes(), false) {
+            continue;
+        }
+        let show = |p: &OsStr| -> Vec<u8> {
+            let b = p.as_bytes();
+            if cfg.omit_dot_slash && b.len() > 1 {
+                b[2.min(b.len())..].to_vec()
+            } else {
+                b.to_vec()
+            }
+        };
+        walk(
+            op,
+            cfg.follow,
+            &mut |name| excluded(&cfg.exclude_dirs, name.as_bytes(), true),
+            &mut |name| excluded(&cfg.excludes, name.as_bytes(), true),
+            &mut |found| {
+                match found {
+                    // GNU opens a link it does not follow with O_NOFOLLOW and says nothing
+                    // of the ELOOP.
+                    Found::Entry {
+                        kind: Kind::Symlink,
+                        ..
+                    } => {}
+                    Found::Entry {
+                        kind: Kind::Special,
+                        ..
+                    } if cfg.devices != Devices::Read => {}
+                    Found::Entry { path, .. } => out.push(Target::File {
+                        name: show(&path),
+                        path,
+                        command_line: false,
+                        nofollow: cfg.follow == Follow::Never,
+                    }),
+                    Found::Error { path, error } => out.push(Target::Note {
+                        text: [
+                            &show(&path)[..],
+                            b": ",
+                            swath_engine::error::os_message(&error).as_bytes(),
+                        ]
+                        .concat(),
+                        error: true,
+                    }),
+                    Found::Loop { path } => out.push(Target::Note {
+                        text: [&show(&path)[..], b": warning: recursive directory loop"].concat(),
+                        error: false,
+                    }),
+                }
+                true
+            },
+        );
+    }
+    out
+}
+
 fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let clock = Stopwatch::start();
     let out = std::sync::Mutex::new(Stdout::new(prog, Voice::Grep));
-    let pooled: Vec<bool> = cfg
-        .files
+    let targets = targets(cfg);
+    let pooled: Vec<bool> = targets
         .iter()
-        .map(|f| {
-            f != "-" && std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
+        .map(|t| match t {
+            Target::File { path, .. } => {
+                path != "-"
+                    && std::fs::symlink_metadata(path)
+                        .is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
+            }
+            Target::Note { .. } => true,
         })
         .collect();
     let single = EngineOptions {
@@ -709,23 +1145,35 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     };
     let (mut any_selected, mut any_error) = (false, false);
     let mut last_run = None;
+    // GNU's `used`, across files: read by a big file's search as it streams.
+    let used = AtomicBool::new(false);
     swath_engine::run_many(
         &pooled,
         swath_engine::sysinfo::cores(),
-        |i, on_pool| {
-            if on_pool {
-                grep_file(cfg, matcher, &cfg.files[i], &single, None)
-            } else {
+        |i, on_pool| match &targets[i] {
+            Target::Note { text, error } => FileResult {
+                error: Some(text.clone()),
+                error_counts: *error,
+                skipped: true,
+                ..FileResult::default()
+            },
+            t if on_pool => grep_file(cfg, matcher, t, &single, None, &used),
+            t => {
                 let mut guard = out.lock().unwrap_or_else(|p| p.into_inner());
-                grep_file(cfg, matcher, &cfg.files[i], &cfg.engine, Some(&mut *guard))
+                grep_file(cfg, matcher, t, &cfg.engine, Some(&mut *guard), &used)
             }
         },
-        |i, r| {
+        |_, r| {
             let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
-            let mut tail = r.out;
-            let name = display_name(cfg, &cfg.files[i]);
+            let mut tail = Vec::new();
+            if r.lead_sep && used.load(Ordering::Relaxed) {
+                cfg.group_separator_line(&mut tail);
+            }
+            used.fetch_or(r.used, Ordering::Relaxed);
+            tail.extend_from_slice(&r.out);
+            let name = r.name.clone();
             if let Some(e) = &r.error {
-                any_error = true;
+                any_error |= r.error_counts;
                 if !cfg.no_messages {
                     w.push();
                     eprint_bytes(prog, e);
@@ -737,6 +1185,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             any_selected |= r.selected > 0;
             match cfg.list {
                 _ if cfg.quiet => {}
+                _ if r.skipped => {}
                 Some(with) if !r.open_failed && (r.selected > 0) == with => {
                     cfg.format.colored(&mut tail, |c| &c.file_name, &name);
                     tail.push(if cfg.format.null_after_name { 0 } else { b'\n' });
@@ -808,38 +1257,74 @@ fn display_name(cfg: &Config, file: &OsStr) -> Vec<u8> {
 fn grep_file(
     cfg: &Config,
     matcher: &Matcher,
-    file: &OsStr,
+    target: &Target,
     engine: &EngineOptions,
     mut stream: Option<&mut (dyn Write + Send)>,
+    used: &AtomicBool,
 ) -> FileResult {
-    let name = display_name(cfg, file);
+    let Target::File {
+        path: file,
+        name,
+        command_line,
+        nofollow,
+    } = target
+    else {
+        unreachable!("messages are not searched");
+    };
+    let (file, name) = (file.as_os_str(), name.clone());
     let streamed = stream.is_some();
     let mut res = FileResult {
-        out: Vec::new(),
-        open_failed: false,
-        selected: 0,
-        error: None,
-        binary_matched: false,
-        run: None,
+        name: name.clone(),
+        ..FileResult::default()
     };
     let input = if file == "-" {
         Input::stdin(String::from_utf8_lossy(&name).into_owned())
+    } else if *nofollow {
+        Input::open_nofollow(Path::new(file))
     } else {
         Input::open(Path::new(file))
     };
     let input = match input {
         Ok(i) => i,
+        Err(EngineError::Io { cause, .. })
+            if *nofollow && cause.raw_os_error() == Some(libc::ELOOP) =>
+        {
+            // A link put in place of a file after the walk: GNU's O_NOFOLLOW open fails
+            // with ELOOP, and it says nothing.
+            res.skipped = true;
+            return res;
+        }
         Err(e) => {
             res.error = Some(error_text(&name, &e));
+            res.error_counts = true;
             res.open_failed = true;
             return res;
         }
     };
+    if file != "-" {
+        use std::os::unix::fs::FileTypeExt;
+        let ft = input.file().metadata().map(|m| m.file_type()).ok();
+        let special = ft.is_some_and(|t| {
+            t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
+        });
+        let skip_devices = cfg.devices == Devices::Skip
+            || (cfg.devices == Devices::ReadCommandLine && !command_line);
+        let is_dir = ft.is_some_and(|t| t.is_dir());
+        if (special && skip_devices)
+            || (is_dir && cfg.directories == Directories::Skip)
+            || (*command_line && !is_dir && excluded(&cfg.excludes, file.as_bytes(), false))
+        {
+            res.skipped = true;
+            return res;
+        }
+    }
     if cfg.mode == Mode::Print && cfg.max_count > 1 && input_is_output(&input) {
         res.error = Some([&name[..], b": input file is also the output"].concat());
+        res.error_counts = true;
         return res;
     }
     let opts = SearchOptions {
+        context: cfg.context,
         mode: cfg.mode,
         invert: cfg.invert,
         max_count: cfg.max_count,
@@ -850,10 +1335,34 @@ fn grep_file(
         only_matching: cfg.format.only_matching,
         max_line: cfg.max_line,
     };
+    // -T: numbers right-aligned to the width of the file's size (GNU's offset_width).
+    let width = if cfg.format.initial_tab {
+        let size = input
+            .file()
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(i64::MAX as u64, |m| m.len());
+        let n = size + u64::from(cfg.format.line_number && size < i64::MAX as u64);
+        n.to_string().len()
+    } else {
+        0
+    };
     let mut line = Vec::with_capacity(256);
-    let mut emit = |s: &Selected<'_>| -> Flow {
+    let mut emit = |ev: Event<'_>| -> Flow {
         line.clear();
-        cfg.format.selected(&mut line, &name, s);
+        match ev {
+            Event::Line(s) => cfg.format.line(&mut line, &name, &s, width),
+            Event::Separator { first_in_file } => {
+                if first_in_file && !streamed {
+                    // Whether an earlier file used the output is known when this file's
+                    // output is placed.
+                    res.lead_sep = true;
+                } else if !first_in_file || used.load(Ordering::Relaxed) {
+                    cfg.group_separator_line(&mut line);
+                }
+            }
+        }
         let r = match stream.as_deref_mut() {
             Some(w) => w.write_all(&line).and_then(|_| {
                 if cfg.format.line_buffered {
@@ -887,8 +1396,12 @@ fn grep_file(
             res.selected = o.selected;
             res.binary_matched = o.binary_matched;
             res.run = o.run;
+            res.used = o.used;
         }
-        Err(e) => res.error = Some(error_text(&name, &e)),
+        Err(e) => {
+            res.error = Some(error_text(&name, &e));
+            res.error_counts = true;
+        }
     }
     if file == "-" {
         // Leave a shared standard input where GNU grep would: after the last line read.
@@ -933,21 +1446,22 @@ fn input_is_output(input: &Input) -> bool {
 fn help_text(prog: &str) -> String {
     format!(
         "Usage: {prog} [OPTION]... PATTERNS [FILE]...
-Search for PATTERNS in each FILE, on all cores (GNU grep 3.8 compatible).
+Search for PATTERNS in each FILE.
 Example: {prog} -i 'hello world' menu.h main.c
 PATTERNS can contain multiple patterns separated by newlines.
 
 Pattern selection and interpretation:
   -E, --extended-regexp     PATTERNS are extended regular expressions
   -F, --fixed-strings       PATTERNS are strings
-  -G, --basic-regexp        PATTERNS are basic regular expressions (default)
-  -P, --perl-regexp         PATTERNS use the Rust regex crate's syntax
+  -G, --basic-regexp        PATTERNS are basic regular expressions
+  -P, --perl-regexp         PATTERNS are Perl regular expressions
   -e, --regexp=PATTERNS     use PATTERNS for matching
   -f, --file=FILE           take PATTERNS from FILE
   -i, --ignore-case         ignore case distinctions in patterns and data
       --no-ignore-case      do not ignore case distinctions (default)
   -w, --word-regexp         match only whole words
   -x, --line-regexp         match only whole lines
+  -z, --null-data           a data line ends in 0 byte, not newline
 
 Miscellaneous:
   -s, --no-messages         suppress error messages
@@ -969,29 +1483,46 @@ Output control:
                             TYPE is 'binary', 'text', or 'without-match'
   -a, --text                equivalent to --binary-files=text
   -I                        equivalent to --binary-files=without-match
+  -d, --directories=ACTION  how to handle directories;
+                            ACTION is 'read', 'recurse', or 'skip'
+  -D, --devices=ACTION      how to handle devices, FIFOs and sockets;
+                            ACTION is 'read' or 'skip'
+  -r, --recursive           like --directories=recurse
+  -R, --dereference-recursive  likewise, but follow all symlinks
+      --include=GLOB        search only files that match GLOB (a file pattern)
+      --exclude=GLOB        skip files that match GLOB
+      --exclude-from=FILE   skip files that match any file pattern from FILE
+      --exclude-dir=GLOB    skip directories that match GLOB
   -L, --files-without-match  print only names of FILEs with no selected lines
   -l, --files-with-matches  print only names of FILEs with selected lines
   -c, --count               print only a count of selected lines per FILE
+  -T, --initial-tab         make tabs line up (if needed)
   -Z, --null                print 0 byte after FILE name
+
+Context control:
+  -B, --before-context=NUM  print NUM lines of leading context
+  -A, --after-context=NUM   print NUM lines of trailing context
+  -C, --context=NUM         print NUM lines of output context
+  -NUM                      same as --context=NUM
+      --group-separator=SEP  print SEP on line between matches with context
+      --no-group-separator  do not print separator for matches with context
       --color[=WHEN],
       --colour[=WHEN]       use markers to highlight the matching strings;
                             WHEN is 'always', 'never', or 'auto'
+  -U, --binary              do not strip CR characters at EOL (MSDOS/Windows)
 
-Engine options (swath):
+swath's own options (each file searched on all cores, many files at once):
       --threads=N           worker threads (default: one per core; 0 or less:
                             one thread with sequential reads)
       --block-size=SIZE     bytes per block of lines (default 256K)
-      --strategy=S          auto, read, pread or mmap
-      --layout=L            dynamic, stripes or ranges
+      --strategy=S          how files are read: auto, read, pread or mmap
+      --layout=L            how blocks go to threads: dynamic, stripes or ranges
       --max-line=SIZE       longest line read from a pipe (default 64M); a
                             longer one is an error, exit status 2
       --time                print time and the engine's plan to standard error
 
-Not supported: context lines (-A, -B, -C, -NUM), recursion (-r, -R, -d, -D,
---include, --exclude), -z, -T.
-
-When FILE is '-', read standard input.  With no FILE, read '-'.
-With fewer than two FILEs, assume -h.
+When FILE is '-', read standard input.  With no FILE, read '.' if
+recursive, '-' otherwise.  With fewer than two FILEs, assume -h.
 Exit status is 0 if any line is selected, 1 otherwise;
 if any error occurs and -q is not given, the exit status is 2.
 "
