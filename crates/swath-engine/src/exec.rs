@@ -135,6 +135,9 @@ pub enum Framing {
     /// binary file, and what keeps a file of NULs (a sparse file's holes) from being one
     /// line held whole in memory.
     LinesOrNul,
+    /// Records that end with a NUL byte instead of a newline (`grep -z`); otherwise as
+    /// [`Framing::Lines`].
+    Nul,
 }
 
 impl Framing {
@@ -145,7 +148,10 @@ impl Framing {
     /// True when `b` ends a line.
     #[inline]
     fn ends(self, b: u8) -> bool {
-        b == b'\n' || (self == Framing::LinesOrNul && b == 0)
+        match self {
+            Framing::Nul => b == 0,
+            _ => b == b'\n' || (self == Framing::LinesOrNul && b == 0),
+        }
     }
 
     /// The first line end in `hay`.
@@ -153,6 +159,7 @@ impl Framing {
     fn find(self, hay: &[u8]) -> Option<usize> {
         match self {
             Framing::LinesOrNul => memchr::memchr2(b'\n', 0, hay),
+            Framing::Nul => memchr::memchr(0, hay),
             _ => memchr::memchr(b'\n', hay),
         }
     }
@@ -162,6 +169,7 @@ impl Framing {
     fn rfind(self, hay: &[u8]) -> Option<usize> {
         match self {
             Framing::LinesOrNul => memchr::memrchr2(b'\n', 0, hay),
+            Framing::Nul => memchr::memrchr(0, hay),
             _ => memchr::memrchr(b'\n', hay),
         }
     }
@@ -204,7 +212,7 @@ impl<'a> Job<'a> {
 
     /// True when this job may be handed zero runs.
     fn takes_zero_runs(&self) -> bool {
-        self.zero_runs && self.framing != Framing::Lines
+        self.zero_runs && matches!(self.framing, Framing::Bytes | Framing::LinesOrNul)
     }
 
     /// Hands zero runs ([`Job::with_zero_runs`]) and, where only some regions are a hole

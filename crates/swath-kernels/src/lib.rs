@@ -17,6 +17,7 @@ pub mod compare;
 pub mod count;
 pub mod logs;
 pub mod pattern;
+pub mod pcre;
 pub mod search;
 pub mod transform;
 pub mod wc;

@@ -92,9 +92,20 @@ pub fn translate_with_warnings(
     syntax: Syntax,
     utf8: bool,
 ) -> Result<(String, Vec<String>), PatternError> {
+    translate_lines_ending(pattern, syntax, utf8, b'\n')
+}
+
+/// [`translate_with_warnings`] for lines that end with `eol` instead of a newline (`grep
+/// -z`: NUL): nothing in the result matches `eol`, and a newline is an ordinary character.
+pub fn translate_lines_ending(
+    pattern: &[u8],
+    syntax: Syntax,
+    utf8: bool,
+    eol: u8,
+) -> Result<(String, Vec<String>), PatternError> {
     match syntax {
-        Syntax::Basic => regular(pattern, false, utf8),
-        Syntax::Extended => regular(pattern, true, utf8),
+        Syntax::Basic => regular(pattern, false, utf8, eol),
+        Syntax::Extended => regular(pattern, true, utf8, eol),
         Syntax::Fixed => Ok((fixed(pattern, utf8), Vec::new())),
         Syntax::Perl => perl(pattern, utf8).map(|regex| (regex, Vec::new())),
     }
@@ -454,7 +465,12 @@ fn dfa_can_run(node: &Node, utf8: bool) -> bool {
 // ---------------------------------------------------------------------------------------------
 // -G and -E
 
-fn regular(pattern: &[u8], ere: bool, utf8: bool) -> Result<(String, Vec<String>), PatternError> {
+fn regular(
+    pattern: &[u8],
+    ere: bool,
+    utf8: bool,
+    eol: u8,
+) -> Result<(String, Vec<String>), PatternError> {
     let reading = read(pattern, ere, utf8)?;
     let tree = if dfa_can_run(&reading.dfa, utf8) {
         &reading.dfa
@@ -464,7 +480,7 @@ fn regular(pattern: &[u8], ere: bool, utf8: bool) -> Result<(String, Vec<String>
         // intersection is not reproduced (docs/gnu/grep-3.8-patterns.md, section 8).
         &reading.glibc
     };
-    Ok((emit(tree, utf8), reading.warnings))
+    Ok((emit(tree, utf8, eol), reading.warnings))
 }
 
 /// A pattern read the way grep reads it.
@@ -1612,11 +1628,12 @@ struct Emitted {
     empty: bool,
 }
 
-fn emit(node: &Node, utf8: bool) -> String {
-    emit_node(node, utf8).text
+fn emit(node: &Node, utf8: bool, eol: u8) -> String {
+    emit_node(node, utf8, eol).text
 }
 
-fn emit_node(node: &Node, utf8: bool) -> Emitted {
+/// `eol`: the byte that ends lines (a newline, or NUL with `-z`), which nothing matches.
+fn emit_node(node: &Node, utf8: bool, eol: u8) -> Emitted {
     let atom = |text: String| Emitted {
         text,
         atom: true,
@@ -1629,26 +1646,31 @@ fn emit_node(node: &Node, utf8: bool) -> Emitted {
             empty: true,
         },
         Node::Lit(s) => atom(literal(*s)),
-        Node::Any => atom(if utf8 { r"[^\n]" } else { r"(?-u:[^\n])" }.into()),
+        Node::Any => atom(match (utf8, eol) {
+            (true, b'\n') => r"[^\n]".into(),
+            (false, b'\n') => r"(?-u:[^\n])".into(),
+            (true, e) => format!(r"[^\x{{{e:X}}}]"),
+            (false, e) => format!(r"(?-u:[^\x{e:02X}])"),
+        }),
         Node::Set(set) => atom(if utf8 {
-            unicode_set(set)
+            unicode_set(set, eol)
         } else {
-            byte_set(set)
+            byte_set(set, eol)
         }),
         Node::Assert(a) => Emitted {
             text: assertion(*a, utf8).into(),
             atom: false,
             empty: false,
         },
-        Node::Group(inner) => emit_node(inner, utf8),
+        Node::Group(inner) => emit_node(inner, utf8, eol),
         Node::Concat(items) => {
             let parts: Vec<Emitted> = items
                 .iter()
-                .map(|n| emit_node(n, utf8))
+                .map(|n| emit_node(n, utf8, eol))
                 .filter(|e| !e.empty)
                 .collect();
             match parts.len() {
-                0 => emit_node(&Node::Empty, utf8),
+                0 => emit_node(&Node::Empty, utf8, eol),
                 1 => parts.into_iter().next().unwrap(),
                 _ => Emitted {
                     text: parts.into_iter().map(|e| e.text).collect(),
@@ -1658,13 +1680,13 @@ fn emit_node(node: &Node, utf8: bool) -> Emitted {
             }
         }
         Node::Alt(alts) => {
-            let parts: Vec<String> = alts.iter().map(|n| emit_node(n, utf8).text).collect();
+            let parts: Vec<String> = alts.iter().map(|n| emit_node(n, utf8, eol).text).collect();
             atom(format!("(?:{})", parts.join("|")))
         }
         Node::Repeat(inner, min, max) => {
-            let e = emit_node(inner, utf8);
+            let e = emit_node(inner, utf8, eol);
             if e.empty || *max == Some(0) || (*min == 0 && matches!(**inner, Node::Assert(_))) {
-                return emit_node(&Node::Empty, utf8);
+                return emit_node(&Node::Empty, utf8, eol);
             }
             // An assertion repeated at least once is the assertion.
             if matches!(**inner, Node::Assert(_)) {
@@ -1729,8 +1751,8 @@ fn ascii_literal(c: char) -> String {
     }
 }
 
-/// A set in the C locale: exactly its bytes, never a newline.
-fn byte_set(set: &CharSet) -> String {
+/// A set in the C locale: exactly its bytes, never the line end `eol`.
+fn byte_set(set: &CharSet, eol: u8) -> String {
     let mut bits = [false; 256];
     for &(a, b) in &set.ranges {
         for x in a..=b.min(255) {
@@ -1745,7 +1767,7 @@ fn byte_set(set: &CharSet) -> String {
     if set.negated {
         bits.iter_mut().for_each(|b| *b = !*b);
     }
-    bits[usize::from(b'\n')] = false;
+    bits[usize::from(eol)] = false;
     let count = bits.iter().filter(|&&b| b).count();
     if count == 0 {
         return r"(?-u:[^\x00-\xFF])".into();
@@ -1753,7 +1775,7 @@ fn byte_set(set: &CharSet) -> String {
     // Write whichever of the set and its complement is shorter.
     if count > 128 {
         let mut complement = bits.map(|b| !b);
-        complement[usize::from(b'\n')] = true;
+        complement[usize::from(eol)] = true;
         return format!("(?-u:[^{}])", byte_ranges(&complement));
     }
     format!("(?-u:[{}])", byte_ranges(&bits))
@@ -1791,16 +1813,18 @@ fn byte_ranges(bits: &[bool; 256]) -> String {
     out
 }
 
-/// A set in a UTF-8 locale: valid characters only (never an invalid byte), never a newline.
-fn unicode_set(set: &CharSet) -> String {
+/// A set in a UTF-8 locale: valid characters only (never an invalid byte), never the line
+/// end `eol`.
+fn unicode_set(set: &CharSet, eol: u8) -> String {
     let cp = |x: u32| match char::from_u32(x) {
         Some(c) if c.is_ascii_alphanumeric() || c == '_' => c.to_string(),
         _ => format!(r"\x{{{x:X}}}"),
     };
     let mut items = String::new();
     let mut has_newline = false;
+    let e = u32::from(eol);
     for &(a, b) in &set.ranges {
-        has_newline |= a <= 0x0a && 0x0a <= b;
+        has_newline |= a <= e && e <= b;
         items += &cp(a);
         if b > a {
             items.push('-');
@@ -1808,15 +1832,23 @@ fn unicode_set(set: &CharSet) -> String {
         }
     }
     for class in &set.classes {
-        has_newline |= matches!(class, Class::Space | Class::Cntrl);
+        has_newline |= match eol {
+            b'\n' => matches!(class, Class::Space | Class::Cntrl),
+            _ => matches!(class, Class::Cntrl),
+        };
         items += class.unicode();
     }
+    let end = if eol == b'\n' {
+        r"\n".to_string()
+    } else {
+        format!(r"\x{{{e:X}}}")
+    };
     if set.negated {
-        format!(r"[^{items}\n]")
+        format!(r"[^{items}{end}]")
     } else if items.is_empty() {
         r"[^\x{0}-\x{10FFFF}]".into()
     } else if has_newline {
-        format!(r"[{items}--\n]")
+        format!(r"[{items}--{end}]")
     } else {
         format!("[{items}]")
     }
@@ -2055,7 +2087,7 @@ mod tests {
             let reading = read(pattern, syntax == Syntax::Extended, utf8).unwrap();
             let disagree = syntax != Syntax::Fixed
                 && !dfa_can_run(&reading.dfa, utf8)
-                && emit(&reading.glibc, utf8) != emit(&reading.dfa, utf8);
+                && emit(&reading.glibc, utf8, b'\n') != emit(&reading.dfa, utf8, b'\n');
             if disagree && g <= o && gw == ow {
                 return true;
             }

@@ -17,7 +17,8 @@ use std::ops::Range;
 use memchr::{memchr, memrchr};
 use regex::bytes::RegexBuilder;
 
-use crate::pattern::{translate_with_warnings, PatternError, Syntax};
+use crate::pattern::{translate_lines_ending, translate_with_warnings, PatternError, Syntax};
+use crate::pcre::Pcre;
 
 /// How patterns are read and matched (grep's -G/-E/-F/-P, -i, -w, -x and the locale).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +38,17 @@ pub struct MatchOptions {
 /// Every pattern that does not compile, with its index in `patterns` (GNU reports them all,
 /// in order, before giving up).
 pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, PatternError)> {
+    if opts.syntax == Syntax::Perl {
+        return patterns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                Pcre::new(p, opts.ignore_case, opts.utf8, opts.word, opts.line)
+                    .err()
+                    .map(|message| (i, PatternError { message }))
+            })
+            .collect();
+    }
     patterns
         .iter()
         .enumerate()
@@ -132,6 +144,7 @@ fn meta_regex(
     source: &str,
     o: MatchOptions,
     kind: regex_automata::MatchKind,
+    eol: u8,
 ) -> Result<regex_automata::meta::Regex, PatternError> {
     use regex_automata::{meta, util::syntax};
     meta::Builder::new()
@@ -144,11 +157,13 @@ fn meta_regex(
                 // meta engine build a full DFA of up to 1 GiB ahead of time: minutes for a
                 // few thousand patterns.)
                 .nfa_size_limit(Some(1 << 30))
-                .hybrid_cache_capacity(1 << 30),
+                .hybrid_cache_capacity(1 << 30)
+                .line_terminator(eol),
         )
         .syntax(
             syntax::Config::new()
                 .multi_line(true)
+                .line_terminator(eol)
                 .unicode(o.utf8)
                 .utf8(false)
                 .case_insensitive(o.ignore_case),
@@ -189,6 +204,13 @@ pub struct Matcher {
     /// The combined pattern and options, to build `longest` on demand.
     source: String,
     opts: Option<MatchOptions>,
+    /// `-P`: PCRE2 instead of the regex crate, line by line.
+    pcre: Option<std::sync::Arc<Pcre>>,
+    /// The byte that ends lines: a newline, or NUL (`grep -z`).
+    eol: u8,
+    /// The first PCRE2 failure (a limit it gave up at): 0 when none. The line it happened
+    /// on counts as not matching; the caller reports it and stops (GNU dies).
+    pcre_error: std::sync::Arc<std::sync::atomic::AtomicI32>,
 }
 
 impl Matcher {
@@ -197,6 +219,16 @@ impl Matcher {
     pub fn new(
         patterns: &[Vec<u8>],
         opts: MatchOptions,
+    ) -> Result<(Matcher, Vec<String>), PatternError> {
+        Self::new_lines_ending(patterns, opts, b'\n')
+    }
+
+    /// [`Matcher::new`] for lines that end with `eol` (`grep -z`: NUL; a newline is then an
+    /// ordinary character that `.` and sets match).
+    pub fn new_lines_ending(
+        patterns: &[Vec<u8>],
+        opts: MatchOptions,
+        eol: u8,
     ) -> Result<(Matcher, Vec<String>), PatternError> {
         if patterns.is_empty() {
             return Ok((
@@ -209,6 +241,36 @@ impl Matcher {
                     within_lines: false,
                     source: String::new(),
                     opts: None,
+                    pcre: None,
+                    pcre_error: Default::default(),
+                    eol,
+                },
+                Vec::new(),
+            ));
+        }
+        if opts.syntax == Syntax::Perl {
+            // One pattern (grep refuses more with -P).
+            let pcre = Pcre::new(
+                &patterns[0],
+                opts.ignore_case,
+                opts.utf8,
+                opts.word,
+                opts.line,
+            )
+            .map_err(|message| PatternError { message })?;
+            return Ok((
+                Matcher {
+                    verify_lines: false,
+                    longest: None,
+                    nul_blind: false,
+                    required: None,
+                    line_re: None,
+                    within_lines: false,
+                    source: String::new(),
+                    opts: None,
+                    pcre: Some(std::sync::Arc::new(pcre)),
+                    pcre_error: Default::default(),
+                    eol,
                 },
                 Vec::new(),
             ));
@@ -216,7 +278,8 @@ impl Matcher {
         let mut warnings = Vec::new();
         let mut parts = Vec::with_capacity(patterns.len());
         for p in patterns {
-            let (t, w) = translate_with_warnings(&case_classes(p, opts), opts.syntax, opts.utf8)?;
+            let (t, w) =
+                translate_lines_ending(&case_classes(p, opts), opts.syntax, opts.utf8, eol)?;
             for w in w {
                 if !warnings.contains(&w) {
                     warnings.push(w);
@@ -231,11 +294,12 @@ impl Matcher {
             re = format!(r"\b{{start-half}}(?:{re})\b{{end-half}}");
         }
         let source = re.clone();
-        let hir = parse_hir(&source, opts);
+        let hir = parse_hir(&source, opts, eol);
         // Built once for the regex crate's checks and error messages; the searches go
         // through `line_re`, one automaton (one lazy DFA to fill) per thread.
         RegexBuilder::new(&re)
             .multi_line(true)
+            .line_terminator(eol)
             .unicode(opts.utf8)
             .case_insensitive(opts.ignore_case)
             .size_limit(1 << 30)
@@ -249,38 +313,79 @@ impl Matcher {
             .as_ref()
             .filter(|h| leading_literal(h).is_none())
             .and_then(required_literal)
-            .filter(|l| l.len() >= 2 && !l.contains(&b'\n'))
+            .filter(|l| l.len() >= 2 && !l.contains(&eol))
             .map(|l| memchr::memmem::Finder::new(&l).into_owned());
-        let within_lines = hir.as_ref().is_some_and(within_lines);
+        let within_lines = hir.as_ref().is_some_and(|h| within_lines(h, eol));
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let line_re = Some(std::sync::Arc::new(LineRegex {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            re: meta_regex(&source, opts, regex_automata::MatchKind::LeftmostFirst)?,
+            re: meta_regex(&source, opts, regex_automata::MatchKind::LeftmostFirst, eol)?,
         }));
         Ok((
             Matcher {
                 verify_lines,
                 longest: None,
-                nul_blind: hir.as_ref().is_some_and(nul_blind),
+                nul_blind: eol != 0 && hir.as_ref().is_some_and(nul_blind),
                 required,
                 line_re,
                 within_lines,
                 source,
                 opts: Some(opts),
+                pcre: None,
+                pcre_error: Default::default(),
+                eol,
             },
             warnings,
         ))
     }
 
+    /// `-P`: the first match in `line` from `at` on, a PCRE2 failure recorded (see
+    /// [`Matcher::pcre_error`]) and taken as no match.
+    fn pcre_find(&self, p: &Pcre, line: &[u8], at: usize) -> Option<Range<usize>> {
+        match p.find(line, at) {
+            Ok(m) => m,
+            Err(code) => {
+                let _ = self.pcre_error.compare_exchange(
+                    0,
+                    code,
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                None
+            }
+        }
+    }
+
+    /// The message for the first time PCRE2 gave up on a line (`-P`), in GNU's words, if
+    /// it did: the search's results are then not to be trusted, and GNU stops with it
+    /// (`grep: FILE: exceeded PCRE's backtracking limit`, status 2).
+    pub fn pcre_error(&self) -> Option<String> {
+        match self.pcre_error.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            code => Some(crate::pcre::match_error_message(code)),
+        }
+    }
+
     /// The first match in `hay` starting at or after `at` (the bytes before `at` are still
     /// seen by anchors and word boundaries).
     pub fn find_at(&self, hay: &[u8], at: usize) -> Option<Range<usize>> {
+        if let Some(p) = &self.pcre {
+            return self.pcre_find(p, hay, at);
+        }
         self.line_re.as_ref()?.find_at(hay, at)
     }
 
     /// True when `line` (one line, no newline) contains a match.
     pub fn is_match_line(&self, line: &[u8]) -> bool {
+        if let Some(p) = &self.pcre {
+            return self.pcre_find(p, line, 0).is_some();
+        }
         self.line_re.as_ref().is_some_and(|l| l.is_match(line))
+    }
+
+    /// The byte that ends lines (a newline, or NUL with `grep -z`).
+    pub fn eol(&self) -> u8 {
+        self.eol
     }
 
     /// True when a block without a match also has none once NUL bytes end lines (see
@@ -293,7 +398,12 @@ impl Matcher {
     /// prints and colours them (the line selection does not change).
     pub fn use_longest_matches(&mut self) -> Result<(), PatternError> {
         let Some(o) = self.opts else { return Ok(()) };
-        self.longest = Some(meta_regex(&self.source, o, regex_automata::MatchKind::All)?);
+        self.longest = Some(meta_regex(
+            &self.source,
+            o,
+            regex_automata::MatchKind::All,
+            self.eol,
+        )?);
         Ok(())
     }
 
@@ -332,6 +442,18 @@ impl Matcher {
     /// The next line at or after `from` (a line start in `hay`) that contains a match, as the
     /// range of its bytes without the newline.
     pub fn next_matching_line(&self, hay: &[u8], from: usize) -> Option<Range<usize>> {
+        if let Some(p) = &self.pcre {
+            // PCRE2 judges one line at a time, as GNU runs it.
+            let mut at = from;
+            while at < hay.len() {
+                let end = memchr(self.eol, &hay[at..]).map_or(hay.len(), |i| at + i);
+                if self.pcre_find(p, &hay[at..end], 0).is_some() {
+                    return Some(at..end);
+                }
+                at = end + 1;
+            }
+            return None;
+        }
         let Some(lit) = &self.required else {
             return self.next_matching_line_scan(hay, from);
         };
@@ -339,8 +461,8 @@ impl Matcher {
         let mut rejected = 0usize;
         while at < hay.len() {
             let i = at + lit.find(&hay[at..])?;
-            let ls = memrchr(b'\n', &hay[at..i]).map_or(at, |k| at + k + 1);
-            let le = memchr(b'\n', &hay[i..]).map_or(hay.len(), |k| i + k);
+            let ls = memrchr(self.eol, &hay[at..i]).map_or(at, |k| at + k + 1);
+            let le = memchr(self.eol, &hay[i..]).map_or(hay.len(), |k| i + k);
             // A line is selected when the pattern matches it alone, so a match lies in it
             // and holds the literal.
             if self.is_match_line(&hay[ls..le]) {
@@ -368,8 +490,8 @@ impl Matcher {
             while at < hay.len() {
                 let e = re.shortest_end(hay, at)?;
                 let last = e.checked_sub(1)?;
-                let ls = memrchr(b'\n', &hay[at..last]).map_or(at, |i| at + i + 1);
-                let le = memchr(b'\n', &hay[last..]).map_or(hay.len(), |i| last + i);
+                let ls = memrchr(self.eol, &hay[at..last]).map_or(at, |i| at + i + 1);
+                let le = memchr(self.eol, &hay[last..]).map_or(hay.len(), |i| last + i);
                 if !self.verify_lines || self.is_match_line(&hay[ls..le]) {
                     return Some(ls..le);
                 }
@@ -382,12 +504,12 @@ impl Matcher {
                 return None;
             }
             let m = self.find_at(hay, at)?;
-            if m.start == hay.len() && hay.last().is_none_or(|&b| b == b'\n') {
+            if m.start == hay.len() && hay.last().is_none_or(|&b| b == self.eol) {
                 // An empty match after the last newline: there is no line there.
                 return None;
             }
-            let ls = memrchr(b'\n', &hay[at..m.start]).map_or(at, |i| at + i + 1);
-            let le = memchr(b'\n', &hay[m.start..]).map_or(hay.len(), |i| m.start + i);
+            let ls = memrchr(self.eol, &hay[at..m.start]).map_or(at, |i| at + i + 1);
+            let le = memchr(self.eol, &hay[m.start..]).map_or(hay.len(), |i| m.start + i);
             if m.end <= le && (!self.verify_lines || self.is_match_line(&hay[ls..le])) {
                 return Some(ls..le);
             }
@@ -405,9 +527,10 @@ impl Matcher {
 }
 
 /// The combined pattern parsed as the matcher compiles it (`None` if it does not parse).
-fn parse_hir(re: &str, o: MatchOptions) -> Option<regex_syntax::hir::Hir> {
+fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hir> {
     regex_syntax::ParserBuilder::new()
         .multi_line(true)
+        .line_terminator(eol)
         .unicode(o.utf8)
         .utf8(false)
         .case_insensitive(o.ignore_case)
@@ -440,9 +563,9 @@ fn nul_blind(h: &regex_syntax::hir::Hir) -> bool {
     h.properties().look_set().is_empty() && !can_match_byte(h, 0)
 }
 
-/// Whether every match of `h` is at least one byte long and contains no newline.
-fn within_lines(h: &regex_syntax::hir::Hir) -> bool {
-    h.properties().minimum_len().is_some_and(|n| n >= 1) && !can_match_byte(h, b'\n')
+/// Whether every match of `h` is at least one byte long and contains no line end `eol`.
+fn within_lines(h: &regex_syntax::hir::Hir, eol: u8) -> bool {
+    h.properties().minimum_len().is_some_and(|n| n >= 1) && !can_match_byte(h, eol)
 }
 
 /// The literal every match of `h` starts with (after look-arounds), if any: the regex
@@ -528,7 +651,7 @@ pub fn for_each_selected(
         }
         let stop = next.as_ref().map_or(hay.len(), |l| l.start);
         while from < stop {
-            let end = memchr(b'\n', &hay[from..stop]).map_or(stop, |i| from + i);
+            let end = memchr(m.eol, &hay[from..stop]).map_or(stop, |i| from + i);
             if !f(from..end) {
                 return;
             }
@@ -552,7 +675,7 @@ pub fn count_selected(m: &Matcher, hay: &[u8], invert: bool, max: u64) -> u64 {
             matching += 1;
             true
         });
-        return lines_in(hay) - matching;
+        return lines_ending(hay, m.eol) - matching;
     }
     let mut n = 0u64;
     for_each_selected(m, hay, invert, |_| {
@@ -564,7 +687,12 @@ pub fn count_selected(m: &Matcher, hay: &[u8], invert: bool, max: u64) -> u64 {
 
 /// Lines in a buffer of whole lines (a last line without a newline counts).
 pub fn lines_in(hay: &[u8]) -> u64 {
-    crate::count::count_byte(hay, b'\n') + u64::from(hay.last().is_some_and(|&b| b != b'\n'))
+    lines_ending(hay, b'\n')
+}
+
+/// Lines ending with `eol` in a buffer of whole lines (a last one without it counts).
+pub fn lines_ending(hay: &[u8], eol: u8) -> u64 {
+    crate::count::count_byte(hay, eol) + u64::from(hay.last().is_some_and(|&b| b != eol))
 }
 
 /// The reference: ranges of the selected lines, testing each line on its own.
@@ -572,7 +700,7 @@ pub fn lines_naive(m: &Matcher, hay: &[u8], invert: bool) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < hay.len() {
-        let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
+        let end = memchr(m.eol, &hay[start..]).map_or(hay.len(), |i| start + i);
         if m.is_match_line(&hay[start..end]) != invert {
             out.push(start..end);
         }

@@ -198,7 +198,10 @@ pub fn search(
 ) -> Result<SearchOutcome, EngineError> {
     // Once a file is binary, NULs end lines (GNU's rule), so blocks may end at them too:
     // a file of NULs (a sparse file's holes) is then not one line held in memory.
-    let framing = if o.binary == Binary::Text {
+    let framing = if m.eol() == 0 {
+        // -z: records end at NULs, which no longer make a file binary.
+        Framing::Nul
+    } else if o.binary == Binary::Text {
         Framing::Lines
     } else {
         Framing::LinesOrNul
@@ -332,7 +335,7 @@ fn split_at_nul(
     data: &[u8],
     mut f: impl FnMut(&[u8]) -> u64,
 ) -> u64 {
-    if o.binary == Binary::Text {
+    if o.binary == Binary::Text || m.eol() == 0 {
         return f(data);
     }
     if !o.invert && m.nul_blind() {
@@ -388,7 +391,8 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
     let check_text = o.utf8 && o.binary != Binary::Text;
     // Lines before the buffer holding the block's first NUL are text.
     let mut text_len = data.len();
-    if o.binary != Binary::Text {
+    let eol = m.eol();
+    if o.binary != Binary::Text && eol != 0 {
         if let Some(nul) = memchr(0, data) {
             let turn = (at + nul as u64) / GNU_BUFFER * GNU_BUFFER;
             let upto = turn.saturating_sub(at) as usize;
@@ -402,7 +406,7 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
     let mut left = o.max_count;
     for_each_selected(m, text, o.invert, |r| {
         if o.line_numbers {
-            rel += swath_kernels::count::count_byte(&text[last..r.start], b'\n');
+            rel += swath_kernels::count::count_byte(&text[last..r.start], eol);
             last = r.start;
         }
         let mut hit = Hit {
@@ -463,7 +467,7 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
         });
     }
     if o.line_numbers {
-        f.newlines = swath_kernels::count::count_byte(data, b'\n');
+        f.newlines = swath_kernels::count::count_byte(data, eol);
     }
     f
 }
@@ -481,12 +485,13 @@ fn keep_context(
     f: &mut Found,
 ) {
     let len = text.len();
-    // The line starting at `p` (< len), without its newline.
-    let line_at = |p: usize| p..memchr(b'\n', &text[p..]).map_or(len, |i| p + i);
+    let eol = m.eol();
+    // The line starting at `p` (< len), without its end.
+    let line_at = |p: usize| p..memchr(eol, &text[p..]).map_or(len, |i| p + i);
     // The line ending just before `q` (> 0): `q` is a line start or the end of the text.
     let line_before = |q: usize| {
-        let e = if text[q - 1] == b'\n' { q - 1 } else { q };
-        memchr::memrchr(b'\n', &text[..e]).map_or(0, |i| i + 1)..e
+        let e = if text[q - 1] == eol { q - 1 } else { q };
+        memchr::memrchr(eol, &text[..e]).map_or(0, |i| i + 1)..e
     };
     let hits: Vec<(usize, usize)> = f
         .hits
@@ -542,7 +547,7 @@ fn keep_context(
             zapped: false,
         };
         if o.line_numbers {
-            counted.1 += swath_kernels::count::count_byte(&text[counted.0..l.start], b'\n');
+            counted.1 += swath_kernels::count::count_byte(&text[counted.0..l.start], eol);
             counted.0 = l.start;
             ctx.rel = counted.1;
         }

@@ -236,6 +236,31 @@ pub fn utf8_locale() -> bool {
     }
 }
 
+/// True when the locale's characters may take several bytes in an encoding other than
+/// UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): `MB_CUR_MAX > 1` and not UTF-8. Call after
+/// [`utf8_locale`] (which sets the locale).
+pub fn other_multibyte_locale() -> bool {
+    unsafe extern "C" {
+        /// glibc's `MB_CUR_MAX`.
+        fn __ctype_get_mb_cur_max() -> usize;
+    }
+    // SAFETY: reads the current locale's maximum character length; no preconditions.
+    let max = unsafe { __ctype_get_mb_cur_max() };
+    max > 1 && !utf8_locale()
+}
+
+/// The locale's character encoding (`nl_langinfo(CODESET)`), for messages.
+pub fn codeset() -> String {
+    // SAFETY: the returned string is read at once and not kept.
+    unsafe {
+        let cs = libc::nl_langinfo(libc::CODESET);
+        if cs.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(cs).to_string_lossy().into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::quote_name;

@@ -406,13 +406,30 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
         return ExitCode::from(2);
     }
-    let (mut matcher, warnings) = match Matcher::new(&cfg.patterns, cfg.match_opts) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("{prog}: {}", e.message);
-            return ExitCode::from(2);
-        }
-    };
+    if crate::gnu_args::other_multibyte_locale() {
+        // Searching bytes there could match inside a character: refused, never a wrong
+        // answer. (GNU says the first sentence for -P.)
+        return die(
+            prog,
+            &format!(
+                "{}supports only unibyte and UTF-8 locales (this locale's encoding is {})",
+                if cfg.match_opts.syntax == Syntax::Perl {
+                    "-P "
+                } else {
+                    "swath grep "
+                },
+                crate::gnu_args::codeset()
+            ),
+        );
+    }
+    let (mut matcher, warnings) =
+        match Matcher::new_lines_ending(&cfg.patterns, cfg.match_opts, cfg.format.eol) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{prog}: {}", e.message);
+                return ExitCode::from(2);
+            }
+        };
     if cfg.mode == Mode::Print && (cfg.format.only_matching || cfg.format.color.is_some()) {
         if let Err(e) = matcher.use_longest_matches() {
             eprintln!("{prog}: {}", e.message);
@@ -538,6 +555,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
     let mut label = b"(standard input)".to_vec();
     let (mut null_after_name, mut line_buffered) = (false, false);
     let mut initial_tab = false;
+    let mut null_data = false;
     // GNU's out_before, out_after and default_context: -1 until given.
     let (mut before, mut after, mut both): (Option<u64>, Option<u64>, Option<u64>) =
         (None, None, None);
@@ -736,8 +754,23 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
                 }
                 exclude_dirs.push((d, false));
             }
-            "z" => return Err(die(prog, "-z (--null-data) is not supported by swath grep")),
-            "X" => return Err(die(prog, "-X is not supported by swath grep")),
+            "z" => null_data = true,
+            // -X MATCHER, undocumented in GNU grep.
+            "X" => match v().as_bytes() {
+                b"grep" => set_syntax(Syntax::Basic)?,
+                b"egrep" => set_syntax(Syntax::Extended)?,
+                b"fgrep" => set_syntax(Syntax::Fixed)?,
+                b"perl" => set_syntax(Syntax::Perl)?,
+                b"awk" | b"gawk" | b"posixawk" => {
+                    return Err(die(prog, "-X awk matchers are not supported by swath grep"))
+                }
+                other => {
+                    return Err(die(
+                        prog,
+                        &format!("invalid matcher {}", String::from_utf8_lossy(other)),
+                    ))
+                }
+            },
             _ => return Err(usage(prog, None)),
         }
     }
@@ -831,7 +864,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             line_buffered,
             initial_tab,
             invert,
-            eol: b'\n',
+            eol: if null_data { 0 } else { b'\n' },
             color: color_on.then(|| Colors::from_env(prog)),
         },
         files,
@@ -1026,6 +1059,8 @@ struct FileResult {
     /// Searched on the pool: `out` starts with a context group that takes a separator if
     /// an earlier file used the output.
     lead_sep: bool,
+    /// `-P`: PCRE2 gave up (a limit): GNU prints this after the file's name and exits 2.
+    fatal: Option<String>,
 }
 
 /// Files smaller than this are searched whole by one worker of the pool.
@@ -1147,6 +1182,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let mut last_run = None;
     // GNU's `used`, across files: read by a big file's search as it streams.
     let used = AtomicBool::new(false);
+    let mut fatal = false;
     swath_engine::run_many(
         &pooled,
         swath_engine::sysinfo::cores(),
@@ -1184,6 +1220,8 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             }
             any_selected |= r.selected > 0;
             match cfg.list {
+                // GNU dies in the middle of the file: no count, no name.
+                _ if r.fatal.is_some() => {}
                 _ if cfg.quiet => {}
                 _ if r.skipped => {}
                 Some(with) if !r.open_failed && (r.selected > 0) == with => {
@@ -1205,6 +1243,13 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 None => {}
             }
             w.write(&tail);
+            if let Some(msg) = &r.fatal {
+                w.push();
+                eprint_bytes(prog, &[&name[..], b": ", msg.as_bytes()].concat());
+                any_error = true;
+                fatal = true;
+                return Flow::Stop;
+            }
             if cfg.format.line_buffered || cfg.list.is_some() {
                 w.push();
             }
@@ -1234,6 +1279,9 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 None => format!("{}\n", clock.times()),
             }
         );
+    }
+    if fatal {
+        return ExitCode::from(2);
     }
     if cfg.quiet && any_selected {
         return ExitCode::SUCCESS;
@@ -1397,6 +1445,7 @@ fn grep_file(
             res.binary_matched = o.binary_matched;
             res.run = o.run;
             res.used = o.used;
+            res.fatal = matcher.pcre_error();
         }
         Err(e) => {
             res.error = Some(error_text(&name, &e));
@@ -1408,6 +1457,16 @@ fn grep_file(
         let at = resume.or_else(|| res.run.as_ref().map(|(_, st)| st.extent.len));
         if let Some(at) = at {
             let _ = input.mark_consumed(at);
+        }
+        if cfg.mode == Mode::Exists
+            && !cfg.quiet
+            && res.selected < cfg.max_count
+            && !input.is_seekable()
+        {
+            // Stopped at the first selected line (-l, -L, or output to /dev/null) with the
+            // limit (-m) not reached: GNU then reads a pipe to its end (so its writer is not
+            // killed by SIGPIPE); -q exits at once.
+            let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
         }
     }
     res
