@@ -164,6 +164,7 @@ impl Pcre {
                 }
             };
             let st = &mut states[k];
+            let mut deeper = false;
             loop {
                 // SAFETY: subject pointer and length describe `subject`; the match data
                 // and context belong to this thread's state for this pattern.
@@ -199,7 +200,9 @@ impl Pcre {
                     }
                     continue;
                 }
-                if e == PCRE2_ERROR_DEPTHLIMIT {
+                if e == PCRE2_ERROR_DEPTHLIMIT && !deeper {
+                    // GNU retries once with twice the default depth limit.
+                    deeper = true;
                     let mut lim: u32 = 0;
                     // SAFETY: PCRE2_CONFIG_DEPTHLIMIT writes one u32 into `lim`.
                     unsafe {
@@ -215,23 +218,7 @@ impl Pcre {
                         }
                         pcre2_set_depth_limit_8(st.context, twice);
                     }
-                    // GNU retries with the doubled limit, once per failure.
-                    // SAFETY: as the first pcre2_match_8 call above.
-                    let e2 = unsafe {
-                        pcre2_match_8(
-                            self.code,
-                            subject.as_ptr(),
-                            subject.len(),
-                            start,
-                            options,
-                            st.data,
-                            st.context,
-                        )
-                    };
-                    if e2 > 0 {
-                        found(ovector(st.data));
-                    }
-                    return e2;
+                    continue;
                 }
                 if e > 0 {
                     found(ovector(st.data));
