@@ -95,6 +95,27 @@ pub fn translate_with_warnings(
     translate_lines_ending(pattern, syntax, utf8, b'\n')
 }
 
+/// For a -G or -E pattern with back-references (`\\(a\\)\\1`): a regex that matches every
+/// line the pattern matches and maybe more (each back-reference read as any text of the
+/// line), to find candidate lines fast, and GNU's warnings; `None` when the pattern has no
+/// back-reference. Candidates are then judged by glibc's matcher ([`crate::gnu_regex`]).
+pub fn translate_filter(
+    pattern: &[u8],
+    syntax: Syntax,
+    utf8: bool,
+    eol: u8,
+) -> Result<Option<(String, Vec<String>)>, PatternError> {
+    let ere = match syntax {
+        Syntax::Basic => false,
+        Syntax::Extended => true,
+        _ => return Ok(None),
+    };
+    if read(pattern, ere, utf8)?.backref.is_none() {
+        return Ok(None);
+    }
+    regular(pattern, ere, utf8, eol, true).map(Some)
+}
+
 /// [`translate_with_warnings`] for lines that end with `eol` instead of a newline (`grep
 /// -z`: NUL): nothing in the result matches `eol`, and a newline is an ordinary character.
 pub fn translate_lines_ending(
@@ -104,8 +125,8 @@ pub fn translate_lines_ending(
     eol: u8,
 ) -> Result<(String, Vec<String>), PatternError> {
     match syntax {
-        Syntax::Basic => regular(pattern, false, utf8, eol),
-        Syntax::Extended => regular(pattern, true, utf8, eol),
+        Syntax::Basic => regular(pattern, false, utf8, eol, false),
+        Syntax::Extended => regular(pattern, true, utf8, eol, false),
         Syntax::Fixed => Ok((fixed(pattern, utf8), Vec::new())),
         Syntax::Perl => perl(pattern, utf8).map(|regex| (regex, Vec::new())),
     }
@@ -470,8 +491,14 @@ fn regular(
     ere: bool,
     utf8: bool,
     eol: u8,
+    backrefs: bool,
 ) -> Result<(String, Vec<String>), PatternError> {
     let reading = read(pattern, ere, utf8)?;
+    if let (Some(n), false) = (reading.backref, backrefs) {
+        return Err(PatternError::new(format!(
+            "back-references are not supported: \\{n}"
+        )));
+    }
     let tree = if dfa_can_run(&reading.dfa, utf8) {
         &reading.dfa
     } else {
@@ -488,6 +515,8 @@ struct Reading {
     glibc: Node,
     dfa: Node,
     warnings: Vec<String>,
+    /// The first back-reference, if any.
+    backref: Option<u8>,
 }
 
 fn read(pattern: &[u8], ere: bool, utf8: bool) -> Result<Reading, PatternError> {
@@ -496,15 +525,11 @@ fn read(pattern: &[u8], ere: bool, utf8: bool) -> Result<Reading, PatternError> 
     let glibc_tree = glibc.parse().map_err(PatternError::new)?;
     let mut dfa = Dfa::new(&pat, &glibc.brackets);
     let dfa_tree = dfa.parse().map_err(PatternError::new)?;
-    if let Some(n) = glibc.backref {
-        return Err(PatternError::new(format!(
-            "back-references are not supported: \\{n}"
-        )));
-    }
     Ok(Reading {
         glibc: glibc_tree,
         dfa: dfa_tree,
         warnings: dfa.warnings,
+        backref: glibc.backref,
     })
 }
 
@@ -1711,7 +1736,17 @@ fn emit_node(node: &Node, utf8: bool, eol: u8) -> Emitted {
                 empty: false,
             }
         }
-        Node::BackRef => unreachable!("back-references are refused before emitting"),
+        // Only in a filter (`translate_filter`): any text of the line.
+        Node::BackRef => Emitted {
+            text: match (utf8, eol) {
+                (true, b'\n') => r"(?:[^\n]*)".into(),
+                (false, b'\n') => r"(?-u:[^\n]*)".into(),
+                (true, e) => format!(r"(?:[^\x{{{e:X}}}]*)"),
+                (false, e) => format!(r"(?-u:[^\x{e:02X}]*)"),
+            },
+            atom: true,
+            empty: false,
+        },
     }
 }
 

@@ -17,7 +17,10 @@ use std::ops::Range;
 use memchr::{memchr, memrchr};
 use regex::bytes::RegexBuilder;
 
-use crate::pattern::{translate_lines_ending, translate_with_warnings, PatternError, Syntax};
+use crate::gnu_regex::GnuRegex;
+use crate::pattern::{
+    translate_filter, translate_lines_ending, translate_with_warnings, PatternError, Syntax,
+};
 use crate::pcre::Pcre;
 
 /// How patterns are read and matched (grep's -G/-E/-F/-P, -i, -w, -x and the locale).
@@ -53,9 +56,24 @@ pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, P
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
-            translate_with_warnings(&case_classes(p, opts), opts.syntax, opts.utf8)
+            let p = case_classes(p, opts);
+            match translate_filter(&p, opts.syntax, opts.utf8, b'\n') {
+                // Back-references: glibc's matcher must take it too.
+                Ok(Some(_)) => GnuRegex::new(
+                    &p,
+                    opts.syntax == Syntax::Extended,
+                    opts.ignore_case,
+                    false,
+                    false,
+                    opts.utf8,
+                )
                 .err()
-                .map(|e| (i, e))
+                .map(|message| (i, PatternError { message })),
+                Ok(None) => translate_with_warnings(&p, opts.syntax, opts.utf8)
+                    .err()
+                    .map(|e| (i, e)),
+                Err(e) => Some((i, e)),
+            }
         })
         .collect()
 }
@@ -208,6 +226,11 @@ pub struct Matcher {
     pcre: Option<std::sync::Arc<Pcre>>,
     /// The byte that ends lines: a newline, or NUL (`grep -z`).
     eol: u8,
+    /// With back-references, `line_re` only filters: the patterns without them, compiled
+    /// alone (`None` if every pattern has one)...
+    exact: Option<std::sync::Arc<LineRegex>>,
+    /// ... and those with them, for glibc's matcher.
+    backrefs: Vec<std::sync::Arc<GnuRegex>>,
     /// The first PCRE2 failure (a limit it gave up at): 0 when none. The line it happened
     /// on counts as not matching; the caller reports it and stops (GNU dies).
     pcre_error: std::sync::Arc<std::sync::atomic::AtomicI32>,
@@ -244,6 +267,8 @@ impl Matcher {
                     pcre: None,
                     pcre_error: Default::default(),
                     eol,
+                    exact: None,
+                    backrefs: Vec::new(),
                 },
                 Vec::new(),
             ));
@@ -271,15 +296,34 @@ impl Matcher {
                     pcre: Some(std::sync::Arc::new(pcre)),
                     pcre_error: Default::default(),
                     eol,
+                    exact: None,
+                    backrefs: Vec::new(),
                 },
                 Vec::new(),
             ));
         }
         let mut warnings = Vec::new();
         let mut parts = Vec::with_capacity(patterns.len());
+        // Patterns without back-references, and those with them (for glibc's matcher).
+        let mut exact_parts = Vec::with_capacity(patterns.len());
+        let mut backrefs = Vec::new();
         for p in patterns {
-            let (t, w) =
-                translate_lines_ending(&case_classes(p, opts), opts.syntax, opts.utf8, eol)?;
+            let p = case_classes(p, opts);
+            let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol)? {
+                Some(filter) => {
+                    let ere = opts.syntax == Syntax::Extended;
+                    let g =
+                        GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
+                            .map_err(|message| PatternError { message })?;
+                    backrefs.push(std::sync::Arc::new(g));
+                    filter
+                }
+                None => {
+                    let (t, w) = translate_lines_ending(&p, opts.syntax, opts.utf8, eol)?;
+                    exact_parts.push(format!("(?:{t})"));
+                    (t, w)
+                }
+            };
             for w in w {
                 if !warnings.contains(&w) {
                     warnings.push(w);
@@ -287,14 +331,25 @@ impl Matcher {
             }
             parts.push(format!("(?:{t})"));
         }
-        let mut re = parts.join("|");
-        if opts.line {
-            re = format!("^(?:{re})$");
-        } else if opts.word {
-            re = format!(r"\b{{start-half}}(?:{re})\b{{end-half}}");
-        }
-        let source = re.clone();
-        let hir = parse_hir(&source, opts, eol);
+        let wrap = |re: String| {
+            if opts.line {
+                format!("^(?:{re})$")
+            } else if opts.word {
+                format!(r"\b{{start-half}}(?:{re})\b{{end-half}}")
+            } else {
+                re
+            }
+        };
+        let re = wrap(parts.join("|"));
+        let exact =
+            (!backrefs.is_empty() && !exact_parts.is_empty()).then(|| wrap(exact_parts.join("|")));
+        // The source `longest` is built from: the patterns matched by the regex crate.
+        let source = if backrefs.is_empty() {
+            re.clone()
+        } else {
+            exact.clone().unwrap_or_default()
+        };
+        let hir = parse_hir(&re, opts, eol);
         // Built once for the regex crate's checks and error messages; the searches go
         // through `line_re`, one automaton (one lazy DFA to fill) per thread.
         RegexBuilder::new(&re)
@@ -308,7 +363,16 @@ impl Matcher {
             .map_err(|e| PatternError {
                 message: regex_error_message(&e),
             })?;
-        let verify_lines = opts.word && opts.utf8;
+        // With back-references the regex is a filter: every candidate line is judged.
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let verify_lines = (opts.word && opts.utf8) || !backrefs.is_empty();
+        let exact = match exact {
+            Some(x) => Some(std::sync::Arc::new(LineRegex {
+                id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                re: meta_regex(&x, opts, regex_automata::MatchKind::LeftmostFirst, eol)?,
+            })),
+            None => None,
+        };
         let required = hir
             .as_ref()
             .filter(|h| leading_literal(h).is_none())
@@ -316,16 +380,15 @@ impl Matcher {
             .filter(|l| l.len() >= 2 && !l.contains(&eol))
             .map(|l| memchr::memmem::Finder::new(&l).into_owned());
         let within_lines = hir.as_ref().is_some_and(|h| within_lines(h, eol));
-        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let line_re = Some(std::sync::Arc::new(LineRegex {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            re: meta_regex(&source, opts, regex_automata::MatchKind::LeftmostFirst, eol)?,
+            re: meta_regex(&re, opts, regex_automata::MatchKind::LeftmostFirst, eol)?,
         }));
         Ok((
             Matcher {
                 verify_lines,
                 longest: None,
-                nul_blind: eol != 0 && hir.as_ref().is_some_and(nul_blind),
+                nul_blind: eol != 0 && backrefs.is_empty() && hir.as_ref().is_some_and(nul_blind),
                 required,
                 line_re,
                 within_lines,
@@ -334,6 +397,8 @@ impl Matcher {
                 pcre: None,
                 pcre_error: Default::default(),
                 eol,
+                exact,
+                backrefs,
             },
             warnings,
         ))
@@ -380,7 +445,31 @@ impl Matcher {
         if let Some(p) = &self.pcre {
             return self.pcre_find(p, line, 0).is_some();
         }
+        if !self.backrefs.is_empty() {
+            return self.exact.as_ref().is_some_and(|e| e.is_match(line))
+                || self.backrefs.iter().any(|b| b.is_match(line));
+        }
         self.line_re.as_ref().is_some_and(|l| l.is_match(line))
+    }
+
+    /// The match in `line` (one line) from `at` on that grep prints: with back-references,
+    /// the leftmost of every pattern's (the longest of those starting there).
+    fn find_in_line(&self, line: &[u8], at: usize) -> Option<Range<usize>> {
+        if self.backrefs.is_empty() {
+            return self.find_at(line, at);
+        }
+        let mut best = self.exact.as_ref().and_then(|e| e.find_at(line, at));
+        for b in &self.backrefs {
+            if let Some(m) = b.find(line, at) {
+                let better = best
+                    .as_ref()
+                    .is_none_or(|x| m.start < x.start || (m.start == x.start && m.end > x.end));
+                if better {
+                    best = Some(m);
+                }
+            }
+        }
+        best
     }
 
     /// The byte that ends lines (a newline, or NUL with `grep -z`).
@@ -419,7 +508,7 @@ impl Matcher {
             if at > line.len() {
                 return None;
             }
-            let m = self.find_at(line, at)?;
+            let m = self.find_in_line(line, at)?;
             let mut end = m.end;
             if let Some(l) = &self.longest {
                 let input = regex_automata::Input::new(line)
