@@ -38,6 +38,8 @@ pub struct Input {
     holes: Option<File>,
     /// Bytes of the file not backed by blocks on disk at open time: its holes, at most.
     hole_bytes: u64,
+    /// The file's type at open time.
+    file_type: std::fs::FileType,
 }
 
 /// A file's modification time in nanoseconds since the epoch.
@@ -94,6 +96,16 @@ impl Input {
         Self::from_file(name, file, false)
     }
 
+    /// The file's type when it was opened (no system call).
+    pub fn file_type(&self) -> std::fs::FileType {
+        self.file_type
+    }
+
+    /// Device and inode numbers when it was opened (no system call).
+    pub fn identity(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
     /// Wraps standard input (a duplicate of descriptor 0) under the given display name.
     pub fn stdin(name: String) -> Result<Input, EngineError> {
         let fd = io::stdin()
@@ -138,6 +150,7 @@ impl Input {
             dev: meta.dev(),
             ino: meta.ino(),
             mtime: mtime_ns(&meta),
+            file_type: ft,
             file,
             holes: None,
             hole_bytes,

@@ -16,6 +16,9 @@ use crate::exec::Flow;
 /// Pooled items a worker may finish ahead of the consumer.
 pub const AHEAD: usize = 256;
 
+/// Pooled items a worker takes at once (consecutive ones, results handed over together).
+const CHUNK: usize = 16;
+
 /// Runs `work(i, pooled)` for every item `i < pooled.len()` and hands each result to
 /// `consume(i, result)` in item order. Items with `pooled[i]` run on `workers` pool threads
 /// (when there are at least two such items and `workers > 0`); the others run on the calling
@@ -39,19 +42,28 @@ where
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
-                let k = cursor.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = jobs.get(k) else { break };
+                // A few items at a time, their results handed over together: with many
+                // small files, one hand-over (a wake-up of the consumer) per file cost more
+                // than searching it.
+                let k = cursor.fetch_add(CHUNK, Ordering::Relaxed);
+                let Some(&first) = jobs.get(k) else { break };
                 {
                     let mut done = consumed.lock().unwrap_or_else(|p| p.into_inner());
-                    while i > *done + AHEAD && !stop.load(Ordering::Relaxed) {
+                    while first > *done + AHEAD && !stop.load(Ordering::Relaxed) {
                         done = moved.wait(done).unwrap_or_else(|p| p.into_inner());
                     }
                 }
-                if stop.load(Ordering::Relaxed) {
+                let mut out = Vec::with_capacity(CHUNK);
+                for &i in &jobs[k..(k + CHUNK).min(jobs.len())] {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    out.push((i, work(i, true)));
+                }
+                if out.is_empty() {
                     break;
                 }
-                let r = work(i, true);
-                lock().insert(i, r);
+                lock().extend(out);
                 ready.notify_all();
             });
         }
@@ -71,7 +83,10 @@ where
             n += 1;
             let flow = consume(i, r);
             *consumed.lock().unwrap_or_else(|p| p.into_inner()) = i + 1;
-            moved.notify_all();
+            if (i + 1) % CHUNK == 0 {
+                // Workers held back by the window wait for many items, not one.
+                moved.notify_all();
+            }
             if flow == Flow::Stop {
                 break;
             }
@@ -128,6 +143,6 @@ mod tests {
             |i, _| if i == 9 { Flow::Stop } else { Flow::Continue },
         );
         assert_eq!(n, 10);
-        assert!(started.load(Ordering::Relaxed) <= 10 + AHEAD + 2);
+        assert!(started.load(Ordering::Relaxed) <= 10 + AHEAD + 2 * CHUNK);
     }
 }

@@ -1061,6 +1061,9 @@ struct FileResult {
     lead_sep: bool,
     /// `-P`: PCRE2 gave up (a limit): GNU prints this after the file's name and exits 2.
     fatal: Option<String>,
+    /// Given to the pool as a small file, it turned out big: to be searched again on all
+    /// cores, its lines streamed, when its turn comes.
+    deferred: bool,
 }
 
 /// Files smaller than this are searched whole by one worker of the pool.
@@ -1162,10 +1165,15 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let pooled: Vec<bool> = targets
         .iter()
         .map(|t| match t {
+            // Found in a tree: taken as small without a stat (a big one comes back from
+            // the pool deferred).
+            Target::File {
+                command_line: false,
+                ..
+            } => true,
             Target::File { path, .. } => {
                 path != "-"
-                    && std::fs::symlink_metadata(path)
-                        .is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
+                    && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
             }
             Target::Note { .. } => true,
         })
@@ -1199,8 +1207,13 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 grep_file(cfg, matcher, t, &cfg.engine, Some(&mut *guard), &used)
             }
         },
-        |_, r| {
+        |i, r| {
             let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
+            let r = if r.deferred {
+                grep_file(cfg, matcher, &targets[i], &cfg.engine, Some(&mut *w), &used)
+            } else {
+                r
+            };
             let mut tail = Vec::new();
             if r.lead_sep && used.load(Ordering::Relaxed) {
                 cfg.group_separator_line(&mut tail);
@@ -1351,7 +1364,7 @@ fn grep_file(
     };
     if file != "-" {
         use std::os::unix::fs::FileTypeExt;
-        let ft = input.file().metadata().map(|m| m.file_type()).ok();
+        let ft = Some(input.file_type());
         let special = ft.is_some_and(|t| {
             t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
         });
@@ -1365,6 +1378,10 @@ fn grep_file(
             res.skipped = true;
             return res;
         }
+    }
+    if !streamed && input.len().is_some_and(|n| n >= SMALL_FILE) {
+        res.deferred = true;
+        return res;
     }
     if cfg.mode == Mode::Print && cfg.max_count > 1 && input_is_output(&input) {
         res.error = Some([&name[..], b": input file is also the output"].concat());
@@ -1385,12 +1402,10 @@ fn grep_file(
     };
     // -T: numbers right-aligned to the width of the file's size (GNU's offset_width).
     let width = if cfg.format.initial_tab {
-        let size = input
-            .file()
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .map_or(i64::MAX as u64, |m| m.len());
+        let size = Some(input.file_type())
+            .filter(|t| t.is_file())
+            .and(input.len())
+            .unwrap_or(i64::MAX as u64);
         let n = size + u64::from(cfg.format.line_number && size < i64::MAX as u64);
         n.to_string().len()
     } else {
@@ -1492,14 +1507,12 @@ fn error_text(name: &[u8], e: &EngineError) -> Vec<u8> {
 /// True when standard output is this very regular file (GNU refuses to grep a file into
 /// itself, which could loop forever).
 fn input_is_output(input: &Input) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Some((dev, ino)) = rustix_fstat_stdout() else {
+    // Standard output's identity, taken once for all files.
+    static STDOUT: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
+    let Some(out) = *STDOUT.get_or_init(rustix_fstat_stdout) else {
         return false;
     };
-    input
-        .file()
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.dev() == dev && m.ino() == ino)
+    input.file_type().is_file() && input.identity() == out
 }
 
 fn help_text(prog: &str) -> String {
