@@ -20,6 +20,39 @@ for t in hyperfine rg ugrep; do
 done
 (cd "$root" && cargo build --release --quiet)
 swath=$root/target/release/swath
+row() { python3 "$here/paired.py" "$@"; }
+echo "| case | swath | peer | swath/peer per round (range) | speed-up |"
+echo "|---|---:|---:|---:|---:|"
+part=${PART:-all}
+if [ "$part" = all ] || [ "$part" = tree ]; then
+  tree=${TREE:-$data/patch/real/linux.new}
+  [ -d "$tree" ] || { echo "grep.sh: no tree at $tree (benchsuite/patch-data.sh makes it)" >&2; exit 2; }
+  cd "$tree"
+  # swath's output is GNU's byte for byte; ripgrep's (in the order its threads finish) the
+  # same lines once sorted.
+  tcheck() {
+    local want got
+    want=$(grep -r "$@" . | md5sum) || true
+    got=$("$swath" grep -r "$@" . | md5sum) || true
+    [ "$got" = "$want" ] || { echo "swath differs on the tree: $*" >&2; exit 1; }
+    local a rgargs=()   # ripgrep's -E is --encoding: its patterns are extended already
+    for a in "$@"; do [ "$a" = -E ] || rgargs+=("$a"); done
+    [ "$(rg -uuu --no-heading -H "${rgargs[@]}" . | sort | md5sum)" = "$(grep -r "$@" . | sort | md5sum)" ] ||
+      echo "(rg's lines differ from GNU's for: $*)" >&2
+  }
+  tcheck -F PM_QOS_RESUME_LATENCY
+  tcheck -F spin_lock_irqsave
+  tcheck -E 'EXPORT_SYMBOL(_GPL)?\(kvm_[a-z_]+\)'
+  tcheck -i -F 'nvme_admin'
+  for case in "-F PM_QOS_RESUME_LATENCY" "-F spin_lock_irqsave" "-E 'EXPORT_SYMBOL(_GPL)?\(kvm_[a-z_]+\)'" \
+              "-c -F spin_lock_irqsave" "-l -F spin_lock_irqsave" "-i -F nvme_admin"; do
+    name=tree-$(echo "$case" | tr -c 'a-zA-Z0-9' '_' | cut -c1-40)
+    row "$name-rg" "sh -c \"$swath grep -r $case .\"" "sh -c \"rg -uuu --no-heading -H ${case/-E /} .\""
+    row "$name-gnu" "sh -c \"$swath grep -r $case .\"" "sh -c \"grep -r $case .\""
+  done
+  cd "$data"
+fi
+[ "$part" = tree ] && exit 0
 [ -f "$data/a.txt" ] || "$swath" gen text 640000000 "$data/a.txt" --seed 1
 [ -d "$data/mixed" ] || python3 "$here/mixed.py" "$data/a.txt" "$data/mixed"
 [ -f "$data/big8g.txt" ] || "$swath" gen text 8589934592 "$data/big8g.txt" --seed 7
@@ -42,38 +75,7 @@ check -m 1 -F "$first" big8g.txt
 [ "$(rg -c -F "$fixed" a.txt || echo 0)" = "$(grep -c -F "$fixed" a.txt)" ]
 [ "$(rg -c "$regex" a.txt)" = "$(grep -c -E "$regex" a.txt)" ]
 
-row() { python3 "$here/paired.py" "$@"; }
-echo "| case | swath | peer | swath/peer per round (range) | speed-up |"
-echo "|---|---:|---:|---:|---:|"
 
-part=${PART:-all}
-if [ "$part" = all ] || [ "$part" = tree ]; then
-  tree=${TREE:-$data/patch/real/linux.new}
-  [ -d "$tree" ] || { echo "grep.sh: no tree at $tree (benchsuite/patch-data.sh makes it)" >&2; exit 2; }
-  cd "$tree"
-  # swath's output is GNU's byte for byte; ripgrep's (in the order its threads finish) the
-  # same lines once sorted.
-  tcheck() {
-    local want got
-    want=$(grep -r "$@" . | md5sum) || true
-    got=$("$swath" grep -r "$@" . | md5sum) || true
-    [ "$got" = "$want" ] || { echo "swath differs on the tree: $*" >&2; exit 1; }
-    [ "$(rg -uuu --no-heading -H "$@" . | sort | md5sum)" = "$(grep -r "$@" . | sort | md5sum)" ] ||
-      echo "(rg's lines differ from GNU's for: $*)" >&2
-  }
-  tcheck -F PM_QOS_RESUME_LATENCY
-  tcheck -F spin_lock_irqsave
-  tcheck -E 'EXPORT_SYMBOL(_GPL)?\(kvm_[a-z_]+\)'
-  tcheck -i -F 'nvme_admin'
-  for case in "-F PM_QOS_RESUME_LATENCY" "-F spin_lock_irqsave" "-E 'EXPORT_SYMBOL(_GPL)?\(kvm_[a-z_]+\)'" \
-              "-c -F spin_lock_irqsave" "-l -F spin_lock_irqsave" "-i -F nvme_admin"; do
-    name=tree-$(echo "$case" | tr -c 'a-zA-Z0-9' '_' | cut -c1-40)
-    row "$name-rg" "sh -c \"$swath grep -r $case .\"" "sh -c \"rg -uuu --no-heading -H $case .\""
-    row "$name-gnu" "sh -c \"$swath grep -r $case .\"" "sh -c \"grep -r $case .\""
-  done
-  cd "$data"
-fi
-[ "$part" = tree ] && exit 0
 
 if [ "$part" = all ] || [ "$part" = features ]; then
   # Context with rare matches (the target: at most 10 % over the same search without it).

@@ -136,9 +136,11 @@ pub fn translate_lines_ending(
 const RE_DUP_MAX: i32 = 0x7fff;
 
 /// Deeper nesting of groups, or of repetitions (`a{2}{2}`), than this is refused, to bound
-/// the recursion (an unoptimised build needs about 4 KiB of stack per group). GNU grep goes
-/// deeper, and dies with `stack overflow` somewhere past a few thousand groups.
-const MAX_NESTING: usize = 256;
+/// the recursion (an unoptimised build needs about 4 KiB of stack per group, and patterns
+/// are read on the main thread's 8 MiB). GNU grep goes deeper, and dies with `stack
+/// overflow` somewhere past a few thousand groups; an unbalanced pattern that deep (10,000
+/// `(`) gets GNU's `Unmatched ( or \(` here too.
+pub const MAX_NESTING: usize = 1000;
 
 /// glibc's `regerror` texts, and the DFA's own messages (lower case, as grep prints them).
 mod msg {
@@ -154,7 +156,7 @@ mod msg {
     pub const ERANGE: &str = "Invalid range end";
     pub const ESIZE: &str = "Regular expression too big";
     pub const ERPAREN: &str = "Unmatched ) or \\)";
-    pub const STACK: &str = "nesting more than 256 levels deep is not supported";
+    pub const STACK: &str = "nesting more than 1000 levels deep is not supported";
     pub const DFA_UNBALANCED_BRACKET: &str = "unbalanced [";
     pub const DFA_UNBALANCED_OPEN: &str = "unbalanced (";
     pub const DFA_UNBALANCED_CLOSE: &str = "unbalanced )";
@@ -217,6 +219,57 @@ struct Pat<'a> {
 }
 
 impl<'a> Pat<'a> {
+    /// More groups opened than closed in the whole pattern (bracket expressions and
+    /// escaped characters skipped): what glibc reports as `Unmatched ( or \(`.
+    fn groups_unbalanced(&self) -> bool {
+        let b = self.bytes;
+        let (mut open, mut i) = (0i64, 0usize);
+        while i < b.len() {
+            match b[i] {
+                b'\\' if i + 1 < b.len() => {
+                    if !self.ere {
+                        match b[i + 1] {
+                            b'(' => open += 1,
+                            b')' => open -= 1,
+                            _ => {}
+                        }
+                    }
+                    i += 2;
+                    continue;
+                }
+                b'(' if self.ere => open += 1,
+                b')' if self.ere && open > 0 => open -= 1,
+                b'[' => {
+                    // Skip the bracket expression: a leading `^` and `]` are members.
+                    let mut j = i + 1;
+                    if b.get(j) == Some(&b'^') {
+                        j += 1;
+                    }
+                    if b.get(j) == Some(&b']') {
+                        j += 1;
+                    }
+                    while j < b.len() && b[j] != b']' {
+                        if b[j] == b'[' && matches!(b.get(j + 1), Some(b':' | b'.' | b'=')) {
+                            let close = b[j + 1];
+                            j += 2;
+                            while j + 1 < b.len() && !(b[j] == close && b[j + 1] == b']') {
+                                j += 1;
+                            }
+                            j += 2;
+                            continue;
+                        }
+                        j += 1;
+                    }
+                    i = j + 1;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        open > 0
+    }
+
     fn new(bytes: &'a [u8], ere: bool, utf8: bool) -> Pat<'a> {
         let syms = decode(bytes, utf8);
         let mut offs = Vec::with_capacity(syms.len() + 1);
@@ -801,7 +854,12 @@ impl<'p, 'a> Glibc<'p, 'a> {
 
     fn sub_exp(&mut self, nest: usize) -> Parsed<Node> {
         if nest > MAX_NESTING {
-            return Err(msg::STACK);
+            // glibc would read on to the end and find the groups unclosed.
+            return Err(if self.p.groups_unbalanced() {
+                msg::EPAREN
+            } else {
+                msg::STACK
+            });
         }
         let index = self.nsub;
         self.nsub += 1;
@@ -2345,19 +2403,36 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
             error("[[=é=]]".as_bytes(), Syntax::Basic, true),
             "Invalid collation character"
         );
-        let too_deep = "nesting more than 256 levels deep is not supported";
+        let too_deep = "nesting more than 1000 levels deep is not supported";
+        // Balanced but too deep: refused; unclosed that deep: glibc's own message.
+        let deep =
+            |open: &str, close: &str, n: usize| format!("{}a{}", open.repeat(n), close.repeat(n));
         assert_eq!(
-            error(&[b'('; MAX_NESTING + 1], Syntax::Extended, false),
+            error(
+                deep("(", ")", MAX_NESTING + 1).as_bytes(),
+                Syntax::Extended,
+                false
+            ),
             too_deep
         );
         assert_eq!(
             error(
-                "\\(".repeat(MAX_NESTING + 1).as_bytes(),
+                deep("\\(", "\\)", MAX_NESTING + 1).as_bytes(),
                 Syntax::Basic,
                 true
             ),
             too_deep
         );
+        assert_eq!(
+            error(&[b'('; 10_000], Syntax::Extended, false),
+            "Unmatched ( or \\("
+        );
+        assert_eq!(
+            error("\\(".repeat(10_000).as_bytes(), Syntax::Basic, true),
+            "Unmatched ( or \\("
+        );
+        // 300 levels, as GNU reads them.
+        assert!(translate(deep("(", ")", 300).as_bytes(), Syntax::Extended, true).is_ok());
         // -P: PCRE2's UTF-8 errors.
         assert_eq!(
             error(b"a\xff", Syntax::Perl, true),
@@ -2473,7 +2548,7 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
             };
             assert_eq!(
                 error(pattern.as_bytes(), syntax, false),
-                "nesting more than 256 levels deep is not supported"
+                "nesting more than 1000 levels deep is not supported"
             );
         }
     }

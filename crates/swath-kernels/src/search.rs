@@ -23,6 +23,10 @@ use crate::pattern::{
 };
 use crate::pcre::Pcre;
 
+/// The regex crate's nesting limit: a GNU group becomes up to a few nested groups once
+/// translated, and GNU reads groups up to [`crate::pattern::MAX_NESTING`] deep.
+const NEST_LIMIT: u32 = (crate::pattern::MAX_NESTING * 4 + 64) as u32;
+
 /// How patterns are read and matched (grep's -G/-E/-F/-P, -i, -w, -x and the locale).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MatchOptions {
@@ -182,6 +186,7 @@ fn meta_regex(
             syntax::Config::new()
                 .multi_line(true)
                 .line_terminator(eol)
+                .nest_limit(NEST_LIMIT)
                 .unicode(o.utf8)
                 .utf8(false)
                 .case_insensitive(o.ignore_case),
@@ -355,6 +360,7 @@ impl Matcher {
         RegexBuilder::new(&re)
             .multi_line(true)
             .line_terminator(eol)
+            .nest_limit(NEST_LIMIT)
             .unicode(opts.utf8)
             .case_insensitive(opts.ignore_case)
             .size_limit(1 << 30)
@@ -620,6 +626,7 @@ fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hi
     regex_syntax::ParserBuilder::new()
         .multi_line(true)
         .line_terminator(eol)
+        .nest_limit(NEST_LIMIT)
         .unicode(o.utf8)
         .utf8(false)
         .case_insensitive(o.ignore_case)

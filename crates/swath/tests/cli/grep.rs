@@ -1801,6 +1801,23 @@ fn back_references() {
     report.finish();
 }
 
+/// Deep nesting: 300 groups match as in GNU; 10,000 unclosed `(` get GNU's message.
+#[test]
+fn deeply_nested_groups() {
+    let dir = corpus();
+    let mut report = Report::default();
+    let n = |k: usize, open: &str, close: &str| format!("{}a{}", open.repeat(k), close.repeat(k));
+    let cmds = vec![
+        format!("grep -E -c '{}' ascii", n(300, "(", ")")),
+        format!("grep -c '{}' ascii", n(300, r"\(", r"\)")),
+        format!("grep -E -o '{}' ascii", n(300, "(", ")*")),
+        format!("grep -E '{}' ascii", "(".repeat(10_000)),
+        format!("grep '{}' ascii", r"\(".repeat(10_000)),
+    ];
+    report.check(&dir, &[], &cmds);
+    report.finish();
+}
+
 /// Context lines: -A, -B, -C, -NUM with the output options, limits, -v, -o, colours and
 /// group separators, over several files (a separator between files too).
 #[test]
