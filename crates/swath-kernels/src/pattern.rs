@@ -95,25 +95,28 @@ pub fn translate_with_warnings(
     translate_lines_ending(pattern, syntax, utf8, b'\n')
 }
 
-/// For a -G or -E pattern with back-references (`\\(a\\)\\1`): a regex that matches every
-/// line the pattern matches and maybe more (each back-reference read as any text of the
-/// line), to find candidate lines fast, and GNU's warnings; `None` when the pattern has no
-/// back-reference. Candidates are then judged by glibc's matcher ([`crate::gnu_regex`]).
+/// For a -G or -E pattern with back-references (`\\(a\\)\\1`), or with equivalence classes
+/// or collating symbols in a locale that collates: a regex that matches every line the
+/// pattern matches and maybe more (each back-reference read as any text of the line, each
+/// such bracket as any character), to find candidate lines fast, and GNU's warnings; `None`
+/// when the pattern has neither. Candidates are then judged by glibc's matcher ([`crate::gnu_regex`]).
 pub fn translate_filter(
     pattern: &[u8],
     syntax: Syntax,
     utf8: bool,
     eol: u8,
+    icase: bool,
 ) -> Result<Option<(String, Vec<String>)>, PatternError> {
     let ere = match syntax {
         Syntax::Basic => false,
         Syntax::Extended => true,
         _ => return Ok(None),
     };
-    if read(pattern, ere, utf8)?.backref.is_none() {
+    let reading = read(pattern, ere, utf8)?;
+    if reading.backref.is_none() && !reading.collation {
         return Ok(None);
     }
-    regular(pattern, ere, utf8, eol, true).map(Some)
+    regular(pattern, ere, utf8, eol, true, icase).map(Some)
 }
 
 /// [`translate_with_warnings`] for lines that end with `eol` instead of a newline (`grep
@@ -124,9 +127,24 @@ pub fn translate_lines_ending(
     utf8: bool,
     eol: u8,
 ) -> Result<(String, Vec<String>), PatternError> {
+    translate_folded(pattern, syntax, utf8, eol, false)
+}
+
+/// [`translate_lines_ending`], with `-i` (`icase`) written into the regex as GNU grep applies
+/// it ([`fold_case`]: glibc's case mappings of the pattern's characters in the current
+/// locale), so the regex is compiled without the regex crate's Unicode case folding. A
+/// [`Syntax::Perl`] pattern is not folded (PCRE2 does it).
+pub fn translate_folded(
+    pattern: &[u8],
+    syntax: Syntax,
+    utf8: bool,
+    eol: u8,
+    icase: bool,
+) -> Result<(String, Vec<String>), PatternError> {
     match syntax {
-        Syntax::Basic => regular(pattern, false, utf8, eol, false),
-        Syntax::Extended => regular(pattern, true, utf8, eol, false),
+        Syntax::Basic => regular(pattern, false, utf8, eol, false, icase),
+        Syntax::Extended => regular(pattern, true, utf8, eol, false, icase),
+        Syntax::Fixed if icase => Ok((fixed_folded(pattern, utf8, eol), Vec::new())),
         Syntax::Fixed => Ok((fixed(pattern, utf8), Vec::new())),
         Syntax::Perl => perl(pattern, utf8).map(|regex| (regex, Vec::new())),
     }
@@ -545,12 +563,18 @@ fn regular(
     utf8: bool,
     eol: u8,
     backrefs: bool,
+    icase: bool,
 ) -> Result<(String, Vec<String>), PatternError> {
     let reading = read(pattern, ere, utf8)?;
     if let (Some(n), false) = (reading.backref, backrefs) {
         return Err(PatternError::new(format!(
             "back-references are not supported: \\{n}"
         )));
+    }
+    if reading.collation && !backrefs {
+        return Err(PatternError::new(
+            "equivalence classes of this locale need glibc's matcher".to_string(),
+        ));
     }
     let tree = if dfa_can_run(&reading.dfa, utf8) {
         &reading.dfa
@@ -560,6 +584,9 @@ fn regular(
         // intersection is not reproduced (docs/gnu/grep-3.8-patterns.md, section 8).
         &reading.glibc
     };
+    if icase {
+        return Ok((emit(&fold_case(tree, utf8), utf8, eol), reading.warnings));
+    }
     Ok((emit(tree, utf8, eol), reading.warnings))
 }
 
@@ -570,6 +597,8 @@ struct Reading {
     warnings: Vec<String>,
     /// The first back-reference, if any.
     backref: Option<u8>,
+    /// An equivalence class or collating symbol that only glibc's matcher can judge.
+    collation: bool,
 }
 
 fn read(pattern: &[u8], ere: bool, utf8: bool) -> Result<Reading, PatternError> {
@@ -583,6 +612,7 @@ fn read(pattern: &[u8], ere: bool, utf8: bool) -> Result<Reading, PatternError> 
         dfa: dfa_tree,
         warnings: dfa.warnings,
         backref: glibc.backref,
+        collation: glibc.collating,
     })
 }
 
@@ -657,6 +687,9 @@ struct Glibc<'p, 'a> {
     completed: u32,
     /// The first back-reference.
     backref: Option<u8>,
+    /// An equivalence class or collating symbol in a locale with collation rules: only
+    /// glibc's matcher knows what it matches.
+    collating: bool,
     /// Every bracket expression, by the position of its `[`, for the DFA reader.
     brackets: Vec<(usize, CharSet)>,
 }
@@ -676,6 +709,7 @@ impl<'p, 'a> Glibc<'p, 'a> {
             nsub: 0,
             completed: 0,
             backref: None,
+            collating: false,
             brackets: Vec::new(),
         }
     }
@@ -1009,6 +1043,7 @@ impl<'p, 'a> Glibc<'p, 'a> {
             tok.kind = BKind::Char;
         }
         let mut first_round = true;
+        let mut wild = false;
         loop {
             let start = self.bracket_element(tok, first_round)?;
             first_round = false;
@@ -1034,8 +1069,12 @@ impl<'p, 'a> Glibc<'p, 'a> {
                     }
                 }
             }
+            let collated = matches!(start, BElem::Coll(_) | BElem::Equiv(_))
+                && self.p.utf8
+                && locale_collates();
             match end {
                 Some(end) => self.add_range(&mut set, &start, &end)?,
+                None if collated => wild = true,
                 None => self.add_element(&mut set, start)?,
             }
             if tok.kind == BKind::End {
@@ -1046,6 +1085,17 @@ impl<'p, 'a> Glibc<'p, 'a> {
             }
         }
         self.pos += tok.len;
+        if wild {
+            // `[[=a=]]` in a locale that collates: glibc's matcher decides; the filter lets
+            // any character through.
+            self.collating = true;
+            set = CharSet {
+                negated: false,
+                ranges: vec![(0, 0x10FFFF)],
+                classes: Vec::new(),
+                dfa_runs: false,
+            };
+        }
         self.brackets.push((at, set.clone()));
         Ok(Node::Set(set))
     }
@@ -1704,6 +1754,135 @@ fn unicode_class_contains(class: Class, c: char) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Writing the regex
 
+/// True when the current locale's collation is not code-point order (not C, POSIX or
+/// C.UTF-8): equivalence classes and collating symbols then follow its rules.
+fn locale_collates() -> bool {
+    static COLLATES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *COLLATES.get_or_init(|| {
+        // SAFETY: querying (NULL) the current LC_COLLATE name; the string is copied at once.
+        let name = unsafe {
+            let p = libc::setlocale(libc::LC_COLLATE, std::ptr::null());
+            if p.is_null() {
+                return false;
+            }
+            std::ffi::CStr::from_ptr(p).to_bytes().to_vec()
+        };
+        !(name == b"C" || name == b"POSIX" || name.starts_with(b"C."))
+    })
+}
+
+/// glibc's case mappings in the current locale (set by the caller with `setlocale`).
+mod wctype {
+    unsafe extern "C" {
+        pub fn towupper(wc: u32) -> u32;
+        pub fn towlower(wc: u32) -> u32;
+        pub fn toupper(c: i32) -> i32;
+        pub fn tolower(c: i32) -> i32;
+    }
+}
+
+/// gnulib dfa.c's `lonesome_lower`: characters C for which some locale has `C !=
+/// towupper(C)` and `C != towlower(towupper(C))`.
+const LONESOME_LOWER: [u32; 19] = [
+    0x00B5, 0x0131, 0x017F, 0x01C5, 0x01C8, 0x01CB, 0x01F2, 0x0345, 0x03C2, 0x03D0, 0x03D1, 0x03D5,
+    0x03D6, 0x03F0, 0x03F1, 0x03F2, 0x03F5, 0x1E9B, 0x1FBE,
+];
+
+/// dfa.c's `case_folded_counterparts`: the characters `-i` lets `c` stand for besides itself,
+/// by glibc's `towupper`/`towlower` in the current locale (not Unicode's case folding: the
+/// Kelvin sign is not a `k`, and in Turkish `i` pairs with `İ`, not `I`). In a unibyte locale,
+/// `toupper`/`tolower` of the byte.
+fn case_counterparts(c: u32, utf8: bool) -> Vec<u32> {
+    let mut out = Vec::new();
+    if !utf8 {
+        if c < 256 {
+            // SAFETY: toupper/tolower take any value of an unsigned char.
+            let (u, l) = unsafe { (wctype::toupper(c as i32), wctype::tolower(c as i32)) };
+            for x in [u as u32, l as u32] {
+                if x != c && x < 256 && !out.contains(&x) {
+                    out.push(x);
+                }
+            }
+        }
+        return out;
+    }
+    // SAFETY: towupper/towlower take any wint_t.
+    let (uc, lc) = unsafe {
+        let uc = wctype::towupper(c);
+        (uc, wctype::towlower(uc))
+    };
+    if uc != c {
+        out.push(uc);
+    }
+    // SAFETY: as above.
+    if lc != uc && lc != c && unsafe { wctype::towupper(lc) } == uc {
+        out.push(lc);
+    }
+    for li in LONESOME_LOWER {
+        // SAFETY: as above.
+        if li != lc && li != uc && li != c && unsafe { wctype::towupper(li) } == uc {
+            out.push(li);
+        }
+    }
+    out
+}
+
+/// The set of a character and its `-i` counterparts, or `None` when it has none.
+fn folded_char(c: u32, utf8: bool) -> Option<CharSet> {
+    let more = case_counterparts(c, utf8);
+    if more.is_empty() {
+        return None;
+    }
+    let mut ranges: Vec<(u32, u32)> = std::iter::once(c).chain(more).map(|x| (x, x)).collect();
+    ranges.sort_unstable();
+    Some(CharSet {
+        negated: false,
+        ranges,
+        classes: Vec::new(),
+        dfa_runs: true,
+    })
+}
+
+/// The largest range whose characters are folded one by one (wider ones keep their own
+/// members only).
+const FOLD_RANGE_MAX: u32 = 4096;
+
+/// `-i` the way GNU grep's DFA applies it: each literal character becomes the set of it and
+/// its counterparts, each bracket expression gains its members' counterparts (before a `^`
+/// inverts it). Nothing else is folded: the data is matched as it is.
+fn fold_case(node: &Node, utf8: bool) -> Node {
+    match node {
+        Node::Lit(sym) => {
+            let c = match *sym {
+                Sym::Char(c) => u32::from(c),
+                Sym::Byte(b) if !utf8 || b < 0x80 => u32::from(b),
+                Sym::Byte(_) => return node.clone(),
+            };
+            folded_char(c, utf8).map_or_else(|| node.clone(), Node::Set)
+        }
+        Node::Set(set) => {
+            let mut set = set.clone();
+            let mut more = Vec::new();
+            for &(a, b) in &set.ranges {
+                if b - a > FOLD_RANGE_MAX {
+                    continue;
+                }
+                for c in a..=b {
+                    more.extend(case_counterparts(c, utf8).into_iter().map(|x| (x, x)));
+                }
+            }
+            set.ranges.extend(more);
+            set.ranges.sort_unstable();
+            Node::Set(set)
+        }
+        Node::Concat(v) => Node::Concat(v.iter().map(|n| fold_case(n, utf8)).collect()),
+        Node::Alt(v) => Node::Alt(v.iter().map(|n| fold_case(n, utf8)).collect()),
+        Node::Group(n) => Node::Group(Box::new(fold_case(n, utf8))),
+        Node::Repeat(n, min, max) => Node::Repeat(Box::new(fold_case(n, utf8)), *min, *max),
+        Node::Empty | Node::Any | Node::Assert(_) | Node::BackRef => node.clone(),
+    }
+}
+
 /// What [`emit_node`] wrote: `atom` when a quantifier may follow it directly.
 struct Emitted {
     text: String,
@@ -1953,6 +2132,12 @@ fn unicode_set(set: &CharSet, eol: u8) -> String {
 /// A fixed string: every character literal (a byte of an invalid sequence as that byte).
 fn fixed(pattern: &[u8], utf8: bool) -> String {
     decode(pattern, utf8).into_iter().map(literal).collect()
+}
+
+/// [`fixed`] with `-i`: each character that has case counterparts becomes their set.
+fn fixed_folded(pattern: &[u8], utf8: bool, eol: u8) -> String {
+    let node = Node::Concat(decode(pattern, utf8).into_iter().map(Node::Lit).collect());
+    emit(&fold_case(&node, utf8), utf8, eol)
 }
 
 /// A Perl pattern is the regex crate's business, but it must be text: in a UTF-8 locale an

@@ -19,7 +19,7 @@ use regex::bytes::RegexBuilder;
 
 use crate::gnu_regex::GnuRegex;
 use crate::pattern::{
-    translate_filter, translate_lines_ending, translate_with_warnings, PatternError, Syntax,
+    translate_filter, translate_folded, translate_with_warnings, PatternError, Syntax,
 };
 use crate::pcre::Pcre;
 
@@ -61,7 +61,7 @@ pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, P
         .enumerate()
         .filter_map(|(i, p)| {
             let p = case_classes(p, opts);
-            match translate_filter(&p, opts.syntax, opts.utf8, b'\n') {
+            match translate_filter(&p, opts.syntax, opts.utf8, b'\n', opts.ignore_case) {
                 // Back-references: glibc's matcher must take it too.
                 Ok(Some(_)) => GnuRegex::new(
                     &p,
@@ -189,7 +189,7 @@ fn meta_regex(
                 .nest_limit(NEST_LIMIT)
                 .unicode(o.utf8)
                 .utf8(false)
-                .case_insensitive(o.ignore_case),
+                .case_insensitive(false),
         )
         .build(source)
         .map_err(|e| PatternError {
@@ -314,7 +314,8 @@ impl Matcher {
         let mut backrefs = Vec::new();
         for p in patterns {
             let p = case_classes(p, opts);
-            let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol)? {
+            let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?
+            {
                 Some(filter) => {
                     let ere = opts.syntax == Syntax::Extended;
                     let g =
@@ -324,7 +325,10 @@ impl Matcher {
                     filter
                 }
                 None => {
-                    let (t, w) = translate_lines_ending(&p, opts.syntax, opts.utf8, eol)?;
+                    // -i is written into the regex (glibc's case pairs), not left to the
+                    // regex crate's Unicode folding.
+                    let (t, w) =
+                        translate_folded(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?;
                     exact_parts.push(format!("(?:{t})"));
                     (t, w)
                 }
@@ -362,7 +366,7 @@ impl Matcher {
             .line_terminator(eol)
             .nest_limit(NEST_LIMIT)
             .unicode(opts.utf8)
-            .case_insensitive(opts.ignore_case)
+            .case_insensitive(false)
             .size_limit(1 << 30)
             .dfa_size_limit(1 << 30)
             .build()
@@ -629,7 +633,7 @@ fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hi
         .nest_limit(NEST_LIMIT)
         .unicode(o.utf8)
         .utf8(false)
-        .case_insensitive(o.ignore_case)
+        .case_insensitive(false)
         .build()
         .parse(re)
         .ok()
