@@ -95,7 +95,7 @@ pub fn translate_with_warnings(
     translate_lines_ending(pattern, syntax, utf8, b'\n')
 }
 
-/// For a -G or -E pattern with back-references (`\\(a\\)\\1`), or with equivalence classes
+/// For a -G or -E pattern with back-references (`\(a\)\1`), or with equivalence classes
 /// or collating symbols in a locale that collates: a regex that matches every line the
 /// pattern matches and maybe more (each back-reference read as any text of the line, each
 /// such bracket as any character), to find candidate lines fast, and GNU's warnings; `None`
