@@ -342,9 +342,21 @@ impl Input {
     pub fn read_full_at(&self, buf: &mut [u8], offset: u64) -> Result<usize, EngineError> {
         let mut done = 0;
         while done < buf.len() {
+            let asked = buf.len() - done;
             match self.file.read_at(&mut buf[done..], offset + done as u64) {
                 Ok(0) => break,
-                Ok(n) => done += n,
+                Ok(n) => {
+                    done += n;
+                    // A regular file that gave less than asked, up to its size at open, has
+                    // ended there (a file that grew would have given more): no read of
+                    // nothing to confirm it (one system call less per small file).
+                    if self.kind == InputKind::Regular
+                        && n < asked
+                        && offset + done as u64 >= self.len
+                    {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(EngineError::io(&self.name, e)),
             }
