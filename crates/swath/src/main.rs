@@ -15,6 +15,7 @@ mod cmd;
 mod engine_args;
 mod getopt;
 mod gnu_args;
+mod gnu_help;
 mod oom;
 mod progress;
 mod size;
@@ -87,9 +88,23 @@ fn main() -> ExitCode {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if invoked_as == "cmp" {
+        if gnu_help::asks_for_help(&rest) {
+            return stdout::Stdout::print_and_exit(
+                "cmp",
+                stdout::Voice::Cmp,
+                gnu_help::cmp().as_bytes(),
+            );
+        }
         return cmd::cmp::main("cmp", rest);
     }
     if invoked_as == "wc" {
+        if gnu_help::asks_for_help(&rest) {
+            return stdout::Stdout::print_and_exit(
+                "wc",
+                stdout::Voice::Wc,
+                gnu_help::wc().as_bytes(),
+            );
+        }
         return cmd::wc::main("wc", rest);
     }
     if invoked_as == "grep" {

@@ -304,3 +304,48 @@ fn cmp_json_keeps_names_that_are_not_utf8_exactly() {
     assert_eq!(v["eof"]["file"], "x\u{fffd}\u{fffd}");
     assert_eq!(v["eof"]["file_bytes"], bytes);
 }
+
+/// `--help` through the `wc`, `cmp` and `grep` links: GNU's own text first (GNU's test
+/// scripts read the options out of it), swath's options after it, in a section of their own.
+#[test]
+fn help_through_the_links_is_gnus_layout() {
+    let dir = crate::util::Dir::new();
+    let [gnu, ours] = dir.bin_dirs();
+    // How much of GNU's text is the part both print: up to the line before its footer.
+    for (tool, until) in [
+        (
+            "wc",
+            "      --version     output version information and exit",
+        ),
+        (
+            "cmp",
+            "Exit status is 0 if inputs are the same, 1 if different, 2 if trouble.",
+        ),
+        (
+            "grep",
+            "  -U, --binary              do not strip CR characters at EOL (MSDOS/Windows)",
+        ),
+    ] {
+        let run = |bin: &std::path::Path| {
+            // Through PATH, so that both see argv[0] as the bare name.
+            let out = std::process::Command::new(tool)
+                .arg("--help")
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .env("LC_ALL", "C")
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{tool} --help");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let (g, o) = (run(&gnu), run(&ours));
+        let cut = |t: &str| -> String {
+            let end = t
+                .find(until)
+                .unwrap_or_else(|| panic!("{tool}: {until:?} in {t}"));
+            t[..end + until.len()].to_string()
+        };
+        assert_eq!(cut(&o), cut(&g), "{tool} --help");
+        assert!(o.contains("swath's own options"), "{tool}: {o}");
+        assert!(o.contains("--threads"), "{tool}: {o}");
+    }
+}
