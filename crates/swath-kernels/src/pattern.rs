@@ -2400,6 +2400,40 @@ mod tests {
 a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\xa9b\n\xff\na\xffb\n\
 \xc3\nx\ty\nA\nAB\n_a_\n123\nfoo bar\nfoo-bar\n\x01\n{\n}\n{}\n,\na{1,2}b\n";
 
+    /// Nesting limits, on a thread with room for them.
+    fn deep_nesting() {
+        let too_deep = "nesting more than 1000 levels deep is not supported";
+        // Balanced but too deep: refused; unclosed that deep: glibc's own message.
+        let deep =
+            |open: &str, close: &str, n: usize| format!("{}a{}", open.repeat(n), close.repeat(n));
+        assert_eq!(
+            error(
+                deep("(", ")", MAX_NESTING + 1).as_bytes(),
+                Syntax::Extended,
+                false
+            ),
+            too_deep
+        );
+        assert_eq!(
+            error(
+                deep("\\(", "\\)", MAX_NESTING + 1).as_bytes(),
+                Syntax::Basic,
+                true
+            ),
+            too_deep
+        );
+        assert_eq!(
+            error(&[b'('; 10_000], Syntax::Extended, false),
+            "Unmatched ( or \\("
+        );
+        assert_eq!(
+            error("\\(".repeat(10_000).as_bytes(), Syntax::Basic, true),
+            "Unmatched ( or \\("
+        );
+        // 300 levels, as GNU reads them.
+        assert!(translate(deep("(", ")", 300).as_bytes(), Syntax::Extended, true).is_ok());
+    }
+
     #[test]
     fn plain_translations() {
         assert_eq!(tr("abc", Syntax::Basic, false), "abc");
@@ -2588,36 +2622,14 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
             error("[[=é=]]".as_bytes(), Syntax::Basic, true),
             "Invalid collation character"
         );
-        let too_deep = "nesting more than 1000 levels deep is not supported";
-        // Balanced but too deep: refused; unclosed that deep: glibc's own message.
-        let deep =
-            |open: &str, close: &str, n: usize| format!("{}a{}", open.repeat(n), close.repeat(n));
-        assert_eq!(
-            error(
-                deep("(", ")", MAX_NESTING + 1).as_bytes(),
-                Syntax::Extended,
-                false
-            ),
-            too_deep
-        );
-        assert_eq!(
-            error(
-                deep("\\(", "\\)", MAX_NESTING + 1).as_bytes(),
-                Syntax::Basic,
-                true
-            ),
-            too_deep
-        );
-        assert_eq!(
-            error(&[b'('; 10_000], Syntax::Extended, false),
-            "Unmatched ( or \\("
-        );
-        assert_eq!(
-            error("\\(".repeat(10_000).as_bytes(), Syntax::Basic, true),
-            "Unmatched ( or \\("
-        );
-        // 300 levels, as GNU reads them.
-        assert!(translate(deep("(", ")", 300).as_bytes(), Syntax::Extended, true).is_ok());
+        // Deep patterns recurse about 4 KiB a group in an unoptimised build: more than a
+        // test thread's 2 MiB (grep reads patterns on its 8 MiB main thread).
+        std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(deep_nesting)
+            .unwrap()
+            .join()
+            .unwrap();
         // -P: PCRE2's UTF-8 errors.
         assert_eq!(
             error(b"a\xff", Syntax::Perl, true),
