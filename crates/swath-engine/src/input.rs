@@ -68,6 +68,14 @@ fn on_pseudo_filesystem(file: &File) -> bool {
     }
 }
 
+/// The device of the directory `dir` when it is not on a pseudo file system (`/proc`,
+/// `/sys`...), for [`Input::open_nofollow_on`].
+pub fn real_filesystem_dev(dir: &Path) -> Option<u64> {
+    let d = File::open(dir).ok()?;
+    let dev = d.metadata().ok()?.dev();
+    (!on_pseudo_filesystem(&d)).then_some(dev)
+}
+
 impl Input {
     /// Opens `path`, or standard input when `path` is `-`, which is also how messages name it.
     ///
@@ -86,6 +94,14 @@ impl Input {
     /// a link fails with ELOOP), as a walk that does not follow links must open what it found
     /// (a link put there since is not followed).
     pub fn open_nofollow(path: &Path) -> Result<Input, EngineError> {
+        Self::open_nofollow_on(path, None)
+    }
+
+    /// [`Input::open_nofollow`] for a file found in a tree whose root lies on the device
+    /// `real_dev`, known not to be a pseudo file system ([`real_filesystem_dev`]): a file
+    /// on that same device is not asked again what file system it is on (one system call
+    /// less per file of a tree walk).
+    pub fn open_nofollow_on(path: &Path, real_dev: Option<u64>) -> Result<Input, EngineError> {
         use std::os::unix::fs::OpenOptionsExt;
         let name = path.to_string_lossy().into_owned();
         let file = std::fs::OpenOptions::new()
@@ -93,7 +109,7 @@ impl Input {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
             .open(path)
             .map_err(|e| EngineError::io(&name, e))?;
-        Self::from_file(name, file, false)
+        Self::from_file_on(name, file, false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).
@@ -116,9 +132,19 @@ impl Input {
     }
 
     fn from_file(name: String, file: File, inherit_position: bool) -> Result<Input, EngineError> {
+        Self::from_file_on(name, file, inherit_position, None)
+    }
+
+    fn from_file_on(
+        name: String,
+        file: File,
+        inherit_position: bool,
+        real_dev: Option<u64>,
+    ) -> Result<Input, EngineError> {
         let meta = file.metadata().map_err(|e| EngineError::io(&name, e))?;
         let ft = meta.file_type();
-        let kind = if ft.is_file() && !on_pseudo_filesystem(&file) {
+        let pseudo = real_dev != Some(meta.dev()) && on_pseudo_filesystem(&file);
+        let kind = if ft.is_file() && !pseudo {
             InputKind::Regular
         } else {
             // Pipes, FIFOs, terminals, sockets and devices: read front to back only. A

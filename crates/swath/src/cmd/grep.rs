@@ -1080,6 +1080,8 @@ enum Target {
         command_line: bool,
         /// Found in a tree walked without following links: opened with O_NOFOLLOW.
         nofollow: bool,
+        /// Found in a tree whose root is on this device, not a pseudo file system.
+        real_dev: Option<u64>,
     },
     /// A message from a walk: an error (exit status 2) or a warning.
     Note { text: Vec<u8>, error: bool },
@@ -1100,6 +1102,7 @@ fn targets(cfg: &Config) -> Vec<Target> {
                 name: display_name(cfg, op),
                 command_line: true,
                 nofollow: false,
+                real_dev: None,
             });
             continue;
         }
@@ -1114,6 +1117,7 @@ fn targets(cfg: &Config) -> Vec<Target> {
                 b.to_vec()
             }
         };
+        let real_dev = swath_engine::input::real_filesystem_dev(Path::new(op));
         walk(
             op,
             cfg.follow,
@@ -1136,6 +1140,7 @@ fn targets(cfg: &Config) -> Vec<Target> {
                         path,
                         command_line: false,
                         nofollow: cfg.follow == Follow::Never,
+                        real_dev,
                     }),
                     Found::Error { path, error } => out.push(Target::Note {
                         text: [
@@ -1328,6 +1333,7 @@ fn grep_file(
         name,
         command_line,
         nofollow,
+        real_dev,
     } = target
     else {
         unreachable!("messages are not searched");
@@ -1341,7 +1347,7 @@ fn grep_file(
     let input = if file == "-" {
         Input::stdin(String::from_utf8_lossy(&name).into_owned())
     } else if *nofollow {
-        Input::open_nofollow(Path::new(file))
+        Input::open_nofollow_on(Path::new(file), *real_dev)
     } else {
         Input::open(Path::new(file))
     };
