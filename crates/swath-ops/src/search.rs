@@ -442,8 +442,12 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
         left -= 1;
         left > 0
     });
+    if o.line_numbers {
+        f.newlines = swath_kernels::count::count_byte(data, eol);
+    }
     if let (Mode::Print, Some(c)) = (o.mode, o.context) {
-        keep_context(m, o, c, text, at, check_text, &mut f);
+        let known = (o.line_numbers && text_len == data.len()).then_some(f.newlines);
+        keep_context(m, o, c, text, at, check_text, known, &mut f);
     }
     if left > 0 && text_len < data.len() {
         // Past the turn: lines end at NULs too, and nothing is printed.
@@ -466,15 +470,13 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
             left > 0
         });
     }
-    if o.line_numbers {
-        f.newlines = swath_kernels::count::count_byte(data, eol);
-    }
     f
 }
 
 /// With context: records in `f.ctx` the lines of `text` (a block's text part, at input
 /// offset `at`) that are not hits but lie within `c` lines of one, and the block's first
 /// `c.after` and last `c.before` lines (context for hits in the blocks around it).
+#[allow(clippy::too_many_arguments)]
 fn keep_context(
     m: &Matcher,
     o: &SearchOptions,
@@ -482,6 +484,7 @@ fn keep_context(
     text: &[u8],
     at: u64,
     check_text: bool,
+    known_newlines: Option<u64>,
     f: &mut Found,
 ) {
     let len = text.len();
@@ -536,6 +539,8 @@ fn keep_context(
     }
     before(len, covered, &mut keep);
     let mut counted = (0usize, 0u64);
+    // Newlines in the whole text (the block's count when the block is all text).
+    let mut text_newlines = known_newlines;
     for l in keep {
         let mut ctx = Hit {
             start: at + l.start as u64,
@@ -547,7 +552,16 @@ fn keep_context(
             zapped: false,
         };
         if o.line_numbers {
-            counted.1 += swath_kernels::count::count_byte(&text[counted.0..l.start], eol);
+            // Lines before `l`: counted on from the last kept line, or back from the end of
+            // the text when that is nearer (a block's last lines: without this, a block with
+            // no match had all its newlines counted twice).
+            if l.start - counted.0 <= len - l.start {
+                counted.1 += swath_kernels::count::count_byte(&text[counted.0..l.start], eol);
+            } else {
+                let total = *text_newlines
+                    .get_or_insert_with(|| swath_kernels::count::count_byte(text, eol));
+                counted.1 = total - swath_kernels::count::count_byte(&text[l.start..], eol);
+            }
             counted.0 = l.start;
             ctx.rel = counted.1;
         }
