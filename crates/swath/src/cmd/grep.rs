@@ -592,17 +592,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             }
             "f" => {
                 let name = v();
-                let data = if name == "-" {
-                    let mut d = Vec::new();
-                    io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
-                } else {
-                    std::fs::read(&name)
-                };
-                let data = data.map_err(|e| {
-                    let cause = swath_engine::error::os_message(&e);
-                    eprint_bytes(prog, &[name.as_bytes(), b": ", cause.as_bytes()].concat());
-                    ExitCode::from(2)
-                })?;
+                let data = read_list_file(prog, &name)?;
                 let list = patterns.get_or_insert_with(Vec::new);
                 if !data.is_empty() {
                     let body = data.strip_suffix(b"\n").unwrap_or(&data);
@@ -732,17 +722,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             "include" | "exclude" => excludes.push((v().as_bytes().to_vec(), key == "include")),
             "exclude-from" => {
                 let name = v();
-                let data = if name == "-" {
-                    let mut d = Vec::new();
-                    io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
-                } else {
-                    std::fs::read(&name)
-                };
-                let data = data.map_err(|e| {
-                    let cause = swath_engine::error::os_message(&e);
-                    eprint_bytes(prog, &[name.as_bytes(), b": ", cause.as_bytes()].concat());
-                    ExitCode::from(2)
-                })?;
+                let data = read_list_file(prog, &name)?;
                 for pat in data.split(|&b| b == b'\n').filter(|p| !p.is_empty()) {
                     excludes.push((pat.to_vec(), false));
                 }
@@ -920,6 +900,22 @@ impl Config {
             out.push(b'\n');
         }
     }
+}
+
+/// The bytes of a -f or --exclude-from file (`-`: standard input), or GNU's `grep: FILE:
+/// CAUSE` and exit status 2.
+fn read_list_file(prog: &str, name: &OsStr) -> Result<Vec<u8>, ExitCode> {
+    let data = if name == "-" {
+        let mut d = Vec::new();
+        io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
+    } else {
+        std::fs::read(name)
+    };
+    data.map_err(|e| {
+        let cause = swath_engine::error::os_message(&e);
+        eprint_bytes(prog, &[name.as_bytes(), b": ", cause.as_bytes()].concat());
+        ExitCode::from(2)
+    })
 }
 
 /// gnulib's `argmatch` for an option's word argument: the word, or an unambiguous prefix of
