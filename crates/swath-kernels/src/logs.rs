@@ -172,11 +172,21 @@ pub fn wf2_fields_naive(line: &[u8]) -> Option<Wf2Fields<'_>> {
 /// A byte count: ASCII digits (saturating), `-` or anything else is 0.
 #[inline]
 pub fn byte_count(field: &[u8]) -> u64 {
-    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
-        return 0;
+    ascii_number(field).unwrap_or(0)
+}
+
+/// The value of a field of ASCII digits (saturating), or `None` when it is empty or holds
+/// anything else. Each byte is read once: a mapped log that another process truncates may
+/// change under the parser (the kernel zeroes the tail of the last page), so a check and a
+/// later conversion could see different bytes.
+#[inline]
+fn ascii_number(field: &[u8]) -> Option<u64> {
+    if field.is_empty() {
+        return None;
     }
-    field.iter().fold(0u64, |n, &d| {
-        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    field.iter().try_fold(0u64, |n, &b| {
+        let d = b.wrapping_sub(b'0');
+        (d < 10).then(|| n.saturating_mul(10).saturating_add(u64::from(d)))
     })
 }
 
@@ -296,22 +306,22 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
     let (request, i) = quoted(line, i)?;
     let i = space(line, i)?;
     let (status, i) = token(line, i)?;
-    if status.len() != 3 || !status.iter().all(u8::is_ascii_digit) {
+    if status.len() != 3 {
         return None;
     }
-    let status = status
-        .iter()
-        .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'));
+    let status = ascii_number(status)? as u16;
     let i = space(line, i)?;
     let (bytes, i) = token(line, i)?;
-    if bytes != b"-" && !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
+    let bytes = if bytes == b"-" {
+        0
+    } else {
+        ascii_number(bytes)?
+    };
     let mut r = Request {
         client,
         time,
         status,
-        bytes: byte_count(bytes),
+        bytes,
         ..Request::default()
     };
     let mut parts = request.splitn(3, |&b| b == b' ');
