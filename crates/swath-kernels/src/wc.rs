@@ -603,9 +603,36 @@ mod sse2 {
         }
     }
 
+    /// [`words_body`] with AVX2 compares.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn tally_words_avx2(data: &[u8]) -> Option<Tally> {
+        // SAFETY: AVX2 is available (this function's contract).
+        unsafe { words_body::<true>(data) }
+    }
+
+    /// See [`words_body`]; with AVX2 when the CPU has it.
+    ///
     /// # Safety
     /// SSE2 must be available (always, on x86_64).
     pub(super) unsafe fn tally_words(data: &[u8]) -> Option<Tally> {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was just detected.
+            unsafe { tally_words_avx2(data) }
+        } else {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            unsafe { words_body::<false>(data) }
+        }
+    }
+
+    /// Lines, words and bytes of ASCII text (see [`super::tally_words_fast`]).
+    ///
+    /// # Safety
+    /// SSE2 must be available (always, on x86_64), and AVX2 when `AVX`.
+    #[inline(always)]
+    pub(super) unsafe fn words_body<const AVX: bool>(data: &[u8]) -> Option<Tally> {
         let (mut lines, mut words) = (0u64, 0u64);
         // Whether the byte before the current one was printable (a block starts as if after
         // white space; the merge joins words across blocks).
@@ -613,14 +640,8 @@ mod sse2 {
         // 64 bytes a step: four 16-byte classifications joined into 64-bit masks.
         let mut chunks = data.chunks_exact(64);
         for c in &mut chunks {
-            let (mut space, mut print, mut nl) = (0u64, 0u64, 0u64);
-            for k in 0..4 {
-                // SAFETY: `c` holds 64 readable bytes; unaligned loads are allowed.
-                let (s, p, n) = unsafe { classify(_mm_loadu_si128(c.as_ptr().add(16 * k).cast())) };
-                space |= (s as u64) << (16 * k);
-                print |= (p as u64) << (16 * k);
-                nl |= (n as u64) << (16 * k);
-            }
+            // SAFETY: `c` holds 64 readable bytes; AVX2 is available when `AVX`.
+            let [space, print, nl, ..] = unsafe { masks64::<AVX>(c) };
             if space | print != u64::MAX {
                 return None;
             }
@@ -664,6 +685,316 @@ mod sse2 {
             saw_word_char: first_print.is_some(),
             ..Tally::default()
         })
+    }
+
+    /// Masks of one 64-byte chunk, one bit per byte: white space, printable ASCII,
+    /// newlines, non-ASCII bytes, and the column resets and zero-width space other than the
+    /// newline (tab, vertical tab, form feed, carriage return). `AVX`: with 32-byte AVX2
+    /// compares, for callers compiled with AVX2 enabled.
+    #[inline(always)]
+    unsafe fn masks64<const AVX: bool>(c: &[u8]) -> [u64; 5] {
+        if AVX {
+            // SAFETY: the caller has AVX2 (its promise) and passes 64 readable bytes.
+            return unsafe { super::avx2::masks64(c) };
+        }
+        let mut m = [0u64; 5];
+        for k in 0..4 {
+            // SAFETY: the caller passes 64 readable bytes; unaligned loads are allowed; SSE2
+            // is part of the x86_64 baseline.
+            unsafe {
+                let v = _mm_loadu_si128(c.as_ptr().add(16 * k).cast());
+                let (s, p, n) = classify(v);
+                let hi = _mm_movemask_epi8(v) as u32;
+                let odd = _mm_and_si128(
+                    _mm_cmpgt_epi8(v, _mm_set1_epi8(8)),
+                    _mm_cmplt_epi8(v, _mm_set1_epi8(14)),
+                );
+                let odd = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)), odd);
+                let odd = _mm_movemask_epi8(odd) as u32;
+                for (slot, bits) in m.iter_mut().zip([s, p, n, hi, odd]) {
+                    *slot |= (bits as u64) << (16 * k);
+                }
+            }
+        }
+        m
+    }
+
+    /// The continuation bytes (`10xxxxxx`) of a 64-byte chunk, one bit per byte.
+    #[inline(always)]
+    unsafe fn cont64(c: &[u8]) -> u64 {
+        let mut m = 0u64;
+        for k in 0..4 {
+            // SAFETY: the caller passes 64 readable bytes; unaligned loads are allowed; SSE2
+            // is part of the x86_64 baseline.
+            unsafe {
+                let v = _mm_loadu_si128(c.as_ptr().add(16 * k).cast());
+                let cont = _mm_movemask_epi8(_mm_cmpeq_epi8(
+                    _mm_and_si128(v, _mm_set1_epi8(0xC0u8 as i8)),
+                    _mm_set1_epi8(0x80u8 as i8),
+                )) as u32;
+                m |= (cont as u64) << (16 * k);
+            }
+        }
+        m
+    }
+
+    /// [`utf8_body`] with AVX2 compares.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn utf8_run_avx2<const WIDTH: bool>(
+        data: &[u8],
+        bmp: &[u8; 0x10000],
+        posix: bool,
+    ) -> (Tally, usize) {
+        // SAFETY: AVX2 is available (this function's contract).
+        unsafe { utf8_body::<true, WIDTH>(data, bmp, posix) }
+    }
+
+    /// See [`utf8_body`]; with AVX2 when the CPU has it.
+    ///
+    /// # Safety
+    /// SSE2 must be available (always, on x86_64).
+    pub(super) unsafe fn utf8_run<const WIDTH: bool>(
+        data: &[u8],
+        bmp: &[u8; 0x10000],
+        posix: bool,
+    ) -> (Tally, usize) {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was just detected.
+            unsafe { utf8_run_avx2::<WIDTH>(data, bmp, posix) }
+        } else {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            unsafe { utf8_body::<false, WIDTH>(data, bmp, posix) }
+        }
+    }
+
+    /// Counts the longest prefix of UTF-8 `data` (which starts on a character boundary)
+    /// that the vector loop can take: whole 64-byte chunks of white space, printable ASCII
+    /// and valid multibyte characters that are word separators or printable (each looked up
+    /// in the class table once, at its lead byte). Returns the tally of that prefix (with the longest-line fields when
+    /// `WIDTH`) and its length, which ends on a character boundary; the caller counts what
+    /// follows with the state machine.
+    ///
+    /// Bits of a chunk's masks are bytes; a multibyte character's bytes all take its class
+    /// (so its continuation bytes neither start nor end a word), characters are the bytes
+    /// that are not continuation bytes, and a line's width is the count of its one-column
+    /// bytes plus one for each double-width character.
+    ///
+    /// # Safety
+    /// SSE2 must be available (always, on x86_64), and AVX2 when `AVX`.
+    #[inline(always)]
+    pub(super) unsafe fn utf8_body<const AVX: bool, const WIDTH: bool>(
+        data: &[u8],
+        bmp: &[u8; 0x10000],
+        posix: bool,
+    ) -> (Tally, usize) {
+        let (mut lines, mut words, mut chars) = (0u64, 0u64, 0u64);
+        let mut prev_print = 0u64;
+        let mut first_print = false;
+        // Bytes of a character begun in the previous chunk, and its class (printable?).
+        let (mut carry, mut carry_print) = (0usize, false);
+        // Width bookkeeping: the column since the last reset (a transformation until the
+        // first, whose start column is not known here), the text before the first reset,
+        // the widest line strictly inside, whether a reset was seen.
+        let (mut col, mut head) = (super::Segment::default(), super::Segment::default());
+        let (mut inner, mut reset) = (0u64, false);
+        let mut o = 0;
+        'chunks: while o + 64 <= data.len() {
+            let c = &data[o..o + 64];
+            // SAFETY: `c` holds 64 readable bytes; SSE2 is available (the caller's promise).
+            let [mut space, mut print, nl, hi, odd] = unsafe { masks64::<AVX>(c) };
+            let (mut one, mut two) = (0u64, 0u64);
+            let (mut next_carry, mut next_print) = (0usize, false);
+            let mut cont = 0;
+            if hi != 0 {
+                // SAFETY: as above.
+                cont = unsafe { cont64(c) };
+                let carried = (1u64 << carry) - 1;
+                if carry_print {
+                    print |= carried;
+                } else {
+                    space |= carried;
+                }
+                let mut expect = carried;
+                let mut leads = hi & !cont;
+                while leads != 0 {
+                    let p = leads.trailing_zeros() as usize;
+                    let i = o + p;
+                    let len = match data[i] {
+                        0xC2..=0xDF => 2,
+                        0xE0..=0xEF => 3,
+                        0xF0..=0xF4 => 4,
+                        _ => break 'chunks,
+                    };
+                    let Some(seq) = data.get(i..i + len) else {
+                        break 'chunks;
+                    };
+                    let Some(ch) = std::str::from_utf8(seq).ok().and_then(|s| s.chars().next())
+                    else {
+                        break 'chunks;
+                    };
+                    let bits = (((1u128 << len) - 1) << p) as u64;
+                    let is_print = match super::class_utf8(ch, bmp, posix) {
+                        super::Class::Print(w) if w <= 2 => {
+                            print |= bits;
+                            if WIDTH {
+                                one |= ((w >= 1) as u64) << p;
+                                two |= ((w == 2) as u64) << p;
+                            }
+                            true
+                        }
+                        super::Class::Space(w) if w <= 2 => {
+                            space |= bits;
+                            if WIDTH {
+                                one |= ((w >= 1) as u64) << p;
+                                two |= ((w == 2) as u64) << p;
+                            }
+                            false
+                        }
+                        _ => break 'chunks,
+                    };
+                    expect |= bits & !(1u64 << p);
+                    if p + len > 64 {
+                        (next_carry, next_print) = (p + len - 64, is_print);
+                    }
+                    leads &= leads - 1;
+                }
+                if expect != cont {
+                    break;
+                }
+                if WIDTH {
+                    one |= (space | print) & !hi & !nl & !odd;
+                }
+            } else if carry != 0 {
+                // Continuation bytes were expected here.
+                break;
+            } else if WIDTH {
+                one = !nl & !odd;
+            }
+            if space | print != u64::MAX {
+                break;
+            }
+            (carry, carry_print) = (next_carry, next_print);
+            if o == 0 {
+                first_print = print & 1 != 0;
+            }
+            lines += nl.count_ones() as u64;
+            chars += 64 - cont.count_ones() as u64;
+            let before = (print << 1) | prev_print;
+            words += (print & !before).count_ones() as u64;
+            prev_print = print >> 63;
+            if WIDTH {
+                let width = |from: u32, to: u32| -> u64 {
+                    // Bits from..to (to exclusive, at most 64).
+                    let m = if to - from == 64 {
+                        u64::MAX
+                    } else {
+                        ((1u64 << (to - from)) - 1) << from
+                    };
+                    ((one & m).count_ones() + (two & m).count_ones()) as u64
+                };
+                // Between newlines, tabs, form feeds, carriage returns and vertical tabs
+                // the column moves by the width of the bytes; at each, as the state
+                // machine does.
+                let mut from = 0u32;
+                let mut m = nl | odd;
+                while m != 0 {
+                    let p = m.trailing_zeros();
+                    col.advance(width(from, p));
+                    match c[p as usize] {
+                        b'\t' => col.tab(),
+                        0x0b => {}
+                        _ => {
+                            if reset {
+                                inner = inner.max(col.apply(0));
+                            } else {
+                                head = col;
+                                reset = true;
+                            }
+                            col = super::Segment::default();
+                        }
+                    }
+                    from = p + 1;
+                    m &= m - 1;
+                }
+                if from < 64 {
+                    col.advance(width(from, 64));
+                }
+            }
+            o += 64;
+        }
+        // Stop after the continuation bytes of a character the last chunk began (they were
+        // checked when it was decoded), so that the rest starts on a character boundary.
+        let stop = if o == 0 { 0 } else { o + carry };
+        if stop == 0 {
+            return (Tally::default(), 0);
+        }
+        let mut t = Tally {
+            lines,
+            words,
+            chars,
+            bytes: stop as u64,
+            starts_in_word: first_print,
+            ends_in_word: Some(prev_print != 0),
+            saw_word_char: true,
+            ..Tally::default()
+        };
+        if WIDTH {
+            if reset {
+                t.prefix = head;
+                t.inner_max = inner;
+                t.suffix = col;
+                t.has_reset = true;
+            } else {
+                t.prefix = col;
+            }
+        }
+        (t, stop)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// The masks of `sse2::masks64`, 32 bytes a compare.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `c` must hold at least 64 bytes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn masks64(c: &[u8]) -> [u64; 5] {
+        let mut m = [0u64; 5];
+        for k in 0..2 {
+            // SAFETY: `c` holds 64 readable bytes (the caller's promise); unaligned loads are
+            // allowed; AVX2 is available (this function's contract).
+            unsafe {
+                let v = _mm256_loadu_si256(c.as_ptr().add(32 * k).cast());
+                let set = |b: u8| _mm256_set1_epi8(b as i8);
+                let sp = _mm256_cmpeq_epi8(v, set(b' '));
+                let ctl =
+                    _mm256_and_si256(_mm256_cmpgt_epi8(v, set(8)), _mm256_cmpgt_epi8(set(14), v));
+                // Signed compares: bytes >= 0x80 are negative, so never printable.
+                let print = _mm256_and_si256(
+                    _mm256_cmpgt_epi8(v, set(0x20)),
+                    _mm256_cmpgt_epi8(set(0x7f), v),
+                );
+                let nl = _mm256_cmpeq_epi8(v, set(b'\n'));
+                let bits = [
+                    _mm256_movemask_epi8(_mm256_or_si256(sp, ctl)),
+                    _mm256_movemask_epi8(print),
+                    _mm256_movemask_epi8(nl),
+                    _mm256_movemask_epi8(v),
+                    _mm256_movemask_epi8(_mm256_andnot_si256(nl, ctl)),
+                ];
+                for (slot, b) in m.iter_mut().zip(bits) {
+                    *slot |= (b as u32 as u64) << (32 * k);
+                }
+            }
+        }
+        m
     }
 }
 
@@ -783,11 +1114,52 @@ fn tally_mixed(data: &[u8], enc: Encoding, width: bool) -> Tally {
     acc
 }
 
+/// The tally of UTF-8 `data` (starting and ending on character boundaries) through the
+/// vector loop of [`sse2::utf8_run`], which takes ASCII and valid multibyte characters alike
+/// (one class lookup per multibyte character); the rare stretches it turns away (control
+/// characters, invalid bytes, non-printable characters, and with `width` tabs and carriage
+/// returns) go through the state machine 64 bytes at a time, merged in order.
+fn tally_utf8(data: &[u8], enc: Encoding, width: bool) -> Tally {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bmp = bmp_classes();
+        let posix = enc == Encoding::Utf8Posix;
+        let mut acc: Option<Tally> = None;
+        let join = |acc: Option<Tally>, t: Tally| Some(acc.map_or(t, |a| a.merge(t)));
+        let mut at = 0;
+        while at < data.len() {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            let (t, n) = unsafe {
+                if width {
+                    sse2::utf8_run::<true>(&data[at..], bmp, posix)
+                } else {
+                    sse2::utf8_run::<false>(&data[at..], bmp, posix)
+                }
+            };
+            if n > 0 {
+                acc = join(acc, t);
+                at += n;
+            }
+            if at < data.len() {
+                let end = utf8_boundary(data, (at + 64).min(data.len()));
+                acc = join(acc, tally(&data[at..end], enc));
+                at = end;
+            }
+        }
+        acc.unwrap_or_default()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        tally_mixed(data, enc, width)
+    }
+}
+
 fn tally_block_with(data: &[u8], enc: Encoding, width: bool) -> BlockTally {
     let ascii = if enc == Encoding::C {
         Some(tally_ascii(data).unwrap_or_else(|| tally_mixed(data, enc, width)))
     } else {
-        tally_ascii(data)
+        // The UTF-8 loop takes ASCII text as fast as the ASCII one: no scan to try first.
+        None
     };
     if let Some(body) = ascii {
         return BlockTally {
@@ -819,7 +1191,7 @@ fn tally_block_with(data: &[u8], enc: Encoding, width: bool) -> BlockTally {
     BlockTally {
         head,
         head_len: start as u8,
-        body: tally_mixed(&data[start..end], enc, width),
+        body: tally_utf8(&data[start..end], enc, width),
         tail,
         tail_len: (data.len() - end) as u8,
     }
@@ -828,6 +1200,9 @@ fn tally_block_with(data: &[u8], enc: Encoding, width: bool) -> BlockTally {
 /// As [`tally_block`], but through [`tally_words_fast`] when the block allows it: the
 /// longest-line width of the folded result is then not valid (use only without `-L`).
 pub fn tally_block_no_width(data: &[u8], enc: Encoding) -> BlockTally {
+    if enc.is_utf8() {
+        return tally_block_with(data, enc, false);
+    }
     match tally_words_fast(data) {
         Some(body) => BlockTally {
             head: [0; MAX_SEQ - 1],
@@ -1123,6 +1498,83 @@ mod tests {
         }
 
         #[test]
+        fn utf8_vector_loop_matches_the_state_machine(
+            words in proptest::collection::vec(prop_oneof![
+                8 => Just(&b"word"[..]),
+                6 => Just(&b" "[..]),
+                2 => Just(&b"\n"[..]),
+                2 => Just(&b"caf\xc3\xa9"[..]),
+                2 => Just(&b"\xe6\x97\xa5\xe6\x9c\xac"[..]),
+                1 => Just(&b"\xf0\x9f\x98\x80"[..]),
+                1 => Just(&b"\xcc\x81"[..]),
+                1 => Just(&b"\xc2\xa0"[..]),
+                1 => Just(&b"\xe3\x80\x80"[..]),
+                1 => Just(&b"\xe2\x80\x87"[..]),
+            ], 0..400),
+            odd in proptest::collection::vec((0usize..400, prop_oneof![
+                Just(&b"\t"[..]),
+                Just(&b"\r"[..]),
+                Just(&b"\x0b"[..]),
+                Just(&b"\x01"[..]),
+                Just(&b"\xc2\x85"[..]),
+                Just(&b"\xe2\x80\xa8"[..]),
+                Just(&b"\xff"[..]),
+                Just(&b"\x80"[..]),
+                Just(&b"\xf4\x90\x80\x80"[..]),
+                Just(&b"\xed\xa0\x80"[..]),
+            ]), 0..4),
+            skip in 0usize..70,
+            posix in any::<bool>(),
+            width in any::<bool>(),
+        ) {
+            // Text whose multibyte characters fall at every offset of the 64-byte chunks,
+            // characters that straddle chunks, and the odd ones the loop must hand back.
+            let mut words = words;
+            for (at, p) in odd {
+                words.insert(at.min(words.len()), p);
+            }
+            let data = words.concat();
+            let data = &data[utf8_boundary(&data, skip.min(data.len()))..];
+            let enc = if posix { Encoding::Utf8Posix } else { Encoding::Utf8 };
+            let want = tally(data, enc);
+            let got = tally_utf8(data, enc, width);
+            prop_assert_eq!(
+                (got.lines, got.words, got.chars, got.bytes),
+                (want.lines, want.words, want.chars, want.bytes)
+            );
+            prop_assert_eq!(
+                (got.starts_in_word, got.ends_in_word, got.saw_word_char),
+                (want.starts_in_word, want.ends_in_word, want.saw_word_char)
+            );
+            #[cfg(target_arch = "x86_64")]
+            {
+                // The SSE2 loop (for CPUs without AVX2) gives what the dispatched one gives.
+                let bmp = bmp_classes();
+                // SAFETY: SSE2 is part of the x86_64 baseline.
+                let (a, b) = unsafe {
+                    if width {
+                        (sse2::utf8_run::<true>(data, bmp, posix), sse2::utf8_body::<false, true>(data, bmp, posix))
+                    } else {
+                        (sse2::utf8_run::<false>(data, bmp, posix), sse2::utf8_body::<false, false>(data, bmp, posix))
+                    }
+                };
+                prop_assert_eq!(a, b);
+                // SAFETY: as above.
+                let (a, b) = unsafe { (sse2::tally_words(data), sse2::words_body::<false>(data)) };
+                prop_assert_eq!(a, b);
+            }
+            if width {
+                prop_assert_eq!(got.max_line(), want.max_line());
+                // The edges too, as a merge with what comes before and after reads them.
+                let around = tally(b"\tab c", enc);
+                let joined = around.merge(got).merge(around);
+                let whole = around.merge(want).merge(around);
+                prop_assert_eq!(joined.max_line(), whole.max_line());
+                prop_assert_eq!(joined.words, whole.words);
+            }
+        }
+
+        #[test]
         fn blocks_cut_anywhere_fold_to_the_whole(
             data in pieces(),
             bs in 1usize..40,
@@ -1145,6 +1597,40 @@ mod tests {
                 (merged.lines, merged.words, merged.chars, merged.bytes, merged.max_line()),
                 (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
             );
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn utf8_vector_loop_takes_clean_text_whole() {
+        let line = "naïve café 日本語 text\u{a0}with\u{3000}spaces, emoji 😀 and e\u{301}\n";
+        let data = line.repeat(100);
+        let data = data.as_bytes();
+        for width in [false, true] {
+            // SAFETY: SSE2 is part of the x86_64 baseline.
+            let (t, n) = unsafe {
+                if width {
+                    sse2::utf8_run::<true>(data, bmp_classes(), false)
+                } else {
+                    sse2::utf8_run::<false>(data, bmp_classes(), false)
+                }
+            };
+            // Everything but the last partial chunk, ending on a character boundary.
+            assert!(
+                n + 64 > data.len() && n <= data.len(),
+                "{n} of {}",
+                data.len()
+            );
+            let want = tally(&data[..n], Encoding::Utf8);
+            assert_eq!(
+                (t.lines, t.words, t.chars, t.bytes),
+                (want.lines, want.words, want.chars, want.bytes)
+            );
+            if width {
+                assert_eq!(t.max_line(), want.max_line());
+                // As `wc -L` in C.UTF-8 (GNU coreutils 9.1) measures the line.
+                assert_eq!(t.max_line(), 51);
+            }
         }
     }
 
