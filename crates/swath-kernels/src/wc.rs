@@ -836,25 +836,20 @@ mod sse2 {
                         break 'chunks;
                     };
                     let bits = (((1u128 << len) - 1) << p) as u64;
-                    let is_print = match super::class_utf8(ch, bmp, posix) {
-                        super::Class::Print(w) if w <= 2 => {
-                            print |= bits;
-                            if WIDTH {
-                                one |= ((w >= 1) as u64) << p;
-                                two |= ((w == 2) as u64) << p;
-                            }
-                            true
-                        }
-                        super::Class::Space(w) if w <= 2 => {
-                            space |= bits;
-                            if WIDTH {
-                                one |= ((w >= 1) as u64) << p;
-                                two |= ((w == 2) as u64) << p;
-                            }
-                            false
-                        }
+                    let (is_print, w) = match super::class_utf8(ch, bmp, posix) {
+                        super::Class::Print(w) if w <= 2 => (true, w),
+                        super::Class::Space(w) if w <= 2 => (false, w),
                         _ => break 'chunks,
                     };
+                    if is_print {
+                        print |= bits;
+                    } else {
+                        space |= bits;
+                    }
+                    if WIDTH {
+                        one |= ((w >= 1) as u64) << p;
+                        two |= ((w == 2) as u64) << p;
+                    }
                     expect |= bits & !(1u64 << p);
                     if p + len > 64 {
                         (next_carry, next_print) = (p + len - 64, is_print);
