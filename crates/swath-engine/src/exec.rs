@@ -661,17 +661,18 @@ fn sequential_lines(
     }
     let bs = plan.block_size;
     // `buf[..filled]` holds the carried partial line and the bytes read after it; the
-    // buffer is zeroed once and grows only for a line longer than what it holds (up to the
-    // bound on long lines, when there is one).
-    // A small file gets a buffer of its own size (one read, and one more byte to see the
-    // end), not a block's: many small files are searched one after another.
+    // buffer grows only for a line longer than what it holds (up to the bound on long
+    // lines, when there is one).
+    // A small file needs a buffer of its own size (one read, and one more byte to see the
+    // end), not a block's; many small files are searched one after another, each thread
+    // reading them into the buffer the previous one used.
     let known_left = r
         .input
         .len()
         .filter(|_| r.input.is_seekable())
         .map(|l| l.saturating_sub(r.offset));
     let size_hint = known_left.map_or(bs * 2, |l| (l.min(bs as u64) as usize + 1).min(bs * 2));
-    let mut buf: Vec<u8> = vec![0u8; size_hint];
+    let mut buf: Vec<u8> = take_buffer(size_hint);
     let mut filled = 0usize;
     // How much to read at `pos`.
     let want_at = |pos: u64| {
@@ -771,6 +772,7 @@ fn sequential_lines(
             break;
         }
     }
+    give_back(vec![buf]);
     stats.extent.len = pos;
     Ok(stats)
 }
@@ -873,6 +875,41 @@ struct ReadLines {
     long: Option<u64>,
 }
 
+/// Read buffers a thread keeps for its next run at most (bytes each).
+const SPARE_MAX: usize = 4 << 20;
+
+thread_local! {
+    /// Read buffers of this thread's finished runs, for its next: a worker searching many
+    /// small files one after another reads them all into the same memory, with no
+    /// allocation, no zeroing and no page faults per file.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A read buffer of at least `len` bytes (its contents are whatever a previous run left).
+fn take_buffer(len: usize) -> Vec<u8> {
+    let mut b = SPARE
+        .try_with(|s| s.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    if b.len() < len {
+        b.resize(len, 0);
+    }
+    b
+}
+
+/// Keeps `bufs` for this thread's next run (as many as a run uses, none too big).
+fn give_back(bufs: Vec<Vec<u8>>) {
+    let _ = SPARE.try_with(|s| {
+        let mut s = s.borrow_mut();
+        for b in bufs {
+            if b.capacity() <= SPARE_MAX && s.len() < MAX_REGIONS {
+                s.push(b);
+            }
+        }
+    });
+}
+
 /// Reads the lines that start in `[start, end)` of region `r` into `buf` (with one byte of
 /// look-behind, and as far past `end` as the last line needs): `None` once `buf` would grow
 /// past `limit` bytes. With a bound `max`, a last line of more than `max` bytes is left out
@@ -889,8 +926,10 @@ fn read_lines(
 ) -> Result<Option<ReadLines>, EngineError> {
     let origin = start.saturating_sub(1);
     let at = |o: u64| r.input.base() + r.offset + o;
-    buf.clear();
-    buf.resize((end - origin) as usize, 0);
+    // Bytes the buffer already holds are overwritten by the read, not zeroed first.
+    let want = (end - origin) as usize;
+    buf.truncate(want);
+    buf.resize(want, 0);
     r.input.read_exact_at_via(file, buf, at(origin))?;
     let a = line_start(f, buf, origin, start, end);
     if a == end {
@@ -1002,7 +1041,8 @@ fn parallel(
     let region_holes = job.takes_region_holes();
     let worker = |t: usize| {
         let mut bufs: Vec<Vec<u8>> = if method == Method::Pread {
-            job.regions.iter().map(|_| vec![0u8; bs as usize]).collect()
+            let len = bs.min(extent.len).max(1) as usize;
+            job.regions.iter().map(|_| take_buffer(len)).collect()
         } else {
             Vec::new()
         };
@@ -1222,6 +1262,7 @@ fn parallel(
                 break;
             }
         }
+        give_back(bufs);
     };
     if threads == 1 {
         worker(0);

@@ -45,7 +45,7 @@ pub use exec::{
 };
 pub use firstk::FirstK;
 pub use input::{Input, InputKind};
-pub use many::run_many;
+pub use many::{run_fed, run_many, Window};
 pub use ordered::run_ordered;
 pub use output::AtomicOutput;
 pub use plan::{Access, EngineOptions, Layout, Method, Plan, Strategy};

@@ -98,6 +98,199 @@ where
     })
 }
 
+/// How far [`run_fed`]'s workers may run ahead of the consumer.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Items past the last one consumed.
+    pub items: usize,
+    /// Total weight of the results waiting to be consumed.
+    pub bytes: usize,
+}
+
+/// Runs items that `produce` feeds while the run goes on (the files a directory walk finds,
+/// searched while the walk continues), handing each result to `consume` in feeding order.
+///
+/// `produce` runs on the calling thread and calls `feed(item, pooled)` for each item, in
+/// order; `feed` returns false once the run has stopped (the producer should stop too).
+/// `workers` pool threads take pooled items a few at a time and run `work(i, &item, true)`;
+/// an item not pooled (a big file, standard input) runs as `work(i, &item, false)` when its
+/// turn comes; with fewer than two pooled items no thread is started at all, and every
+/// item runs on the calling thread as not pooled. `consume(i, item, result)` is called in
+/// item order, one call at a time, by
+/// whichever worker completes the run of results up to that item: no thread waits to hand
+/// results over, so a run of many small items costs no wake-ups. A worker starts no item
+/// more than `window.items` past the last one consumed, nor (unless it is next) while the
+/// results waiting weigh more than `window.bytes` (`weight` of each): memory stays bounded,
+/// and one slow item (a big file) does not stop the others for long. `consume` returning
+/// [`Flow::Stop`] ends the run: no new item starts, and results not yet consumed are
+/// dropped. Returns the number of items consumed.
+pub fn run_fed<I, T, P, W, C>(
+    workers: usize,
+    window: Window,
+    weight: fn(&T) -> usize,
+    produce: P,
+    work: W,
+    consume: C,
+) -> usize
+where
+    I: Send,
+    T: Send,
+    P: FnOnce(&mut dyn FnMut(I, bool) -> bool),
+    W: Fn(usize, &I, bool) -> T + Sync,
+    C: FnMut(usize, I, T) -> Flow + Send,
+{
+    struct Queue<I> {
+        items: std::collections::VecDeque<(usize, I, bool)>,
+        done: bool,
+    }
+    struct Commit<I, T, C> {
+        next: usize,
+        pending: BTreeMap<usize, (I, Option<T>)>,
+        consume: C,
+    }
+    let workers = workers.max(1);
+    let queue = Mutex::new(Queue {
+        items: std::collections::VecDeque::new(),
+        done: false,
+    });
+    let fed = Condvar::new();
+    // Workers waiting for items, and for the consumer to move (notified only when some
+    // are: a notification is a system call).
+    let (idle, held) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let commit = Mutex::new(Commit {
+        next: 0,
+        pending: BTreeMap::new(),
+        consume,
+    });
+    let moved = Condvar::new();
+    let next = AtomicUsize::new(0);
+    let waiting_bytes = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let lock_queue = || queue.lock().unwrap_or_else(|p| p.into_inner());
+    let lock_commit = || commit.lock().unwrap_or_else(|p| p.into_inner());
+    let halt = || {
+        stop.store(true, Ordering::Relaxed);
+        let _q = lock_queue();
+        fed.notify_all();
+        drop(_q);
+        moved.notify_all();
+    };
+    // `inline`: the calling thread doing every item itself (no pool), each as not pooled.
+    let worker = |inline: bool| loop {
+        let batch: Vec<(usize, I, bool)> = {
+            let mut q = lock_queue();
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if !q.items.is_empty() {
+                    let n = q.items.len().min(CHUNK);
+                    break q.items.drain(..n).collect();
+                }
+                if q.done {
+                    return;
+                }
+                idle.fetch_add(1, Ordering::SeqCst);
+                q = fed.wait(q).unwrap_or_else(|p| p.into_inner());
+                idle.fetch_sub(1, Ordering::SeqCst);
+            }
+        };
+        let first = batch[0].0;
+        // The batch holding the next item to consume never waits: the window
+        // cannot close on the work that would open it.
+        let far = |next: usize| {
+            first > next + window.items
+                || (first > next && waiting_bytes.load(Ordering::SeqCst) > window.bytes)
+        };
+        if far(next.load(Ordering::Relaxed)) {
+            let mut c = lock_commit();
+            while far(c.next) && !stop.load(Ordering::Relaxed) {
+                held.fetch_add(1, Ordering::SeqCst);
+                c = moved.wait(c).unwrap_or_else(|p| p.into_inner());
+                held.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let mut done = Vec::with_capacity(batch.len());
+        for (i, item, pooled) in batch {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let r = (pooled && !inline).then(|| work(i, &item, true));
+            done.push((i, item, r));
+        }
+        let mut c = lock_commit();
+        for (i, item, r) in done {
+            waiting_bytes.fetch_add(r.as_ref().map_or(0, weight), Ordering::SeqCst);
+            c.pending.insert(i, (item, r));
+        }
+        let before = c.next;
+        loop {
+            let i = c.next;
+            let Some((item, r)) = c.pending.remove(&i) else {
+                break;
+            };
+            let r = match r {
+                Some(r) => {
+                    waiting_bytes.fetch_sub(weight(&r), Ordering::SeqCst);
+                    r
+                }
+                None => work(i, &item, false),
+            };
+            let flow = (c.consume)(i, item, r);
+            c.next = i + 1;
+            next.store(i + 1, Ordering::Relaxed);
+            if flow == Flow::Stop {
+                drop(c);
+                halt();
+                return;
+            }
+        }
+        if c.next != before && held.load(Ordering::SeqCst) > 0 {
+            moved.notify_all();
+        }
+    };
+    std::thread::scope(|scope| {
+        let worker = &worker;
+        // The pool starts with the second pooled item: one file, or standard input alone,
+        // runs on the calling thread with no threads (nor their memory) started.
+        let (mut pooled_seen, mut started) = (0usize, false);
+        let mut n = 0usize;
+        let mut local: Vec<(usize, I, bool)> = Vec::with_capacity(CHUNK);
+        let flush = |local: &mut Vec<(usize, I, bool)>, done: bool| {
+            let mut q = lock_queue();
+            q.items.extend(local.drain(..));
+            q.done |= done;
+            if done || idle.load(Ordering::SeqCst) > 0 {
+                fed.notify_all();
+            }
+        };
+        produce(&mut |item, pooled| {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            pooled_seen += usize::from(pooled);
+            if pooled_seen == 2 && !started {
+                started = true;
+                for _ in 0..workers {
+                    scope.spawn(move || worker(false));
+                }
+            }
+            local.push((n, item, pooled));
+            n += 1;
+            // In batches, and at once while workers wait.
+            if local.len() >= CHUNK || idle.load(Ordering::Relaxed) > 0 {
+                flush(&mut local, false);
+            }
+            true
+        });
+        flush(&mut local, true);
+        if !started {
+            worker(true);
+        }
+    });
+    commit.into_inner().unwrap_or_else(|p| p.into_inner()).next
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +320,109 @@ mod tests {
                 assert_eq!(seen, want, "workers {workers}");
             }
         }
+    }
+
+    #[test]
+    fn fed_results_arrive_in_order_whatever_the_mix() {
+        for workers in [1, 2, 5] {
+            for pattern in [0u32, 1, 2, 3] {
+                let pooled = |i: u32| !(i * 7 + pattern).is_multiple_of(4);
+                let mut seen = Vec::new();
+                let on_pool_right = AtomicBool::new(true);
+                let n = run_fed(
+                    workers,
+                    Window {
+                        items: AHEAD,
+                        bytes: 64,
+                    },
+                    |r: &u32| (*r % 5) as usize,
+                    |feed| {
+                        for i in 0..700u32 {
+                            // Now and then the producer is slower than the workers.
+                            if i % 97 == 0 {
+                                std::thread::yield_now();
+                            }
+                            assert!(feed(i, pooled(i)));
+                        }
+                    },
+                    |i, &item, on_pool| {
+                        if on_pool != pooled(item) || i != item as usize {
+                            on_pool_right.store(false, Ordering::Relaxed);
+                        }
+                        item * 3
+                    },
+                    |i, item, r| {
+                        seen.push((i, item, r));
+                        Flow::Continue
+                    },
+                );
+                assert_eq!(n, 700);
+                assert!(on_pool_right.load(Ordering::Relaxed));
+                let want: Vec<(usize, u32, u32)> =
+                    (0..700).map(|i| (i as usize, i, i * 3)).collect();
+                assert_eq!(seen, want, "workers {workers}");
+            }
+        }
+    }
+
+    #[test]
+    fn fed_single_item_runs_on_the_calling_thread() {
+        let caller = std::thread::current().id();
+        for pooled in [true, false] {
+            let mut seen = Vec::new();
+            let n = run_fed(
+                2,
+                Window {
+                    items: AHEAD,
+                    bytes: usize::MAX,
+                },
+                |_: &(bool, bool)| 0,
+                |feed| {
+                    feed(7u32, pooled);
+                },
+                |_, _, on_pool| (on_pool, std::thread::current().id() == caller),
+                |i, item, r| {
+                    seen.push((i, item, r));
+                    Flow::Continue
+                },
+            );
+            assert_eq!(n, 1);
+            assert_eq!(seen, vec![(0, 7, (false, true))]);
+        }
+    }
+
+    #[test]
+    fn fed_stop_ends_the_run_and_the_producer() {
+        let started = AtomicUsize::new(0);
+        let mut fed = 0;
+        let n = run_fed(
+            2,
+            Window {
+                items: AHEAD,
+                bytes: usize::MAX,
+            },
+            |_: &usize| 0,
+            |feed| {
+                for i in 0..100_000usize {
+                    if !feed(i, true) {
+                        break;
+                    }
+                    fed += 1;
+                    if i >= 1000 {
+                        // A slow walk from here on: the stop must reach it.
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
+            },
+            |i, _, _| {
+                started.fetch_add(1, Ordering::Relaxed);
+                i
+            },
+            |i, _, _| if i == 9 { Flow::Stop } else { Flow::Continue },
+        );
+        assert_eq!(n, 10);
+        assert!(fed < 100_000, "the producer was told to stop");
+        assert!(started.load(Ordering::Relaxed) <= 10 + AHEAD + 2 * CHUNK);
     }
 
     #[test]

@@ -12,9 +12,12 @@
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// How symbolic links met inside a tree are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +51,11 @@ pub enum Found {
         path: OsString,
         /// What it is.
         kind: Kind,
+        /// The directory it was found in, held open, and its name there: opening `name`
+        /// relative to it costs one name lookup instead of one per component of `path`, and
+        /// a directory renamed or replaced meanwhile cannot redirect the open. `None` when
+        /// the directory could not be held (see [`DirHandle`]).
+        dir: Option<(Arc<DirHandle>, OsString)>,
     },
     /// A directory that could not be read (or stat'ed).
     Error {
@@ -61,6 +69,62 @@ pub enum Found {
         /// Its path.
         path: OsString,
     },
+}
+
+/// Directories held open at once at most (by entries not yet searched): beyond, entries
+/// come without their directory and are opened by path, so a walk far ahead of the search
+/// never runs out of descriptors.
+const MAX_HELD_DIRS: usize = 256;
+
+/// Directories held open now.
+static HELD_DIRS: AtomicUsize = AtomicUsize::new(0);
+
+/// A directory of the walk held open (`O_PATH`: no read permission is used, nothing is
+/// read through it) for opening its entries relative to it.
+#[derive(Debug)]
+pub struct DirHandle {
+    fd: OwnedFd,
+}
+
+impl DirHandle {
+    /// Opens the directory at `path`, unless [`MAX_HELD_DIRS`] are held already or it cannot
+    /// be opened.
+    fn open(path: &[u8]) -> Option<Arc<DirHandle>> {
+        if HELD_DIRS.fetch_add(1, Ordering::Relaxed) >= MAX_HELD_DIRS {
+            HELD_DIRS.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        let fd = std::ffi::CString::new(path).ok().and_then(|c| {
+            // SAFETY: `c` is a NUL-terminated path; the result is checked before use.
+            let fd = unsafe {
+                libc::open(
+                    c.as_ptr(),
+                    libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                )
+            };
+            // SAFETY: a non-negative result is a descriptor this call opened and nothing
+            // else owns.
+            (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+        });
+        match fd {
+            Some(fd) => Some(Arc::new(DirHandle { fd })),
+            None => {
+                HELD_DIRS.fetch_sub(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// The directory's descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+impl Drop for DirHandle {
+    fn drop(&mut self) {
+        HELD_DIRS.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// gnulib's `_FTS_INODE_SORT_DIR_ENTRIES_THRESHOLD`.
@@ -144,6 +208,8 @@ impl Walker<'_> {
                 }
             }
         }
+        // Held only while entries found here may still be opened through it.
+        let held = DirHandle::open(&path);
         if entries.len() > INODE_SORT_THRESHOLD && inode_sort_helps(OsStr::from_bytes(&path)) {
             entries.sort_by_key(|e| e.1);
         }
@@ -173,6 +239,7 @@ impl Walker<'_> {
                             self.report(Found::Entry {
                                 path: child_os.to_owned(),
                                 kind: Kind::Dangling,
+                                dir: held.clone().map(|d| (d, name.clone())),
                             });
                         }
                         continue;
@@ -229,6 +296,7 @@ impl Walker<'_> {
             self.report(Found::Entry {
                 path: child_os.to_owned(),
                 kind,
+                dir: held.clone().map(|d| (d, name)),
             });
         }
     }
@@ -272,7 +340,9 @@ mod tests {
             &mut |_| false,
             &mut |f| {
                 out.push(match f {
-                    Found::Entry { path, kind } => format!("{kind:?} {}", path.to_string_lossy()),
+                    Found::Entry { path, kind, .. } => {
+                        format!("{kind:?} {}", path.to_string_lossy())
+                    }
                     Found::Error { path, .. } => format!("error {}", path.to_string_lossy()),
                     Found::Loop { path } => format!("loop {}", path.to_string_lossy()),
                 });
@@ -309,6 +379,47 @@ mod tests {
             .map(str::to_string)
             .collect();
         assert_eq!(got, want);
+    }
+
+    /// Each entry's directory handle opens the entry by its name, and gives what its path
+    /// gives, even once the directory has been renamed (a path would then miss it).
+    #[test]
+    fn entries_open_through_their_directory_handle() {
+        use std::io::Read;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::create_dir_all(r.join("a/b")).unwrap();
+        for f in ["x", "a/y", "a/b/z"] {
+            fs::write(r.join(f), f).unwrap();
+        }
+        let mut found = Vec::new();
+        walk(
+            r.as_os_str(),
+            Follow::Never,
+            &mut |_| false,
+            &mut |_| false,
+            &mut |f| {
+                if let Found::Entry { path, dir, .. } = f {
+                    found.push((path, dir.expect("directory held")));
+                }
+                true
+            },
+        );
+        assert_eq!(found.len(), 3);
+        fs::rename(r.join("a"), r.join("moved")).unwrap();
+        for (path, (dir, name)) in &found {
+            let c = std::ffi::CString::new(name.as_bytes()).unwrap();
+            // SAFETY: a live descriptor and a NUL-terminated name; the result is checked.
+            let fd = unsafe { libc::openat(dir.fd().as_raw_fd(), c.as_ptr(), libc::O_RDONLY) };
+            assert!(fd >= 0, "{path:?}");
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            let mut file = unsafe { fs::File::from_raw_fd(fd) };
+            let mut got = String::new();
+            file.read_to_string(&mut got).unwrap();
+            let rel = Path::new(path).strip_prefix(r).unwrap();
+            assert_eq!(got, rel.to_string_lossy(), "{path:?}");
+        }
     }
 
     #[test]

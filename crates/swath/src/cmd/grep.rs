@@ -1036,8 +1036,6 @@ fn rustix_fstat_stdout() -> Option<(u64, u64)> {
 /// What searching one file gave.
 #[derive(Default)]
 struct FileResult {
-    /// The file's name as shown.
-    name: Vec<u8>,
     /// Nothing is printed for it: no count, no name (a file GNU skips, or a message).
     skipped: bool,
     /// `error` makes the exit status 2 (a warning does not).
@@ -1062,8 +1060,19 @@ struct FileResult {
     deferred: bool,
 }
 
-/// Files smaller than this are searched whole by one worker of the pool.
+/// Files named on the command line smaller than this are searched whole by one worker of
+/// the pool (bigger ones on all cores, when their turn comes).
 const SMALL_FILE: u64 = 4 << 20;
+
+/// Files found in a tree are searched by one worker of the pool up to this size (as many
+/// files as there are cores at once: a tree's few big files among thousands of small ones
+/// cost no hand-over); bigger ones come back deferred, to be searched on all cores.
+const POOLED_MAX: u64 = 32 << 20;
+
+/// Output a search on the pool may gather (beyond, the file comes back deferred and is
+/// searched again with its lines streamed): what the pool holds stays bounded whatever the
+/// files' sizes and however much of them matches.
+const POOLED_OUTPUT: usize = 1 << 20;
 
 /// One thing to search or report, in output order.
 enum Target {
@@ -1078,28 +1087,37 @@ enum Target {
         nofollow: bool,
         /// Found in a tree whose root is on this device, not a pseudo file system.
         real_dev: Option<u64>,
+        /// Found in a tree: its directory, held open, and its name there.
+        dir: Option<(std::sync::Arc<swath_engine::walk::DirHandle>, OsString)>,
     },
     /// A message from a walk: an error (exit status 2) or a warning.
     Note { text: Vec<u8>, error: bool },
 }
 
-/// The operands, with each directory to recurse into replaced by what its walk finds, in
-/// GNU's order.
-fn targets(cfg: &Config) -> Vec<Target> {
+/// Feeds the operands, with each directory to recurse into replaced by what its walk finds,
+/// in GNU's order, to `feed(target, pooled)` (pooled: small enough for one worker of the
+/// pool; a file found in a tree is taken as small without a stat, and a big one comes back
+/// from the pool deferred). Stops when `feed` returns false.
+fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
     use swath_engine::walk::{walk, Follow, Found, Kind};
-    let mut out = Vec::new();
     for op in &cfg.files {
         let recurse = cfg.directories == Directories::Recurse
             && op != "-"
             && swath_engine::walk::is_dir(Path::new(op));
         if !recurse {
-            out.push(Target::File {
+            let pooled = op != "-"
+                && std::fs::metadata(op).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE);
+            let target = Target::File {
                 path: op.clone(),
                 name: display_name(cfg, op),
                 command_line: true,
                 nofollow: false,
                 real_dev: None,
-            });
+                dir: None,
+            };
+            if !feed(target, pooled) {
+                return;
+            }
             continue;
         }
         if !cfg.omit_dot_slash && excluded(&cfg.exclude_dirs, op.as_bytes(), false) {
@@ -1114,31 +1132,33 @@ fn targets(cfg: &Config) -> Vec<Target> {
             }
         };
         let real_dev = swath_engine::input::real_filesystem_dev(Path::new(op));
+        let mut going = true;
         walk(
             op,
             cfg.follow,
             &mut |name| excluded(&cfg.exclude_dirs, name.as_bytes(), true),
             &mut |name| excluded(&cfg.excludes, name.as_bytes(), true),
             &mut |found| {
-                match found {
+                let target = match found {
                     // GNU opens a link it does not follow with O_NOFOLLOW and says nothing
                     // of the ELOOP.
                     Found::Entry {
                         kind: Kind::Symlink,
                         ..
-                    } => {}
+                    } => return true,
                     Found::Entry {
                         kind: Kind::Special,
                         ..
-                    } if cfg.devices != Devices::Read => {}
-                    Found::Entry { path, .. } => out.push(Target::File {
+                    } if cfg.devices != Devices::Read => return true,
+                    Found::Entry { path, dir, .. } => Target::File {
                         name: show(&path),
                         path,
                         command_line: false,
                         nofollow: cfg.follow == Follow::Never,
                         real_dev,
-                    }),
-                    Found::Error { path, error } => out.push(Target::Note {
+                        dir,
+                    },
+                    Found::Error { path, error } => Target::Note {
                         text: [
                             &show(&path)[..],
                             b": ",
@@ -1146,39 +1166,25 @@ fn targets(cfg: &Config) -> Vec<Target> {
                         ]
                         .concat(),
                         error: true,
-                    }),
-                    Found::Loop { path } => out.push(Target::Note {
+                    },
+                    Found::Loop { path } => Target::Note {
                         text: [&show(&path)[..], b": warning: recursive directory loop"].concat(),
                         error: false,
-                    }),
-                }
-                true
+                    },
+                };
+                going = feed(target, true);
+                going
             },
         );
+        if !going {
+            return;
+        }
     }
-    out
 }
 
 fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let clock = Stopwatch::start();
     let out = std::sync::Mutex::new(Stdout::new(prog, Voice::Grep));
-    let targets = targets(cfg);
-    let pooled: Vec<bool> = targets
-        .iter()
-        .map(|t| match t {
-            // Found in a tree: taken as small without a stat (a big one comes back from
-            // the pool deferred).
-            Target::File {
-                command_line: false,
-                ..
-            } => true,
-            Target::File { path, .. } => {
-                path != "-"
-                    && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
-            }
-            Target::Note { .. } => true,
-        })
-        .collect();
     let single = EngineOptions {
         threads: Some(1),
         strategy: match cfg.engine.strategy {
@@ -1192,10 +1198,19 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     // GNU's `used`, across files: read by a big file's search as it streams.
     let used = AtomicBool::new(false);
     let mut fatal = false;
-    swath_engine::run_many(
-        &pooled,
+    // The files a walk finds are searched while it goes on; results are written in walk
+    // order by whichever worker completes them.
+    swath_engine::run_fed(
         swath_engine::sysinfo::cores(),
-        |i, on_pool| match &targets[i] {
+        // Far enough ahead that a tree's big files do not stop the other workers for
+        // long; the output they hold is what bounds memory (each at most POOLED_OUTPUT).
+        swath_engine::Window {
+            items: 1 << 12,
+            bytes: 64 << 20,
+        },
+        |r: &FileResult| r.out.len() + r.error.as_ref().map_or(0, Vec::len),
+        |feed| feed_targets(cfg, feed),
+        |_, target, on_pool| match target {
             Target::Note { text, error } => FileResult {
                 error: Some(text.clone()),
                 error_counts: *error,
@@ -1208,10 +1223,10 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 grep_file(cfg, matcher, t, &cfg.engine, Some(&mut *guard), &used)
             }
         },
-        |i, r| {
+        |_, target, r| {
             let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
             let r = if r.deferred {
-                grep_file(cfg, matcher, &targets[i], &cfg.engine, Some(&mut *w), &used)
+                grep_file(cfg, matcher, &target, &cfg.engine, Some(&mut *w), &used)
             } else {
                 r
             };
@@ -1221,7 +1236,10 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             }
             used.fetch_or(r.used, Ordering::Relaxed);
             tail.extend_from_slice(&r.out);
-            let name = r.name.clone();
+            let name: &[u8] = match &target {
+                Target::File { name, .. } => name,
+                Target::Note { .. } => b"",
+            };
             if let Some(e) = &r.error {
                 any_error |= r.error_counts;
                 if !cfg.no_messages {
@@ -1239,13 +1257,13 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
                 _ if cfg.quiet => {}
                 _ if r.skipped => {}
                 Some(with) if !r.open_failed && (r.selected > 0) == with => {
-                    cfg.format.colored(&mut tail, |c| &c.file_name, &name);
+                    cfg.format.colored(&mut tail, |c| &c.file_name, name);
                     tail.push(if cfg.format.null_after_name { 0 } else { b'\n' });
                 }
                 Some(_) => {}
                 None if cfg.count && !r.open_failed => {
                     if cfg.format.with_filename {
-                        cfg.format.colored(&mut tail, |c| &c.file_name, &name);
+                        cfg.format.colored(&mut tail, |c| &c.file_name, name);
                         if cfg.format.null_after_name {
                             tail.push(0);
                         } else {
@@ -1259,7 +1277,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             w.write(&tail);
             if let Some(msg) = &r.fatal {
                 w.push();
-                eprint_bytes(prog, &[&name[..], b": ", msg.as_bytes()].concat());
+                eprint_bytes(prog, &[name, b": ", msg.as_bytes()].concat());
                 any_error = true;
                 fatal = true;
                 return Flow::Stop;
@@ -1273,7 +1291,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             }
             if r.binary_matched && !cfg.quiet && cfg.binary != Binary::WithoutMatch {
                 w.push();
-                eprint_bytes(prog, &[&name[..], b": binary file matches"].concat());
+                eprint_bytes(prog, &[name, b": binary file matches"].concat());
             }
             if cfg.quiet && any_selected {
                 return Flow::Stop;
@@ -1330,18 +1348,18 @@ fn grep_file(
         command_line,
         nofollow,
         real_dev,
+        dir,
     } = target
     else {
         unreachable!("messages are not searched");
     };
-    let (file, name) = (file.as_os_str(), name.clone());
+    let (file, name) = (file.as_os_str(), &name[..]);
     let streamed = stream.is_some();
-    let mut res = FileResult {
-        name: name.clone(),
-        ..FileResult::default()
-    };
+    let mut res = FileResult::default();
     let input = if file == "-" {
-        Input::stdin(String::from_utf8_lossy(&name).into_owned())
+        Input::stdin(String::from_utf8_lossy(name).into_owned())
+    } else if let Some((dir, base)) = dir {
+        Input::open_at(dir.fd(), base, Path::new(file), *nofollow, *real_dev)
     } else if *nofollow {
         Input::open_nofollow_on(Path::new(file), *real_dev)
     } else {
@@ -1358,7 +1376,7 @@ fn grep_file(
             return res;
         }
         Err(e) => {
-            res.error = Some(error_text(&name, &e));
+            res.error = Some(error_text(name, &e));
             res.error_counts = true;
             res.open_failed = true;
             return res;
@@ -1381,12 +1399,17 @@ fn grep_file(
             return res;
         }
     }
-    if !streamed && input.len().is_some_and(|n| n >= SMALL_FILE) {
+    let pooled_max = if *command_line {
+        SMALL_FILE
+    } else {
+        POOLED_MAX
+    };
+    if !streamed && input.len().is_some_and(|n| n >= pooled_max) {
         res.deferred = true;
         return res;
     }
     if cfg.mode == Mode::Print && cfg.max_count > 1 && input_is_output(&input) {
-        res.error = Some([&name[..], b": input file is also the output"].concat());
+        res.error = Some([name, b": input file is also the output"].concat());
         res.error_counts = true;
         return res;
     }
@@ -1413,11 +1436,12 @@ fn grep_file(
     } else {
         0
     };
-    let mut line = Vec::with_capacity(256);
+    let mut line = Vec::new();
+    let mut overflow = false;
     let mut emit = |ev: Event<'_>| -> Flow {
         line.clear();
         match ev {
-            Event::Line(s) => cfg.format.line(&mut line, &name, &s, width),
+            Event::Line(s) => cfg.format.line(&mut line, name, &s, width),
             Event::Separator { first_in_file } => {
                 if first_in_file && !streamed {
                     // Whether an earlier file used the output is known when this file's
@@ -1436,6 +1460,10 @@ fn grep_file(
                     Ok(())
                 }
             }),
+            None if res.out.len() + line.len() > POOLED_OUTPUT => {
+                overflow = true;
+                return Flow::Stop;
+            }
             None => {
                 res.out.extend_from_slice(&line);
                 Ok(())
@@ -1450,11 +1478,18 @@ fn grep_file(
     let mut resume = None;
     // A progress bar for a big file, on a terminal's standard error, unless the matched
     // lines themselves go to that terminal.
-    let show_progress = cfg.mode != Mode::Print || !io::stdout().is_terminal();
-    let total = input.len().filter(|_| show_progress && streamed);
-    let searched = crate::progress::with_progress(total, &String::from_utf8_lossy(&name), |p| {
+    // (Asked only for a streamed file: a system call per file of a tree adds up.)
+    let show_progress = || cfg.mode != Mode::Print || !io::stdout().is_terminal();
+    let total = input.len().filter(|_| streamed && show_progress());
+    let searched = crate::progress::with_progress(total, &String::from_utf8_lossy(name), |p| {
         search(&input, matcher, &opts, engine, Some(p), &mut emit)
     });
+    if overflow {
+        return FileResult {
+            deferred: true,
+            ..FileResult::default()
+        };
+    }
     match searched {
         Ok(o) => {
             resume = o.resume_at;
@@ -1465,7 +1500,7 @@ fn grep_file(
             res.fatal = matcher.pcre_error();
         }
         Err(e) => {
-            res.error = Some(error_text(&name, &e));
+            res.error = Some(error_text(name, &e));
             res.error_counts = true;
         }
     }

@@ -2016,7 +2016,9 @@ fn recursion_and_file_selection() {
         );
     }
     t("tree/bin", b"foo\0bin\n");
-    // Over 4 MiB: taken to the pool as small, sent back and searched on all cores.
+    // Over 4 MiB, with over 1 MiB of output for "foo": searched on the pool, and when its
+    // output passes what the pool may hold, sent back and searched again, streamed, on all
+    // cores (with -c, -l or -q, kept from the pool).
     t("tree/sub/big", &b"foo big\nbar\n".repeat(400_000));
     std::fs::create_dir_all(dir.path("tree/emptydir")).unwrap();
     std::os::unix::fs::symlink("x.c", dir.path("tree/link-to-file")).unwrap();
