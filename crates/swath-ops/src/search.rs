@@ -817,8 +817,10 @@ impl Emitter<'_> {
         if self.pending > 0 {
             if c.bad {
                 // GNU prints trailing context from its last output on: a line it cannot
-                // print stays its next line until no context is pending.
+                // print stays its next line until no context is pending. It is left out,
+                // and said after the file.
                 self.pending = 0;
+                self.binary_matched = true;
             } else {
                 self.pending -= 1;
                 let sel = Selected {
@@ -892,6 +894,9 @@ impl Emitter<'_> {
         }
         for l in recent.range(from..) {
             if l.bad {
+                // Left out, as GNU leaves out a context line it cannot print, and said
+                // after the file ("binary file matches").
+                self.binary_matched = true;
                 continue;
             }
             let sel = Selected {

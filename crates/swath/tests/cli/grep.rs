@@ -1945,6 +1945,22 @@ fn context_lines() {
     );
     report.check(&dir, &[], &cmds);
     report.check(&dir, UTF8, &cmds);
+    // Context lines that are not valid UTF-8: left out, the trailing context they begin
+    // ends there, and "binary file matches" follows the file.
+    std::fs::write(dir.path("ctxinv"), b"xa\n\xffb\nc\nd\nxe\n\xfff\ng\n").unwrap();
+    let inv: Vec<String> = [
+        "-A1 x",
+        "-A3 x",
+        "-B2 x",
+        "-C1 x",
+        "-C1 -n x",
+        "-A1 -e xa -e d",
+        "-B3 -e d -e g",
+    ]
+    .iter()
+    .map(|a| format!("grep {a} ctxinv"))
+    .collect();
+    report.check(&dir, UTF8, &inv);
     report.finish();
 }
 
