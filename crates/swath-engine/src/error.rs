@@ -54,6 +54,12 @@ pub enum EngineError {
         /// The bound.
         max: usize,
     },
+    /// A byte range asked of an input that cannot be read at an offset.
+    #[error("{path}: a byte range needs a regular file, not a pipe or a device")]
+    NotRanged {
+        /// The file as the user named it.
+        path: String,
+    },
 }
 
 impl EngineError {

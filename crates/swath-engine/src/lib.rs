@@ -35,6 +35,7 @@ pub mod memfor;
 pub mod ordered;
 pub mod output;
 pub mod plan;
+pub mod range;
 pub mod sysinfo;
 pub mod walk;
 
