@@ -160,6 +160,60 @@ impl Tally {
         }
     }
 
+    /// The tally as ten numbers, every field (edges included), for storing it: counts
+    /// (lines, words, characters, bytes), the widest inner line, the first and last
+    /// stretches' widths and tab offsets (0: no tab, else offset + 1), and a word of flags.
+    /// [`Tally::from_numbers`] reads them back.
+    pub fn to_numbers(&self) -> [u64; 10] {
+        let tab = |t: Option<u64>| t.map_or(0, |d| d.saturating_add(1));
+        let flags = u64::from(self.has_reset)
+            | u64::from(self.starts_in_word) << 1
+            | u64::from(self.ends_in_word.is_some()) << 2
+            | u64::from(self.ends_in_word == Some(true)) << 3
+            | u64::from(self.saw_word_char) << 4;
+        [
+            self.lines,
+            self.words,
+            self.chars,
+            self.bytes,
+            self.inner_max,
+            self.prefix.w,
+            tab(self.prefix.tab),
+            self.suffix.w,
+            tab(self.suffix.tab),
+            flags,
+        ]
+    }
+
+    /// The tally [`Tally::to_numbers`] gave, or `None` when the flags word holds bits it
+    /// never sets.
+    pub fn from_numbers(n: [u64; 10]) -> Option<Tally> {
+        let flags = n[9];
+        if flags >> 5 != 0 {
+            return None;
+        }
+        let tab = |t: u64| t.checked_sub(1);
+        Some(Tally {
+            lines: n[0],
+            words: n[1],
+            chars: n[2],
+            bytes: n[3],
+            inner_max: n[4],
+            prefix: Segment {
+                w: n[5],
+                tab: tab(n[6]),
+            },
+            suffix: Segment {
+                w: n[7],
+                tab: tab(n[8]),
+            },
+            has_reset: flags & 1 != 0,
+            starts_in_word: flags & 2 != 0,
+            ends_in_word: (flags & 4 != 0).then_some(flags & 8 != 0),
+            saw_word_char: flags & 16 != 0,
+        })
+    }
+
     /// The width of the longest line (`wc -L`), once all the input is merged.
     pub fn max_line(&self) -> u64 {
         self.inner_max
@@ -1626,6 +1680,15 @@ mod tests {
                 // As `wc -L` in C.UTF-8 (GNU coreutils 9.1) measures the line.
                 assert_eq!(t.max_line(), 51);
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn numbers_give_the_tally_back(data in pieces(), utf8 in any::<bool>()) {
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let t = tally(&data, enc);
+            prop_assert_eq!(Tally::from_numbers(t.to_numbers()), Some(t));
         }
     }
 

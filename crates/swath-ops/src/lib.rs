@@ -23,5 +23,6 @@ pub mod counts;
 pub mod inplace;
 pub mod lines;
 pub mod logs;
+pub mod partial;
 pub mod search;
 pub mod transform;

@@ -1,0 +1,620 @@
+//! Partial results: the mergeable state of a report over byte ranges of its inputs, as
+//! bytes, so that pieces computed anywhere (other processes, other machines) merge into
+//! exactly what the one-machine command prints.
+//!
+//! A partial holds, for each input (by its position among the command's operands, with its
+//! name and its size), the *pieces* computed so far: disjoint spans `[begin, finish)` (see
+//! `swath_engine::range::line_span`) with the state of each. Merging two partials unites
+//! their pieces and merges the states of adjacent pieces in file order, so any split into
+//! ranges, any order and any tree of merges gives the same partial; a piece given twice is
+//! an error, and so is rendering an input whose pieces do not cover it whole (a lost piece
+//! never goes unnoticed). The wire format is specified in `docs/partial-format.md`.
+
+use std::collections::BTreeMap;
+
+use swath_kernels::wc::Tally;
+
+/// The first bytes of every partial.
+pub const MAGIC: &[u8; 8] = b"SWATHPRT";
+
+/// The format version this code writes and reads.
+pub const VERSION: u16 = 1;
+
+/// Which report a partial holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `wc`: a tally per piece.
+    Wc,
+    /// `grep -c`: a count of selected lines per piece.
+    GrepCount,
+}
+
+impl Kind {
+    fn code(self) -> u8 {
+        match self {
+            Kind::Wc => 1,
+            Kind::GrepCount => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Kind> {
+        match c {
+            1 => Some(Kind::Wc),
+            2 => Some(Kind::GrepCount),
+            _ => None,
+        }
+    }
+
+    /// The kind's name, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Wc => "wc",
+            Kind::GrepCount => "grep -c",
+        }
+    }
+}
+
+/// The state of one piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// `wc`'s tally of the piece's bytes.
+    Wc(Tally),
+    /// Lines selected in the piece.
+    GrepCount(u64),
+}
+
+impl State {
+    fn kind(&self) -> Kind {
+        match self {
+            State::Wc(_) => Kind::Wc,
+            State::GrepCount(_) => Kind::GrepCount,
+        }
+    }
+
+    /// This piece's state followed by the next piece's (adjacent, in file order).
+    fn then(self, next: State) -> State {
+        match (self, next) {
+            (State::Wc(a), State::Wc(b)) => State::Wc(a.merge(b)),
+            (State::GrepCount(a), State::GrepCount(b)) => State::GrepCount(a.saturating_add(b)),
+            // Partials of different kinds are refused before their pieces meet.
+            (a, _) => a,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            State::Wc(t) => {
+                for n in t.to_numbers() {
+                    out.extend_from_slice(&n.to_le_bytes());
+                }
+            }
+            State::GrepCount(n) => out.extend_from_slice(&n.to_le_bytes()),
+        }
+    }
+
+    fn decode(kind: Kind, b: &[u8]) -> Result<State, PartialError> {
+        let words = |n: usize| -> Result<Vec<u64>, PartialError> {
+            if b.len() != 8 * n {
+                return Err(PartialError::Damaged(
+                    "a piece's state has the wrong length",
+                ));
+            }
+            Ok(b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect())
+        };
+        match kind {
+            Kind::Wc => {
+                let w = words(10)?;
+                let n: [u64; 10] = w.try_into().expect("10 numbers");
+                Tally::from_numbers(n)
+                    .map(State::Wc)
+                    .ok_or(PartialError::Damaged("a tally's flags are not valid"))
+            }
+            Kind::GrepCount => Ok(State::GrepCount(words(1)?[0])),
+        }
+    }
+}
+
+/// What the pieces of one input hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputPart {
+    /// The input's name, as the one-machine command shows it.
+    pub name: Vec<u8>,
+    /// Its size when the pieces were computed.
+    pub len: u64,
+    /// Pieces by their first byte: (end, state). Disjoint, adjacent ones merged.
+    pieces: BTreeMap<u64, (u64, State)>,
+}
+
+impl InputPart {
+    /// The input's state when its pieces cover it whole (`[0, len)`), else an error that
+    /// says which bytes no piece covers.
+    pub fn whole(&self) -> Result<State, PartialError> {
+        let missing = |from: u64, to: u64| PartialError::Missing {
+            name: String::from_utf8_lossy(&self.name).into_owned(),
+            from,
+            to,
+        };
+        let mut at = 0;
+        for (&begin, &(finish, _)) in &self.pieces {
+            if begin != at {
+                return Err(missing(at, begin));
+            }
+            at = finish;
+        }
+        if at != self.len {
+            return Err(missing(at, self.len));
+        }
+        match self.pieces.values().next() {
+            Some(&(_, state)) if self.pieces.len() == 1 => Ok(state),
+            _ => Err(missing(0, self.len)),
+        }
+    }
+
+    /// Adds a piece: merged with its neighbours when adjacent; an error when it overlaps
+    /// one (a range given twice). An empty piece (a range inside a long line) adds nothing
+    /// (its state is the empty state) and is kept only as an empty input's one piece.
+    fn add(&mut self, begin: u64, finish: u64, state: State) -> Result<(), PartialError> {
+        if begin == finish {
+            if self.len == 0 && self.pieces.is_empty() {
+                self.pieces.insert(0, (0, state));
+            }
+            return Ok(());
+        }
+        let overlap = || PartialError::Overlap {
+            name: String::from_utf8_lossy(&self.name).into_owned(),
+            begin,
+            finish,
+        };
+        let (mut first, mut last, mut state) = (begin, finish, state);
+        if let Some((&b, &(f, s))) = self.pieces.range(..=begin).next_back() {
+            if f > begin {
+                return Err(overlap());
+            }
+            if f == begin {
+                self.pieces.remove(&b);
+                (first, state) = (b, s.then(state));
+            }
+        }
+        if let Some((&b, &(f, s))) = self.pieces.range(begin..).next() {
+            if b < finish {
+                return Err(overlap());
+            }
+            if b == finish {
+                self.pieces.remove(&b);
+                (last, state) = (f, state.then(s));
+            }
+        }
+        self.pieces.insert(first, (last, state));
+        Ok(())
+    }
+}
+
+/// A partial result: the pieces computed so far of one report's inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partial {
+    /// The report.
+    pub kind: Kind,
+    /// A hash of the options that change the result (two partials must agree on it).
+    pub fingerprint: u64,
+    /// Inputs by their position among the command's operands.
+    pub inputs: BTreeMap<u32, InputPart>,
+}
+
+/// Why partials could not be read or merged.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PartialError {
+    /// Not a partial at all.
+    #[error("not a swath partial result (no SWATHPRT header)")]
+    Foreign,
+    /// Written by another version of the format.
+    #[error("partial format version {0}, this swath reads version {VERSION}")]
+    Version(u16),
+    /// Cut short.
+    #[error("truncated partial result ({0} bytes)")]
+    Truncated(usize),
+    /// The checksum does not match.
+    #[error("damaged partial result (checksum mismatch)")]
+    Checksum,
+    /// The checksum matches but the contents do not make sense.
+    #[error("damaged partial result ({0})")]
+    Damaged(&'static str),
+    /// Partials of different reports.
+    #[error("partials of different reports ({0} and {1})")]
+    Kinds(&'static str, &'static str),
+    /// Partials computed with different options.
+    #[error("partials computed with different options")]
+    Options,
+    /// One operand position, two different inputs.
+    #[error("input {index} is {a} in one partial and {b} in another")]
+    Inputs {
+        /// The operand position.
+        index: u32,
+        /// One name (and size).
+        a: String,
+        /// The other.
+        b: String,
+    },
+    /// A range given twice.
+    #[error("{name}: bytes {begin}..{finish} are in two partials")]
+    Overlap {
+        /// The input.
+        name: String,
+        /// The piece's first byte.
+        begin: u64,
+        /// Past its last byte.
+        finish: u64,
+    },
+    /// No piece covers some bytes.
+    #[error("{name}: no partial covers bytes {from}..{to}")]
+    Missing {
+        /// The input.
+        name: String,
+        /// First byte not covered.
+        from: u64,
+        /// Past the last.
+        to: u64,
+    },
+}
+
+impl Partial {
+    /// The partial of one piece: `state` over `[begin, finish)` of the input at operand
+    /// position `index`, named `name`, of `len` bytes.
+    pub fn piece(
+        fingerprint: u64,
+        index: u32,
+        name: Vec<u8>,
+        len: u64,
+        (begin, finish): (u64, u64),
+        state: State,
+    ) -> Partial {
+        let mut part = InputPart {
+            name,
+            len,
+            pieces: BTreeMap::new(),
+        };
+        // A single piece cannot overlap anything.
+        let _ = part.add(begin, finish, state);
+        let mut inputs = BTreeMap::new();
+        inputs.insert(index, part);
+        Partial {
+            kind: state.kind(),
+            fingerprint,
+            inputs,
+        }
+    }
+
+    /// The union of two partials of the same report and options.
+    pub fn merge(mut self, other: Partial) -> Result<Partial, PartialError> {
+        if self.kind != other.kind {
+            return Err(PartialError::Kinds(self.kind.name(), other.kind.name()));
+        }
+        if self.fingerprint != other.fingerprint {
+            return Err(PartialError::Options);
+        }
+        for (index, part) in other.inputs {
+            match self.inputs.get_mut(&index) {
+                None => {
+                    self.inputs.insert(index, part);
+                }
+                Some(mine) => {
+                    if mine.name != part.name || mine.len != part.len {
+                        let show = |p: &InputPart| {
+                            format!("{} ({} bytes)", String::from_utf8_lossy(&p.name), p.len)
+                        };
+                        return Err(PartialError::Inputs {
+                            index,
+                            a: show(mine),
+                            b: show(&part),
+                        });
+                    }
+                    for (begin, (finish, state)) in part.pieces {
+                        mine.add(begin, finish, state)?;
+                    }
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// The partial as bytes (`docs/partial-format.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.push(self.kind.code());
+        out.push(0);
+        out.extend_from_slice(&self.fingerprint.to_le_bytes());
+        out.extend_from_slice(&(self.inputs.len() as u32).to_le_bytes());
+        for (index, part) in &self.inputs {
+            out.extend_from_slice(&index.to_le_bytes());
+            out.extend_from_slice(&(part.name.len() as u32).to_le_bytes());
+            out.extend_from_slice(&part.name);
+            out.extend_from_slice(&part.len.to_le_bytes());
+            out.extend_from_slice(&(part.pieces.len() as u32).to_le_bytes());
+            for (begin, (finish, state)) in &part.pieces {
+                out.extend_from_slice(&begin.to_le_bytes());
+                out.extend_from_slice(&finish.to_le_bytes());
+                let mut s = Vec::new();
+                state.encode(&mut s);
+                out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                out.extend_from_slice(&s);
+            }
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Reads a partial back, checking everything before trusting any of it: header,
+    /// version, checksum, then every length against the bytes that remain.
+    pub fn from_bytes(b: &[u8]) -> Result<Partial, PartialError> {
+        if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
+            return Err(PartialError::Foreign);
+        }
+        if b.len() < 10 {
+            return Err(PartialError::Truncated(b.len()));
+        }
+        let version = u16::from_le_bytes([b[8], b[9]]);
+        if version != VERSION {
+            return Err(PartialError::Version(version));
+        }
+        if b.len() < 8 + 2 + 2 + 8 + 4 + 8 {
+            return Err(PartialError::Truncated(b.len()));
+        }
+        let (body, sum) = b.split_at(b.len() - 8);
+        if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(sum.try_into().expect("8")) {
+            return Err(PartialError::Checksum);
+        }
+        let mut r = Reader { b: body, at: 10 };
+        let kind = Kind::from_code(r.take(1)?[0]).ok_or(PartialError::Damaged("unknown kind"))?;
+        r.take(1)?;
+        let fingerprint = r.u64()?;
+        let n_inputs = r.u32()?;
+        let mut inputs = BTreeMap::new();
+        for _ in 0..n_inputs {
+            let index = r.u32()?;
+            let name_len = r.u32()? as usize;
+            let name = r.take(name_len)?.to_vec();
+            let len = r.u64()?;
+            let n_pieces = r.u32()?;
+            let mut part = InputPart {
+                name,
+                len,
+                pieces: BTreeMap::new(),
+            };
+            for _ in 0..n_pieces {
+                let (begin, finish) = (r.u64()?, r.u64()?);
+                if begin > finish || finish > len {
+                    return Err(PartialError::Damaged("a piece lies outside its input"));
+                }
+                let state_len = r.u32()? as usize;
+                let state = State::decode(kind, r.take(state_len)?)?;
+                part.add(begin, finish, state)
+                    .map_err(|_| PartialError::Damaged("pieces overlap"))?;
+            }
+            if inputs.insert(index, part).is_some() {
+                return Err(PartialError::Damaged("an input is listed twice"));
+            }
+        }
+        if r.at != body.len() {
+            return Err(PartialError::Damaged("bytes after the last input"));
+        }
+        Ok(Partial {
+            kind,
+            fingerprint,
+            inputs,
+        })
+    }
+}
+
+/// Reads little-endian fields, every length checked against what remains.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PartialError> {
+        if self.b.len() - self.at < n {
+            return Err(PartialError::Damaged("a length runs past the end"));
+        }
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, PartialError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    fn u64(&mut self) -> Result<u64, PartialError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use swath_kernels::wc::{tally, Encoding};
+
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                6 => Just(&b"word"[..]),
+                3 => Just(&b" "[..]),
+                2 => Just(&b"\n"[..]),
+                1 => Just(&b"\t"[..]),
+                1 => Just(&b"\r\n"[..]),
+                1 => Just(&b"caf\xc3\xa9"[..]),
+                1 => Just(&b"\xff"[..]),
+            ],
+            0..120,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    /// The spans of the ranges between `cuts` under the line rule (as line_span gives
+    /// them), computed directly.
+    fn spans(data: &[u8], cuts: &[usize]) -> Vec<(u64, u64)> {
+        let after = |at: usize| {
+            data[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(data.len(), |i| at + i + 1)
+        };
+        let mut pts: Vec<usize> = cuts.iter().map(|&c| c.min(data.len())).collect();
+        pts.extend([0, data.len()]);
+        pts.sort();
+        pts.dedup();
+        pts.windows(2)
+            .map(|w| {
+                let b = if w[0] == 0 { 0 } else { after(w[0]) };
+                let f = if w[1] >= data.len() {
+                    data.len()
+                } else {
+                    after(w[1])
+                };
+                (b as u64, f.max(b) as u64)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Pieces of any cuts, merged in any order and any tree, through their bytes,
+        /// give the tally of the whole input; and a missing or doubled piece is caught.
+        #[test]
+        fn any_cuts_order_and_tree_give_the_whole(
+            data in text(),
+            cuts in proptest::collection::vec(0usize..600, 0..8),
+            order in proptest::collection::vec(any::<u32>(), 9),
+            fold_left in any::<bool>(),
+            utf8 in any::<bool>(),
+        ) {
+            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
+            let len = data.len() as u64;
+            let mut parts: Vec<Partial> = spans(&data, &cuts)
+                .into_iter()
+                .map(|(b, f)| {
+                    let t = tally(&data[b as usize..f as usize], enc);
+                    let p = Partial::piece(7, 0, b"in".to_vec(), len, (b, f), State::Wc(t));
+                    Partial::from_bytes(&p.to_bytes()).unwrap()
+                })
+                .collect();
+            // Any order.
+            let mut keyed: Vec<(u32, Partial)> = order.iter().copied().zip(parts.drain(..)).collect();
+            keyed.sort_by_key(|(k, _)| *k);
+            let parts: Vec<Partial> = keyed.into_iter().map(|(_, p)| p).collect();
+            // Two trees: a left fold, or pairs merged level by level.
+            let merged = if fold_left {
+                parts.into_iter().reduce(|a, b| a.merge(b).unwrap())
+            } else {
+                let mut level = parts;
+                while level.len() > 1 {
+                    let mut next = Vec::new();
+                    let mut it = level.into_iter();
+                    while let Some(a) = it.next() {
+                        next.push(match it.next() {
+                            Some(b) => Partial::from_bytes(&a.merge(b).unwrap().to_bytes()).unwrap(),
+                            None => a,
+                        });
+                    }
+                    level = next;
+                }
+                level.pop()
+            };
+            if let Some(m) = merged {
+                let whole = tally(&data, enc);
+                let State::Wc(t) = m.inputs[&0].whole().unwrap() else { unreachable!() };
+                prop_assert_eq!(
+                    (t.lines, t.words, t.chars, t.bytes, t.max_line()),
+                    (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
+                );
+            }
+        }
+
+        #[test]
+        fn every_flipped_byte_and_truncation_is_refused(
+            data in text(),
+            flip in any::<prop::sample::Index>(),
+            bit in 0u8..8,
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let t = tally(&data, Encoding::Utf8);
+            let p = Partial::piece(1, 3, b"name".to_vec(), data.len() as u64, (0, data.len() as u64), State::Wc(t));
+            let bytes = p.to_bytes();
+            let mut bad = bytes.clone();
+            let i = flip.index(bad.len());
+            bad[i] ^= 1 << bit;
+            prop_assert!(Partial::from_bytes(&bad).is_err());
+            let n = cut.index(bytes.len());
+            prop_assert!(Partial::from_bytes(&bytes[..n]).is_err());
+            prop_assert_eq!(Partial::from_bytes(&bytes), Ok(p));
+        }
+    }
+
+    #[test]
+    fn missing_doubled_foreign_and_mismatched_pieces_are_errors() {
+        let piece = |fp, idx, name: &str, len, span, n| {
+            Partial::piece(
+                fp,
+                idx,
+                name.as_bytes().to_vec(),
+                len,
+                span,
+                State::GrepCount(n),
+            )
+        };
+        let a = piece(1, 0, "f", 10, (0, 4), 2);
+        let b = piece(1, 0, "f", 10, (4, 10), 3);
+        let m = a.clone().merge(b.clone()).unwrap();
+        assert_eq!(m.inputs[&0].whole(), Ok(State::GrepCount(5)));
+        assert_eq!(
+            a.inputs[&0].whole(),
+            Err(PartialError::Missing {
+                name: "f".into(),
+                from: 4,
+                to: 10
+            })
+        );
+        assert!(matches!(
+            m.clone().merge(b.clone()),
+            Err(PartialError::Overlap { .. })
+        ));
+        assert_eq!(
+            a.clone().merge(piece(2, 0, "f", 10, (4, 10), 1)),
+            Err(PartialError::Options)
+        );
+        assert!(matches!(
+            a.clone().merge(piece(1, 0, "g", 10, (4, 10), 1)),
+            Err(PartialError::Inputs { index: 0, .. })
+        ));
+        let w = Partial::piece(1, 0, b"f".to_vec(), 0, (0, 0), State::Wc(Tally::default()));
+        assert_eq!(
+            a.clone().merge(w),
+            Err(PartialError::Kinds("grep -c", "wc"))
+        );
+        assert_eq!(
+            Partial::from_bytes(b"PK\x03\x04 zip"),
+            Err(PartialError::Foreign)
+        );
+        let mut v2 = a.to_bytes();
+        v2[8] = 2;
+        assert_eq!(Partial::from_bytes(&v2), Err(PartialError::Version(2)));
+        // Two inputs stay apart; empty pieces join anywhere they touch.
+        let two = m.merge(piece(1, 1, "g", 0, (0, 0), 0)).unwrap();
+        assert_eq!(two.inputs[&1].whole(), Ok(State::GrepCount(0)));
+        let e = piece(1, 0, "f", 10, (4, 4), 0)
+            .merge(piece(1, 0, "f", 10, (4, 4), 0))
+            .unwrap();
+        assert!(e.inputs[&0].pieces.is_empty());
+        let e = e.merge(piece(1, 0, "f", 10, (0, 10), 4)).unwrap();
+        assert_eq!(e.inputs[&0].whole(), Ok(State::GrepCount(4)));
+    }
+}
