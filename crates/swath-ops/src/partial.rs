@@ -196,10 +196,12 @@ impl InputPart {
 pub struct Partial {
     /// The report.
     pub kind: Kind,
-    /// A hash of the options that change the result (two partials must agree on it).
-    pub fingerprint: u64,
-    /// Inputs by their position among the command's operands.
-    pub inputs: BTreeMap<u32, InputPart>,
+    /// The options that change the result or its rendering, as the command wrote them
+    /// (two partials must agree on them to merge).
+    pub options: Vec<u8>,
+    /// Inputs by their position among the command's operands, then their name (pieces
+    /// emitted without a position all have position 0: they are then in name order).
+    pub inputs: BTreeMap<(u32, Vec<u8>), InputPart>,
 }
 
 /// Why partials could not be read or merged.
@@ -226,15 +228,17 @@ pub enum PartialError {
     /// Partials computed with different options.
     #[error("partials computed with different options")]
     Options,
-    /// One operand position, two different inputs.
-    #[error("input {index} is {a} in one partial and {b} in another")]
-    Inputs {
-        /// The operand position.
-        index: u32,
-        /// One name (and size).
-        a: String,
+    /// One input, two sizes: it changed between pieces.
+    #[error(
+        "{name}: {a} bytes in one partial and {b} in another (the file changed between pieces)"
+    )]
+    Sizes {
+        /// The input.
+        name: String,
+        /// One size.
+        a: u64,
         /// The other.
-        b: String,
+        b: u64,
     },
     /// A range given twice.
     #[error("{name}: bytes {begin}..{finish} are in two partials")]
@@ -262,7 +266,7 @@ impl Partial {
     /// The partial of one piece: `state` over `[begin, finish)` of the input at operand
     /// position `index`, named `name`, of `len` bytes.
     pub fn piece(
-        fingerprint: u64,
+        options: Vec<u8>,
         index: u32,
         name: Vec<u8>,
         len: u64,
@@ -277,10 +281,10 @@ impl Partial {
         // A single piece cannot overlap anything.
         let _ = part.add(begin, finish, state);
         let mut inputs = BTreeMap::new();
-        inputs.insert(index, part);
+        inputs.insert((index, part.name.clone()), part);
         Partial {
             kind: state.kind(),
-            fingerprint,
+            options,
             inputs,
         }
     }
@@ -290,23 +294,20 @@ impl Partial {
         if self.kind != other.kind {
             return Err(PartialError::Kinds(self.kind.name(), other.kind.name()));
         }
-        if self.fingerprint != other.fingerprint {
+        if self.options != other.options {
             return Err(PartialError::Options);
         }
-        for (index, part) in other.inputs {
-            match self.inputs.get_mut(&index) {
+        for (key, part) in other.inputs {
+            match self.inputs.get_mut(&key) {
                 None => {
-                    self.inputs.insert(index, part);
+                    self.inputs.insert(key, part);
                 }
                 Some(mine) => {
-                    if mine.name != part.name || mine.len != part.len {
-                        let show = |p: &InputPart| {
-                            format!("{} ({} bytes)", String::from_utf8_lossy(&p.name), p.len)
-                        };
-                        return Err(PartialError::Inputs {
-                            index,
-                            a: show(mine),
-                            b: show(&part),
+                    if mine.len != part.len {
+                        return Err(PartialError::Sizes {
+                            name: String::from_utf8_lossy(&mine.name).into_owned(),
+                            a: mine.len,
+                            b: part.len,
                         });
                     }
                     for (begin, (finish, state)) in part.pieces {
@@ -325,9 +326,10 @@ impl Partial {
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.push(self.kind.code());
         out.push(0);
-        out.extend_from_slice(&self.fingerprint.to_le_bytes());
+        out.extend_from_slice(&(self.options.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.options);
         out.extend_from_slice(&(self.inputs.len() as u32).to_le_bytes());
-        for (index, part) in &self.inputs {
+        for ((index, _), part) in &self.inputs {
             out.extend_from_slice(&index.to_le_bytes());
             out.extend_from_slice(&(part.name.len() as u32).to_le_bytes());
             out.extend_from_slice(&part.name);
@@ -360,7 +362,7 @@ impl Partial {
         if version != VERSION {
             return Err(PartialError::Version(version));
         }
-        if b.len() < 8 + 2 + 2 + 8 + 4 + 8 {
+        if b.len() < 8 + 2 + 2 + 4 + 4 + 8 {
             return Err(PartialError::Truncated(b.len()));
         }
         let (body, sum) = b.split_at(b.len() - 8);
@@ -370,7 +372,8 @@ impl Partial {
         let mut r = Reader { b: body, at: 10 };
         let kind = Kind::from_code(r.take(1)?[0]).ok_or(PartialError::Damaged("unknown kind"))?;
         r.take(1)?;
-        let fingerprint = r.u64()?;
+        let options_len = r.u32()? as usize;
+        let options = r.take(options_len)?.to_vec();
         let n_inputs = r.u32()?;
         let mut inputs = BTreeMap::new();
         for _ in 0..n_inputs {
@@ -394,7 +397,7 @@ impl Partial {
                 part.add(begin, finish, state)
                     .map_err(|_| PartialError::Damaged("pieces overlap"))?;
             }
-            if inputs.insert(index, part).is_some() {
+            if inputs.insert((index, part.name.clone()), part).is_some() {
                 return Err(PartialError::Damaged("an input is listed twice"));
             }
         }
@@ -403,7 +406,7 @@ impl Partial {
         }
         Ok(Partial {
             kind,
-            fingerprint,
+            options,
             inputs,
         })
     }
@@ -503,7 +506,7 @@ mod tests {
                 .into_iter()
                 .map(|(b, f)| {
                     let t = tally(&data[b as usize..f as usize], enc);
-                    let p = Partial::piece(7, 0, b"in".to_vec(), len, (b, f), State::Wc(t));
+                    let p = Partial::piece(b"o".to_vec(), 0, b"in".to_vec(), len, (b, f), State::Wc(t));
                     Partial::from_bytes(&p.to_bytes()).unwrap()
                 })
                 .collect();
@@ -531,7 +534,7 @@ mod tests {
             };
             if let Some(m) = merged {
                 let whole = tally(&data, enc);
-                let State::Wc(t) = m.inputs[&0].whole().unwrap() else { unreachable!() };
+                let State::Wc(t) = m.inputs[&(0, b"in".to_vec())].whole().unwrap() else { unreachable!() };
                 prop_assert_eq!(
                     (t.lines, t.words, t.chars, t.bytes, t.max_line()),
                     (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
@@ -547,7 +550,7 @@ mod tests {
             cut in any::<prop::sample::Index>(),
         ) {
             let t = tally(&data, Encoding::Utf8);
-            let p = Partial::piece(1, 3, b"name".to_vec(), data.len() as u64, (0, data.len() as u64), State::Wc(t));
+            let p = Partial::piece(b"opts".to_vec(), 3, b"name".to_vec(), data.len() as u64, (0, data.len() as u64), State::Wc(t));
             let bytes = p.to_bytes();
             let mut bad = bytes.clone();
             let i = flip.index(bad.len());
@@ -561,22 +564,17 @@ mod tests {
 
     #[test]
     fn missing_doubled_foreign_and_mismatched_pieces_are_errors() {
-        let piece = |fp, idx, name: &str, len, span, n| {
-            Partial::piece(
-                fp,
-                idx,
-                name.as_bytes().to_vec(),
-                len,
-                span,
-                State::GrepCount(n),
-            )
+        let piece = |opts: &str, idx, name: &str, len, span, n| {
+            let (o, nm) = (opts.as_bytes().to_vec(), name.as_bytes().to_vec());
+            Partial::piece(o, idx, nm, len, span, State::GrepCount(n))
         };
-        let a = piece(1, 0, "f", 10, (0, 4), 2);
-        let b = piece(1, 0, "f", 10, (4, 10), 3);
+        let key = |i: u32, n: &str| (i, n.as_bytes().to_vec());
+        let a = piece("x", 0, "f", 10, (0, 4), 2);
+        let b = piece("x", 0, "f", 10, (4, 10), 3);
         let m = a.clone().merge(b.clone()).unwrap();
-        assert_eq!(m.inputs[&0].whole(), Ok(State::GrepCount(5)));
+        assert_eq!(m.inputs[&key(0, "f")].whole(), Ok(State::GrepCount(5)));
         assert_eq!(
-            a.inputs[&0].whole(),
+            a.inputs[&key(0, "f")].whole(),
             Err(PartialError::Missing {
                 name: "f".into(),
                 from: 4,
@@ -588,14 +586,21 @@ mod tests {
             Err(PartialError::Overlap { .. })
         ));
         assert_eq!(
-            a.clone().merge(piece(2, 0, "f", 10, (4, 10), 1)),
+            a.clone().merge(piece("y", 0, "f", 10, (4, 10), 1)),
             Err(PartialError::Options)
         );
         assert!(matches!(
-            a.clone().merge(piece(1, 0, "g", 10, (4, 10), 1)),
-            Err(PartialError::Inputs { index: 0, .. })
+            a.clone().merge(piece("x", 0, "f", 11, (4, 10), 1)),
+            Err(PartialError::Sizes { a: 10, b: 11, .. })
         ));
-        let w = Partial::piece(1, 0, b"f".to_vec(), 0, (0, 0), State::Wc(Tally::default()));
+        let w = Partial::piece(
+            b"x".to_vec(),
+            0,
+            b"f".to_vec(),
+            0,
+            (0, 0),
+            State::Wc(Tally::default()),
+        );
         assert_eq!(
             a.clone().merge(w),
             Err(PartialError::Kinds("grep -c", "wc"))
@@ -607,14 +612,16 @@ mod tests {
         let mut v2 = a.to_bytes();
         v2[8] = 2;
         assert_eq!(Partial::from_bytes(&v2), Err(PartialError::Version(2)));
-        // Two inputs stay apart; empty pieces join anywhere they touch.
-        let two = m.merge(piece(1, 1, "g", 0, (0, 0), 0)).unwrap();
-        assert_eq!(two.inputs[&1].whole(), Ok(State::GrepCount(0)));
-        let e = piece(1, 0, "f", 10, (4, 4), 0)
-            .merge(piece(1, 0, "f", 10, (4, 4), 0))
+        // Inputs stay apart, by position then name; empty pieces add nothing.
+        let two = m.merge(piece("x", 0, "e", 0, (0, 0), 0)).unwrap();
+        assert_eq!(two.inputs[&key(0, "e")].whole(), Ok(State::GrepCount(0)));
+        let names: Vec<&[u8]> = two.inputs.keys().map(|k| &k.1[..]).collect();
+        assert_eq!(names, [&b"e"[..], b"f"]);
+        let e = piece("x", 0, "f", 10, (4, 4), 0)
+            .merge(piece("x", 0, "f", 10, (4, 4), 0))
             .unwrap();
-        assert!(e.inputs[&0].pieces.is_empty());
-        let e = e.merge(piece(1, 0, "f", 10, (0, 10), 4)).unwrap();
-        assert_eq!(e.inputs[&0].whole(), Ok(State::GrepCount(4)));
+        assert!(e.inputs[&key(0, "f")].pieces.is_empty());
+        let e = e.merge(piece("x", 0, "f", 10, (0, 10), 4)).unwrap();
+        assert_eq!(e.inputs[&key(0, "f")].whole(), Ok(State::GrepCount(4)));
     }
 }
