@@ -29,10 +29,25 @@ pub fn count_input(
     need: Need,
     opts: &EngineOptions,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
+    count_span(input, None, enc, need, opts)
+}
+
+/// Counts the bytes `[begin, finish)` of `input` (all of it with `None`): a piece of a
+/// partial result.
+pub fn count_span(
+    input: &Input,
+    span: Option<(u64, u64)>,
+    enc: Encoding,
+    need: Need,
+    opts: &EngineOptions,
+) -> Result<(Tally, Plan, RunStats), EngineError> {
+    let (offset, limit) = span.map_or((0, None), |(b, f)| (b, Some(f - b)));
+    let region = Region { input, offset };
     if need == Need::Lines {
-        return count_lines(input, opts);
+        return count_lines(region, limit, opts);
     }
-    let job = Job::new(vec![Region { input, offset: 0 }]).with_zero_runs();
+    let mut job = Job::new(vec![region]).with_zero_runs();
+    job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     // Blocks that arrive ahead of the next one wait in the map; the rest are folded at once,
     // so memory stays bounded by how far workers run ahead, not by the number of blocks.
@@ -65,12 +80,14 @@ pub fn count_input(
 }
 
 fn count_lines(
-    input: &Input,
+    region: Region<'_>,
+    limit: Option<u64>,
     opts: &EngineOptions,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     // A zero run holds no newline: nothing to add.
-    let job = Job::new(vec![Region { input, offset: 0 }]).with_zero_runs();
+    let mut job = Job::new(vec![region]).with_zero_runs();
+    job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     let lines = AtomicU64::new(0);
     let stats = run_blocks(&plan, &job, &(), |_, d| {

@@ -69,6 +69,11 @@ enum Command {
     Gen(cmd::gen::GenCommand),
     /// Generate a pair of test files and compare them with swath and GNU cmp.
     Demo(cmd::demo::DemoArgs),
+    /// Merge partial results (`--emit-partial`) into the report the one-machine command
+    /// prints.
+    Merge(cmd::partial::MergeArgs),
+    /// Print byte ranges that cut files into pieces (`path start end`), for `--range`.
+    Split(cmd::partial::SplitArgs),
 }
 
 fn main() -> ExitCode {
@@ -149,6 +154,8 @@ fn main() -> ExitCode {
         Command::Gen(g) => cmd::gen::run(g),
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(d) => cmd::demo::run(d),
+        Command::Merge(m) => return cmd::partial::merge(m),
+        Command::Split(s) => return cmd::partial::split(s),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

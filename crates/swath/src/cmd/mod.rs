@@ -9,5 +9,6 @@ pub mod demo;
 pub mod gen;
 pub mod grep;
 pub mod logs;
+pub mod partial;
 pub mod patch;
 pub mod wc;

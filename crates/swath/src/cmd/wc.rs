@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use swath_engine::{EngineError, Flow, Input};
-use swath_kernels::wc::Encoding;
+use swath_kernels::wc::{Encoding, Tally};
 use swath_ops::count::{count_input, Need};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -17,7 +17,10 @@ use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
 use crate::stdout::{Stdout, Voice};
 
 /// GNU wc's long options (getopt resolves abbreviations against these).
-const GNU_LONG_OPTIONS: [(&str, bool); 9] = [
+const GNU_LONG_OPTIONS: [(&str, bool); 12] = [
+    ("range", true),
+    ("emit-partial", true),
+    ("operand-index", true),
     ("bytes", false),
     ("chars", false),
     ("lines", false),
@@ -72,6 +75,23 @@ pub struct WcArgs {
     /// Output version information and exit.
     #[arg(long)]
     version: bool,
+    /// Write the counts of the one FILE as a partial result to OUT, instead of printing
+    /// them, for `swath merge` (see --range).
+    #[arg(long = "emit-partial", value_name = "OUT")]
+    emit_partial: Option<OsString>,
+    /// With --emit-partial: count only bytes START..END of FILE, cut at line ends as Hadoop
+    /// and Dask cut (each line belongs to the range that holds the byte before it).
+    #[arg(long, value_name = "START:END", requires = "emit_partial")]
+    range: Option<String>,
+    /// With --emit-partial: FILE's position among the whole job's files, so that `swath
+    /// merge` prints the files in that order (default 0: then in name order).
+    #[arg(
+        long = "operand-index",
+        value_name = "K",
+        default_value_t = 0,
+        requires = "emit_partial"
+    )]
+    operand_index: u32,
     #[command(flatten)]
     engine: EngineArgs,
     /// FILE...
@@ -142,6 +162,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             max: false,
         };
     }
+    if let Some(out) = &a.emit_partial {
+        return emit_partial(prog, &a, out, sel);
+    }
     // Names: operands, or the NUL-separated list, or standard input without a name.
     let (names, list_in_memory): (Vec<Option<OsString>>, bool) = match &a.files0_from {
         Some(f) => {
@@ -166,14 +189,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         None if a.files.is_empty() => (vec![None], true),
         None => (a.files.iter().cloned().map(Some).collect(), true),
     };
-    let enc = match (
-        crate::gnu_args::utf8_locale(),
-        std::env::var_os("POSIXLY_CORRECT").is_some(),
-    ) {
-        (false, _) => Encoding::C,
-        (true, false) => Encoding::Utf8,
-        (true, true) => Encoding::Utf8Posix,
-    };
+    let enc = encoding();
     let nfiles = if list_in_memory { names.len() } else { 0 };
     let width = number_width(&names, nfiles, sel);
     let clock = Stopwatch::start();
@@ -314,6 +330,182 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
     }
     finish(out, failed)
+}
+
+/// The encoding wc counts in, from the locale and `POSIXLY_CORRECT`.
+fn encoding() -> Encoding {
+    match (
+        crate::gnu_args::utf8_locale(),
+        std::env::var_os("POSIXLY_CORRECT").is_some(),
+    ) {
+        (false, _) => Encoding::C,
+        (true, false) => Encoding::Utf8,
+        (true, true) => Encoding::Utf8Posix,
+    }
+}
+
+/// The options text of a `wc` partial: the counts asked and the encoding.
+fn partial_options(sel: Selected, enc: Encoding) -> Vec<u8> {
+    let mut o = String::from("wc");
+    for (on, flag) in [
+        (sel.lines, " -l"),
+        (sel.words, " -w"),
+        (sel.chars, " -m"),
+        (sel.bytes, " -c"),
+        (sel.max, " -L"),
+    ] {
+        if on {
+            o.push_str(flag);
+        }
+    }
+    o.push_str(match enc {
+        Encoding::C => " c",
+        Encoding::Utf8 => " utf8",
+        Encoding::Utf8Posix => " utf8-posix",
+    });
+    o.into_bytes()
+}
+
+/// Parses `--range START:END` (byte offsets).
+pub(crate) fn parse_range(r: Option<&str>) -> Result<(u64, u64), String> {
+    let Some(r) = r else {
+        return Ok((0, u64::MAX));
+    };
+    let bad = || format!("invalid range '{r}' (expected START:END, byte offsets)");
+    let (a, b) = r.split_once(':').ok_or_else(bad)?;
+    let a: u64 = a.parse().map_err(|_| bad())?;
+    let b: u64 = b.parse().map_err(|_| bad())?;
+    if a > b {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+/// `--emit-partial OUT`: counts bytes START..END of the one FILE (whole lines, see
+/// `swath_engine::range`) and writes them, with the file's name and size and the counts
+/// asked, as a partial result (docs/partial-format.md), atomically.
+fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCode {
+    let usage = |msg: &str| {
+        eprintln!("{prog}: {msg}");
+        eprintln!("Try '{prog} --help' for more information.");
+        ExitCode::from(1)
+    };
+    if a.files0_from.is_some() || a.files.len() != 1 || a.files[0] == "-" {
+        return usage("--emit-partial takes exactly one FILE (a regular file, not standard input)");
+    }
+    let range = match parse_range(a.range.as_deref()) {
+        Ok(r) => r,
+        Err(m) => return usage(&m),
+    };
+    let name = &a.files[0];
+    let enc = encoding();
+    let fail = |e: &EngineError| {
+        report(prog, Some(name), e, enc.is_utf8());
+        ExitCode::from(1)
+    };
+    let input = match Input::open(Path::new(name)) {
+        Ok(i) => i,
+        Err(e) => return fail(&e),
+    };
+    let span = match swath_engine::range::line_span(&input, range.0, range.1, b'\n') {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let need = if sel.max {
+        Need::All
+    } else if sel.words || sel.chars {
+        Need::NoWidth
+    } else {
+        Need::Lines
+    };
+    let tally =
+        match swath_ops::count::count_span(&input, Some(span), enc, need, &a.engine.options()) {
+            Ok((t, _, _)) => t,
+            Err(e) => return fail(&e),
+        };
+    use std::os::unix::ffi::OsStrExt;
+    let partial = swath_ops::partial::Partial::piece(
+        partial_options(sel, enc),
+        a.operand_index,
+        name.as_bytes().to_vec(),
+        input.len().unwrap_or(0),
+        span,
+        swath_ops::partial::State::Wc(tally),
+    );
+    match crate::cmd::partial::write_partial(Path::new(out), &partial) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            eprintln!("{prog}: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints merged `wc` partials as `wc` prints the same files: the counts asked, GNU's
+/// column width (from the files' sizes), a total line for more than one file. `options`
+/// is the partials' options text; `files` the inputs in order, with their counts.
+pub(crate) fn render_partial(
+    options: &[u8],
+    files: &[(&[u8], u64, Tally)],
+) -> Result<Vec<u8>, String> {
+    let text = String::from_utf8_lossy(options);
+    let mut words = text.split(' ');
+    if words.next() != Some("wc") {
+        return Err("not a wc partial".into());
+    }
+    let mut sel = Selected {
+        lines: false,
+        words: false,
+        chars: false,
+        bytes: false,
+        max: false,
+    };
+    let mut enc = None;
+    for w in words {
+        match w {
+            "-l" => sel.lines = true,
+            "-w" => sel.words = true,
+            "-m" => sel.chars = true,
+            "-c" => sel.bytes = true,
+            "-L" => sel.max = true,
+            "c" => enc = Some(Encoding::C),
+            "utf8" => enc = Some(Encoding::Utf8),
+            "utf8-posix" => enc = Some(Encoding::Utf8Posix),
+            _ => return Err(format!("unknown wc option in a partial: {w}")),
+        }
+    }
+    let enc = enc.ok_or("a wc partial without its encoding")?;
+    if sel.count() == 0 {
+        return Err("a wc partial with no count asked".into());
+    }
+    // GNU's compute_number_width over regular files: digits of their total size.
+    let width = if files.len() == 1 && sel.count() == 1 {
+        1
+    } else {
+        let total: u64 = files.iter().map(|f| f.1).sum();
+        total.max(1).to_string().len()
+    };
+    let mut out = Vec::new();
+    let mut totals = [0u64; 5];
+    for (name, _, t) in files {
+        let chars = if enc == Encoding::C { t.bytes } else { t.chars };
+        let c = [t.lines, t.words, chars, t.bytes, t.max_line()];
+        for k in 0..4 {
+            totals[k] += c[k];
+        }
+        totals[4] = totals[4].max(c[4]);
+        let label: Vec<u8> = if name.contains(&b'\n') {
+            use std::os::unix::ffi::OsStrExt;
+            quote_name(std::ffi::OsStr::from_bytes(name), enc.is_utf8()).into_bytes()
+        } else {
+            name.to_vec()
+        };
+        out.extend(format_line(&c, sel, width, Some(&label)));
+    }
+    if files.len() > 1 {
+        out.extend(format_line(&totals, sel, width, Some(b"total")));
+    }
+    Ok(out)
 }
 
 /// Flushes standard output: GNU's status for a write error (reported once), else 1 when a

@@ -10,6 +10,7 @@ mod journal;
 mod links;
 mod logs;
 mod messages;
+mod partial;
 mod patch;
 mod patch_tree;
 mod report_page;

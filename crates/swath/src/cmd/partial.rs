@@ -1,0 +1,153 @@
+//! `swath merge` and `swath split`: partial results computed anywhere (other processes,
+//! Slurm arrays, `xargs -P`, other machines), merged into what the one-machine command
+//! prints; and the byte ranges to compute them over.
+
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use swath_ops::partial::{Kind, Partial, State};
+
+/// Merge partial results into the report the one-machine command prints.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example:\n  swath split --pieces 4 big.txt | while read f a b; do\n    swath wc --range $a:$b --emit-partial part.$a \"$f\"; done\n  swath merge part.*     # prints what 'swath wc big.txt' prints"
+)]
+pub struct MergeArgs {
+    /// Partial results, from `--emit-partial` or from an earlier `swath merge --emit-partial`.
+    #[arg(required = true, value_name = "PARTIAL")]
+    partials: Vec<PathBuf>,
+    /// Write the merged partial result to OUT instead of printing the report (one step of a
+    /// tree of merges).
+    #[arg(long = "emit-partial", value_name = "OUT")]
+    emit_partial: Option<PathBuf>,
+}
+
+/// Print byte ranges that cut files into pieces, one `path start end` line each.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Each line is a FILE and a range START END of it (byte offsets), for `--range START:END`.\nRanges are cut evenly by bytes; the commands that take them move each cut to a line end\n(as Hadoop and Dask do), so every line is counted once."
+)]
+pub struct SplitArgs {
+    /// Pieces per file.
+    #[arg(long, value_name = "N")]
+    pieces: u64,
+    /// The files.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+/// Writes `p` to `path` atomically (a temporary file renamed into place).
+pub(crate) fn write_partial(path: &Path, p: &Partial) -> Result<(), String> {
+    let what = |e: &dyn std::fmt::Display| format!("cannot write '{}': {e}", path.display());
+    let out = swath_engine::AtomicOutput::create(path).map_err(|e| what(&e))?;
+    let mut f = out.file();
+    f.write_all(&p.to_bytes()).map_err(|e| what(&e))?;
+    out.commit(false).map_err(|e| what(&e))
+}
+
+/// A partial read from a file, or a message naming the file and the cause.
+fn read_partial(path: &Path) -> Result<Partial, String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!(
+            "{}: {}",
+            path.display(),
+            swath_engine::error::os_message(&e)
+        )
+    })?;
+    Partial::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `swath merge`.
+pub fn merge(a: MergeArgs) -> ExitCode {
+    let fail = |m: String| {
+        eprintln!("swath merge: {m}");
+        ExitCode::from(1)
+    };
+    let mut merged: Option<Partial> = None;
+    for path in &a.partials {
+        let p = match read_partial(path) {
+            Ok(p) => p,
+            Err(m) => return fail(m),
+        };
+        merged = Some(match merged {
+            None => p,
+            Some(m) => match m.merge(p) {
+                Ok(m) => m,
+                Err(e) => return fail(format!("{}: {e}", path.display())),
+            },
+        });
+    }
+    let Some(merged) = merged else {
+        return fail("no partial result given".into());
+    };
+    if let Some(out) = &a.emit_partial {
+        return match write_partial(out, &merged) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => fail(m),
+        };
+    }
+    let mut files = Vec::new();
+    for part in merged.inputs.values() {
+        match part.whole() {
+            Ok(State::Wc(t)) => files.push((&part.name[..], part.len, t)),
+            Ok(State::GrepCount(_)) => {}
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    let text = match merged.kind {
+        Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &files),
+        Kind::GrepCount => Err("grep -c partials: no command of this version writes them".into()),
+    };
+    match text {
+        Ok(t) => {
+            let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
+            out.write(&t);
+            match out.finish() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(status) => ExitCode::from(status),
+            }
+        }
+        Err(m) => fail(m),
+    }
+}
+
+/// `swath split`.
+pub fn split(a: SplitArgs) -> ExitCode {
+    if a.pieces == 0 {
+        eprintln!("swath split: --pieces must be at least 1");
+        return ExitCode::from(1);
+    }
+    let mut text = Vec::new();
+    let mut failed = false;
+    for f in &a.files {
+        match std::fs::metadata(f) {
+            Ok(m) if m.is_file() => {
+                for (s, e) in swath_engine::range::even_ranges(m.len(), a.pieces) {
+                    text.extend_from_slice(f.as_os_str().as_bytes());
+                    text.extend_from_slice(format!(" {s} {e}\n").as_bytes());
+                }
+            }
+            Ok(_) => {
+                eprintln!("swath split: {}: not a regular file", f.display());
+                failed = true;
+            }
+            Err(e) => {
+                eprintln!(
+                    "swath split: {}: {}",
+                    f.display(),
+                    swath_engine::error::os_message(&e)
+                );
+                failed = true;
+            }
+        }
+    }
+    let mut out = crate::stdout::Stdout::new("swath split", crate::stdout::Voice::Swath);
+    out.write(&text);
+    match out.finish() {
+        Ok(()) => ExitCode::from(u8::from(failed)),
+        Err(status) => ExitCode::from(status),
+    }
+}

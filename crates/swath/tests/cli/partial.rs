@@ -1,0 +1,204 @@
+//! Partial results from the command line: `swath split`, `--range`/`--emit-partial` and
+//! `swath merge` give what the one-machine command (and GNU wc) prints, whatever the cuts,
+//! the order and the tree of merges; damaged, foreign, doubled, missing or mismatched
+//! partials are clear errors.
+
+use crate::util::{swath, swath_bin, Dir};
+use std::process::Command;
+
+/// `swath ARGS` in the scratch directory under `LC_ALL=locale`.
+fn swath_in(dir: &Dir, locale: &str, args: &[&str]) -> std::process::Output {
+    Command::new(swath_bin())
+        .args(args)
+        .env("LC_ALL", locale)
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap()
+}
+
+fn text(dir: &Dir) -> Vec<String> {
+    let mut long = b"x".repeat(70_000);
+    long.push(b'\n');
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "a.txt",
+            "caf\u{e9} au lait\tnaïve  word\r\n日本語 テキスト\u{3000}x\n"
+                .repeat(300)
+                .into_bytes(),
+        ),
+        (
+            "b.txt",
+            [&b"no newline at the end"[..], b" \xff\xfe bad"].concat(),
+        ),
+        ("empty", Vec::new()),
+        ("long", [&long[..], b"short\n", &long[..]].concat()),
+        ("one line\nname", b"x y z\n".to_vec()),
+    ];
+    files
+        .into_iter()
+        .map(|(n, d)| {
+            dir.write(n, &d);
+            n.to_string()
+        })
+        .collect()
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// Emits the partials of every file cut into `pieces` ranges (by `swath split`), each
+/// with its operand index; returns their names.
+fn emit(dir: &Dir, locale: &str, files: &[String], opts: &[&str], pieces: u64) -> Vec<String> {
+    let mut args = vec!["split".to_string(), "--pieces".into(), pieces.to_string()];
+    args.extend(files.iter().cloned());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let listing = ok(&swath(dir, &a));
+    let mut parts = Vec::new();
+    // Names may hold a newline: the listing's lines are matched back to the files in order.
+    let mut lines = listing.lines();
+    for (i, f) in files.iter().enumerate() {
+        let len = std::fs::metadata(dir.path(f)).unwrap().len();
+        let n = pieces.clamp(1, len.max(1));
+        for _ in 0..n {
+            let mut line = lines.next().unwrap().to_string();
+            while !line.starts_with(f.as_str()) || line.len() == f.len() {
+                line = format!("{line}\n{}", lines.next().unwrap());
+            }
+            let rest: Vec<&str> = line[f.len()..].split_whitespace().collect();
+            let out = format!("p.{i}.{}", rest[0]);
+            let range = format!("{}:{}", rest[0], rest[1]);
+            let idx = i.to_string();
+            let mut args = vec!["wc"];
+            args.extend_from_slice(opts);
+            args.extend_from_slice(&[
+                "--range",
+                &range,
+                "--operand-index",
+                &idx,
+                "--emit-partial",
+                &out,
+                f,
+            ]);
+            ok(&swath_in(dir, locale, &args));
+            parts.push(out);
+        }
+    }
+    parts
+}
+
+#[test]
+fn pieces_merged_in_any_order_and_tree_print_what_wc_prints() {
+    let dir = Dir::new();
+    let files = text(&dir);
+    for locale in ["C", "C.UTF-8"] {
+        for opts in [
+            &[][..],
+            &["-l"],
+            &["-w"],
+            &["-m"],
+            &["-L"],
+            &["-lwmcL"],
+            &["-c", "-l"],
+        ] {
+            let mut want_args = vec!["wc"];
+            want_args.extend_from_slice(opts);
+            want_args.extend(files.iter().map(String::as_str));
+            let gnu = Command::new("wc")
+                .args(&want_args[1..])
+                .env("LC_ALL", locale)
+                .current_dir(dir.tmp.path())
+                .output()
+                .unwrap();
+            let want = ok(&swath_in(&dir, locale, &want_args));
+            assert_eq!(want.as_bytes(), &gnu.stdout[..], "{locale} {opts:?}");
+            for pieces in [1u64, 2, 3, 7] {
+                let mut parts = emit(&dir, locale, &files, opts, pieces);
+                // Reverse order, all at once.
+                parts.reverse();
+                let mut args = vec!["merge"];
+                args.extend(parts.iter().map(String::as_str));
+                assert_eq!(
+                    ok(&swath_in(&dir, locale, &args)),
+                    want,
+                    "{locale} {opts:?} {pieces}"
+                );
+                // A tree: pairs merged into partials, then those merged.
+                let mut level = parts.clone();
+                let mut round = 0;
+                while level.len() > 1 {
+                    let mut next = Vec::new();
+                    for (k, pair) in level.chunks(2).enumerate() {
+                        let out = format!("m.{round}.{k}");
+                        let mut args = vec!["merge", "--emit-partial", &out];
+                        args.extend(pair.iter().map(String::as_str));
+                        ok(&swath_in(&dir, locale, &args));
+                        next.push(out);
+                    }
+                    level = next;
+                    round += 1;
+                }
+                assert_eq!(ok(&swath_in(&dir, locale, &["merge", &level[0]])), want);
+            }
+        }
+    }
+}
+
+#[test]
+fn damaged_foreign_doubled_missing_and_mismatched_partials_are_errors() {
+    let dir = Dir::new();
+    let files = text(&dir);
+    let f = &files[0];
+    let err = |args: &[&str]| {
+        let o = swath(&dir, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = String::from_utf8(o.stderr).unwrap();
+        // One line, and for a usage error GNU's "Try ... --help" after it.
+        let lines: Vec<&str> = e.lines().collect();
+        assert!(
+            lines.len() == 1 || (lines.len() == 2 && lines[1].starts_with("Try ")),
+            "{e}"
+        );
+        e
+    };
+    ok(&swath(
+        &dir,
+        &["wc", "--range", "0:100", "--emit-partial", "p1", f],
+    ));
+    ok(&swath(
+        &dir,
+        &["wc", "--range", "100:99999999", "--emit-partial", "p2", f],
+    ));
+    ok(&swath(
+        &dir,
+        &[
+            "wc",
+            "-l",
+            "--range",
+            "100:99999999",
+            "--emit-partial",
+            "pl",
+            f,
+        ],
+    ));
+    assert!(err(&["merge", "p1"]).contains("no partial covers bytes"));
+    assert!(err(&["merge", "p1", "p2", "p2"]).contains("are in two partials"));
+    assert!(err(&["merge", "p1", "pl"]).contains("different options"));
+    let mut bytes = std::fs::read(dir.path("p2")).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 4;
+    dir.write("bad", &bytes);
+    assert!(err(&["merge", "p1", "bad"]).contains("bad: damaged partial result"));
+    dir.write("short", &std::fs::read(dir.path("p2")).unwrap()[..30]);
+    assert!(err(&["merge", "p1", "short"]).contains("short: "));
+    assert!(err(&["merge", "p1", f]).contains("not a swath partial result"));
+    assert!(err(&["merge", "p1", "nosuch"]).contains("nosuch: No such file or directory"));
+    assert!(err(&["wc", "--emit-partial", "p", "-"]).contains("exactly one FILE"));
+    assert!(err(&["wc", "--range", "5:1", "--emit-partial", "p", f]).contains("invalid range"));
+    assert!(!dir.path("p").exists());
+    assert_eq!(
+        ok(&swath(&dir, &["merge", "p2", "p1"])),
+        ok(&swath(&dir, &["wc", f]))
+    );
+}
