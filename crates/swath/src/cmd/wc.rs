@@ -108,6 +108,17 @@ struct Selected {
 }
 
 impl Selected {
+    /// What counting must compute for these counts.
+    fn need(&self) -> Need {
+        if self.max {
+            Need::All
+        } else if self.words || self.chars {
+            Need::NoWidth
+        } else {
+            Need::Lines
+        }
+    }
+
     fn count(&self) -> usize {
         [self.lines, self.words, self.chars, self.bytes, self.max]
             .iter()
@@ -411,13 +422,7 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let need = if sel.max {
-        Need::All
-    } else if sel.words || sel.chars {
-        Need::NoWidth
-    } else {
-        Need::Lines
-    };
+    let need = sel.need();
     let tally =
         match swath_ops::count::count_span(&input, Some(span), enc, need, &a.engine.options()) {
             Ok((t, _, _)) => t,
@@ -602,13 +607,7 @@ fn count_one(
             return Ok(([0, 0, len, len, 0], None));
         }
     }
-    let need = if sel.max {
-        Need::All
-    } else if sel.words || sel.chars {
-        Need::NoWidth
-    } else {
-        Need::Lines
-    };
+    let need = sel.need();
     let (t, plan, stats) = count_input(input, enc, need, &engine.options())?;
     let chars = if enc == Encoding::C { t.bytes } else { t.chars };
     Ok((
