@@ -186,6 +186,64 @@ struct Found {
     ctx: Vec<Hit>,
 }
 
+/// Counts the selected lines of a job in any block order (no `-m`, no
+/// `--binary-files=without-match`): NULs end lines wherever they are, since a line holding
+/// one lies past the binary turn, so each block counts alone.
+fn count_unordered(
+    job: &Job<'_>,
+    plan: &Plan,
+    m: &Matcher,
+    o: &SearchOptions,
+) -> Result<(u64, RunStats), EngineError> {
+    let job = job.clone().with_zero_runs();
+    let per_zero = split_at_nul(o, m, &[0], |part| count_selected(m, part, o.invert, 1));
+    let total = AtomicU64::new(0);
+    let stats = run_blocks(plan, &job, &(), |b, d| {
+        if is_zero_run(b, d) {
+            total.fetch_add(per_zero * b.len as u64, Ordering::Relaxed);
+            return Flow::Continue;
+        }
+        let n = split_at_nul(o, m, d[0], |part| {
+            count_selected(m, part, o.invert, u64::MAX)
+        });
+        total.fetch_add(n, Ordering::Relaxed);
+        Flow::Continue
+    })?;
+    Ok((total.into_inner(), stats))
+}
+
+/// `grep -c` over the bytes `[begin, finish)` of `input` (a span of whole lines: see
+/// `swath_engine::range`): a piece of a partial result. The count of a span does not depend
+/// on what lies outside it (NULs end lines wherever they are), so pieces add up to the
+/// file's count. Not for `-m` or `--binary-files=without-match`, whose answers depend on the
+/// whole file: `None` then.
+pub fn count_span(
+    input: &Input,
+    (begin, finish): (u64, u64),
+    m: &Matcher,
+    o: &SearchOptions,
+    engine: &EngineOptions,
+) -> Result<Option<u64>, EngineError> {
+    if o.binary == Binary::WithoutMatch || o.max_count != u64::MAX {
+        return Ok(None);
+    }
+    let framing = if m.eol() == 0 {
+        Framing::Nul
+    } else if o.binary == Binary::Text {
+        Framing::Lines
+    } else {
+        Framing::LinesOrNul
+    };
+    let mut job = Job::new(vec![Region {
+        input,
+        offset: begin,
+    }])
+    .with_framing(framing);
+    job.limit = Some(finish - begin);
+    let plan = Plan::for_job(engine, &job, Access::SinglePass);
+    Ok(Some(count_unordered(&job, &plan, m, o)?.0))
+}
+
 /// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
 /// returns [`Flow::Stop`] to end the search (a closed output).
 pub fn search(
@@ -228,21 +286,7 @@ pub fn search(
     // answer for every zero of a run.
     let nul_line = || split_at_nul(o, m, &[0], |part| count_selected(m, part, o.invert, 1));
     if unordered && o.mode == Mode::Count {
-        let job = job.clone().with_zero_runs();
-        let per_zero = nul_line();
-        let total = AtomicU64::new(0);
-        let stats = run_blocks(&plan, &job, &(), |b, d| {
-            if is_zero_run(b, d) {
-                total.fetch_add(per_zero * b.len as u64, Ordering::Relaxed);
-                return Flow::Continue;
-            }
-            let n = split_at_nul(o, m, d[0], |part| {
-                count_selected(m, part, o.invert, u64::MAX)
-            });
-            total.fetch_add(n, Ordering::Relaxed);
-            Flow::Continue
-        })?;
-        let selected = total.into_inner();
+        let (selected, stats) = count_unordered(&job, &plan, m, o)?;
         return Ok(SearchOutcome {
             selected,
             binary_matched: false,

@@ -347,6 +347,10 @@ struct Config {
     time: bool,
     /// `--max-line`: the longest line gathered from a pipe.
     max_line: usize,
+    /// `--emit-partial` and its range.
+    partial: PartialArgs,
+    /// `-H` (true) or `-h` (false), when given.
+    with_filename_given: Option<bool>,
     /// `-A`, `-B`, `-C`, `-NUM` (when any was given).
     context: Option<Context>,
     /// `--group-separator` (`--` by default; `None` with `--no-group-separator`).
@@ -451,10 +455,136 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             && cfg.invert
             && !cfg.match_opts.word
             && !cfg.match_opts.line);
+    if cfg.partial.emit.is_some() {
+        return emit_partial(prog, &cfg, &matcher);
+    }
     if nothing && cfg.list != Some(false) {
         return ExitCode::from(1);
     }
     run(prog, &cfg, &matcher)
+}
+
+/// The options text of a `grep -c` partial: how names are shown (`-H`/`-h`, `-Z`), then
+/// everything that decides which lines are selected.
+fn partial_options(cfg: &Config) -> Vec<u8> {
+    let h = match cfg.with_filename_given {
+        None => "auto",
+        Some(true) => "yes",
+        Some(false) => "no",
+    };
+    format!(
+        "grep -c\nH={h}\nZ={}\n{:?} {:?} {:?} {:?} {:?}",
+        u8::from(cfg.format.null_after_name),
+        cfg.patterns,
+        cfg.match_opts,
+        cfg.invert,
+        cfg.binary,
+        cfg.format.eol,
+    )
+    .into_bytes()
+}
+
+/// `grep -c --emit-partial OUT [--range START:END] FILE`: the count of one byte range of one
+/// file (whole lines, see `swath_engine::range`), written as a partial result.
+fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
+    let out = cfg.partial.emit.as_ref().expect("asked for");
+    let one_file = cfg.files.len() == 1
+        && cfg.files[0] != "-"
+        && !(cfg.directories == Directories::Recurse
+            && swath_engine::walk::is_dir(Path::new(&cfg.files[0])));
+    if !cfg.count || cfg.list.is_some() || cfg.quiet || !one_file {
+        return usage(
+            prog,
+            Some("--emit-partial takes -c and exactly one FILE (a regular file)"),
+        );
+    }
+    if cfg.max_count != u64::MAX || cfg.binary == Binary::WithoutMatch {
+        return usage(
+            prog,
+            Some(
+                "-m and --binary-files=without-match count whole files, not --emit-partial pieces",
+            ),
+        );
+    }
+    if cfg.format.color.is_some() {
+        return usage(prog, Some("--color=always is not kept in partial results"));
+    }
+    let name = &cfg.files[0];
+    let fail = |e: &EngineError| {
+        eprint_bytes(prog, &error_text(name.as_bytes(), e));
+        ExitCode::from(2)
+    };
+    let input = match Input::open(Path::new(name)) {
+        Ok(i) => i,
+        Err(e) => return fail(&e),
+    };
+    let (start, end) = cfg.partial.range.unwrap_or((0, u64::MAX));
+    let span = match swath_engine::range::line_span(&input, start, end, cfg.format.eol) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let opts = SearchOptions {
+        context: None,
+        mode: Mode::Count,
+        invert: cfg.invert,
+        max_count: u64::MAX,
+        binary: cfg.binary,
+        utf8: cfg.match_opts.utf8,
+        line_numbers: false,
+        matches: false,
+        only_matching: false,
+        max_line: cfg.max_line,
+    };
+    let n = match swath_ops::search::count_span(&input, span, matcher, &opts, &cfg.engine) {
+        Ok(Some(n)) => n,
+        Ok(None) => unreachable!("-m and without-match are refused above"),
+        Err(e) => return fail(&e),
+    };
+    let partial = swath_ops::partial::Partial::piece(
+        partial_options(cfg),
+        cfg.partial.index,
+        name.as_bytes().to_vec(),
+        input.len().unwrap_or(0),
+        span,
+        swath_ops::partial::State::GrepCount(n),
+    );
+    match crate::cmd::partial::write_partial(Path::new(out), &partial) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => die(prog, &m),
+    }
+}
+
+/// Prints merged `grep -c` partials as `grep -c` prints the same files: the count, after
+/// the name and `:` (or NUL with `-Z`) when names are shown (`-H`, or more than one file
+/// without `-h`).
+pub(crate) fn render_partial(options: &[u8], files: &[(&[u8], u64)]) -> Result<Vec<u8>, String> {
+    let text = String::from_utf8_lossy(options);
+    let mut lines = text.lines();
+    if lines.next() != Some("grep -c") {
+        return Err("not a grep -c partial".into());
+    }
+    let h = lines
+        .next()
+        .and_then(|l| l.strip_prefix("H="))
+        .ok_or("a grep -c partial without H=")?;
+    let z = lines
+        .next()
+        .and_then(|l| l.strip_prefix("Z="))
+        .ok_or("a grep -c partial without Z=")?;
+    let names = match h {
+        "yes" => true,
+        "no" => false,
+        _ => files.len() > 1,
+    };
+    let mut out = Vec::new();
+    for (name, n) in files {
+        if names {
+            out.extend_from_slice(name);
+            out.push(if z == "1" { 0 } else { b':' });
+        }
+        out.extend_from_slice(format!("{n}\n").as_bytes());
+    }
+    Ok(out)
 }
 
 fn usage(prog: &str, msg: Option<&str>) -> ExitCode {
@@ -476,11 +606,12 @@ fn die(prog: &str, msg: &str) -> ExitCode {
 fn take_engine_options(
     prog: &str,
     args: Vec<OsString>,
-) -> Result<(Vec<OsString>, EngineOptions, bool, usize), ExitCode> {
+) -> Result<(Vec<OsString>, EngineOptions, bool, usize, PartialArgs), ExitCode> {
     let mut rest = Vec::with_capacity(args.len());
     let mut engine = EngineOptions::default();
     let mut time = false;
     let mut max_line = swath_ops::search::DEFAULT_MAX_LINE;
+    let mut partial = PartialArgs::default();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a == "--" {
@@ -493,18 +624,26 @@ fn take_engine_options(
             time = true;
             continue;
         }
-        let Some((name, inline)) = ["threads", "block-size", "strategy", "layout", "max-line"]
-            .iter()
-            .find_map(|n| {
-                let flag = format!("--{n}");
-                if text == flag {
-                    Some((*n, None))
-                } else {
-                    text.strip_prefix(&format!("{flag}="))
-                        .map(|v| (*n, Some(v.to_string())))
-                }
-            })
-        else {
+        let Some((name, inline)) = [
+            "threads",
+            "block-size",
+            "strategy",
+            "layout",
+            "max-line",
+            "range",
+            "emit-partial",
+            "operand-index",
+        ]
+        .iter()
+        .find_map(|n| {
+            let flag = format!("--{n}");
+            if text == flag {
+                Some((*n, None))
+            } else {
+                text.strip_prefix(&format!("{flag}="))
+                    .map(|v| (*n, Some(v.to_string())))
+            }
+        }) else {
             rest.push(a);
             continue;
         };
@@ -531,14 +670,29 @@ fn take_engine_options(
                 Ok(n) if (1..=1 << 40).contains(&n) => max_line = n as usize,
                 _ => return Err(bad("line bound")),
             },
+            "range" => {
+                partial.range = Some(
+                    crate::cmd::wc::parse_range(Some(&value)).map_err(|m| usage(prog, Some(&m)))?,
+                )
+            }
+            "emit-partial" => partial.emit = Some(OsString::from(&value)),
+            "operand-index" => partial.index = value.parse().map_err(|_| bad("operand index"))?,
             _ => engine.layout = value.parse::<Layout>().map_err(|_| bad("layout"))?,
         }
     }
-    Ok((rest, engine, time, max_line))
+    Ok((rest, engine, time, max_line, partial))
+}
+
+/// `--emit-partial OUT`, `--range START:END`, `--operand-index K` (with `-c`).
+#[derive(Debug, Default)]
+struct PartialArgs {
+    emit: Option<OsString>,
+    range: Option<(u64, u64)>,
+    index: u32,
 }
 
 fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
-    let (args, engine, time, max_line) = take_engine_options(prog, args)?;
+    let (args, engine, time, max_line, partial) = take_engine_options(prog, args)?;
     let posix = std::env::var_os("POSIXLY_CORRECT").is_some();
     let p = getopt(&args, SHORT, SHORT_KEYS, LONG, posix);
     let mut syntax: Option<Syntax> = None;
@@ -794,6 +948,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         files.push(OsString::from(if omit_dot_slash { "." } else { "-" }));
     }
     // GNU: with -r and at most one operand, names are shown when it is a directory.
+    let with_filename_given = with_filename;
     let with_filename = with_filename.unwrap_or_else(|| {
         files.len() > 1
             || (directories == Directories::Recurse
@@ -851,6 +1006,8 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         engine,
         time,
         max_line,
+        partial,
+        with_filename_given,
         context: (before.is_some() || after.is_some() || both.is_some()).then(|| Context {
             before: before.or(both).unwrap_or(0),
             after: after.or(both).unwrap_or(0),
@@ -1629,6 +1786,12 @@ swath's own options (each file searched on all cores, many files at once):
       --max-line=SIZE       longest line read from a pipe (default 64M); a
                             longer one is an error, exit status 2
       --time                print time and the engine's plan to standard error
+      --emit-partial=OUT    with -c and one FILE: write its count to OUT as a
+                            partial result, for 'swath merge'
+      --range=START:END     with --emit-partial: only the lines whose first byte
+                            follows a byte of START..END-1 (as Hadoop cuts)
+      --operand-index=K     with --emit-partial: FILE's place among the job's
+                            files (the order 'swath merge' prints them in)
 
 When FILE is '-', read standard input.  With no FILE, read '.' if
 recursive, '-' otherwise.  With fewer than two FILEs, assume -h.

@@ -89,17 +89,17 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             Err(m) => fail(m),
         };
     }
-    let mut files = Vec::new();
+    let (mut tallies, mut counts) = (Vec::new(), Vec::new());
     for part in merged.inputs.values() {
         match part.whole() {
-            Ok(State::Wc(t)) => files.push((&part.name[..], part.len, t)),
-            Ok(State::GrepCount(_)) => {}
+            Ok(State::Wc(t)) => tallies.push((&part.name[..], part.len, t)),
+            Ok(State::GrepCount(n)) => counts.push((&part.name[..], n)),
             Err(e) => return fail(e.to_string()),
         }
     }
     let text = match merged.kind {
-        Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &files),
-        Kind::GrepCount => Err("grep -c partials: no command of this version writes them".into()),
+        Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &tallies),
+        Kind::GrepCount => crate::cmd::grep::render_partial(&merged.options, &counts),
     };
     match text {
         Ok(t) => {

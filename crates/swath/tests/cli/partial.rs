@@ -48,8 +48,8 @@ fn ok(o: &std::process::Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
-/// Emits the partials of every file cut into `pieces` ranges (by `swath split`), each
-/// with its operand index; returns their names.
+/// Emits the partials (`swath CMD...`, e.g. `wc -l`) of every file cut into `pieces` ranges
+/// (by `swath split`), each with its operand index; returns their names.
 fn emit(dir: &Dir, locale: &str, files: &[String], opts: &[&str], pieces: u64) -> Vec<String> {
     let mut args = vec!["split".to_string(), "--pieces".into(), pieces.to_string()];
     args.extend(files.iter().cloned());
@@ -70,8 +70,7 @@ fn emit(dir: &Dir, locale: &str, files: &[String], opts: &[&str], pieces: u64) -
             let out = format!("p.{i}.{}", rest[0]);
             let range = format!("{}:{}", rest[0], rest[1]);
             let idx = i.to_string();
-            let mut args = vec!["wc"];
-            args.extend_from_slice(opts);
+            let mut args = opts.to_vec();
             args.extend_from_slice(&[
                 "--range",
                 &range,
@@ -114,7 +113,9 @@ fn pieces_merged_in_any_order_and_tree_print_what_wc_prints() {
             let want = ok(&swath_in(&dir, locale, &want_args));
             assert_eq!(want.as_bytes(), &gnu.stdout[..], "{locale} {opts:?}");
             for pieces in [1u64, 2, 3, 7] {
-                let mut parts = emit(&dir, locale, &files, opts, pieces);
+                let mut cmd = vec!["wc"];
+                cmd.extend_from_slice(opts);
+                let mut parts = emit(&dir, locale, &files, &cmd, pieces);
                 // Reverse order, all at once.
                 parts.reverse();
                 let mut args = vec!["merge"];
@@ -201,4 +202,72 @@ fn damaged_foreign_doubled_missing_and_mismatched_partials_are_errors() {
         ok(&swath(&dir, &["merge", "p2", "p1"])),
         ok(&swath(&dir, &["wc", f]))
     );
+}
+
+#[test]
+fn grep_count_pieces_merge_into_what_grep_c_prints() {
+    let dir = Dir::new();
+    let mut files = text(&dir);
+    dir.write("bin", b"foo\nbar\x00foo\nfoo bar\x00\x00foo\n");
+    files.push("bin".into());
+    for locale in ["C", "C.UTF-8"] {
+        for opts in [
+            &["-c", "a"][..],
+            &["-c", "-v", "a"],
+            &["-c", "-i", "-w", "CAF\u{c9}"],
+            &["-c", "-H", "x"],
+            &["-c", "-h", "x"],
+            &["-c", "-Z", "x"],
+            &["-c", "-a", "foo"],
+            &["-c", "-z", "x"],
+            &["-c", "-E", "(x)+y"],
+        ] {
+            let gnu = Command::new("grep")
+                .args(opts)
+                .args(&files)
+                .env("LC_ALL", locale)
+                .current_dir(dir.tmp.path())
+                .output()
+                .unwrap();
+            for pieces in [1u64, 3, 5] {
+                let mut cmd = vec!["grep"];
+                cmd.extend_from_slice(opts);
+                let mut parts = emit(&dir, locale, &files, &cmd, pieces);
+                parts.reverse();
+                let mut args = vec!["merge"];
+                args.extend(parts.iter().map(String::as_str));
+                let got = swath_in(&dir, locale, &args);
+                assert_eq!(got.stdout, gnu.stdout, "{locale} {opts:?} {pieces}");
+            }
+        }
+    }
+    let err = |args: &[&str]| {
+        let o = swath(&dir, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        String::from_utf8(o.stderr).unwrap()
+    };
+    assert!(err(&["grep", "a", "--emit-partial", "p", "a.txt"]).contains("takes -c"));
+    assert!(
+        err(&["grep", "-c", "-m1", "a", "--emit-partial", "p", "a.txt"]).contains("whole files")
+    );
+    assert!(
+        err(&["grep", "-c", "-I", "a", "--emit-partial", "p", "a.txt"]).contains("whole files")
+    );
+    assert!(
+        err(&["grep", "-c", "a", "--emit-partial", "p", "a.txt", "b.txt"])
+            .contains("exactly one FILE")
+    );
+    assert!(
+        err(&["grep", "-c", "a", "--emit-partial", "p", "nosuch"]).contains("nosuch: No such file")
+    );
+    assert!(!dir.path("p").exists());
+    // A wc partial and a grep partial do not merge.
+    ok(&swath(&dir, &["wc", "--emit-partial", "w", "a.txt"]));
+    ok(&swath(
+        &dir,
+        &["grep", "-c", "a", "--emit-partial", "g", "a.txt"],
+    ));
+    let o = swath(&dir, &["merge", "w", "g"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different reports"));
 }
