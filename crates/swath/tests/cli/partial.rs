@@ -87,6 +87,26 @@ fn emit(dir: &Dir, locale: &str, files: &[String], opts: &[&str], pieces: u64) -
     parts
 }
 
+/// Emits the pieces of `swath CMD OPTS` over `files` and merges them all at once, in
+/// reverse order: the pieces' names (in that order) and the merge's outcome.
+fn emit_and_merge(
+    dir: &Dir,
+    locale: &str,
+    files: &[String],
+    cmd: &str,
+    opts: &[&str],
+    pieces: u64,
+) -> (Vec<String>, std::process::Output) {
+    let mut c = vec![cmd];
+    c.extend_from_slice(opts);
+    let mut parts = emit(dir, locale, files, &c, pieces);
+    parts.reverse();
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(String::as_str));
+    let out = swath_in(dir, locale, &args);
+    (parts, out)
+}
+
 #[test]
 fn pieces_merged_in_any_order_and_tree_print_what_wc_prints() {
     let dir = Dir::new();
@@ -113,18 +133,8 @@ fn pieces_merged_in_any_order_and_tree_print_what_wc_prints() {
             let want = ok(&swath_in(&dir, locale, &want_args));
             assert_eq!(want.as_bytes(), &gnu.stdout[..], "{locale} {opts:?}");
             for pieces in [1u64, 2, 3, 7] {
-                let mut cmd = vec!["wc"];
-                cmd.extend_from_slice(opts);
-                let mut parts = emit(&dir, locale, &files, &cmd, pieces);
-                // Reverse order, all at once.
-                parts.reverse();
-                let mut args = vec!["merge"];
-                args.extend(parts.iter().map(String::as_str));
-                assert_eq!(
-                    ok(&swath_in(&dir, locale, &args)),
-                    want,
-                    "{locale} {opts:?} {pieces}"
-                );
+                let (parts, merged) = emit_and_merge(&dir, locale, &files, "wc", opts, pieces);
+                assert_eq!(ok(&merged), want, "{locale} {opts:?} {pieces}");
                 // A tree: pairs merged into partials, then those merged.
                 let mut level = parts.clone();
                 let mut round = 0;
@@ -230,13 +240,7 @@ fn grep_count_pieces_merge_into_what_grep_c_prints() {
                 .output()
                 .unwrap();
             for pieces in [1u64, 3, 5] {
-                let mut cmd = vec!["grep"];
-                cmd.extend_from_slice(opts);
-                let mut parts = emit(&dir, locale, &files, &cmd, pieces);
-                parts.reverse();
-                let mut args = vec!["merge"];
-                args.extend(parts.iter().map(String::as_str));
-                let got = swath_in(&dir, locale, &args);
+                let (_, got) = emit_and_merge(&dir, locale, &files, "grep", opts, pieces);
                 assert_eq!(got.stdout, gnu.stdout, "{locale} {opts:?} {pieces}");
             }
         }
