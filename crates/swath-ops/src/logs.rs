@@ -219,10 +219,24 @@ pub fn report_input<R: LineReport>(
     progress: Option<&AtomicU64>,
     into: &mut R,
 ) -> Result<InputRead, EngineError> {
+    report_span(input, None, config, engine, progress, into)
+}
+
+/// As [`report_input`], over the bytes `[begin, finish)` of `input` only (a span of whole
+/// lines, see `swath_engine::range`): a piece of a partial result.
+pub fn report_span<R: LineReport>(
+    input: &Input,
+    span: Option<(u64, u64)>,
+    config: &R::Config,
+    engine: &EngineOptions,
+    progress: Option<&AtomicU64>,
+    into: &mut R,
+) -> Result<InputRead, EngineError> {
     let skipped = AtomicU64::new(0);
-    let job = Job::new(vec![Region { input, offset: 0 }])
+    let (offset, limit) = span.map_or((0, input.len()), |(b, f)| (b, Some(f - b)));
+    let job = Job::new(vec![Region { input, offset }])
         .with_framing(Framing::Lines)
-        .with_limit(input.len())
+        .with_limit(limit)
         .with_long_lines(LongLines::Skip {
             max: R::max_line(config),
             skipped: &skipped,
@@ -581,6 +595,57 @@ impl Wf2 {
             .iter()
             .filter_map(|(k, st)| f(&st).map(|v| (Key::new(k), v)))
             .collect()
+    }
+
+    /// The tables in full, keys in byte order: a partial result's state.
+    pub fn tables(&self) -> crate::partial::Wf2Tables {
+        fn sorted<V>(mut v: Vec<(Vec<u8>, V)>) -> Vec<(Vec<u8>, V)> {
+            v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            v
+        }
+        crate::partial::Wf2Tables {
+            malformed: self.malformed,
+            uris: sorted(
+                self.uris
+                    .iter()
+                    .map(|(k, s)| (k.to_vec(), ([s.bytes, s.hits, s.not_found], s.fetched)))
+                    .collect(),
+            )
+            .into_iter()
+            .map(|(k, (v, f))| (k, v, f))
+            .collect(),
+            clients: sorted(self.clients.iter().map(|(k, n)| (k.to_vec(), n)).collect()),
+            referrers: sorted(
+                self.referrers
+                    .iter()
+                    .map(|(k, n)| (k.to_vec(), n))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The report whose tables these are.
+    pub fn from_tables(t: &crate::partial::Wf2Tables) -> Wf2 {
+        let mut r = Wf2 {
+            malformed: t.malformed,
+            ..Wf2::default()
+        };
+        for (k, v, f) in &t.uris {
+            let st = UriStat {
+                bytes: v[0],
+                hits: v[1],
+                not_found: v[2],
+                fetched: *f,
+            };
+            r.uris.add(k, st);
+        }
+        for (k, n) in &t.clients {
+            r.clients.add(k, *n);
+        }
+        for (k, n) in &t.referrers {
+            r.referrers.add(k, *n);
+        }
+        r
     }
 
     /// Article fetches (200 or 304) by URI.

@@ -14,6 +14,149 @@ use std::collections::BTreeMap;
 
 use swath_kernels::wc::Tally;
 
+/// The Wide Finder 2 tables in full, keys in byte order (a canonical form: equal tables
+/// have equal bytes, and merging is a merge of sorted lists).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Wf2Tables {
+    /// Lines with fewer than 11 fields, or too long.
+    pub malformed: u64,
+    /// By URI: bytes sent (200), article fetches, 404s, fetched with 200 or 304 at all.
+    pub uris: Vec<(Vec<u8>, [u64; 3], bool)>,
+    /// Article fetches by client.
+    pub clients: Vec<(Vec<u8>, u64)>,
+    /// Article fetches by referrer.
+    pub referrers: Vec<(Vec<u8>, u64)>,
+}
+
+/// Two key-sorted lists merged into one, the values of equal keys combined.
+fn merge_sorted<V>(
+    a: Vec<(Vec<u8>, V)>,
+    b: Vec<(Vec<u8>, V)>,
+    add: impl Fn(V, V) -> V,
+) -> Vec<(Vec<u8>, V)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(x), Some(y)) => match x.0.cmp(&y.0) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => {
+                    let (k, va) = a.next().expect("peeked");
+                    let (_, vb) = b.next().expect("peeked");
+                    out.push((k, add(va, vb)));
+                    continue;
+                }
+            },
+        };
+        out.push(if take_a { a.next() } else { b.next() }.expect("peeked"));
+    }
+    out
+}
+
+impl Wf2Tables {
+    /// These tables and `other`'s, as one.
+    pub fn merge(self, other: Wf2Tables) -> Wf2Tables {
+        let uri = |(a, fa): ([u64; 3], bool), (b, fb): ([u64; 3], bool)| {
+            (
+                [a[0].saturating_add(b[0]), a[1] + b[1], a[2] + b[2]],
+                fa || fb,
+            )
+        };
+        let uris = merge_sorted(
+            self.uris.into_iter().map(|(k, v, f)| (k, (v, f))).collect(),
+            other
+                .uris
+                .into_iter()
+                .map(|(k, v, f)| (k, (v, f)))
+                .collect(),
+            uri,
+        );
+        Wf2Tables {
+            malformed: self.malformed + other.malformed,
+            uris: uris.into_iter().map(|(k, (v, f))| (k, v, f)).collect(),
+            clients: merge_sorted(self.clients, other.clients, |a, b| a + b),
+            referrers: merge_sorted(self.referrers, other.referrers, |a, b| a + b),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.malformed.to_le_bytes());
+        out.extend_from_slice(&(self.uris.len() as u64).to_le_bytes());
+        for (k, v, f) in &self.uris {
+            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            out.extend_from_slice(k);
+            for x in v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            out.push(u8::from(*f));
+        }
+        for t in [&self.clients, &self.referrers] {
+            out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+            for (k, n) in t {
+                out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+                out.extend_from_slice(k);
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+    }
+
+    fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
+        let mut r = Reader { b, at: 0 };
+        let malformed = r.u64()?;
+        let n = r.u64()?;
+        let mut uris = Vec::new();
+        for _ in 0..n {
+            let k = r.bytes()?;
+            let v = [r.u64()?, r.u64()?, r.u64()?];
+            let f = match r.take(1)?[0] {
+                0 => false,
+                1 => true,
+                _ => return Err(PartialError::Damaged("a flag is neither 0 nor 1")),
+            };
+            uris.push((k, v, f));
+        }
+        let mut lists = Vec::new();
+        for _ in 0..2 {
+            let n = r.u64()?;
+            let mut t = Vec::new();
+            for _ in 0..n {
+                let k = r.bytes()?;
+                t.push((k, r.u64()?));
+            }
+            lists.push(t);
+        }
+        if r.at != b.len() {
+            return Err(PartialError::Damaged("bytes after the tables"));
+        }
+        let referrers = lists.pop().expect("two lists");
+        let clients = lists.pop().expect("two lists");
+        fn sorted<'a>(mut keys: impl Iterator<Item = &'a Vec<u8>>) -> bool {
+            let mut prev: Option<&Vec<u8>> = None;
+            keys.all(|k| {
+                let ok = prev.is_none_or(|p| p < k);
+                prev = Some(k);
+                ok
+            })
+        }
+        if !sorted(uris.iter().map(|x| &x.0))
+            || !sorted(clients.iter().map(|x| &x.0))
+            || !sorted(referrers.iter().map(|x| &x.0))
+        {
+            return Err(PartialError::Damaged("a table's keys are not in order"));
+        }
+        Ok(Wf2Tables {
+            malformed,
+            uris,
+            clients,
+            referrers,
+        })
+    }
+}
+
 /// The first bytes of every partial.
 pub const MAGIC: &[u8; 8] = b"SWATHPRT";
 
@@ -27,6 +170,8 @@ pub enum Kind {
     Wc,
     /// `grep -c`: a count of selected lines per piece.
     GrepCount,
+    /// `logs wf2`: the Wide Finder 2 tables per piece.
+    Wf2,
 }
 
 impl Kind {
@@ -34,6 +179,7 @@ impl Kind {
         match self {
             Kind::Wc => 1,
             Kind::GrepCount => 2,
+            Kind::Wf2 => 3,
         }
     }
 
@@ -41,6 +187,7 @@ impl Kind {
         match c {
             1 => Some(Kind::Wc),
             2 => Some(Kind::GrepCount),
+            3 => Some(Kind::Wf2),
             _ => None,
         }
     }
@@ -50,17 +197,20 @@ impl Kind {
         match self {
             Kind::Wc => "wc",
             Kind::GrepCount => "grep -c",
+            Kind::Wf2 => "logs wf2",
         }
     }
 }
 
 /// The state of one piece.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
     /// `wc`'s tally of the piece's bytes.
     Wc(Tally),
     /// Lines selected in the piece.
     GrepCount(u64),
+    /// The Wide Finder 2 tables of the piece's lines.
+    Wf2(Box<Wf2Tables>),
 }
 
 impl State {
@@ -68,6 +218,7 @@ impl State {
         match self {
             State::Wc(_) => Kind::Wc,
             State::GrepCount(_) => Kind::GrepCount,
+            State::Wf2(_) => Kind::Wf2,
         }
     }
 
@@ -76,6 +227,7 @@ impl State {
         match (self, next) {
             (State::Wc(a), State::Wc(b)) => State::Wc(a.merge(b)),
             (State::GrepCount(a), State::GrepCount(b)) => State::GrepCount(a.saturating_add(b)),
+            (State::Wf2(a), State::Wf2(b)) => State::Wf2(Box::new(a.merge(*b))),
             // Partials of different kinds are refused before their pieces meet.
             (a, _) => a,
         }
@@ -89,6 +241,7 @@ impl State {
                 }
             }
             State::GrepCount(n) => out.extend_from_slice(&n.to_le_bytes()),
+            State::Wf2(t) => t.encode(out),
         }
     }
 
@@ -112,6 +265,7 @@ impl State {
                     .ok_or(PartialError::Damaged("a tally's flags are not valid"))
             }
             Kind::GrepCount => Ok(State::GrepCount(words(1)?[0])),
+            Kind::Wf2 => Ok(State::Wf2(Box::new(Wf2Tables::decode(b)?))),
         }
     }
 }
@@ -147,7 +301,7 @@ impl InputPart {
             return Err(missing(at, self.len));
         }
         match self.pieces.values().next() {
-            Some(&(_, state)) if self.pieces.len() == 1 => Ok(state),
+            Some((_, state)) if self.pieces.len() == 1 => Ok(state.clone()),
             _ => Err(missing(0, self.len)),
         }
     }
@@ -168,21 +322,21 @@ impl InputPart {
             finish,
         };
         let (mut first, mut last, mut state) = (begin, finish, state);
-        if let Some((&b, &(f, s))) = self.pieces.range(..=begin).next_back() {
+        if let Some((&b, &(f, _))) = self.pieces.range(..=begin).next_back() {
             if f > begin {
                 return Err(overlap());
             }
             if f == begin {
-                self.pieces.remove(&b);
+                let (_, s) = self.pieces.remove(&b).expect("just seen");
                 (first, state) = (b, s.then(state));
             }
         }
-        if let Some((&b, &(f, s))) = self.pieces.range(begin..).next() {
+        if let Some((&b, &(f, _))) = self.pieces.range(begin..).next() {
             if b < finish {
                 return Err(overlap());
             }
             if b == finish {
-                self.pieces.remove(&b);
+                let (_, s) = self.pieces.remove(&b).expect("just seen");
                 (last, state) = (f, state.then(s));
             }
         }
@@ -278,12 +432,13 @@ impl Partial {
             len,
             pieces: BTreeMap::new(),
         };
+        let kind = state.kind();
         // A single piece cannot overlap anything.
         let _ = part.add(begin, finish, state);
         let mut inputs = BTreeMap::new();
         inputs.insert((index, part.name.clone()), part);
         Partial {
-            kind: state.kind(),
+            kind,
             options,
             inputs,
         }
@@ -428,6 +583,12 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    /// A length (u32) and that many bytes.
+    fn bytes(&mut self) -> Result<Vec<u8>, PartialError> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+
     fn u32(&mut self) -> Result<u32, PartialError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().expect("4 bytes"),
@@ -560,6 +721,52 @@ mod tests {
             prop_assert!(Partial::from_bytes(&bytes[..n]).is_err());
             prop_assert_eq!(Partial::from_bytes(&bytes), Ok(p));
         }
+    }
+
+    fn tables(keys: Vec<(u8, u64)>) -> Wf2Tables {
+        // Keys from a few bytes, so that tables share some.
+        let mut t = Wf2Tables::default();
+        for (k, n) in keys {
+            let one = Wf2Tables {
+                malformed: n % 3,
+                uris: vec![(vec![b'/', k % 7], [n, n % 2, n % 5], n % 4 == 0)],
+                clients: vec![(vec![k % 5], n)],
+                referrers: vec![(vec![k % 3, b'r'], n + 1)],
+            };
+            t = t.merge(one);
+        }
+        t
+    }
+
+    proptest! {
+        #[test]
+        fn wf2_tables_merge_in_any_order_and_read_back(
+            a in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
+            b in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
+            c in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
+        ) {
+            let (ta, tb, tc) = (tables(a), tables(b), tables(c));
+            let left = ta.clone().merge(tb.clone()).merge(tc.clone());
+            let right = tc.merge(tb.merge(ta));
+            prop_assert_eq!(&left, &right);
+            let p = Partial::piece(b"o".to_vec(), 0, b"l".to_vec(), 5, (0, 5), State::Wf2(Box::new(left.clone())));
+            let back = Partial::from_bytes(&p.to_bytes()).unwrap();
+            prop_assert_eq!(back.inputs[&(0, b"l".to_vec())].whole(), Ok(State::Wf2(Box::new(left))));
+        }
+    }
+
+    #[test]
+    fn wf2_tables_out_of_order_are_damaged() {
+        let t = Wf2Tables {
+            clients: vec![(b"b".to_vec(), 1), (b"a".to_vec(), 1)],
+            ..Wf2Tables::default()
+        };
+        let mut bytes = Vec::new();
+        t.encode(&mut bytes);
+        assert_eq!(
+            Wf2Tables::decode(&bytes),
+            Err(PartialError::Damaged("a table's keys are not in order"))
+        );
     }
 
     #[test]

@@ -15,8 +15,8 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
 use swath_ops::logs::{
-    report_input, report_reader, top, LineReport, Ranked, Summary, SummaryConfig, Table, Wf2,
-    Wf2Config,
+    report_input, report_reader, report_span, top, LineReport, Ranked, Summary, SummaryConfig,
+    Table, Wf2, Wf2Config,
 };
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -93,6 +93,22 @@ pub struct Wf2Args {
         default_value = "http://www.tbray.org/ongoing/"
     )]
     pub self_referrer: String,
+    /// Write the tables of the one FILE as a partial result to OUT, instead of printing
+    /// the report, for `swath merge` (see --range).
+    #[arg(long = "emit-partial", value_name = "OUT")]
+    pub emit_partial: Option<PathBuf>,
+    /// With --emit-partial: read only bytes START..END of FILE, cut at line ends as Hadoop
+    /// and Dask cut (not for compressed logs, which are one range each).
+    #[arg(long, value_name = "START:END", requires = "emit_partial")]
+    pub range: Option<String>,
+    /// With --emit-partial: FILE's position among the job's files.
+    #[arg(
+        long = "operand-index",
+        value_name = "K",
+        default_value_t = 0,
+        requires = "emit_partial"
+    )]
+    pub operand_index: u32,
 }
 
 /// `swath logs summary`.
@@ -281,16 +297,99 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         self_referrer: [&b"\""[..], a.self_referrer.as_bytes()].concat(),
         max_line: a.common.max_line,
     };
+    if let Some(out) = &a.emit_partial {
+        return wf2_emit_partial(&a, &config, out);
+    }
     let mut r = Wf2::default();
     let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut r);
     if failed && !a.common.partial {
         return Ok(std::process::ExitCode::from(2));
     }
-    let n = a.common.top;
+    write_stdout(&wf2_report(&r, a.common.top, a.common.json, failed))?;
+    Ok(finish(
+        failed,
+        r.malformed,
+        a.common.engine.workers.time,
+        &clock,
+        &a.common.engine,
+        last,
+    ))
+}
+
+/// The options text of a `logs wf2` partial: what changes the tables or the report.
+fn wf2_partial_options(a: &Wf2Args) -> Vec<u8> {
+    format!(
+        "logs wf2\ntop={}\nmax-line={}\narticle={}\nself-referrer={}",
+        a.common.top, a.common.max_line, a.article, a.self_referrer
+    )
+    .into_bytes()
+}
+
+/// The `--top` a `logs wf2` partial's options text asks for.
+pub(crate) fn wf2_partial_top(options: &[u8]) -> Option<usize> {
+    let text = String::from_utf8_lossy(options);
+    let mut lines = text.lines();
+    (lines.next() == Some("logs wf2"))
+        .then(|| lines.next()?.strip_prefix("top=")?.parse().ok())
+        .flatten()
+}
+
+/// `logs wf2 --emit-partial OUT [--range START:END] FILE`.
+fn wf2_emit_partial(a: &Wf2Args, config: &Wf2Config, out: &Path) -> Result<std::process::ExitCode> {
+    let files = &a.common.files;
+    if files.len() != 1 || files[0].as_os_str() == "-" {
+        anyhow::bail!("--emit-partial takes exactly one FILE (a regular file, not standard input)");
+    }
+    let f = &files[0];
+    let name = f.to_string_lossy().into_owned();
+    let range = crate::cmd::wc::parse_range(a.range.as_deref()).map_err(anyhow::Error::msg)?;
+    let input = Input::open(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+    let len = input.len().unwrap_or(0);
+    let mut magic = [0u8; 2];
+    let is_gz = len >= 2 && input.read_exact_at(&mut magic, 0).is_ok() && magic == [0x1f, 0x8b];
+    let mut r = Wf2::default();
+    let span = if is_gz {
+        if a.range.is_some() {
+            anyhow::bail!("{name}: a compressed log is one range (no --range)");
+        }
+        let (failed, _) = gather(files, config, &a.common.engine, &mut r);
+        if failed {
+            return Ok(std::process::ExitCode::from(2));
+        }
+        (0, len)
+    } else {
+        let span = swath_engine::range::line_span(&input, range.0, range.1, b'\n')
+            .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+        report_span(
+            &input,
+            Some(span),
+            config,
+            &a.common.engine.options(),
+            None,
+            &mut r,
+        )
+        .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+        span
+    };
+    use std::os::unix::ffi::OsStrExt;
+    let partial = swath_ops::partial::Partial::piece(
+        wf2_partial_options(a),
+        a.operand_index,
+        f.as_os_str().as_bytes().to_vec(),
+        len,
+        span,
+        swath_ops::partial::State::Wf2(Box::new(r.tables())),
+    );
+    crate::cmd::partial::write_partial(out, &partial).map_err(anyhow::Error::msg)?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The Wide Finder 2 report of `r`: text, or JSON (`failed`: marked partial).
+pub(crate) fn wf2_report(r: &Wf2, n: usize, json: bool, failed: bool) -> Vec<u8> {
     let (hits, bytes, not_found) = (r.hits(), r.bytes(), r.not_found());
     let mut out = Vec::new();
-    if a.common.json {
-        let mut v = wf2_json(&r, &hits, &bytes, &not_found, n);
+    if json {
+        let mut v = wf2_json(r, &hits, &bytes, &not_found, n);
         if failed {
             v["partial"] = true.into();
         }
@@ -330,15 +429,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         counts(&mut out, "Top client addresses:", &r.clients);
         counts(&mut out, "Top referrers:", &r.referrers);
     }
-    write_stdout(&out)?;
-    Ok(finish(
-        failed,
-        r.malformed,
-        a.common.engine.workers.time,
-        &clock,
-        &a.common.engine,
-        last,
-    ))
+    out
 }
 
 /// The report on standard output; a write error is one line and status 2.

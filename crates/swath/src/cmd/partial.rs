@@ -23,6 +23,9 @@ pub struct MergeArgs {
     /// tree of merges).
     #[arg(long = "emit-partial", value_name = "OUT")]
     emit_partial: Option<PathBuf>,
+    /// Print a log report as JSON (as `swath logs ... --json`).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Print byte ranges that cut files into pieces, one `path start end` line each.
@@ -89,26 +92,58 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             Err(m) => fail(m),
         };
     }
-    let (mut tallies, mut counts) = (Vec::new(), Vec::new());
+    if a.json && merged.kind != Kind::Wf2 {
+        return fail(format!(
+            "--json is for log reports, not {}",
+            merged.kind.name()
+        ));
+    }
+    let (mut tallies, mut counts, mut tables) = (Vec::new(), Vec::new(), None);
     for part in merged.inputs.values() {
         match part.whole() {
             Ok(State::Wc(t)) => tallies.push((&part.name[..], part.len, t)),
             Ok(State::GrepCount(n)) => counts.push((&part.name[..], n)),
+            // A log report reads its files as one log.
+            Ok(State::Wf2(t)) => {
+                tables = Some(match tables {
+                    None => *t,
+                    Some(all) => swath_ops::partial::Wf2Tables::merge(all, *t),
+                })
+            }
             Err(e) => return fail(e.to_string()),
         }
     }
+    let mut note = None;
     let text = match merged.kind {
         Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &tallies),
         Kind::GrepCount => crate::cmd::grep::render_partial(&merged.options, &counts),
+        Kind::Wf2 => match crate::cmd::logs::wf2_partial_top(&merged.options) {
+            Some(n) => {
+                let r = swath_ops::logs::Wf2::from_tables(&tables.unwrap_or_default());
+                if r.malformed > 0 {
+                    // Said after the report, as `swath logs` says it.
+                    note = Some(format!(
+                        "swath logs: {} malformed lines skipped",
+                        r.malformed
+                    ));
+                }
+                Ok(crate::cmd::logs::wf2_report(&r, n, a.json, false))
+            }
+            None => Err("a logs wf2 partial without its --top".to_string()),
+        },
     };
     match text {
         Ok(t) => {
             let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
             out.write(&t);
-            match out.finish() {
+            let status = match out.finish() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(status) => ExitCode::from(status),
+            };
+            if let Some(n) = note {
+                eprintln!("{n}");
             }
+            status
         }
         Err(m) => fail(m),
     }

@@ -275,3 +275,130 @@ fn grep_count_pieces_merge_into_what_grep_c_prints() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("different reports"));
 }
+
+#[test]
+fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
+    let dir = Dir::new();
+    ok(&swath(
+        &dir,
+        &["gen", "log", "400K", "a.log", "--seed", "5"],
+    ));
+    ok(&swath(
+        &dir,
+        &["gen", "log", "300K", "b.log", "--seed", "6"],
+    ));
+    // A hostile line or two, and a gzip log (one range).
+    let mut b = std::fs::read(dir.path("b.log")).unwrap();
+    b.extend_from_slice(b"bad line\n\x1b[31m x\n");
+    dir.write("b.log", &b);
+    let gz = Command::new("gzip")
+        .args(["-kf", "b.log"])
+        .current_dir(dir.tmp.path())
+        .status()
+        .unwrap();
+    assert!(gz.success());
+    for (files, opts) in [
+        (vec!["a.log"], vec![]),
+        (vec!["a.log", "b.log"], vec!["--top", "3"]),
+        (vec!["b.log.gz", "a.log"], vec!["--json"]),
+        (
+            vec!["a.log"],
+            vec!["--article", "^/[a-c]", "--self-referrer", "http://x/"],
+        ),
+    ] {
+        let mut want_args = vec!["logs", "wf2"];
+        want_args.extend_from_slice(&opts);
+        want_args.extend_from_slice(&files);
+        let want = swath(&dir, &want_args);
+        assert!(want.status.success());
+        let json = opts.contains(&"--json");
+        let emit_opts: Vec<&str> = opts.iter().copied().filter(|o| *o != "--json").collect();
+        for pieces in [1u64, 3, 7] {
+            let mut parts = Vec::new();
+            for (i, f) in files.iter().enumerate() {
+                let idx = i.to_string();
+                if f.ends_with(".gz") {
+                    let out = format!("w.{i}.gz");
+                    let mut args = vec!["logs", "wf2"];
+                    args.extend_from_slice(&emit_opts);
+                    args.extend_from_slice(&["--operand-index", &idx, "--emit-partial", &out, f]);
+                    ok(&swath(&dir, &args));
+                    parts.push(out);
+                    continue;
+                }
+                let len = std::fs::metadata(dir.path(f)).unwrap().len();
+                for (k, (a, b)) in (0..pieces)
+                    .map(|k| (len * k / pieces, len * (k + 1) / pieces))
+                    .enumerate()
+                {
+                    let out = format!("w.{i}.{k}");
+                    let range = format!("{a}:{b}");
+                    let mut args = vec!["logs", "wf2"];
+                    args.extend_from_slice(&emit_opts);
+                    args.extend_from_slice(&[
+                        "--range",
+                        &range,
+                        "--operand-index",
+                        &idx,
+                        "--emit-partial",
+                        &out,
+                        f,
+                    ]);
+                    ok(&swath(&dir, &args));
+                    parts.push(out);
+                }
+            }
+            parts.reverse();
+            let mut args = vec!["merge"];
+            if json {
+                args.push("--json");
+            }
+            args.extend(parts.iter().map(String::as_str));
+            let got = swath(&dir, &args);
+            assert_eq!(got.stdout, want.stdout, "{files:?} {opts:?} {pieces}");
+            assert_eq!(got.stderr, want.stderr, "{files:?} {opts:?} {pieces}");
+        }
+    }
+    let o = swath(
+        &dir,
+        &[
+            "logs",
+            "wf2",
+            "--range",
+            "0:10",
+            "--emit-partial",
+            "x",
+            "b.log.gz",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a compressed log is one range"));
+    ok(&swath(
+        &dir,
+        &[
+            "logs",
+            "wf2",
+            "--range",
+            "0:10",
+            "--emit-partial",
+            "w1",
+            "a.log",
+        ],
+    ));
+    ok(&swath(
+        &dir,
+        &[
+            "logs",
+            "wf2",
+            "--top",
+            "2",
+            "--range",
+            "10:99999999",
+            "--emit-partial",
+            "w2",
+            "a.log",
+        ],
+    ));
+    let o = swath(&dir, &["merge", "w1", "w2"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different options"));
+}
