@@ -49,16 +49,25 @@ fn ok(o: &std::process::Output) -> String {
 }
 
 /// Emits the partials (`swath CMD...`, e.g. `wc -l`) of every file cut into `pieces` ranges
-/// (by `swath split`), each with its operand index; returns their names.
+/// (by `swath split`), each with its operand index; a `.gz` file is one piece, emitted
+/// without `--range`. Returns the partials' names.
 fn emit(dir: &Dir, locale: &str, files: &[String], opts: &[&str], pieces: u64) -> Vec<String> {
     let mut args = vec!["split".to_string(), "--pieces".into(), pieces.to_string()];
-    args.extend(files.iter().cloned());
+    args.extend(files.iter().filter(|f| !f.ends_with(".gz")).cloned());
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let listing = ok(&swath(dir, &a));
     let mut parts = Vec::new();
     // Names may hold a newline: the listing's lines are matched back to the files in order.
     let mut lines = listing.lines();
     for (i, f) in files.iter().enumerate() {
+        if f.ends_with(".gz") {
+            let (out, idx) = (format!("p.{i}.gz"), i.to_string());
+            let mut args = opts.to_vec();
+            args.extend_from_slice(&["--operand-index", &idx, "--emit-partial", &out, f]);
+            ok(&swath_in(dir, locale, &args));
+            parts.push(out);
+            continue;
+        }
         let len = std::fs::metadata(dir.path(f)).unwrap().len();
         let n = pieces.clamp(1, len.max(1));
         for _ in 0..n {
@@ -313,41 +322,11 @@ fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
         assert!(want.status.success());
         let json = opts.contains(&"--json");
         let emit_opts: Vec<&str> = opts.iter().copied().filter(|o| *o != "--json").collect();
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         for pieces in [1u64, 3, 7] {
-            let mut parts = Vec::new();
-            for (i, f) in files.iter().enumerate() {
-                let idx = i.to_string();
-                if f.ends_with(".gz") {
-                    let out = format!("w.{i}.gz");
-                    let mut args = vec!["logs", "wf2"];
-                    args.extend_from_slice(&emit_opts);
-                    args.extend_from_slice(&["--operand-index", &idx, "--emit-partial", &out, f]);
-                    ok(&swath(&dir, &args));
-                    parts.push(out);
-                    continue;
-                }
-                let len = std::fs::metadata(dir.path(f)).unwrap().len();
-                for (k, (a, b)) in (0..pieces)
-                    .map(|k| (len * k / pieces, len * (k + 1) / pieces))
-                    .enumerate()
-                {
-                    let out = format!("w.{i}.{k}");
-                    let range = format!("{a}:{b}");
-                    let mut args = vec!["logs", "wf2"];
-                    args.extend_from_slice(&emit_opts);
-                    args.extend_from_slice(&[
-                        "--range",
-                        &range,
-                        "--operand-index",
-                        &idx,
-                        "--emit-partial",
-                        &out,
-                        f,
-                    ]);
-                    ok(&swath(&dir, &args));
-                    parts.push(out);
-                }
-            }
+            let mut cmd = vec!["logs", "wf2"];
+            cmd.extend_from_slice(&emit_opts);
+            let mut parts = emit(&dir, "C", &files, &cmd, pieces);
             parts.reverse();
             let mut args = vec!["merge"];
             if json {
