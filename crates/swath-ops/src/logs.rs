@@ -799,6 +799,66 @@ impl Default for Summary {
     }
 }
 
+impl Summary {
+    /// The tables in full, keys in byte order: a partial result's state.
+    pub fn tables(&self) -> crate::partial::SummaryTables {
+        let list = |t: &Table| {
+            let mut v: Vec<(Vec<u8>, u64)> =
+                t.iter().map(|(k, &n)| (k.bytes().to_vec(), n)).collect();
+            v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let mut numbers = vec![self.requests, self.malformed, self.bytes];
+        numbers.extend_from_slice(&self.status);
+        numbers.extend_from_slice(&self.hours);
+        let mut days: Vec<(Vec<u8>, u64)> = self
+            .days
+            .iter()
+            .map(|(d, &n)| (d.to_be_bytes().to_vec(), n))
+            .collect();
+        days.sort_unstable();
+        crate::partial::SummaryTables {
+            numbers,
+            days,
+            tables: [
+                list(&self.clients),
+                list(&self.uris),
+                list(&self.not_found),
+                list(&self.referrers),
+                list(&self.agents),
+                list(&self.uri_bytes),
+            ],
+        }
+    }
+
+    /// The report whose tables these are (empty tables: an empty report).
+    pub fn from_tables(t: &crate::partial::SummaryTables) -> Summary {
+        let mut s = Summary::default();
+        if t.numbers.len() == crate::partial::SUMMARY_NUMBERS {
+            (s.requests, s.malformed, s.bytes) = (t.numbers[0], t.numbers[1], t.numbers[2]);
+            s.status.copy_from_slice(&t.numbers[3..1003]);
+            s.hours.copy_from_slice(&t.numbers[1003..]);
+        }
+        for (d, n) in &t.days {
+            if let Ok(b) = <[u8; 4]>::try_from(&d[..]) {
+                s.days.insert(u32::from_be_bytes(b), *n);
+            }
+        }
+        let fill = |into: &mut Table, from: &[(Vec<u8>, u64)]| {
+            for (k, n) in from {
+                add(into, k, *n);
+            }
+        };
+        fill(&mut s.clients, &t.tables[0]);
+        fill(&mut s.uris, &t.tables[1]);
+        fill(&mut s.not_found, &t.tables[2]);
+        fill(&mut s.referrers, &t.tables[3]);
+        fill(&mut s.agents, &t.tables[4]);
+        fill(&mut s.uri_bytes, &t.tables[5]);
+        s
+    }
+}
+
 impl LineReport for Summary {
     type Config = SummaryConfig;
 

@@ -57,6 +57,115 @@ fn merge_sorted<V>(
     out
 }
 
+/// Writes a key-sorted list of counts: its length (u64), then each key (u32 length and
+/// bytes) and count (u64).
+fn encode_list(out: &mut Vec<u8>, t: &[(Vec<u8>, u64)]) {
+    out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+    for (k, n) in t {
+        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        out.extend_from_slice(k);
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// Reads a list [`encode_list`] wrote, refusing keys out of order.
+fn decode_list(r: &mut Reader<'_>) -> Result<Vec<(Vec<u8>, u64)>, PartialError> {
+    let n = r.u64()?;
+    let mut t: Vec<(Vec<u8>, u64)> = Vec::new();
+    for _ in 0..n {
+        let k = r.bytes()?;
+        if t.last().is_some_and(|(p, _)| *p >= k) {
+            return Err(PartialError::Damaged("a table's keys are not in order"));
+        }
+        t.push((k, r.u64()?));
+    }
+    Ok(t)
+}
+
+/// The `logs summary` tables in full, keys in byte order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SummaryTables {
+    /// Requests, malformed lines, bytes sent, then requests by status code (1,000) and by
+    /// hour (24).
+    pub numbers: Vec<u64>,
+    /// Requests by day (the key: YYYYMMDD as 4 big-endian bytes, so byte order is day
+    /// order).
+    pub days: Vec<(Vec<u8>, u64)>,
+    /// Requests by client, by URI, 404s by URI, requests by referrer, by user agent, and
+    /// bytes by URI.
+    pub tables: [Vec<(Vec<u8>, u64)>; 6],
+}
+
+/// How many numbers a [`SummaryTables`] holds.
+pub const SUMMARY_NUMBERS: usize = 3 + 1000 + 24;
+
+impl SummaryTables {
+    /// These tables and `other`'s, as one.
+    pub fn merge(self, other: SummaryTables) -> SummaryTables {
+        let numbers = if self.numbers.is_empty() {
+            other.numbers
+        } else if other.numbers.is_empty() {
+            self.numbers
+        } else {
+            self.numbers
+                .iter()
+                .zip(&other.numbers)
+                .map(|(a, b)| a.saturating_add(*b))
+                .collect()
+        };
+        let [a0, a1, a2, a3, a4, a5] = self.tables;
+        let [b0, b1, b2, b3, b4, b5] = other.tables;
+        let m = |a, b| merge_sorted(a, b, |x: u64, y: u64| x.saturating_add(y));
+        SummaryTables {
+            numbers,
+            days: m(self.days, other.days),
+            tables: [
+                m(a0, b0),
+                m(a1, b1),
+                m(a2, b2),
+                m(a3, b3),
+                m(a4, b4),
+                m(a5, b5),
+            ],
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.numbers.len() as u64).to_le_bytes());
+        for n in &self.numbers {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        encode_list(out, &self.days);
+        for t in &self.tables {
+            encode_list(out, t);
+        }
+    }
+
+    fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
+        let mut r = Reader { b, at: 0 };
+        let n = r.u64()?;
+        if n != SUMMARY_NUMBERS as u64 {
+            return Err(PartialError::Damaged(
+                "a summary has the wrong count of numbers",
+            ));
+        }
+        let numbers = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let days = decode_list(&mut r)?;
+        let mut tables: [Vec<(Vec<u8>, u64)>; 6] = Default::default();
+        for t in &mut tables {
+            *t = decode_list(&mut r)?;
+        }
+        if r.at != b.len() {
+            return Err(PartialError::Damaged("bytes after the tables"));
+        }
+        Ok(SummaryTables {
+            numbers,
+            days,
+            tables,
+        })
+    }
+}
+
 impl Wf2Tables {
     /// These tables and `other`'s, as one.
     pub fn merge(self, other: Wf2Tables) -> Wf2Tables {
@@ -94,14 +203,8 @@ impl Wf2Tables {
             }
             out.push(u8::from(*f));
         }
-        for t in [&self.clients, &self.referrers] {
-            out.extend_from_slice(&(t.len() as u64).to_le_bytes());
-            for (k, n) in t {
-                out.extend_from_slice(&(k.len() as u32).to_le_bytes());
-                out.extend_from_slice(k);
-                out.extend_from_slice(&n.to_le_bytes());
-            }
-        }
+        encode_list(out, &self.clients);
+        encode_list(out, &self.referrers);
     }
 
     fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
@@ -119,33 +222,12 @@ impl Wf2Tables {
             };
             uris.push((k, v, f));
         }
-        let mut lists = Vec::new();
-        for _ in 0..2 {
-            let n = r.u64()?;
-            let mut t = Vec::new();
-            for _ in 0..n {
-                let k = r.bytes()?;
-                t.push((k, r.u64()?));
-            }
-            lists.push(t);
-        }
+        let clients = decode_list(&mut r)?;
+        let referrers = decode_list(&mut r)?;
         if r.at != b.len() {
             return Err(PartialError::Damaged("bytes after the tables"));
         }
-        let referrers = lists.pop().expect("two lists");
-        let clients = lists.pop().expect("two lists");
-        fn sorted<'a>(mut keys: impl Iterator<Item = &'a Vec<u8>>) -> bool {
-            let mut prev: Option<&Vec<u8>> = None;
-            keys.all(|k| {
-                let ok = prev.is_none_or(|p| p < k);
-                prev = Some(k);
-                ok
-            })
-        }
-        if !sorted(uris.iter().map(|x| &x.0))
-            || !sorted(clients.iter().map(|x| &x.0))
-            || !sorted(referrers.iter().map(|x| &x.0))
-        {
+        if uris.windows(2).any(|w| w[0].0 >= w[1].0) {
             return Err(PartialError::Damaged("a table's keys are not in order"));
         }
         Ok(Wf2Tables {
@@ -172,6 +254,8 @@ pub enum Kind {
     GrepCount,
     /// `logs wf2`: the Wide Finder 2 tables per piece.
     Wf2,
+    /// `logs summary`: the summary's tables per piece.
+    Summary,
 }
 
 impl Kind {
@@ -180,6 +264,7 @@ impl Kind {
             Kind::Wc => 1,
             Kind::GrepCount => 2,
             Kind::Wf2 => 3,
+            Kind::Summary => 4,
         }
     }
 
@@ -188,6 +273,7 @@ impl Kind {
             1 => Some(Kind::Wc),
             2 => Some(Kind::GrepCount),
             3 => Some(Kind::Wf2),
+            4 => Some(Kind::Summary),
             _ => None,
         }
     }
@@ -198,6 +284,7 @@ impl Kind {
             Kind::Wc => "wc",
             Kind::GrepCount => "grep -c",
             Kind::Wf2 => "logs wf2",
+            Kind::Summary => "logs summary",
         }
     }
 }
@@ -211,6 +298,8 @@ pub enum State {
     GrepCount(u64),
     /// The Wide Finder 2 tables of the piece's lines.
     Wf2(Box<Wf2Tables>),
+    /// The summary tables of the piece's lines.
+    Summary(Box<SummaryTables>),
 }
 
 impl State {
@@ -219,6 +308,7 @@ impl State {
             State::Wc(_) => Kind::Wc,
             State::GrepCount(_) => Kind::GrepCount,
             State::Wf2(_) => Kind::Wf2,
+            State::Summary(_) => Kind::Summary,
         }
     }
 
@@ -228,6 +318,7 @@ impl State {
             (State::Wc(a), State::Wc(b)) => State::Wc(a.merge(b)),
             (State::GrepCount(a), State::GrepCount(b)) => State::GrepCount(a.saturating_add(b)),
             (State::Wf2(a), State::Wf2(b)) => State::Wf2(Box::new(a.merge(*b))),
+            (State::Summary(a), State::Summary(b)) => State::Summary(Box::new(a.merge(*b))),
             // Partials of different kinds are refused before their pieces meet.
             (a, _) => a,
         }
@@ -242,6 +333,7 @@ impl State {
             }
             State::GrepCount(n) => out.extend_from_slice(&n.to_le_bytes()),
             State::Wf2(t) => t.encode(out),
+            State::Summary(t) => t.encode(out),
         }
     }
 
@@ -266,6 +358,7 @@ impl State {
             }
             Kind::GrepCount => Ok(State::GrepCount(words(1)?[0])),
             Kind::Wf2 => Ok(State::Wf2(Box::new(Wf2Tables::decode(b)?))),
+            Kind::Summary => Ok(State::Summary(Box::new(SummaryTables::decode(b)?))),
         }
     }
 }

@@ -93,6 +93,13 @@ pub struct Wf2Args {
         default_value = "http://www.tbray.org/ongoing/"
     )]
     pub self_referrer: String,
+    #[command(flatten)]
+    pub partial: PartialArgs,
+}
+
+/// Partial results of a log report, for `swath merge`.
+#[derive(Args, Debug)]
+pub struct PartialArgs {
     /// Write the tables of the one FILE as a partial result to OUT, instead of printing
     /// the report, for `swath merge` (see --range).
     #[arg(long = "emit-partial", value_name = "OUT")]
@@ -119,6 +126,8 @@ pub struct SummaryArgs {
     /// Also write a self-contained HTML report (charts included) to OUT.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub partial: PartialArgs,
 }
 
 /// The default article pattern, which the hand parser implements exactly.
@@ -297,8 +306,15 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         self_referrer: [&b"\""[..], a.self_referrer.as_bytes()].concat(),
         max_line: a.common.max_line,
     };
-    if let Some(out) = &a.emit_partial {
-        return wf2_emit_partial(&a, &config, out);
+    if let Some(out) = &a.partial.emit_partial {
+        return emit_partial(
+            &a.common,
+            &a.partial,
+            &config,
+            out,
+            wf2_partial_options(&a),
+            |r: &Wf2| swath_ops::partial::State::Wf2(Box::new(r.tables())),
+        );
     }
     let mut r = Wf2::default();
     let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut r);
@@ -325,18 +341,26 @@ fn wf2_partial_options(a: &Wf2Args) -> Vec<u8> {
     .into_bytes()
 }
 
-/// The `--top` a `logs wf2` partial's options text asks for.
-pub(crate) fn wf2_partial_top(options: &[u8]) -> Option<usize> {
+/// The `--top` a log report's partial options text asks for (`report`: its first line).
+pub(crate) fn partial_top(options: &[u8], report: &str) -> Option<usize> {
     let text = String::from_utf8_lossy(options);
     let mut lines = text.lines();
-    (lines.next() == Some("logs wf2"))
+    (lines.next() == Some(report))
         .then(|| lines.next()?.strip_prefix("top=")?.parse().ok())
         .flatten()
 }
 
-/// `logs wf2 --emit-partial OUT [--range START:END] FILE`.
-fn wf2_emit_partial(a: &Wf2Args, config: &Wf2Config, out: &Path) -> Result<std::process::ExitCode> {
-    let files = &a.common.files;
+/// `logs REPORT --emit-partial OUT [--range START:END] FILE`: the report's tables over one
+/// range of one log (a gzip log whole), written as a partial result.
+fn emit_partial<R: LineReport>(
+    common: &CommonArgs,
+    a: &PartialArgs,
+    config: &R::Config,
+    out: &Path,
+    options: Vec<u8>,
+    state: impl Fn(&R) -> swath_ops::partial::State,
+) -> Result<std::process::ExitCode> {
+    let files = &common.files;
     if files.len() != 1 || files[0].as_os_str() == "-" {
         anyhow::bail!("--emit-partial takes exactly one FILE (a regular file, not standard input)");
     }
@@ -347,12 +371,12 @@ fn wf2_emit_partial(a: &Wf2Args, config: &Wf2Config, out: &Path) -> Result<std::
     let len = input.len().unwrap_or(0);
     let mut magic = [0u8; 2];
     let is_gz = len >= 2 && input.read_exact_at(&mut magic, 0).is_ok() && magic == [0x1f, 0x8b];
-    let mut r = Wf2::default();
+    let mut r = R::default();
     let span = if is_gz {
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }
-        let (failed, _) = gather(files, config, &a.common.engine, &mut r);
+        let (failed, _) = gather(files, config, &common.engine, &mut r);
         if failed {
             return Ok(std::process::ExitCode::from(2));
         }
@@ -364,7 +388,7 @@ fn wf2_emit_partial(a: &Wf2Args, config: &Wf2Config, out: &Path) -> Result<std::
             &input,
             Some(span),
             config,
-            &a.common.engine.options(),
+            &common.engine.options(),
             None,
             &mut r,
         )
@@ -373,12 +397,12 @@ fn wf2_emit_partial(a: &Wf2Args, config: &Wf2Config, out: &Path) -> Result<std::
     };
     use std::os::unix::ffi::OsStrExt;
     let partial = swath_ops::partial::Partial::piece(
-        wf2_partial_options(a),
+        options,
         a.operand_index,
         f.as_os_str().as_bytes().to_vec(),
         len,
         span,
-        swath_ops::partial::State::Wf2(Box::new(r.tables())),
+        state(&r),
     );
     crate::cmd::partial::write_partial(out, &partial).map_err(anyhow::Error::msg)?;
     Ok(std::process::ExitCode::SUCCESS)
@@ -501,42 +525,30 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     if let Some(out) = &a.html {
         refuse_output_among_inputs(out, &a.common.files)?;
     }
-    let mut s = Summary::default();
     let config = SummaryConfig {
         max_line: a.common.max_line,
     };
+    if let Some(out) = &a.partial.emit_partial {
+        let options = format!(
+            "logs summary\ntop={}\nmax-line={}",
+            a.common.top, a.common.max_line
+        );
+        return emit_partial(
+            &a.common,
+            &a.partial,
+            &config,
+            out,
+            options.into_bytes(),
+            |s: &Summary| swath_ops::partial::State::Summary(Box::new(s.tables())),
+        );
+    }
+    let mut s = Summary::default();
     let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut s);
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
         return Ok(std::process::ExitCode::from(2));
     }
-    let n = a.common.top;
-    let mut json = summary_json(&s, n);
-    if a.common.json {
-        if failed {
-            json["partial"] = true.into();
-        }
-        write_stdout(format!("{json:#}\n").as_bytes())?;
-    } else {
-        let text = summary_text(&s, n);
-        let marked = if failed { PARTIAL } else { b"" };
-        write_stdout(&[marked, text.as_bytes()].concat())?;
-    }
-    if let (Some(out), true) = (&a.html, failed) {
-        eprintln!(
-            "swath logs: '{}' not written: some logs could not be read",
-            out.display()
-        );
-    }
-    if let (Some(out), false) = (&a.html, failed) {
-        let page = summary_html(&json);
-        let o = swath_engine::AtomicOutput::create(out)?;
-        let mut f = o.file();
-        f.write_all(page.as_bytes())
-            .with_context(|| format!("cannot write '{}'", out.display()))?;
-        o.commit(false)
-            .with_context(|| format!("cannot write '{}'", out.display()))?;
-    }
+    summary_report(&s, a.common.top, a.common.json, a.html.as_deref(), failed)?;
     Ok(finish(
         failed,
         s.malformed,
@@ -545,6 +557,44 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         &a.common.engine,
         last,
     ))
+}
+
+/// Prints the summary of `s` (text, or JSON), and writes its page to `html` unless
+/// `failed` (some logs not read in full: then said on standard error).
+pub(crate) fn summary_report(
+    s: &Summary,
+    n: usize,
+    as_json: bool,
+    html: Option<&Path>,
+    failed: bool,
+) -> Result<()> {
+    let mut json = summary_json(s, n);
+    if as_json {
+        if failed {
+            json["partial"] = true.into();
+        }
+        write_stdout(format!("{json:#}\n").as_bytes())?;
+    } else {
+        let text = summary_text(s, n);
+        let marked = if failed { PARTIAL } else { b"" };
+        write_stdout(&[marked, text.as_bytes()].concat())?;
+    }
+    if let (Some(out), true) = (html, failed) {
+        eprintln!(
+            "swath logs: '{}' not written: some logs could not be read",
+            out.display()
+        );
+    }
+    if let (Some(out), false) = (html, failed) {
+        let page = summary_html(&json);
+        let o = swath_engine::AtomicOutput::create(out)?;
+        let mut f = o.file();
+        f.write_all(page.as_bytes())
+            .with_context(|| format!("cannot write '{}'", out.display()))?;
+        o.commit(false)
+            .with_context(|| format!("cannot write '{}'", out.display()))?;
+    }
+    Ok(())
 }
 
 fn status_classes(s: &Summary) -> [u64; 5] {

@@ -26,6 +26,10 @@ pub struct MergeArgs {
     /// Print a log report as JSON (as `swath logs ... --json`).
     #[arg(long)]
     json: bool,
+    /// With `logs summary` partials: also write the self-contained HTML report to OUT (as
+    /// `swath logs summary --html OUT`).
+    #[arg(long, value_name = "OUT")]
+    html: Option<PathBuf>,
 }
 
 /// Print byte ranges that cut files into pieces, one `path start end` line each.
@@ -92,13 +96,19 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             Err(m) => fail(m),
         };
     }
-    if a.json && merged.kind != Kind::Wf2 {
+    if a.json && !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
         return fail(format!(
             "--json is for log reports, not {}",
             merged.kind.name()
         ));
     }
-    let (mut tallies, mut counts, mut tables) = (Vec::new(), Vec::new(), None);
+    if a.html.is_some() && merged.kind != Kind::Summary {
+        return fail(format!(
+            "--html is for logs summary, not {}",
+            merged.kind.name()
+        ));
+    }
+    let (mut tallies, mut counts, mut tables, mut summary) = (Vec::new(), Vec::new(), None, None);
     for part in merged.inputs.values() {
         match part.whole() {
             Ok(State::Wc(t)) => tallies.push((&part.name[..], part.len, t)),
@@ -110,6 +120,12 @@ pub fn merge(a: MergeArgs) -> ExitCode {
                     Some(all) => swath_ops::partial::Wf2Tables::merge(all, *t),
                 })
             }
+            Ok(State::Summary(t)) => {
+                summary = Some(match summary {
+                    None => *t,
+                    Some(all) => swath_ops::partial::SummaryTables::merge(all, *t),
+                })
+            }
             Err(e) => return fail(e.to_string()),
         }
     }
@@ -117,7 +133,23 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     let text = match merged.kind {
         Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &tallies),
         Kind::GrepCount => crate::cmd::grep::render_partial(&merged.options, &counts),
-        Kind::Wf2 => match crate::cmd::logs::wf2_partial_top(&merged.options) {
+        Kind::Summary => match crate::cmd::logs::partial_top(&merged.options, "logs summary") {
+            Some(n) => {
+                let s = swath_ops::logs::Summary::from_tables(&summary.unwrap_or_default());
+                // The report goes out as `swath logs summary` writes it (page included).
+                if let Err(e) =
+                    crate::cmd::logs::summary_report(&s, n, a.json, a.html.as_deref(), false)
+                {
+                    return fail(format!("{e:#}"));
+                }
+                if s.malformed > 0 {
+                    eprintln!("swath logs: {} malformed lines skipped", s.malformed);
+                }
+                return ExitCode::SUCCESS;
+            }
+            None => Err("a logs summary partial without its --top".to_string()),
+        },
+        Kind::Wf2 => match crate::cmd::logs::partial_top(&merged.options, "logs wf2") {
             Some(n) => {
                 let r = swath_ops::logs::Wf2::from_tables(&tables.unwrap_or_default());
                 if r.malformed > 0 {

@@ -286,7 +286,7 @@ fn grep_count_pieces_merge_into_what_grep_c_prints() {
 }
 
 #[test]
-fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
+fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     let dir = Dir::new();
     ok(&swath(
         &dir,
@@ -306,16 +306,24 @@ fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
         .status()
         .unwrap();
     assert!(gz.success());
-    for (files, opts) in [
-        (vec!["a.log"], vec![]),
-        (vec!["a.log", "b.log"], vec!["--top", "3"]),
-        (vec!["b.log.gz", "a.log"], vec!["--json"]),
+    for (report, files, opts) in [
+        ("wf2", vec!["a.log"], vec![]),
+        ("wf2", vec!["a.log", "b.log"], vec!["--top", "3"]),
+        ("wf2", vec!["b.log.gz", "a.log"], vec!["--json"]),
         (
+            "wf2",
             vec!["a.log"],
             vec!["--article", "^/[a-c]", "--self-referrer", "http://x/"],
         ),
+        ("summary", vec!["a.log", "b.log"], vec![]),
+        (
+            "summary",
+            vec!["b.log.gz", "a.log"],
+            vec!["--json", "--top", "4"],
+        ),
+        ("summary", vec!["a.log"], vec!["--max-line", "100"]),
     ] {
-        let mut want_args = vec!["logs", "wf2"];
+        let mut want_args = vec!["logs", report];
         want_args.extend_from_slice(&opts);
         want_args.extend_from_slice(&files);
         let want = swath(&dir, &want_args);
@@ -324,7 +332,7 @@ fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
         let emit_opts: Vec<&str> = opts.iter().copied().filter(|o| *o != "--json").collect();
         let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         for pieces in [1u64, 3, 7] {
-            let mut cmd = vec!["logs", "wf2"];
+            let mut cmd = vec!["logs", report];
             cmd.extend_from_slice(&emit_opts);
             let mut parts = emit(&dir, "C", &files, &cmd, pieces);
             parts.reverse();
@@ -334,10 +342,42 @@ fn wf2_pieces_merge_into_the_report_of_the_whole_logs() {
             }
             args.extend(parts.iter().map(String::as_str));
             let got = swath(&dir, &args);
-            assert_eq!(got.stdout, want.stdout, "{files:?} {opts:?} {pieces}");
-            assert_eq!(got.stderr, want.stderr, "{files:?} {opts:?} {pieces}");
+            assert_eq!(
+                got.stdout, want.stdout,
+                "{report} {files:?} {opts:?} {pieces}"
+            );
+            assert_eq!(
+                got.stderr, want.stderr,
+                "{report} {files:?} {opts:?} {pieces}"
+            );
         }
     }
+    // The summary's page, from the merge as from the logs.
+    ok(&swath(
+        &dir,
+        &["logs", "summary", "--html", "whole.html", "a.log"],
+    ));
+    let files = vec!["a.log".to_string()];
+    let parts = emit(&dir, "C", &files, &["logs", "summary"], 3);
+    let mut args = vec!["merge", "--html", "merged.html"];
+    args.extend(parts.iter().map(String::as_str));
+    ok(&swath(&dir, &args));
+    assert_eq!(
+        std::fs::read(dir.path("merged.html")).unwrap(),
+        std::fs::read(dir.path("whole.html")).unwrap()
+    );
+    ok(&swath(&dir, &["wc", "--emit-partial", "wcp", "a.log"]));
+    for flag in ["--html", "--json"] {
+        let mut args = vec!["merge", flag];
+        if flag == "--html" {
+            args.push("x.html");
+        }
+        args.push("wcp");
+        let o = swath(&dir, &args);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("{flag} is for log")));
+    }
+    assert!(!dir.path("x.html").exists());
     let o = swath(
         &dir,
         &[
