@@ -438,6 +438,9 @@ impl InputPart {
     }
 }
 
+/// An input's place in a partial: its operand position, then its name.
+pub type InputKey = (u32, Vec<u8>);
+
 /// A partial result: the pieces computed so far of one report's inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partial {
@@ -448,7 +451,7 @@ pub struct Partial {
     pub options: Vec<u8>,
     /// Inputs by their position among the command's operands, then their name (pieces
     /// emitted without a position all have position 0: they are then in name order).
-    pub inputs: BTreeMap<(u32, Vec<u8>), InputPart>,
+    pub inputs: BTreeMap<InputKey, InputPart>,
 }
 
 /// Why partials could not be read or merged.
@@ -535,6 +538,44 @@ impl Partial {
             options,
             inputs,
         }
+    }
+
+    /// The same inputs and pieces with empty states, and the states taken out (by input,
+    /// in piece order): how partials fit together can then be checked by merging shapes,
+    /// while the states are combined by whatever is fastest for them (a log report's hash
+    /// tables), not by merging sorted lists piece by piece.
+    pub fn into_shape(self) -> (Partial, Vec<(InputKey, State)>) {
+        let empty = match self.kind {
+            Kind::Wc => State::Wc(Tally::default()),
+            Kind::GrepCount => State::GrepCount(0),
+            Kind::Wf2 => State::Wf2(Box::default()),
+            Kind::Summary => State::Summary(Box::default()),
+        };
+        let mut states = Vec::new();
+        let mut inputs = BTreeMap::new();
+        for (key, part) in self.inputs {
+            let mut pieces = BTreeMap::new();
+            for (begin, (finish, state)) in part.pieces {
+                states.push((key.clone(), state));
+                pieces.insert(begin, (finish, empty.clone()));
+            }
+            inputs.insert(
+                key,
+                InputPart {
+                    name: part.name,
+                    len: part.len,
+                    pieces,
+                },
+            );
+        }
+        (
+            Partial {
+                kind: self.kind,
+                options: self.options,
+                inputs,
+            },
+            states,
+        )
     }
 
     /// The union of two partials of the same report and options.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use swath_ops::logs::LineReport;
 use swath_ops::partial::{Kind, Partial, State};
 
 /// Merge partial results into the report the one-machine command prints.
@@ -73,9 +74,63 @@ pub fn merge(a: MergeArgs) -> ExitCode {
         eprintln!("swath merge: {m}");
         ExitCode::from(1)
     };
+    // A log report printed from its pieces: the pieces' places are checked by merging their
+    // shapes, and their tables go straight into the report's hash tables (merging sorted
+    // lists piece by piece costs more than the report itself). The partials are read and
+    // turned into tables on every core, a share of them each; the shapes are then merged
+    // in argument order, so an error names the same partial whatever the timing.
+    type Logs = (swath_ops::logs::Wf2, swath_ops::logs::Summary);
+    let render_logs = a.emit_partial.is_none();
+    let read = |path: &PathBuf, logs: &mut Logs| -> Result<Partial, String> {
+        let p = read_partial(path)?;
+        if !(render_logs && matches!(p.kind, Kind::Wf2 | Kind::Summary)) {
+            return Ok(p);
+        }
+        let (shape, states) = p.into_shape();
+        for (_, state) in states {
+            match state {
+                State::Wf2(t) => logs.0.merge(swath_ops::logs::Wf2::from_tables(&t)),
+                State::Summary(t) => logs.1.merge(swath_ops::logs::Summary::from_tables(&t)),
+                _ => {}
+            }
+        }
+        Ok(shape)
+    };
+    let workers = swath_engine::sysinfo::cores().clamp(1, a.partials.len().max(1));
+    let share = a.partials.len().div_ceil(workers).max(1);
+    let done: Vec<(Vec<Result<Partial, String>>, Logs)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = a
+            .partials
+            .chunks(share)
+            .map(|paths| {
+                let read = &read;
+                scope.spawn(move || {
+                    let mut logs = Logs::default();
+                    let parts = paths.iter().map(|p| read(p, &mut logs)).collect();
+                    (parts, logs)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut logs: Option<Logs> = None;
     let mut merged: Option<Partial> = None;
-    for path in &a.partials {
-        let p = match read_partial(path) {
+    let mut results = Vec::new();
+    for (parts, l) in done {
+        results.extend(parts);
+        match &mut logs {
+            None => logs = Some(l),
+            Some((w, s)) => {
+                w.merge(l.0);
+                s.merge(l.1);
+            }
+        }
+    }
+    for (path, p) in a.partials.iter().zip(results) {
+        let p = match p {
             Ok(p) => p,
             Err(m) => return fail(m),
         };
@@ -108,24 +163,15 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             merged.kind.name()
         ));
     }
-    let (mut tallies, mut counts, mut tables, mut summary) = (Vec::new(), Vec::new(), None, None);
+    let (mut tallies, mut counts) = (Vec::new(), Vec::new());
+    let (tables, summary) = logs.unwrap_or_default();
     for part in merged.inputs.values() {
         match part.whole() {
             Ok(State::Wc(t)) => tallies.push((&part.name[..], part.len, t)),
             Ok(State::GrepCount(n)) => counts.push((&part.name[..], n)),
             // A log report reads its files as one log.
-            Ok(State::Wf2(t)) => {
-                tables = Some(match tables {
-                    None => *t,
-                    Some(all) => swath_ops::partial::Wf2Tables::merge(all, *t),
-                })
-            }
-            Ok(State::Summary(t)) => {
-                summary = Some(match summary {
-                    None => *t,
-                    Some(all) => swath_ops::partial::SummaryTables::merge(all, *t),
-                })
-            }
+            // The tables went into the report as the partials were read.
+            Ok(State::Wf2(_) | State::Summary(_)) => {}
             Err(e) => return fail(e.to_string()),
         }
     }
@@ -135,7 +181,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
         Kind::GrepCount => crate::cmd::grep::render_partial(&merged.options, &counts),
         Kind::Summary => match crate::cmd::logs::partial_top(&merged.options, "logs summary") {
             Some(n) => {
-                let s = swath_ops::logs::Summary::from_tables(&summary.unwrap_or_default());
+                let s = summary;
                 // The report goes out as `swath logs summary` writes it (page included).
                 if let Err(e) =
                     crate::cmd::logs::summary_report(&s, n, a.json, a.html.as_deref(), false)
@@ -151,7 +197,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
         },
         Kind::Wf2 => match crate::cmd::logs::partial_top(&merged.options, "logs wf2") {
             Some(n) => {
-                let r = swath_ops::logs::Wf2::from_tables(&tables.unwrap_or_default());
+                let r = tables;
                 if r.malformed > 0 {
                     // Said after the report, as `swath logs` says it.
                     note = Some(format!(
