@@ -597,6 +597,24 @@ impl Wf2 {
             .collect()
     }
 
+    /// Writes the tables in full, keys in byte order, as a partial result's state (the
+    /// bytes [`Wf2::tables`] would encode to), straight from the hash tables.
+    pub fn encode_state(&self, out: &mut Vec<u8>) {
+        let mut uris: Vec<(&[u8], [u64; 3], bool)> = self
+            .uris
+            .iter()
+            .map(|(k, s)| (k, [s.bytes, s.hits, s.not_found], s.fetched))
+            .collect();
+        uris.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        fn sorted(t: &Counts) -> Vec<(&[u8], u64)> {
+            let mut v: Vec<(&[u8], u64)> = t.iter().collect();
+            v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            v
+        }
+        let (clients, referrers) = (sorted(&self.clients), sorted(&self.referrers));
+        crate::partial::encode_wf2(out, self.malformed, &uris, &clients, &referrers);
+    }
+
     /// The tables in full, keys in byte order: a partial result's state.
     pub fn tables(&self) -> crate::partial::Wf2Tables {
         fn sorted<V>(mut v: Vec<(Vec<u8>, V)>) -> Vec<(Vec<u8>, V)> {
@@ -800,6 +818,36 @@ impl Default for Summary {
 }
 
 impl Summary {
+    /// Writes the tables in full, keys in byte order, as a partial result's state (the
+    /// bytes [`Summary::tables`] would encode to), straight from the hash tables.
+    pub fn encode_state(&self, out: &mut Vec<u8>) {
+        fn list(t: &Table) -> Vec<(&[u8], u64)> {
+            let mut v: Vec<(&[u8], u64)> = t.iter().map(|(k, &n)| (k.bytes(), n)).collect();
+            v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            v
+        }
+        let mut numbers = vec![self.requests, self.malformed, self.bytes];
+        numbers.extend_from_slice(&self.status);
+        numbers.extend_from_slice(&self.hours);
+        let mut days: Vec<([u8; 4], u64)> = self
+            .days
+            .iter()
+            .map(|(d, &n)| (d.to_be_bytes(), n))
+            .collect();
+        days.sort_unstable();
+        let t = [
+            list(&self.clients),
+            list(&self.uris),
+            list(&self.not_found),
+            list(&self.referrers),
+            list(&self.agents),
+            list(&self.uri_bytes),
+        ];
+        let days: Vec<(&[u8], u64)> = days.iter().map(|(d, n)| (&d[..], *n)).collect();
+        let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
+        crate::partial::encode_summary(out, &numbers, &days, tables);
+    }
+
     /// The tables in full, keys in byte order: a partial result's state.
     pub fn tables(&self) -> crate::partial::SummaryTables {
         let list = |t: &Table| {
@@ -1147,6 +1195,55 @@ mod tests {
                 (st.bytes, st.hits, st.not_found, st.fetched)
             );
         }
+    }
+
+    #[test]
+    fn states_written_from_the_hash_tables_are_the_tables_bytes() {
+        let (mut w, mut s) = (Wf2::default(), Summary::default());
+        let (wc, sc) = (Wf2Config::default(), SummaryConfig::default());
+        for i in 0..3000 {
+            let l = line_of(i);
+            w.line(&wc, &l);
+            s.line(&sc, &l);
+        }
+        let via_tables = |st: crate::partial::State| {
+            crate::partial::Partial::piece(b"o".to_vec(), 2, b"f".to_vec(), 9, (0, 9), st)
+                .to_bytes()
+        };
+        let direct = |kind, encode: &dyn Fn(&mut Vec<u8>)| {
+            let mut state = Vec::new();
+            encode(&mut state);
+            crate::partial::Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), &state)
+        };
+        assert_eq!(
+            direct(crate::partial::Kind::Wf2, &|o| w.encode_state(o)),
+            via_tables(crate::partial::State::Wf2(Box::new(w.tables())))
+        );
+        assert_eq!(
+            direct(crate::partial::Kind::Summary, &|o| s.encode_state(o)),
+            via_tables(crate::partial::State::Summary(Box::new(s.tables())))
+        );
+        // An empty piece of a non-empty input is not kept, as `piece` keeps it.
+        assert_eq!(
+            crate::partial::Partial::piece_bytes(
+                crate::partial::Kind::GrepCount,
+                b"o",
+                0,
+                b"f",
+                9,
+                (4, 4),
+                &0u64.to_le_bytes()
+            ),
+            crate::partial::Partial::piece(
+                b"o".to_vec(),
+                0,
+                b"f".to_vec(),
+                9,
+                (4, 4),
+                crate::partial::State::GrepCount(0)
+            )
+            .to_bytes()
+        );
     }
 
     #[test]

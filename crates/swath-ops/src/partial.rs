@@ -59,13 +59,56 @@ fn merge_sorted<V>(
 
 /// Writes a key-sorted list of counts: its length (u64), then each key (u32 length and
 /// bytes) and count (u64).
-fn encode_list(out: &mut Vec<u8>, t: &[(Vec<u8>, u64)]) {
+fn encode_list<K: AsRef<[u8]>>(out: &mut Vec<u8>, t: &[(K, u64)]) {
     out.extend_from_slice(&(t.len() as u64).to_le_bytes());
     for (k, n) in t {
+        let k = k.as_ref();
         out.extend_from_slice(&(k.len() as u32).to_le_bytes());
         out.extend_from_slice(k);
         out.extend_from_slice(&n.to_le_bytes());
     }
+}
+
+/// Writes a `logs summary` state (see [`SummaryTables`]) from lists sorted by key; keys may
+/// be borrowed (a report's own tables), so nothing is copied twice.
+pub fn encode_summary<K: AsRef<[u8]>>(
+    out: &mut Vec<u8>,
+    numbers: &[u64],
+    days: &[(K, u64)],
+    tables: [&[(K, u64)]; 6],
+) {
+    out.extend_from_slice(&(numbers.len() as u64).to_le_bytes());
+    for n in numbers {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    encode_list(out, days);
+    for t in tables {
+        encode_list(out, t);
+    }
+}
+
+/// Writes a `logs wf2` state (see [`Wf2Tables`]) from lists sorted by key; keys may be
+/// borrowed.
+pub fn encode_wf2<K: AsRef<[u8]>>(
+    out: &mut Vec<u8>,
+    malformed: u64,
+    uris: &[(K, [u64; 3], bool)],
+    clients: &[(K, u64)],
+    referrers: &[(K, u64)],
+) {
+    out.extend_from_slice(&malformed.to_le_bytes());
+    out.extend_from_slice(&(uris.len() as u64).to_le_bytes());
+    for (k, v, f) in uris {
+        let k = k.as_ref();
+        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        out.extend_from_slice(k);
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.push(u8::from(*f));
+    }
+    encode_list(out, clients);
+    encode_list(out, referrers);
 }
 
 /// Reads a list [`encode_list`] wrote, refusing keys out of order.
@@ -131,14 +174,9 @@ impl SummaryTables {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.numbers.len() as u64).to_le_bytes());
-        for n in &self.numbers {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        encode_list(out, &self.days);
-        for t in &self.tables {
-            encode_list(out, t);
-        }
+        let t = &self.tables;
+        let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
+        encode_summary(out, &self.numbers, &self.days, tables);
     }
 
     fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
@@ -193,18 +231,13 @@ impl Wf2Tables {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.malformed.to_le_bytes());
-        out.extend_from_slice(&(self.uris.len() as u64).to_le_bytes());
-        for (k, v, f) in &self.uris {
-            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
-            out.extend_from_slice(k);
-            for x in v {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-            out.push(u8::from(*f));
-        }
-        encode_list(out, &self.clients);
-        encode_list(out, &self.referrers);
+        encode_wf2(
+            out,
+            self.malformed,
+            &self.uris,
+            &self.clients,
+            &self.referrers,
+        );
     }
 
     fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
@@ -610,32 +643,39 @@ impl Partial {
 
     /// The partial as bytes (`docs/partial-format.md`).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.push(self.kind.code());
-        out.push(0);
-        out.extend_from_slice(&(self.options.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.options);
-        out.extend_from_slice(&(self.inputs.len() as u32).to_le_bytes());
+        let mut out = header(self.kind, &self.options, self.inputs.len());
         for ((index, _), part) in &self.inputs {
-            out.extend_from_slice(&index.to_le_bytes());
-            out.extend_from_slice(&(part.name.len() as u32).to_le_bytes());
-            out.extend_from_slice(&part.name);
-            out.extend_from_slice(&part.len.to_le_bytes());
-            out.extend_from_slice(&(part.pieces.len() as u32).to_le_bytes());
+            input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
             for (begin, (finish, state)) in &part.pieces {
-                out.extend_from_slice(&begin.to_le_bytes());
-                out.extend_from_slice(&finish.to_le_bytes());
                 let mut s = Vec::new();
                 state.encode(&mut s);
-                out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                out.extend_from_slice(&s);
+                piece_head(&mut out, *begin, *finish, &s);
             }
         }
-        let sum = xxhash_rust::xxh3::xxh3_64(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
+        seal(out)
+    }
+
+    /// The bytes of the partial [`Partial::piece`] makes, with the piece's state already
+    /// written (by [`encode_wf2`], [`encode_summary`], ...): a report's tables go to bytes
+    /// straight from its own hash tables, keys borrowed, with no table of owned keys built
+    /// in between.
+    pub fn piece_bytes(
+        kind: Kind,
+        options: &[u8],
+        index: u32,
+        name: &[u8],
+        len: u64,
+        (begin, finish): (u64, u64),
+        state: &[u8],
+    ) -> Vec<u8> {
+        let mut out = header(kind, options, 1);
+        // As `piece` keeps it: an empty piece only as an empty input's one piece.
+        let kept = begin != finish || len == 0;
+        input_head(&mut out, index, name, len, usize::from(kept));
+        if kept {
+            piece_head(&mut out, begin, finish, state);
+        }
+        seal(out)
     }
 
     /// Reads a partial back, checking everything before trusting any of it: header,
@@ -699,6 +739,43 @@ impl Partial {
             inputs,
         })
     }
+}
+
+/// A partial's first bytes: magic, version, kind, options, and the count of inputs.
+fn header(kind: Kind, options: &[u8], inputs: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.push(kind.code());
+    out.push(0);
+    out.extend_from_slice(&(options.len() as u32).to_le_bytes());
+    out.extend_from_slice(options);
+    out.extend_from_slice(&(inputs as u32).to_le_bytes());
+    out
+}
+
+/// An input's fields before its pieces.
+fn input_head(out: &mut Vec<u8>, index: u32, name: &[u8], len: u64, pieces: usize) {
+    out.extend_from_slice(&index.to_le_bytes());
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    out.extend_from_slice(name);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(pieces as u32).to_le_bytes());
+}
+
+/// A piece: its span and its state's bytes.
+fn piece_head(out: &mut Vec<u8>, begin: u64, finish: u64, state: &[u8]) {
+    out.extend_from_slice(&begin.to_le_bytes());
+    out.extend_from_slice(&finish.to_le_bytes());
+    out.extend_from_slice(&(state.len() as u32).to_le_bytes());
+    out.extend_from_slice(state);
+}
+
+/// The checksum after everything else.
+fn seal(mut out: Vec<u8>) -> Vec<u8> {
+    let sum = xxhash_rust::xxh3::xxh3_64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
 }
 
 /// Reads little-endian fields, every length checked against what remains.

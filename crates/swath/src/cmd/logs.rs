@@ -312,8 +312,8 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
             &a.partial,
             &config,
             out,
-            wf2_partial_options(&a),
-            |r: &Wf2| swath_ops::partial::State::Wf2(Box::new(r.tables())),
+            (swath_ops::partial::Kind::Wf2, wf2_partial_options(&a)),
+            |r: &Wf2, bytes| r.encode_state(bytes),
         );
     }
     let mut r = Wf2::default();
@@ -357,8 +357,8 @@ fn emit_partial<R: LineReport>(
     a: &PartialArgs,
     config: &R::Config,
     out: &Path,
-    options: Vec<u8>,
-    state: impl Fn(&R) -> swath_ops::partial::State,
+    (kind, options): (swath_ops::partial::Kind, Vec<u8>),
+    encode: impl Fn(&R, &mut Vec<u8>),
 ) -> Result<std::process::ExitCode> {
     let files = &common.files;
     if files.len() != 1 || files[0].as_os_str() == "-" {
@@ -396,15 +396,19 @@ fn emit_partial<R: LineReport>(
         span
     };
     use std::os::unix::ffi::OsStrExt;
-    let partial = swath_ops::partial::Partial::piece(
-        options,
+    let mut state = Vec::new();
+    encode(&r, &mut state);
+    drop(r);
+    let bytes = swath_ops::partial::Partial::piece_bytes(
+        kind,
+        &options,
         a.operand_index,
-        f.as_os_str().as_bytes().to_vec(),
+        f.as_os_str().as_bytes(),
         len,
         span,
-        state(&r),
+        &state,
     );
-    crate::cmd::partial::write_partial(out, &partial).map_err(anyhow::Error::msg)?;
+    crate::cmd::partial::write_bytes(out, &bytes).map_err(anyhow::Error::msg)?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -538,8 +542,8 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             &a.partial,
             &config,
             out,
-            options.into_bytes(),
-            |s: &Summary| swath_ops::partial::State::Summary(Box::new(s.tables())),
+            (swath_ops::partial::Kind::Summary, options.into_bytes()),
+            |s: &Summary, bytes| s.encode_state(bytes),
         );
     }
     let mut s = Summary::default();

@@ -49,10 +49,15 @@ pub struct SplitArgs {
 
 /// Writes `p` to `path` atomically (a temporary file renamed into place).
 pub(crate) fn write_partial(path: &Path, p: &Partial) -> Result<(), String> {
+    write_bytes(path, &p.to_bytes())
+}
+
+/// Writes a partial's bytes to `path` atomically (a temporary file renamed into place).
+pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let what = |e: &dyn std::fmt::Display| format!("cannot write '{}': {e}", path.display());
     let out = swath_engine::AtomicOutput::create(path).map_err(|e| what(&e))?;
     let mut f = out.file();
-    f.write_all(&p.to_bytes()).map_err(|e| what(&e))?;
+    f.write_all(bytes).map_err(|e| what(&e))?;
     out.commit(false).map_err(|e| what(&e))
 }
 
