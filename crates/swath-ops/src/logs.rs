@@ -597,8 +597,8 @@ impl Wf2 {
             .collect()
     }
 
-    /// Writes the tables in full, keys in byte order, as a partial result's state (the
-    /// bytes [`Wf2::tables`] would encode to), straight from the hash tables.
+    /// Writes the tables in full, keys in byte order, as a partial result's state
+    /// ([`crate::partial::Wf2Tables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
         let mut uris: Vec<(&[u8], [u64; 3], bool)> = self
             .uris
@@ -613,33 +613,6 @@ impl Wf2 {
         }
         let (clients, referrers) = (sorted(&self.clients), sorted(&self.referrers));
         crate::partial::encode_wf2(out, self.malformed, &uris, &clients, &referrers);
-    }
-
-    /// The tables in full, keys in byte order: a partial result's state.
-    pub fn tables(&self) -> crate::partial::Wf2Tables {
-        fn sorted<V>(mut v: Vec<(Vec<u8>, V)>) -> Vec<(Vec<u8>, V)> {
-            v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            v
-        }
-        crate::partial::Wf2Tables {
-            malformed: self.malformed,
-            uris: sorted(
-                self.uris
-                    .iter()
-                    .map(|(k, s)| (k.to_vec(), ([s.bytes, s.hits, s.not_found], s.fetched)))
-                    .collect(),
-            )
-            .into_iter()
-            .map(|(k, (v, f))| (k, v, f))
-            .collect(),
-            clients: sorted(self.clients.iter().map(|(k, n)| (k.to_vec(), n)).collect()),
-            referrers: sorted(
-                self.referrers
-                    .iter()
-                    .map(|(k, n)| (k.to_vec(), n))
-                    .collect(),
-            ),
-        }
     }
 
     /// The report whose tables these are.
@@ -818,8 +791,8 @@ impl Default for Summary {
 }
 
 impl Summary {
-    /// Writes the tables in full, keys in byte order, as a partial result's state (the
-    /// bytes [`Summary::tables`] would encode to), straight from the hash tables.
+    /// Writes the tables in full, keys in byte order, as a partial result's state
+    /// ([`crate::partial::SummaryTables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
         fn list(t: &Table) -> Vec<(&[u8], u64)> {
             let mut v: Vec<(&[u8], u64)> = t.iter().map(|(k, &n)| (k.bytes(), n)).collect();
@@ -846,37 +819,6 @@ impl Summary {
         let days: Vec<(&[u8], u64)> = days.iter().map(|(d, n)| (&d[..], *n)).collect();
         let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
         crate::partial::encode_summary(out, &numbers, &days, tables);
-    }
-
-    /// The tables in full, keys in byte order: a partial result's state.
-    pub fn tables(&self) -> crate::partial::SummaryTables {
-        let list = |t: &Table| {
-            let mut v: Vec<(Vec<u8>, u64)> =
-                t.iter().map(|(k, &n)| (k.bytes().to_vec(), n)).collect();
-            v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            v
-        };
-        let mut numbers = vec![self.requests, self.malformed, self.bytes];
-        numbers.extend_from_slice(&self.status);
-        numbers.extend_from_slice(&self.hours);
-        let mut days: Vec<(Vec<u8>, u64)> = self
-            .days
-            .iter()
-            .map(|(d, &n)| (d.to_be_bytes().to_vec(), n))
-            .collect();
-        days.sort_unstable();
-        crate::partial::SummaryTables {
-            numbers,
-            days,
-            tables: [
-                list(&self.clients),
-                list(&self.uris),
-                list(&self.not_found),
-                list(&self.referrers),
-                list(&self.agents),
-                list(&self.uri_bytes),
-            ],
-        }
     }
 
     /// The report whose tables these are (empty tables: an empty report).
@@ -1198,7 +1140,7 @@ mod tests {
     }
 
     #[test]
-    fn states_written_from_the_hash_tables_are_the_tables_bytes() {
+    fn states_written_from_the_hash_tables_rebuild_the_report() {
         let (mut w, mut s) = (Wf2::default(), Summary::default());
         let (wc, sc) = (Wf2Config::default(), SummaryConfig::default());
         for i in 0..3000 {
@@ -1206,23 +1148,36 @@ mod tests {
             w.line(&wc, &l);
             s.line(&sc, &l);
         }
-        let via_tables = |st: crate::partial::State| {
-            crate::partial::Partial::piece(b"o".to_vec(), 2, b"f".to_vec(), 9, (0, 9), st)
-                .to_bytes()
-        };
-        let direct = |kind, encode: &dyn Fn(&mut Vec<u8>)| {
+        use crate::partial::{Kind, Partial, State};
+        // Report -> bytes -> tables -> report -> bytes: the same bytes, so the state holds
+        // every table in full and the tables rebuild the report.
+        let bytes = |kind, encode: &dyn Fn(&mut Vec<u8>)| {
             let mut state = Vec::new();
             encode(&mut state);
-            crate::partial::Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), &state)
+            Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), &state)
+        };
+        let back = |b: &[u8]| {
+            let p = Partial::from_bytes(b).unwrap();
+            p.inputs[&(2, b"f".to_vec())].whole().unwrap()
+        };
+        let wb = bytes(Kind::Wf2, &|o| w.encode_state(o));
+        let State::Wf2(t) = back(&wb) else {
+            panic!("a wf2 state")
         };
         assert_eq!(
-            direct(crate::partial::Kind::Wf2, &|o| w.encode_state(o)),
-            via_tables(crate::partial::State::Wf2(Box::new(w.tables())))
+            bytes(Kind::Wf2, &|o| Wf2::from_tables(&t).encode_state(o)),
+            wb
         );
+        assert!(!t.uris.is_empty() && !t.clients.is_empty());
+        let sb = bytes(Kind::Summary, &|o| s.encode_state(o));
+        let State::Summary(t) = back(&sb) else {
+            panic!("a summary state")
+        };
         assert_eq!(
-            direct(crate::partial::Kind::Summary, &|o| s.encode_state(o)),
-            via_tables(crate::partial::State::Summary(Box::new(s.tables())))
+            bytes(Kind::Summary, &|o| Summary::from_tables(&t).encode_state(o)),
+            sb
         );
+        assert_eq!(t.numbers[0], s.requests);
         // An empty piece of a non-empty input is not kept, as `piece` keeps it.
         assert_eq!(
             crate::partial::Partial::piece_bytes(
