@@ -111,6 +111,26 @@ pub fn encode_wf2<K: AsRef<[u8]>>(
     encode_list(out, referrers);
 }
 
+/// Calls `f` with each key (borrowed) and count of a list [`encode_list`] wrote, refusing
+/// keys out of order.
+pub(crate) fn each_in_list<'a>(
+    r: &mut Reader<'a>,
+    mut f: impl FnMut(&'a [u8], u64),
+) -> Result<(), PartialError> {
+    let n = r.u64()?;
+    let mut prev: Option<&[u8]> = None;
+    for _ in 0..n {
+        let len = r.u32()? as usize;
+        let k = r.take(len)?;
+        if prev.is_some_and(|p| p >= k) {
+            return Err(PartialError::Damaged("a table's keys are not in order"));
+        }
+        prev = Some(k);
+        f(k, r.u64()?);
+    }
+    Ok(())
+}
+
 /// Reads a list [`encode_list`] wrote, refusing keys out of order.
 fn decode_list(r: &mut Reader<'_>) -> Result<Vec<(Vec<u8>, u64)>, PartialError> {
     let n = r.u64()?;
@@ -573,44 +593,6 @@ impl Partial {
         }
     }
 
-    /// The same inputs and pieces with empty states, and the states taken out (by input,
-    /// in piece order): how partials fit together can then be checked by merging shapes,
-    /// while the states are combined by whatever is fastest for them (a log report's hash
-    /// tables), not by merging sorted lists piece by piece.
-    pub fn into_shape(self) -> (Partial, Vec<(InputKey, State)>) {
-        let empty = match self.kind {
-            Kind::Wc => State::Wc(Tally::default()),
-            Kind::GrepCount => State::GrepCount(0),
-            Kind::Wf2 => State::Wf2(Box::default()),
-            Kind::Summary => State::Summary(Box::default()),
-        };
-        let mut states = Vec::new();
-        let mut inputs = BTreeMap::new();
-        for (key, part) in self.inputs {
-            let mut pieces = BTreeMap::new();
-            for (begin, (finish, state)) in part.pieces {
-                states.push((key.clone(), state));
-                pieces.insert(begin, (finish, empty.clone()));
-            }
-            inputs.insert(
-                key,
-                InputPart {
-                    name: part.name,
-                    len: part.len,
-                    pieces,
-                },
-            );
-        }
-        (
-            Partial {
-                kind: self.kind,
-                options: self.options,
-                inputs,
-            },
-            states,
-        )
-    }
-
     /// The union of two partials of the same report and options.
     pub fn merge(mut self, other: Partial) -> Result<Partial, PartialError> {
         if self.kind != other.kind {
@@ -681,6 +663,19 @@ impl Partial {
     /// Reads a partial back, checking everything before trusting any of it: header,
     /// version, checksum, then every length against the bytes that remain.
     pub fn from_bytes(b: &[u8]) -> Result<Partial, PartialError> {
+        Ok(Self::parse(b, false)?.0)
+    }
+
+    /// As [`Partial::from_bytes`], but a log report's piece states are not decoded: the
+    /// partial comes back as its *shape* (the same inputs and pieces with empty states:
+    /// how partials fit together is checked by merging shapes) with the states' bytes
+    /// beside it, for a reader that adds them to its report straight from the bytes
+    /// (`Wf2::add_state`, `Summary::add_state`), every key borrowed, none copied twice.
+    pub fn from_bytes_lazy(b: &[u8]) -> Result<(Partial, Vec<&[u8]>), PartialError> {
+        Self::parse(b, true)
+    }
+
+    fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<&[u8]>), PartialError> {
         if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
             return Err(PartialError::Foreign);
         }
@@ -705,6 +700,8 @@ impl Partial {
         let options = r.take(options_len)?.to_vec();
         let n_inputs = r.u32()?;
         let mut inputs = BTreeMap::new();
+        let lazy = lazy && matches!(kind, Kind::Wf2 | Kind::Summary);
+        let mut raw = Vec::new();
         for _ in 0..n_inputs {
             let index = r.u32()?;
             let name_len = r.u32()? as usize;
@@ -722,7 +719,13 @@ impl Partial {
                     return Err(PartialError::Damaged("a piece lies outside its input"));
                 }
                 let state_len = r.u32()? as usize;
-                let state = State::decode(kind, r.take(state_len)?)?;
+                let bytes = r.take(state_len)?;
+                let state = if lazy {
+                    raw.push(bytes);
+                    empty_state(kind)
+                } else {
+                    State::decode(kind, bytes)?
+                };
                 part.add(begin, finish, state)
                     .map_err(|_| PartialError::Damaged("pieces overlap"))?;
             }
@@ -733,11 +736,24 @@ impl Partial {
         if r.at != body.len() {
             return Err(PartialError::Damaged("bytes after the last input"));
         }
-        Ok(Partial {
-            kind,
-            options,
-            inputs,
-        })
+        Ok((
+            Partial {
+                kind,
+                options,
+                inputs,
+            },
+            raw,
+        ))
+    }
+}
+
+/// The state of no bytes, for a kind.
+fn empty_state(kind: Kind) -> State {
+    match kind {
+        Kind::Wc => State::Wc(Tally::default()),
+        Kind::GrepCount => State::GrepCount(0),
+        Kind::Wf2 => State::Wf2(Box::default()),
+        Kind::Summary => State::Summary(Box::default()),
     }
 }
 
@@ -779,13 +795,13 @@ fn seal(mut out: Vec<u8>) -> Vec<u8> {
 }
 
 /// Reads little-endian fields, every length checked against what remains.
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
+pub(crate) struct Reader<'a> {
+    pub(crate) b: &'a [u8],
+    pub(crate) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], PartialError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], PartialError> {
         if self.b.len() - self.at < n {
             return Err(PartialError::Damaged("a length runs past the end"));
         }
@@ -800,13 +816,13 @@ impl<'a> Reader<'a> {
         Ok(self.take(n)?.to_vec())
     }
 
-    fn u32(&mut self) -> Result<u32, PartialError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, PartialError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().expect("4 bytes"),
         ))
     }
 
-    fn u64(&mut self) -> Result<u64, PartialError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, PartialError> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))

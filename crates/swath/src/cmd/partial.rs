@@ -87,17 +87,19 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     type Logs = (swath_ops::logs::Wf2, swath_ops::logs::Summary);
     let render_logs = a.emit_partial.is_none();
     let read = |path: &PathBuf, logs: &mut Logs| -> Result<Partial, String> {
-        let p = read_partial(path)?;
-        if !(render_logs && matches!(p.kind, Kind::Wf2 | Kind::Summary)) {
-            return Ok(p);
+        if !render_logs {
+            return read_partial(path);
         }
-        let (shape, states) = p.into_shape();
-        for (_, state) in states {
-            match state {
-                State::Wf2(t) => logs.0.merge(swath_ops::logs::Wf2::from_tables(&t)),
-                State::Summary(t) => logs.1.merge(swath_ops::logs::Summary::from_tables(&t)),
-                _ => {}
+        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let bytes = std::fs::read(path).map_err(|e| named(&swath_engine::error::os_message(&e)))?;
+        let (shape, states) = Partial::from_bytes_lazy(&bytes).map_err(|e| named(&e))?;
+        for state in states {
+            match shape.kind {
+                Kind::Wf2 => logs.0.add_state(state),
+                Kind::Summary => logs.1.add_state(state),
+                _ => Ok(()),
             }
+            .map_err(|e| named(&e))?;
         }
         Ok(shape)
     };
