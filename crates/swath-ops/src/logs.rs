@@ -618,34 +618,22 @@ impl Wf2 {
     /// Adds the tables of a partial result's state, read straight from its bytes (keys
     /// borrowed; refused as [`crate::partial::Wf2Tables`] refuses them).
     pub fn add_state(&mut self, b: &[u8]) -> Result<(), crate::partial::PartialError> {
-        use crate::partial::{each_in_list, PartialError, Reader};
+        use crate::partial::{each_in_list, each_keyed, uri_value, PartialError, Reader};
         let mut r = Reader { b, at: 0 };
         self.malformed += r.u64()?;
-        let n = r.u64()?;
-        let mut prev: Option<&[u8]> = None;
-        for _ in 0..n {
-            let len = r.u32()? as usize;
-            let k = r.take(len)?;
-            if prev.is_some_and(|p| p >= k) {
-                return Err(PartialError::Damaged("a table's keys are not in order"));
-            }
-            prev = Some(k);
-            let (bytes, hits, not_found) = (r.u64()?, r.u64()?, r.u64()?);
-            let fetched = match r.take(1)?[0] {
-                0 => false,
-                1 => true,
-                _ => return Err(PartialError::Damaged("a flag is neither 0 nor 1")),
-            };
-            self.uris.add(
-                k,
-                UriStat {
+        each_keyed(
+            &mut r,
+            uri_value,
+            |k, ([bytes, hits, not_found], fetched)| {
+                let st = UriStat {
                     bytes,
                     hits,
                     not_found,
                     fetched,
-                },
-            );
-        }
+                };
+                self.uris.add(k, st)
+            },
+        )?;
         each_in_list(&mut r, |k, n| self.clients.add(k, n))?;
         each_in_list(&mut r, |k, n| self.referrers.add(k, n))?;
         if r.at != b.len() {

@@ -111,11 +111,12 @@ pub fn encode_wf2<K: AsRef<[u8]>>(
     encode_list(out, referrers);
 }
 
-/// Calls `f` with each key (borrowed) and count of a list [`encode_list`] wrote, refusing
-/// keys out of order.
-pub(crate) fn each_in_list<'a>(
+/// Calls `f` with each key (borrowed) and value (read by `value`) of a keyed list (a u64
+/// count, then each key's u32 length, bytes and value), refusing keys out of order.
+pub(crate) fn each_keyed<'a, V>(
     r: &mut Reader<'a>,
-    mut f: impl FnMut(&'a [u8], u64),
+    value: impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
+    mut f: impl FnMut(&'a [u8], V),
 ) -> Result<(), PartialError> {
     let n = r.u64()?;
     let mut prev: Option<&[u8]> = None;
@@ -126,22 +127,35 @@ pub(crate) fn each_in_list<'a>(
             return Err(PartialError::Damaged("a table's keys are not in order"));
         }
         prev = Some(k);
-        f(k, r.u64()?);
+        f(k, value(r)?);
     }
     Ok(())
 }
 
+/// Calls `f` with each key (borrowed) and count of a list [`encode_list`] wrote, refusing
+/// keys out of order.
+pub(crate) fn each_in_list<'a>(
+    r: &mut Reader<'a>,
+    f: impl FnMut(&'a [u8], u64),
+) -> Result<(), PartialError> {
+    each_keyed(r, Reader::u64, f)
+}
+
+/// A URI's values in a `logs wf2` state: bytes, article fetches, 404s, fetched at all.
+pub(crate) fn uri_value(r: &mut Reader<'_>) -> Result<([u64; 3], bool), PartialError> {
+    let v = [r.u64()?, r.u64()?, r.u64()?];
+    let f = match r.take(1)?[0] {
+        0 => false,
+        1 => true,
+        _ => return Err(PartialError::Damaged("a flag is neither 0 nor 1")),
+    };
+    Ok((v, f))
+}
+
 /// Reads a list [`encode_list`] wrote, refusing keys out of order.
 fn decode_list(r: &mut Reader<'_>) -> Result<Vec<(Vec<u8>, u64)>, PartialError> {
-    let n = r.u64()?;
-    let mut t: Vec<(Vec<u8>, u64)> = Vec::new();
-    for _ in 0..n {
-        let k = r.bytes()?;
-        if t.last().is_some_and(|(p, _)| *p >= k) {
-            return Err(PartialError::Damaged("a table's keys are not in order"));
-        }
-        t.push((k, r.u64()?));
-    }
+    let mut t = Vec::new();
+    each_in_list(r, |k, n| t.push((k.to_vec(), n)))?;
     Ok(t)
 }
 
@@ -263,25 +277,12 @@ impl Wf2Tables {
     fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
         let mut r = Reader { b, at: 0 };
         let malformed = r.u64()?;
-        let n = r.u64()?;
         let mut uris = Vec::new();
-        for _ in 0..n {
-            let k = r.bytes()?;
-            let v = [r.u64()?, r.u64()?, r.u64()?];
-            let f = match r.take(1)?[0] {
-                0 => false,
-                1 => true,
-                _ => return Err(PartialError::Damaged("a flag is neither 0 nor 1")),
-            };
-            uris.push((k, v, f));
-        }
+        each_keyed(&mut r, uri_value, |k, (v, f)| uris.push((k.to_vec(), v, f)))?;
         let clients = decode_list(&mut r)?;
         let referrers = decode_list(&mut r)?;
         if r.at != b.len() {
             return Err(PartialError::Damaged("bytes after the tables"));
-        }
-        if uris.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err(PartialError::Damaged("a table's keys are not in order"));
         }
         Ok(Wf2Tables {
             malformed,
@@ -808,12 +809,6 @@ impl<'a> Reader<'a> {
         let s = &self.b[self.at..self.at + n];
         self.at += n;
         Ok(s)
-    }
-
-    /// A length (u32) and that many bytes.
-    fn bytes(&mut self) -> Result<Vec<u8>, PartialError> {
-        let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
     }
 
     pub(crate) fn u32(&mut self) -> Result<u32, PartialError> {
