@@ -24,6 +24,10 @@ pub fn line_span(
     end: u64,
     delim: u8,
 ) -> Result<(u64, u64), EngineError> {
+    if input.file_type().is_dir() {
+        let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+        return Err(EngineError::io(input.name(), e));
+    }
     let Some(len) = input.len().filter(|_| input.is_seekable()) else {
         return Err(EngineError::NotRanged {
             path: input.name().to_string(),
@@ -39,12 +43,20 @@ pub fn line_span(
 }
 
 /// The offset of the first `delim` at or after `at`, reading forward in growing steps
-/// (memory bounded by the step, whatever the line's length).
+/// (memory bounded by the step, whatever the line's length). Holes of a sparse file are
+/// stepped over unread: they hold only zeros (a NUL delimiter is found at once there).
 fn next_delim(input: &Input, mut at: u64, len: u64, delim: u8) -> Result<Option<u64>, EngineError> {
     let base = input.base();
     let mut step = FIRST_STEP;
     let mut buf = vec![0u8; step];
     while at < len {
+        if let Some(end) = input.hole_at(base + at) {
+            if delim == 0 {
+                return Ok(Some(at));
+            }
+            at = end.saturating_sub(base).max(at + 1);
+            continue;
+        }
         let want = step.min((len - at) as usize);
         let got = input.read_full_at(&mut buf[..want], base + at)?;
         if got == 0 {
@@ -145,6 +157,33 @@ mod tests {
                 prop_assert_eq!(at, len);
             }
         }
+    }
+
+    /// A range inside a 4 GiB hole finds the line end past it without reading the hole;
+    /// a directory is refused as reading it would be.
+    #[test]
+    fn holes_are_stepped_over_and_directories_refused() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().set_len(4 << 30).unwrap();
+        {
+            use std::io::Write;
+            let mut w = std::fs::OpenOptions::new()
+                .append(true)
+                .open(f.path())
+                .unwrap();
+            w.write_all(b"x\ntail").unwrap();
+        }
+        let input = Input::open(f.path()).unwrap();
+        let nl = (4u64 << 30) + 2;
+        assert_eq!(line_span(&input, 0, 10, b'\n').unwrap(), (0, nl));
+        assert_eq!(line_span(&input, 10, 20, b'\n').unwrap(), (nl, nl));
+        assert_eq!(line_span(&input, 20, 1 << 40, b'\n').unwrap(), (nl, nl + 4));
+        // NUL records: every zero of the hole ends one.
+        assert_eq!(line_span(&input, 10, 20, 0).unwrap(), (11, 21));
+        let d = tempfile::tempdir().unwrap();
+        let dir = Input::open(d.path()).unwrap();
+        let e = line_span(&dir, 0, 1, b'\n').unwrap_err().to_string();
+        assert!(e.ends_with("Is a directory"), "{e}");
     }
 
     #[test]

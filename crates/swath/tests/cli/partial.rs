@@ -216,6 +216,9 @@ fn damaged_foreign_doubled_missing_and_mismatched_partials_are_errors() {
     assert!(err(&["merge", "p1", "nosuch"]).contains("nosuch: No such file or directory"));
     assert!(err(&["wc", "--emit-partial", "p", "-"]).contains("exactly one FILE"));
     assert!(err(&["wc", "--range", "5:1", "--emit-partial", "p", f]).contains("invalid range"));
+    std::fs::create_dir(dir.path("adir")).unwrap();
+    assert!(err(&["wc", "--emit-partial", "p", "adir"]).ends_with("adir: Is a directory\n"));
+    assert!(err(&["merge", "adir"]).ends_with("adir: Is a directory\n"));
     assert!(!dir.path("p").exists());
     assert_eq!(
         ok(&swath(&dir, &["merge", "p2", "p1"])),
