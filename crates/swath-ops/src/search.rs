@@ -186,6 +186,19 @@ struct Found {
     ctx: Vec<Hit>,
 }
 
+/// How a search's blocks are cut. Once a file is binary, NULs end lines (GNU's rule), so
+/// blocks may end at them too: a file of NULs (a sparse file's holes) is then not one line
+/// held in memory. With `-z` records end at NULs, which no longer make a file binary.
+fn framing(m: &Matcher, o: &SearchOptions) -> Framing {
+    if m.eol() == 0 {
+        Framing::Nul
+    } else if o.binary == Binary::Text {
+        Framing::Lines
+    } else {
+        Framing::LinesOrNul
+    }
+}
+
 /// Counts the selected lines of a job in any block order (no `-m`, no
 /// `--binary-files=without-match`): NULs end lines wherever they are, since a line holding
 /// one lies past the binary turn, so each block counts alone.
@@ -227,18 +240,11 @@ pub fn count_span(
     if o.binary == Binary::WithoutMatch || o.max_count != u64::MAX {
         return Ok(None);
     }
-    let framing = if m.eol() == 0 {
-        Framing::Nul
-    } else if o.binary == Binary::Text {
-        Framing::Lines
-    } else {
-        Framing::LinesOrNul
-    };
     let mut job = Job::new(vec![Region {
         input,
         offset: begin,
     }])
-    .with_framing(framing);
+    .with_framing(framing(m, o));
     job.limit = Some(finish - begin);
     let plan = Plan::for_job(engine, &job, Access::SinglePass);
     Ok(Some(count_unordered(&job, &plan, m, o)?.0))
@@ -254,18 +260,8 @@ pub fn search(
     progress: Option<&AtomicU64>,
     emit: &mut (dyn FnMut(Event<'_>) -> Flow + Send),
 ) -> Result<SearchOutcome, EngineError> {
-    // Once a file is binary, NULs end lines (GNU's rule), so blocks may end at them too:
-    // a file of NULs (a sparse file's holes) is then not one line held in memory.
-    let framing = if m.eol() == 0 {
-        // -z: records end at NULs, which no longer make a file binary.
-        Framing::Nul
-    } else if o.binary == Binary::Text {
-        Framing::Lines
-    } else {
-        Framing::LinesOrNul
-    };
     let mut job = Job::new(vec![Region { input, offset: 0 }])
-        .with_framing(framing)
+        .with_framing(framing(m, o))
         .with_progress(progress);
     if !input.is_seekable() {
         job = job.with_long_lines(LongLines::Fail { max: o.max_line });

@@ -540,15 +540,18 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         Ok(None) => unreachable!("-m and without-match are refused above"),
         Err(e) => return fail(&e),
     };
-    let partial = swath_ops::partial::Partial::piece(
-        partial_options(cfg),
+    let state = swath_ops::partial::State::GrepCount(n);
+    let len = input.len().unwrap_or(0);
+    let options = partial_options(cfg);
+    match crate::cmd::partial::write_piece(
+        Path::new(out),
+        options,
         cfg.partial.index,
-        name.as_bytes().to_vec(),
-        input.len().unwrap_or(0),
+        name,
+        len,
         span,
-        swath_ops::partial::State::GrepCount(n),
-    );
-    match crate::cmd::partial::write_partial(Path::new(out), &partial) {
+        state,
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => die(prog, &m),
     }

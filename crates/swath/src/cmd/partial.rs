@@ -47,6 +47,23 @@ pub struct SplitArgs {
     files: Vec<PathBuf>,
 }
 
+/// Writes the partial of one piece (see `Partial::piece`) to `path` atomically.
+pub(crate) fn write_piece(
+    path: &Path,
+    options: Vec<u8>,
+    index: u32,
+    name: &std::ffi::OsStr,
+    len: u64,
+    span: (u64, u64),
+    state: State,
+) -> Result<(), String> {
+    let name = name.as_bytes().to_vec();
+    write_partial(
+        path,
+        &Partial::piece(options, index, name, len, span, state),
+    )
+}
+
 /// Writes `p` to `path` atomically (a temporary file renamed into place).
 pub(crate) fn write_partial(path: &Path, p: &Partial) -> Result<(), String> {
     write_bytes(path, &p.to_bytes())

@@ -428,16 +428,17 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
             Ok((t, _, _)) => t,
             Err(e) => return fail(&e),
         };
-    use std::os::unix::ffi::OsStrExt;
-    let partial = swath_ops::partial::Partial::piece(
-        partial_options(sel, enc),
+    let state = swath_ops::partial::State::Wc(tally);
+    let (len, options) = (input.len().unwrap_or(0), partial_options(sel, enc));
+    match crate::cmd::partial::write_piece(
+        Path::new(out),
+        options,
         a.operand_index,
-        name.as_bytes().to_vec(),
-        input.len().unwrap_or(0),
+        name,
+        len,
         span,
-        swath_ops::partial::State::Wc(tally),
-    );
-    match crate::cmd::partial::write_partial(Path::new(out), &partial) {
+        state,
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             eprintln!("{prog}: {m}");

@@ -381,45 +381,13 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("{flag} is for log")));
     }
     assert!(!dir.path("x.html").exists());
-    let o = swath(
-        &dir,
-        &[
-            "logs",
-            "wf2",
-            "--range",
-            "0:10",
-            "--emit-partial",
-            "x",
-            "b.log.gz",
-        ],
-    );
+    let sw = |cmd: &str| swath(&dir, &cmd.split_whitespace().collect::<Vec<_>>());
+    let o = sw("logs wf2 --range 0:10 --emit-partial x b.log.gz");
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("a compressed log is one range"));
-    ok(&swath(
-        &dir,
-        &[
-            "logs",
-            "wf2",
-            "--range",
-            "0:10",
-            "--emit-partial",
-            "w1",
-            "a.log",
-        ],
-    ));
-    ok(&swath(
-        &dir,
-        &[
-            "logs",
-            "wf2",
-            "--top",
-            "2",
-            "--range",
-            "10:99999999",
-            "--emit-partial",
-            "w2",
-            "a.log",
-        ],
+    ok(&sw("logs wf2 --range 0:10 --emit-partial w1 a.log"));
+    ok(&sw(
+        "logs wf2 --top 2 --range 10:99999999 --emit-partial w2 a.log",
     ));
     let o = swath(&dir, &["merge", "w1", "w2"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("different options"));
