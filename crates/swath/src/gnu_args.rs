@@ -6,6 +6,8 @@ use std::ffi::OsString;
 
 use clap::error::ErrorKind;
 
+pub use swath_report::text::quote_name;
+
 /// Resolves abbreviated long options the way GNU getopt does for cmp's own options (so
 /// `--s` is `--silent` even though swath adds `--strategy`), and reports getopt's
 /// ambiguity and "doesn't allow an argument" errors. Other options are left to clap.
@@ -109,120 +111,6 @@ fn requires_argument(flag: &str, argv: &[OsString]) -> String {
     } else {
         format!("option '{flag}' requires an argument")
     }
-}
-
-/// A file name as GNU tools show it in messages (gnulib's `quotef`: shell-escape quoting,
-/// only when needed): plain names as they are; names with shell-special characters in
-/// single quotes (or double quotes when the name holds a single quote and nothing that
-/// expands); control characters and bytes that are not characters as `$'\ooo'` escapes.
-pub fn quote_name(name: &std::ffi::OsStr, utf8: bool) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = name.as_bytes();
-    // Split into characters: (bytes, needs an escape).
-    let mut chars: Vec<(&[u8], bool)> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            chars.push((&bytes[i..i + 1], b < 0x20 || b == 0x7f));
-            i += 1;
-            continue;
-        }
-        let len = match b {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => 1,
-        };
-        let valid = utf8
-            && i + len <= bytes.len()
-            && len > 1
-            && std::str::from_utf8(&bytes[i..i + len]).is_ok();
-        if valid {
-            chars.push((&bytes[i..i + len], false));
-            i += len;
-        } else {
-            chars.push((&bytes[i..i + 1], true));
-            i += 1;
-        }
-    }
-    let special = |k: usize, c: &[u8]| {
-        matches!(
-            c[0],
-            b' ' | b'!'
-                | b'"'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b';'
-                | b'<'
-                | b'='
-                | b'>'
-                | b'?'
-                | b'['
-                | b'\\'
-                | b'^'
-                | b'`'
-                | b'|'
-                | b':'
-        ) || (k == 0 && matches!(c[0], b'#' | b'~'))
-    };
-    let needs_escape = chars.iter().any(|&(_, e)| e);
-    let needs_quotes = needs_escape
-        || bytes.is_empty()
-        || chars.iter().enumerate().any(|(k, &(c, _))| special(k, c));
-    if !needs_quotes {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    let text = |c: &[u8]| String::from_utf8_lossy(c).into_owned();
-    if !needs_escape {
-        let has_single = bytes.contains(&b'\'');
-        let expands = bytes
-            .iter()
-            .any(|b| matches!(b, b'$' | b'`' | b'\\' | b'"' | b'!'));
-        if has_single && !expands {
-            return format!("\"{}\"", text(bytes));
-        }
-        return format!("'{}'", text(bytes).replace('\'', "'\\''"));
-    }
-    let mut out = String::new();
-    let mut k = 0;
-    while k < chars.len() {
-        if chars[k].1 {
-            if out.is_empty() {
-                out.push_str("''");
-            }
-            out.push_str("$'");
-            while k < chars.len() && chars[k].1 {
-                for &b in chars[k].0 {
-                    match b {
-                        b'\t' => out.push_str("\\t"),
-                        b'\n' => out.push_str("\\n"),
-                        b'\r' => out.push_str("\\r"),
-                        0x0b => out.push_str("\\v"),
-                        0x0c => out.push_str("\\f"),
-                        0x07 => out.push_str("\\a"),
-                        0x08 => out.push_str("\\b"),
-                        _ => out.push_str(&format!("\\{b:03o}")),
-                    }
-                }
-                k += 1;
-            }
-            out.push('\'');
-        } else {
-            out.push('\'');
-            while k < chars.len() && !chars[k].1 {
-                let t = text(chars[k].0);
-                out.push_str(&t.replace('\'', "'\\''"));
-                k += 1;
-            }
-            out.push('\'');
-        }
-    }
-    out
 }
 
 /// True when the character type locale (LC_ALL, LC_CTYPE, LANG) is UTF-8.

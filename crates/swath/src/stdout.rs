@@ -7,6 +7,8 @@
 
 use std::io::{self, IsTerminal, Write};
 
+pub use swath_report::text::visible;
+
 /// How a tool words a write error on standard output, and the status it then exits with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Voice {
@@ -160,46 +162,6 @@ pub fn clap_text(e: &clap::Error) -> Vec<u8> {
     } else {
         styled.to_string().into_bytes()
     }
-}
-
-/// `text` as a text report shows it, so that nothing read from an input can drive the
-/// terminal: printable characters as they are; a backslash doubled (`\\`), so every escape
-/// reads one way; control characters (C0, DEL, and C1 such as U+009B, a CSI on some
-/// terminals) and bytes that are not UTF-8 as `\xHH`, one per byte; the invisible bidi
-/// controls (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the line and paragraph
-/// separators U+2028, U+2029 as `\u{HHHH}`.
-pub fn visible(text: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(text.len());
-    let byte = |out: &mut String, b: u8| {
-        let _ = write!(out, "\\x{b:02x}");
-    };
-    for chunk in text.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                c if c.is_control() => {
-                    let mut buf = [0u8; 4];
-                    for &b in c.encode_utf8(&mut buf).as_bytes() {
-                        byte(&mut out, b);
-                    }
-                }
-                '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}' => {
-                    let _ = write!(out, "\\u{{{:04x}}}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        for &b in chunk.invalid() {
-            byte(&mut out, b);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

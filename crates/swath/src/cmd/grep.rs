@@ -464,24 +464,17 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     run(prog, &cfg, &matcher)
 }
 
-/// The options text of a `grep -c` partial: how names are shown (`-H`/`-h`, `-Z`), then
-/// everything that decides which lines are selected.
+/// The options text of a `grep -c` partial (see [`swath_report::grep::options`]).
 fn partial_options(cfg: &Config) -> Vec<u8> {
-    let h = match cfg.with_filename_given {
-        None => "auto",
-        Some(true) => "yes",
-        Some(false) => "no",
-    };
-    format!(
-        "grep -c\nH={h}\nZ={}\n{:?} {:?} {:?} {:?} {:?}",
-        u8::from(cfg.format.null_after_name),
-        cfg.patterns,
-        cfg.match_opts,
+    swath_report::grep::options(
+        cfg.with_filename_given,
+        cfg.format.null_after_name,
+        &cfg.patterns,
+        &cfg.match_opts,
         cfg.invert,
         cfg.binary,
         cfg.format.eol,
     )
-    .into_bytes()
 }
 
 /// `grep -c --emit-partial OUT [--range START:END] FILE`: the count of one byte range of one
@@ -555,39 +548,6 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => die(prog, &m),
     }
-}
-
-/// Prints merged `grep -c` partials as `grep -c` prints the same files: the count, after
-/// the name and `:` (or NUL with `-Z`) when names are shown (`-H`, or more than one file
-/// without `-h`).
-pub(crate) fn render_partial(options: &[u8], files: &[(&[u8], u64)]) -> Result<Vec<u8>, String> {
-    let text = String::from_utf8_lossy(options);
-    let mut lines = text.lines();
-    if lines.next() != Some("grep -c") {
-        return Err("not a grep -c partial".into());
-    }
-    let h = lines
-        .next()
-        .and_then(|l| l.strip_prefix("H="))
-        .ok_or("a grep -c partial without H=")?;
-    let z = lines
-        .next()
-        .and_then(|l| l.strip_prefix("Z="))
-        .ok_or("a grep -c partial without Z=")?;
-    let names = match h {
-        "yes" => true,
-        "no" => false,
-        _ => files.len() > 1,
-    };
-    let mut out = Vec::new();
-    for (name, n) in files {
-        if names {
-            out.extend_from_slice(name);
-            out.push(if z == "1" { 0 } else { b':' });
-        }
-        out.extend_from_slice(format!("{n}\n").as_bytes());
-    }
-    Ok(out)
 }
 
 fn usage(prog: &str, msg: Option<&str>) -> ExitCode {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use swath_ops::logs::LineReport;
-use swath_ops::partial::{Kind, Partial, State};
+use swath_ops::partial::{Partial, State};
+use swath_report::merge::{read_into, report, Format, Tables};
 
 /// Merge partial results into the report the one-machine command prints.
 #[derive(Args, Debug)]
@@ -78,60 +78,34 @@ pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     out.commit(false).map_err(|e| what(&e))
 }
 
-/// A partial read from a file, or a message naming the file and the cause.
-fn read_partial(path: &Path) -> Result<Partial, String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        format!(
-            "{}: {}",
-            path.display(),
-            swath_engine::error::os_message(&e)
-        )
-    })?;
-    Partial::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// `swath merge`.
 pub fn merge(a: MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
         ExitCode::from(1)
     };
-    // A log report printed from its pieces: the pieces' places are checked by merging their
-    // shapes, and their tables go straight into the report's hash tables (merging sorted
-    // lists piece by piece costs more than the report itself). The partials are read and
-    // turned into tables on every core, a share of them each; the shapes are then merged
-    // in argument order, so an error names the same partial whatever the timing.
-    type Logs = (swath_ops::logs::Wf2, swath_ops::logs::Summary);
-    let render_logs = a.emit_partial.is_none();
-    let read = |path: &PathBuf, logs: &mut Logs| -> Result<Partial, String> {
-        if !render_logs {
-            return read_partial(path);
-        }
+    // A log report printed from its pieces: the pieces' tables go straight into the
+    // report's tables (`swath_report::merge`). The partials are read on every core, a
+    // share of them each; their shapes are then merged in argument order, so that an error
+    // names the same partial whatever the timing.
+    let render = a.emit_partial.is_none();
+    let read = |path: &PathBuf, tables: &mut Tables| -> Result<Partial, String> {
         let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let bytes = std::fs::read(path).map_err(|e| named(&swath_engine::error::os_message(&e)))?;
-        let (shape, states) = Partial::from_bytes_lazy(&bytes).map_err(|e| named(&e))?;
-        for state in states {
-            match shape.kind {
-                Kind::Wf2 => logs.0.add_state(state),
-                Kind::Summary => logs.1.add_state(state),
-                _ => Ok(()),
-            }
-            .map_err(|e| named(&e))?;
-        }
-        Ok(shape)
+        read_into(&bytes, render.then_some(tables)).map_err(|e| named(&e))
     };
     let workers = swath_engine::sysinfo::cores().clamp(1, a.partials.len().max(1));
     let share = a.partials.len().div_ceil(workers).max(1);
-    let done: Vec<(Vec<Result<Partial, String>>, Logs)> = std::thread::scope(|scope| {
+    let done: Vec<(Vec<Result<Partial, String>>, Tables)> = std::thread::scope(|scope| {
         let handles: Vec<_> = a
             .partials
             .chunks(share)
             .map(|paths| {
                 let read = &read;
                 scope.spawn(move || {
-                    let mut logs = Logs::default();
-                    let parts = paths.iter().map(|p| read(p, &mut logs)).collect();
-                    (parts, logs)
+                    let mut tables = Tables::default();
+                    let parts = paths.iter().map(|p| read(p, &mut tables)).collect();
+                    (parts, tables)
                 })
             })
             .collect();
@@ -140,17 +114,14 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut logs: Option<Logs> = None;
+    let mut tables: Option<Tables> = None;
     let mut merged: Option<Partial> = None;
     let mut results = Vec::new();
-    for (parts, l) in done {
+    for (parts, t) in done {
         results.extend(parts);
-        match &mut logs {
-            None => logs = Some(l),
-            Some((w, s)) => {
-                w.merge(l.0);
-                s.merge(l.1);
-            }
+        match &mut tables {
+            None => tables = Some(t),
+            Some(all) => all.merge(t),
         }
     }
     for (path, p) in a.partials.iter().zip(results) {
@@ -175,80 +146,32 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             Err(m) => fail(m),
         };
     }
-    if a.json && !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
-        return fail(format!(
-            "--json is for log reports, not {}",
-            merged.kind.name()
-        ));
-    }
-    if a.html.is_some() && merged.kind != Kind::Summary {
-        return fail(format!(
-            "--html is for logs summary, not {}",
-            merged.kind.name()
-        ));
-    }
-    let (mut tallies, mut counts) = (Vec::new(), Vec::new());
-    let (tables, summary) = logs.unwrap_or_default();
-    for part in merged.inputs.values() {
-        match part.whole() {
-            Ok(State::Wc(t)) => tallies.push((&part.name[..], part.len, t)),
-            Ok(State::GrepCount(n)) => counts.push((&part.name[..], n)),
-            // A log report reads its files as one log.
-            // The tables went into the report as the partials were read.
-            Ok(State::Wf2(_) | State::Summary(_)) => {}
-            Err(e) => return fail(e.to_string()),
-        }
-    }
-    let mut note = None;
-    let text = match merged.kind {
-        Kind::Wc => crate::cmd::wc::render_partial(&merged.options, &tallies),
-        Kind::GrepCount => crate::cmd::grep::render_partial(&merged.options, &counts),
-        Kind::Summary => match crate::cmd::logs::partial_top(&merged.options, "logs summary") {
-            Some(n) => {
-                let s = summary;
-                // The report goes out as `swath logs summary` writes it (page included).
-                if let Err(e) =
-                    crate::cmd::logs::summary_report(&s, n, a.json, a.html.as_deref(), false)
-                {
-                    return fail(format!("{e:#}"));
-                }
-                if s.malformed > 0 {
-                    eprintln!("swath logs: {} malformed lines skipped", s.malformed);
-                }
-                return ExitCode::SUCCESS;
-            }
-            None => Err("a logs summary partial without its --top".to_string()),
-        },
-        Kind::Wf2 => match crate::cmd::logs::partial_top(&merged.options, "logs wf2") {
-            Some(n) => {
-                let r = tables;
-                if r.malformed > 0 {
-                    // Said after the report, as `swath logs` says it.
-                    note = Some(format!(
-                        "swath logs: {} malformed lines skipped",
-                        r.malformed
-                    ));
-                }
-                Ok(crate::cmd::logs::wf2_report(&r, n, a.json, false))
-            }
-            None => Err("a logs wf2 partial without its --top".to_string()),
-        },
+    let format = if a.json { Format::Json } else { Format::Text };
+    let report = match report(
+        &merged,
+        tables.unwrap_or_default(),
+        format,
+        a.html.is_some(),
+    ) {
+        Ok(r) => r,
+        Err(m) => return fail(m),
     };
-    match text {
-        Ok(t) => {
-            let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
-            out.write(&t);
-            let status = match out.finish() {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(status) => ExitCode::from(status),
-            };
-            if let Some(n) = note {
-                eprintln!("{n}");
-            }
-            status
+    let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
+    out.write(&report.text);
+    let status = match out.finish() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(status) => ExitCode::from(status),
+    };
+    if let (Some(path), Some(page)) = (&a.html, &report.page) {
+        if let Err(m) = write_bytes(path, page.as_bytes()) {
+            return fail(m);
         }
-        Err(m) => fail(m),
     }
+    if report.malformed > 0 {
+        // Said after the report, as `swath logs` says it.
+        eprintln!("swath logs: {} malformed lines skipped", report.malformed);
+    }
+    status
 }
 
 /// `swath split`.

@@ -9,12 +9,13 @@ use std::process::ExitCode;
 
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use swath_engine::{EngineError, Flow, Input};
-use swath_kernels::wc::{Encoding, Tally};
-use swath_ops::count::{count_input, Need};
+use swath_kernels::wc::Encoding;
+use swath_ops::count::count_input;
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
 use crate::stdout::{Stdout, Voice};
+use swath_report::wc::{format_line, Selected};
 
 /// GNU wc's long options (getopt resolves abbreviations against these).
 const GNU_LONG_OPTIONS: [(&str, bool); 12] = [
@@ -96,35 +97,6 @@ pub struct WcArgs {
     engine: EngineArgs,
     /// FILE...
     files: Vec<OsString>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Selected {
-    lines: bool,
-    words: bool,
-    chars: bool,
-    bytes: bool,
-    max: bool,
-}
-
-impl Selected {
-    /// What counting must compute for these counts.
-    fn need(&self) -> Need {
-        if self.max {
-            Need::All
-        } else if self.words || self.chars {
-            Need::NoWidth
-        } else {
-            Need::Lines
-        }
-    }
-
-    fn count(&self) -> usize {
-        [self.lines, self.words, self.chars, self.bytes, self.max]
-            .iter()
-            .filter(|&&b| b)
-            .count()
-    }
 }
 
 /// Runs wc with `args` (without the program name); `prog` prefixes messages.
@@ -355,28 +327,6 @@ fn encoding() -> Encoding {
     }
 }
 
-/// The options text of a `wc` partial: the counts asked and the encoding.
-fn partial_options(sel: Selected, enc: Encoding) -> Vec<u8> {
-    let mut o = String::from("wc");
-    for (on, flag) in [
-        (sel.lines, " -l"),
-        (sel.words, " -w"),
-        (sel.chars, " -m"),
-        (sel.bytes, " -c"),
-        (sel.max, " -L"),
-    ] {
-        if on {
-            o.push_str(flag);
-        }
-    }
-    o.push_str(match enc {
-        Encoding::C => " c",
-        Encoding::Utf8 => " utf8",
-        Encoding::Utf8Posix => " utf8-posix",
-    });
-    o.into_bytes()
-}
-
 /// Parses `--range START:END` (byte offsets).
 pub(crate) fn parse_range(r: Option<&str>) -> Result<(u64, u64), String> {
     let Some(r) = r else {
@@ -429,7 +379,10 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
             Err(e) => return fail(&e),
         };
     let state = swath_ops::partial::State::Wc(tally);
-    let (len, options) = (input.len().unwrap_or(0), partial_options(sel, enc));
+    let (len, options) = (
+        input.len().unwrap_or(0),
+        swath_report::wc::options(sel, enc),
+    );
     match crate::cmd::partial::write_piece(
         Path::new(out),
         options,
@@ -445,73 +398,6 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
             ExitCode::from(1)
         }
     }
-}
-
-/// Prints merged `wc` partials as `wc` prints the same files: the counts asked, GNU's
-/// column width (from the files' sizes), a total line for more than one file. `options`
-/// is the partials' options text; `files` the inputs in order, with their counts.
-pub(crate) fn render_partial(
-    options: &[u8],
-    files: &[(&[u8], u64, Tally)],
-) -> Result<Vec<u8>, String> {
-    let text = String::from_utf8_lossy(options);
-    let mut words = text.split(' ');
-    if words.next() != Some("wc") {
-        return Err("not a wc partial".into());
-    }
-    let mut sel = Selected {
-        lines: false,
-        words: false,
-        chars: false,
-        bytes: false,
-        max: false,
-    };
-    let mut enc = None;
-    for w in words {
-        match w {
-            "-l" => sel.lines = true,
-            "-w" => sel.words = true,
-            "-m" => sel.chars = true,
-            "-c" => sel.bytes = true,
-            "-L" => sel.max = true,
-            "c" => enc = Some(Encoding::C),
-            "utf8" => enc = Some(Encoding::Utf8),
-            "utf8-posix" => enc = Some(Encoding::Utf8Posix),
-            _ => return Err(format!("unknown wc option in a partial: {w}")),
-        }
-    }
-    let enc = enc.ok_or("a wc partial without its encoding")?;
-    if sel.count() == 0 {
-        return Err("a wc partial with no count asked".into());
-    }
-    // GNU's compute_number_width over regular files: digits of their total size.
-    let width = if files.len() == 1 && sel.count() == 1 {
-        1
-    } else {
-        let total: u64 = files.iter().map(|f| f.1).sum();
-        total.max(1).to_string().len()
-    };
-    let mut out = Vec::new();
-    let mut totals = [0u64; 5];
-    for (name, _, t) in files {
-        let chars = if enc == Encoding::C { t.bytes } else { t.chars };
-        let c = [t.lines, t.words, chars, t.bytes, t.max_line()];
-        for k in 0..4 {
-            totals[k] += c[k];
-        }
-        totals[4] = totals[4].max(c[4]);
-        let label: Vec<u8> = if name.contains(&b'\n') {
-            use std::os::unix::ffi::OsStrExt;
-            quote_name(std::ffi::OsStr::from_bytes(name), enc.is_utf8()).into_bytes()
-        } else {
-            name.to_vec()
-        };
-        out.extend(format_line(&c, sel, width, Some(&label)));
-    }
-    if files.len() > 1 {
-        out.extend(format_line(&totals, sel, width, Some(b"total")));
-    }
-    Ok(out)
 }
 
 /// Flushes standard output: GNU's status for a write error (reported once), else 1 when a
@@ -615,25 +501,6 @@ fn count_one(
         [t.lines, t.words, chars, t.bytes, t.max_line()],
         Some((plan, stats)),
     ))
-}
-
-fn format_line(c: &[u64; 5], sel: Selected, width: usize, name: Option<&[u8]>) -> Vec<u8> {
-    let mut parts = Vec::new();
-    for (on, v) in [sel.lines, sel.words, sel.chars, sel.bytes, sel.max]
-        .iter()
-        .zip(c)
-    {
-        if *on {
-            parts.push(format!("{v:>width$}"));
-        }
-    }
-    let mut line = parts.join(" ").into_bytes();
-    if let Some(n) = name {
-        line.push(b' ');
-        line.extend_from_slice(n);
-    }
-    line.push(b'\n');
-    line
 }
 
 /// GNU's `compute_number_width`: digits of the total size of the regular files named
