@@ -378,7 +378,9 @@ impl State {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends the state's bytes (`docs/partial-format.md`), as a piece of a partial
+    /// holds them (see [`Partial::piece_bytes`]).
+    pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             State::Wc(t) => {
                 for n in t.to_numbers() {

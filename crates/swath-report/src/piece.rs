@@ -5,6 +5,7 @@
 //! log is one range (the whole file). Errors are one line that names the file and the
 //! cause.
 
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use swath_engine::{EngineError, EngineOptions, Input};
@@ -61,48 +62,124 @@ pub enum Request {
 }
 
 /// The partial result of `request` over bytes `range` (`None`: the whole file) of the file
-/// at `path`, the `index`-th input of the job, as bytes.
+/// at `path`, the `index`-th input of the job, as bytes. The file is named `name` in the
+/// partial and in messages (by default its path: a relative path made absolute to be read
+/// elsewhere keeps the name the user gave).
 pub fn piece(
     request: &Request,
     path: &Path,
+    name: Option<&[u8]>,
     index: u32,
     range: Option<(u64, u64)>,
     engine: &EngineOptions,
 ) -> Result<Vec<u8>, String> {
     use std::os::unix::ffi::OsStrExt;
-    let shown = path.display();
-    let named = |e: &EngineError| match e {
-        EngineError::Io { cause, .. } => {
-            format!("{shown}: {}", swath_engine::error::os_message(cause))
-        }
-        other => format!("{shown}: {}", cause_of(&other.to_string())),
-    };
-    let input = Input::open(path).map_err(|e| named(&e))?;
+    let name = name.unwrap_or(path.as_os_str().as_bytes());
+    let shown = String::from_utf8_lossy(name).into_owned();
+    let input = Input::open(path).map_err(|e| named(&shown, &e))?;
     let len = input.len().unwrap_or(0);
-    let name = path.as_os_str().as_bytes().to_vec();
     let (start, end) = range.unwrap_or((0, u64::MAX));
     if start > end {
         return Err(format!("{shown}: invalid range {start}:{end}"));
     }
+    let (kind, options, state, span) = compute(request, &input, &shown, (start, end), engine)?;
+    Ok(Partial::piece_bytes(
+        kind, &options, index, name, len, span, &state,
+    ))
+}
+
+/// The partial result of `request` over a block of a file read elsewhere (an object store
+/// through fsspec): `data` is the file's span `[begin, begin + data.len())`, already cut at
+/// line ends by the rule of [`swath_engine::range`]; the file is `name`, of `len` bytes,
+/// the `index`-th input of the job. A gzip file is passed whole.
+pub fn piece_of_block(
+    request: &Request,
+    data: &[u8],
+    name: &[u8],
+    len: u64,
+    begin: u64,
+    index: u32,
+    engine: &EngineOptions,
+) -> Result<Vec<u8>, String> {
+    let shown = String::from_utf8_lossy(name).into_owned();
+    let finish = begin + data.len() as u64;
+    if finish > len {
+        return Err(format!(
+            "{shown}: a block of bytes {begin}..{finish} of a file of {len} bytes"
+        ));
+    }
+    // The block goes into an anonymous file in memory, read as any file is.
+    let held = memory_file(data).map_err(|e| format!("{shown}: {e}"))?;
+    let input = Input::open(Path::new(&format!("/proc/self/fd/{}", held.as_raw_fd())))
+        .map_err(|e| named(&shown, &e))?;
+    let (kind, options, state, _) = compute(request, &input, &shown, (0, u64::MAX), engine)?;
+    Ok(Partial::piece_bytes(
+        kind,
+        &options,
+        index,
+        name,
+        len,
+        (begin, finish),
+        &state,
+    ))
+}
+
+/// An anonymous file in memory holding `data` (`memfd_create`).
+fn memory_file(data: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the name is a NUL-terminated string; the descriptor returned is checked and
+    // then owned by the `File`.
+    let fd = unsafe { libc::memfd_create(c"swath-block".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(data)?;
+    Ok(f)
+}
+
+/// A message `name: cause` for an engine error.
+fn named(shown: &str, e: &EngineError) -> String {
+    match e {
+        EngineError::Io { cause, .. } => {
+            format!("{shown}: {}", swath_engine::error::os_message(cause))
+        }
+        other => format!("{shown}: {}", cause_of(&other.to_string())),
+    }
+}
+
+/// A piece's kind, options text, state bytes and span.
+type Computed = (Kind, Vec<u8>, Vec<u8>, (u64, u64));
+
+/// A piece's kind, options text, state bytes and span: `request` over the range
+/// `(start, end)` of `input` (named `shown` in messages).
+fn compute(
+    request: &Request,
+    input: &Input,
+    shown: &str,
+    (start, end): (u64, u64),
+    engine: &EngineOptions,
+) -> Result<Computed, String> {
     let eol = b'\n';
+    let named = |e: &EngineError| named(shown, e);
     let span = |input: &Input| {
         swath_engine::range::line_span(input, start, end, eol).map_err(|e| named(&e))
     };
-    let (options, state, span) = match request {
+    let mut state = Vec::new();
+    match request {
         Request::Wc { selected, encoding } => {
             if selected.count() == 0 {
                 return Err("wc: no count asked".into());
             }
-            let span = span(&input)?;
-            let (t, _, _) = swath_ops::count::count_span(
-                &input,
-                Some(span),
-                *encoding,
-                selected.need(),
-                engine,
-            )
-            .map_err(|e| named(&e))?;
-            (crate::wc::options(*selected, *encoding), State::Wc(t), span)
+            let span = span(input)?;
+            let (t, _, _) =
+                swath_ops::count::count_span(input, Some(span), *encoding, selected.need(), engine)
+                    .map_err(|e| named(&e))?;
+            State::Wc(t).encode(&mut state);
+            let options = crate::wc::options(*selected, *encoding);
+            Ok((Kind::Wc, options, state, span))
         }
         Request::GrepCount {
             patterns,
@@ -129,10 +206,11 @@ pub fn piece(
                 only_matching: false,
                 max_line: swath_ops::search::DEFAULT_MAX_LINE,
             };
-            let span = span(&input)?;
-            let n = swath_ops::search::count_span(&input, span, &matcher, &opts, engine)
+            let span = span(input)?;
+            let n = swath_ops::search::count_span(input, span, &matcher, &opts, engine)
                 .map_err(|e| named(&e))?
                 .ok_or("grep: this search counts whole files")?;
+            State::GrepCount(n).encode(&mut state);
             let options = crate::grep::options(
                 *with_filename,
                 *null_after_name,
@@ -142,7 +220,7 @@ pub fn piece(
                 *binary,
                 eol,
             );
-            (options, State::GrepCount(n), span)
+            Ok((Kind::GrepCount, options, state, span))
         }
         Request::Wf2 {
             top,
@@ -153,59 +231,39 @@ pub fn piece(
             let config = crate::logs::wf2_config(article, self_referrer, *max_line)
                 .map_err(|e| format!("invalid article pattern '{article}': {e}"))?;
             let mut r = Wf2::default();
-            let span = log_piece(&input, (start, end), &config, engine, &mut r, &named)?;
-            let mut state = Vec::new();
+            let span = log_piece(input, shown, (start, end), &config, engine, &mut r)?;
             r.encode_state(&mut state);
             let options = crate::logs::wf2_options(*top, *max_line, article, self_referrer);
-            return Ok(Partial::piece_bytes(
-                Kind::Wf2,
-                &options,
-                index,
-                &name,
-                len,
-                span,
-                &state,
-            ));
+            Ok((Kind::Wf2, options, state, span))
         }
         Request::Summary { top, max_line } => {
             let config = SummaryConfig {
                 max_line: *max_line,
             };
             let mut s = Summary::default();
-            let span = log_piece(&input, (start, end), &config, engine, &mut s, &named)?;
-            let mut state = Vec::new();
+            let span = log_piece(input, shown, (start, end), &config, engine, &mut s)?;
             s.encode_state(&mut state);
             let options = crate::logs::summary_options(*top, *max_line);
-            return Ok(Partial::piece_bytes(
-                Kind::Summary,
-                &options,
-                index,
-                &name,
-                len,
-                span,
-                &state,
-            ));
+            Ok((Kind::Summary, options, state, span))
         }
-    };
-    Ok(Partial::piece(options, index, name, len, span, state).to_bytes())
+    }
 }
 
 /// A log report's tables over one range of `input` (a gzip log: the whole file, which
 /// must then be the range asked); the span read.
 fn log_piece<R: LineReport>(
     input: &Input,
+    shown: &str,
     (start, end): (u64, u64),
     config: &R::Config,
     engine: &EngineOptions,
     report: &mut R,
-    named: &dyn Fn(&EngineError) -> String,
 ) -> Result<(u64, u64), String> {
     let len = input.len().unwrap_or(0);
     if crate::logs::is_gzip(input) {
         if start != 0 || end < len {
             return Err(format!(
-                "{}: a compressed log is one range (the whole file)",
-                input.name()
+                "{shown}: a compressed log is one range (the whole file)"
             ));
         }
         let workers = swath_engine::sysinfo::cores();
@@ -215,12 +273,13 @@ fn log_piece<R: LineReport>(
             } else {
                 swath_engine::error::os_message(&e)
             };
-            format!("{}: {cause}", input.name())
+            format!("{shown}: {cause}")
         })?;
         return Ok((0, len));
     }
-    let span = swath_engine::range::line_span(input, start, end, b'\n').map_err(|e| named(&e))?;
-    report_span(input, Some(span), config, engine, None, report).map_err(|e| named(&e))?;
+    let span =
+        swath_engine::range::line_span(input, start, end, b'\n').map_err(|e| named(shown, &e))?;
+    report_span(input, Some(span), config, engine, None, report).map_err(|e| named(shown, &e))?;
     Ok(span)
 }
 

@@ -1,0 +1,20 @@
+"""swath's reports over byte ranges of big files, merged into the one-machine output.
+
+The calls of the extension module (the same Rust code as the ``swath`` command):
+
+- ``partial(kind, path, start=0, end=None, *, index=0, **options) -> bytes``: the partial
+  result of one byte range of one file (``kind``: ``"wc"``, ``"grep_count"``, ``"wf2"``,
+  ``"summary"``), as ``swath ... --range START:END --emit-partial OUT`` writes it;
+- ``partial_of_block(kind, data, name, size, begin, *, index=0, **options) -> bytes``: the
+  same for a block of a file read elsewhere (an object store);
+- ``merge(parts) -> bytes``: partial results merged, in any order and any tree;
+- ``render(partial, fmt="text") -> bytes``: the report ``swath merge`` prints (``"text"``,
+  ``"json"``), or the ``logs summary`` page (``"html"``).
+
+``swath.dask`` runs them on a Dask cluster. Errors raise :class:`SwathError`, one line that
+names the file and the cause.
+"""
+
+from ._swath import SwathError, merge, partial, partial_of_block, render
+
+__all__ = ["SwathError", "merge", "partial", "partial_of_block", "render"]

@@ -1,0 +1,404 @@
+"""swath's reports on a Dask cluster, with the output of the one-machine command.
+
+Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/*.gz``),
+cuts them into byte ranges of ``blocksize`` (a gzip file is one range), computes the
+partial result of every range in a task, merges the partials in a tree (``split_every`` at
+a time) and returns a :class:`Result`, whose text is byte for byte what the ``swath``
+command prints for the same files::
+
+    from dask.distributed import Client
+    import swath.dask
+    client = Client("tcp://scheduler:8786")          # or none: the default client
+    print(swath.dask.wf2("/data/logs/*.log", client=client).text())
+
+Local and shared-filesystem paths are read by the Rust code on the worker itself
+(positional reads, on the worker's cores); other fsspec URLs are read through fsspec on the
+worker, one range at a time, and the block handed to the Rust code.
+
+A missing or unreadable file fails the job: its exception (:class:`swath.SwathError`, or
+the ``OSError`` of listing it) names the file and the cause; no partial is ever dropped.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import json as _json
+import locale as _locale
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+import dask
+from dask.base import tokenize
+import fsspec
+from dask.utils import parse_bytes
+from fsspec.core import split_protocol
+
+from . import _swath
+from ._swath import SwathError
+
+__all__ = ["Result", "grep_count", "summary", "wc", "wf2"]
+
+Paths = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
+
+
+class Result:
+    """A merged partial result and its report."""
+
+    def __init__(self, partial: bytes):
+        #: The merged partial result (docs/partial-format.md): save it, merge it with
+        #: others (:func:`swath.merge`), or print it with ``swath merge``.
+        self.partial = partial
+
+    def bytes(self) -> bytes:
+        """The report as the ``swath`` command prints it, as bytes."""
+        return _swath.render(self.partial, "text")
+
+    def text(self) -> str:
+        """The report as text (bytes that are not UTF-8 kept as surrogate escapes)."""
+        return self.bytes().decode("utf-8", "surrogateescape")
+
+    def json(self) -> Any:
+        """A log report as ``--json`` prints it, parsed."""
+        return _json.loads(_swath.render(self.partial, "json"))
+
+    def html(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the ``logs summary`` page to ``path`` (atomically: a temporary file in
+        the same directory, renamed into place)."""
+        page = _swath.render(self.partial, "html")
+        path = os.fspath(path)
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".swath-page-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(page)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@dataclass(frozen=True)
+class _Input:
+    """A file of the job: its position, its name in the report, how to read it."""
+
+    index: int
+    name: str
+    size: int
+    gzip: bool
+    # None for a local path (read by the Rust code); the fsspec file system otherwise.
+    fs: Any = None
+    path: str = ""
+
+
+def _is_local(path: str) -> bool:
+    protocol, _ = split_protocol(path)
+    return protocol in (None, "file", "local")
+
+
+def _list(paths: Paths, storage_options: Optional[dict]) -> list[_Input]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found: list[tuple[str, Any, str]] = []
+    for p in paths:
+        p = os.fspath(p)
+        if _is_local(p):
+            local = split_protocol(p)[1] if "://" in p else p
+            if _glob.has_magic(local):
+                matches = sorted(_glob.glob(local))
+                if not matches:
+                    raise FileNotFoundError(f"{p}: no file matches")
+            else:
+                matches = [local]
+            found.extend((m, None, os.path.abspath(m)) for m in matches)
+        else:
+            fs, _, expanded = fsspec.get_fs_token_paths(p, storage_options=storage_options)
+            if not expanded:
+                raise FileNotFoundError(f"{p}: no file matches")
+            if not _glob.has_magic(p) and len(expanded) == 1:
+                # Named as given, as the command names its operands.
+                found.append((p, fs, expanded[0]))
+            else:
+                found.extend((fs.unstrip_protocol(e), fs, e) for e in expanded)
+    inputs = []
+    for index, (name, fs, path) in enumerate(found):
+        try:
+            if fs is None:
+                if os.path.isdir(path):
+                    raise IsADirectoryError(f"{name}: Is a directory")
+                size = os.stat(path).st_size
+                with open(path, "rb") as f:
+                    magic = f.read(2)
+            else:
+                size = fs.size(path)
+                with fs.open(path, "rb") as f:
+                    magic = f.read(2)
+        except OSError as e:
+            cause = e.strerror or str(e)
+            raise SwathError(f"{name}: {cause}") from None
+        inputs.append(_Input(index, name, size, magic == b"\x1f\x8b", fs, path))
+    return inputs
+
+
+def _ranges(inp: _Input, blocksize: int) -> list[tuple[int, int]]:
+    if inp.size == 0 or inp.gzip:
+        return [(0, inp.size)]
+    return [(o, min(o + blocksize, inp.size)) for o in range(0, inp.size, blocksize)]
+
+
+def _next_line_end(f, at: int, size: int) -> Optional[int]:
+    """The offset of the first newline at or after ``at`` (reading forward in growing
+    steps), or None."""
+    step = 4096
+    f.seek(at)
+    while at < size:
+        chunk = f.read(min(step, size - at))
+        if not chunk:
+            break
+        i = chunk.find(b"\n")
+        if i >= 0:
+            return at + i
+        at += len(chunk)
+        step = min(step * 2, 1 << 20)
+    return None
+
+
+def _span(f, start: int, end: int, size: int) -> tuple[int, int]:
+    """The bytes the range ``[start, end)`` reads, by the rule of swath's ``--range``
+    (Hadoop's and Dask's): skip to just after the first newline at or after ``start``
+    (when ``start > 0``), read through the first newline at or after ``end``."""
+    start = min(start, size)
+    end = max(min(end, size), start)
+
+    def after(at: int) -> int:
+        n = _next_line_end(f, at, size)
+        return size if n is None else n + 1
+
+    begin = 0 if start == 0 else after(start)
+    finish = size if end >= size else after(end)
+    return begin, max(finish, begin)
+
+
+def _piece(kind: str, inp: _Input, start: int, end: int, options: dict) -> bytes:
+    """A task: the partial result of one range of one file."""
+    if inp.fs is None:
+        return _swath.partial(
+            kind, inp.path, start, end, index=inp.index, name=inp.name, **options
+        )
+    with inp.fs.open(inp.path, "rb") as f:
+        if inp.gzip:
+            begin, data = 0, f.read()
+        else:
+            begin, finish = _span(f, start, end, inp.size)
+            f.seek(begin)
+            data = f.read(finish - begin)
+    if len(data) != (inp.size if inp.gzip else finish - begin):
+        raise SwathError(f"{inp.name}: the file changed while it was read")
+    return _swath.partial_of_block(
+        kind, data, inp.name, inp.size, begin, index=inp.index, **options
+    )
+
+
+def _merge(parts: list[bytes]) -> bytes:
+    """A task: partial results merged."""
+    return _swath.merge(parts)
+
+
+def _run(
+    kind: str,
+    paths: Paths,
+    options: dict,
+    client,
+    blocksize,
+    split_every: int,
+    storage_options: Optional[dict],
+    progress: bool,
+) -> Result:
+    if split_every < 2:
+        raise ValueError("split_every must be at least 2")
+    size = parse_bytes(blocksize) if isinstance(blocksize, str) else int(blocksize)
+    if size < 1:
+        raise ValueError("blocksize must be at least 1 byte")
+    inputs = _list(paths, storage_options)
+    if not inputs:
+        raise ValueError("no input files")
+    piece = dask.delayed(_piece, pure=True)
+    merge = dask.delayed(_merge, pure=True)
+    # Keys name the job (its files, their sizes and the options), the range and the level.
+    job = tokenize(kind, inputs, options, size, split_every)
+    level = [
+        piece(kind, inp, start, end, options, dask_key_name=(f"swath-{kind}-{job}", inp.index, start))
+        for inp in inputs
+        for start, end in _ranges(inp, size)
+    ]
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        level = [
+            merge(level[i : i + split_every], dask_key_name=(f"swath-merge-{job}", depth, i))
+            for i in range(0, len(level), split_every)
+        ]
+    final = level[0]
+    if client is None:
+        try:
+            from distributed import default_client
+
+            client = default_client()
+        except (ImportError, ValueError):
+            client = None
+    if client is not None:
+        future = client.compute(final)
+        if progress:
+            from distributed import progress as show
+
+            show(future)
+        return Result(future.result())
+    if progress:
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar():
+            return Result(final.compute())
+    return Result(final.compute())
+
+
+def _locale_utf8() -> bool:
+    try:
+        return _locale.nl_langinfo(_locale.CODESET) == "UTF-8"
+    except (AttributeError, ValueError):
+        return False
+
+
+def wf2(
+    paths: Paths,
+    client=None,
+    blocksize: Union[int, str] = "256MiB",
+    split_every: int = 8,
+    *,
+    top: int = 10,
+    max_line: Union[int, str] = "4MiB",
+    article: Optional[str] = None,
+    self_referrer: Optional[str] = None,
+    threads: int = 1,
+    storage_options: Optional[dict] = None,
+    progress: bool = False,
+) -> Result:
+    """The Wide Finder 2 report of the logs (``swath logs wf2``), read as one log.
+
+    ``client``: a ``distributed.Client`` (by default the current one, else Dask's local
+    scheduler); ``blocksize``: bytes per task; ``split_every``: partials per merge task;
+    ``threads``: threads each task reads with (1: Dask gives one task per core);
+    ``progress``: Dask's progress bar.
+    """
+    options = {"top": top, "max_line": _size(max_line), "threads": threads}
+    if article is not None:
+        options["article"] = article
+    if self_referrer is not None:
+        options["self_referrer"] = self_referrer
+    return _run("wf2", paths, options, client, blocksize, split_every, storage_options, progress)
+
+
+def summary(
+    paths: Paths,
+    client=None,
+    blocksize: Union[int, str] = "256MiB",
+    split_every: int = 8,
+    *,
+    top: int = 10,
+    max_line: Union[int, str] = "4MiB",
+    threads: int = 1,
+    storage_options: Optional[dict] = None,
+    progress: bool = False,
+) -> Result:
+    """The log summary (``swath logs summary``): text, ``.json()``, ``.html(path)``.
+    Arguments as for :func:`wf2`."""
+    options = {"top": top, "max_line": _size(max_line), "threads": threads}
+    return _run(
+        "summary", paths, options, client, blocksize, split_every, storage_options, progress
+    )
+
+
+def wc(
+    paths: Paths,
+    client=None,
+    blocksize: Union[int, str] = "256MiB",
+    split_every: int = 8,
+    *,
+    lines: bool = False,
+    words: bool = False,
+    chars: bool = False,
+    bytes: bool = False,
+    max_line_length: bool = False,
+    encoding: Optional[str] = None,
+    threads: int = 1,
+    storage_options: Optional[dict] = None,
+    progress: bool = False,
+) -> Result:
+    """``wc`` of the files (``-l``, ``-w``, ``-m``, ``-c``, ``-L``; lines, words and bytes
+    when none is asked). ``encoding``: ``"c"``, ``"utf8"`` or ``"utf8-posix"``, by default
+    from this process's locale (as ``wc`` takes it from its own). Other arguments as for
+    :func:`wf2`."""
+    if encoding is None:
+        encoding = "c"
+        if _locale_utf8():
+            encoding = "utf8-posix" if "POSIXLY_CORRECT" in os.environ else "utf8"
+    options = {
+        "lines": lines,
+        "words": words,
+        "chars": chars,
+        "bytes": bytes,
+        "max_line_length": max_line_length,
+        "encoding": encoding,
+        "threads": threads,
+    }
+    return _run("wc", paths, options, client, blocksize, split_every, storage_options, progress)
+
+
+def grep_count(
+    paths: Paths,
+    pattern: Union[str, bytes],
+    client=None,
+    blocksize: Union[int, str] = "256MiB",
+    split_every: int = 8,
+    *,
+    syntax: str = "basic",
+    ignore_case: bool = False,
+    word: bool = False,
+    line: bool = False,
+    invert: bool = False,
+    text: bool = False,
+    with_filename: Optional[bool] = None,
+    null: bool = False,
+    utf8: Optional[bool] = None,
+    threads: int = 1,
+    storage_options: Optional[dict] = None,
+    progress: bool = False,
+) -> Result:
+    """``grep -c PATTERN`` over the files: ``syntax`` is ``"basic"`` (``-G``),
+    ``"extended"`` (``-E``), ``"fixed"`` (``-F``) or ``"perl"`` (``-P``); ``ignore_case``
+    ``-i``, ``word`` ``-w``, ``line`` ``-x``, ``invert`` ``-v``, ``text`` ``-a``,
+    ``with_filename`` ``-H`` (True) or ``-h`` (False), ``null`` ``-Z``; ``utf8``: a UTF-8
+    locale (by default this process's). Other arguments as for :func:`wf2`."""
+    options = {
+        "pattern": pattern,
+        "syntax": syntax,
+        "ignore_case": ignore_case,
+        "word": word,
+        "line": line,
+        "invert": invert,
+        "text": text,
+        "with_filename": with_filename,
+        "null": null,
+        "utf8": _locale_utf8() if utf8 is None else utf8,
+        "threads": threads,
+    }
+    return _run(
+        "grep_count", paths, options, client, blocksize, split_every, storage_options, progress
+    )
+
+
+def _size(v: Union[int, str]) -> int:
+    return parse_bytes(v) if isinstance(v, str) else int(v)

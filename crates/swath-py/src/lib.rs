@@ -1,0 +1,333 @@
+//! `swath._swath`: the extension module of swath's Python package.
+//!
+//! Three calls, each the same code the command-line tool runs (crate `swath-report`):
+//!
+//! - `partial(kind, path, start=0, end=None, *, index=0, **options) -> bytes`: the partial
+//!   result (docs/partial-format.md) of one byte range of one file, as
+//!   `swath KIND --range START:END --emit-partial OUT` writes it;
+//!   `partial_of_block(kind, data, name, size, begin, *, index=0, **options)` the same for
+//!   a block read elsewhere (an object store);
+//! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
+//! - `render(partial, fmt="text") -> bytes`: the report `swath merge` prints (`"text"`,
+//!   `"json"`), or the `logs summary` page (`"html"`).
+//!
+//! Every call releases the GIL while it reads or merges. Errors raise `swath.SwathError`
+//! with one line naming the file and the cause.
+#![deny(missing_docs)]
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use swath_engine::EngineOptions;
+use swath_kernels::pattern::Syntax;
+use swath_kernels::search::MatchOptions;
+use swath_ops::search::Binary;
+use swath_report::merge::{merge_all, read_into, report, Format, Tables};
+use swath_report::piece::{piece, piece_of_block, Request};
+use swath_report::wc::{Encoding, Selected};
+
+pyo3::create_exception!(
+    swath._swath,
+    SwathError,
+    pyo3::exceptions::PyException,
+    "A file that cannot be read, a partial result that is damaged or does not fit the others, or an option that is not valid."
+);
+
+/// The keyword options of a call, taken one by one; any left over is an error.
+struct Options<'py> {
+    kind: String,
+    dict: Option<Bound<'py, PyDict>>,
+}
+
+impl<'py> Options<'py> {
+    fn take<T: for<'a> FromPyObjectOwned<'py>>(&self, key: &str) -> PyResult<Option<T>> {
+        let Some(d) = &self.dict else {
+            return Ok(None);
+        };
+        match d.get_item(key)? {
+            None => Ok(None),
+            Some(v) if v.is_none() => {
+                d.del_item(key)?;
+                Ok(None)
+            }
+            Some(v) => {
+                let t = v.extract::<T>().map_err(|_| {
+                    SwathError::new_err(format!(
+                        "{}: option '{key}' has the wrong type ({})",
+                        self.kind,
+                        v.get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default()
+                    ))
+                })?;
+                d.del_item(key)?;
+                Ok(Some(t))
+            }
+        }
+    }
+
+    fn flag(&self, key: &str) -> PyResult<bool> {
+        Ok(self.take::<bool>(key)?.unwrap_or(false))
+    }
+
+    /// Fails on an option no call took.
+    fn done(self) -> PyResult<()> {
+        if let Some(d) = &self.dict {
+            if let Some((k, _)) = d.iter().next() {
+                return Err(SwathError::new_err(format!(
+                    "{}: unknown option '{k}'",
+                    self.kind
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True when the process's character type locale is UTF-8.
+fn utf8_locale() -> bool {
+    // SAFETY: nl_langinfo returns a pointer to a NUL-terminated string owned by the C
+    // library, read at once and not kept.
+    unsafe {
+        let cs = libc::nl_langinfo(libc::CODESET);
+        !cs.is_null() && std::ffi::CStr::from_ptr(cs).to_bytes() == b"UTF-8"
+    }
+}
+
+/// The request of `kind` with its keyword options, and the engine options.
+fn request(kind: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<(Request, EngineOptions)> {
+    let o = Options {
+        kind: kind.to_string(),
+        dict: options.map(|d| d.copy()).transpose()?,
+    };
+    let engine = EngineOptions {
+        threads: o.take::<i64>("threads")?,
+        ..EngineOptions::default()
+    };
+    let request = match kind {
+        "wc" => {
+            let mut selected = Selected {
+                lines: o.flag("lines")?,
+                words: o.flag("words")?,
+                chars: o.flag("chars")?,
+                bytes: o.flag("bytes")?,
+                max: o.flag("max_line_length")?,
+            };
+            if selected.count() == 0 {
+                // wc's default: lines, words, bytes.
+                (selected.lines, selected.words, selected.bytes) = (true, true, true);
+            }
+            let encoding = match o.take::<String>("encoding")?.as_deref() {
+                None if utf8_locale() => {
+                    if std::env::var_os("POSIXLY_CORRECT").is_some() {
+                        Encoding::Utf8Posix
+                    } else {
+                        Encoding::Utf8
+                    }
+                }
+                None | Some("c") => Encoding::C,
+                Some("utf8") => Encoding::Utf8,
+                Some("utf8-posix") => Encoding::Utf8Posix,
+                Some(e) => {
+                    return Err(SwathError::new_err(format!(
+                        "wc: unknown encoding '{e}' (c, utf8 or utf8-posix)"
+                    )))
+                }
+            };
+            Request::Wc { selected, encoding }
+        }
+        "grep_count" => {
+            let pattern: Vec<u8> = match o.take::<String>("pattern") {
+                Ok(Some(p)) => p.into_bytes(),
+                _ => o.take::<Vec<u8>>("pattern")?.ok_or_else(|| {
+                    SwathError::new_err("grep_count: a pattern is needed (pattern=...)")
+                })?,
+            };
+            let syntax = match o.take::<String>("syntax")?.as_deref() {
+                None | Some("basic") => Syntax::Basic,
+                Some("extended") => Syntax::Extended,
+                Some("fixed") => Syntax::Fixed,
+                Some("perl") => Syntax::Perl,
+                Some(s) => {
+                    return Err(SwathError::new_err(format!(
+                        "grep_count: unknown syntax '{s}' (basic, extended, fixed or perl)"
+                    )))
+                }
+            };
+            let match_opts = MatchOptions {
+                syntax,
+                ignore_case: o.flag("ignore_case")?,
+                word: o.flag("word")?,
+                line: o.flag("line")?,
+                utf8: o.take::<bool>("utf8")?.unwrap_or_else(utf8_locale),
+            };
+            // GNU grep: a pattern with newlines is one pattern per line.
+            let patterns = pattern.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+            Request::GrepCount {
+                patterns,
+                match_opts,
+                invert: o.flag("invert")?,
+                binary: if o.flag("text")? {
+                    Binary::Text
+                } else {
+                    Binary::Binary
+                },
+                with_filename: o.take::<bool>("with_filename")?,
+                null_after_name: o.flag("null")?,
+            }
+        }
+        "wf2" => Request::Wf2 {
+            top: o.take::<usize>("top")?.unwrap_or(10),
+            max_line: max_line(&o)?,
+            article: o
+                .take::<String>("article")?
+                .unwrap_or_else(|| swath_report::logs::DEFAULT_ARTICLE.into()),
+            self_referrer: o
+                .take::<String>("self_referrer")?
+                .unwrap_or_else(|| swath_report::logs::DEFAULT_SELF_REFERRER.into()),
+        },
+        "summary" => Request::Summary {
+            top: o.take::<usize>("top")?.unwrap_or(10),
+            max_line: max_line(&o)?,
+        },
+        other => {
+            return Err(SwathError::new_err(format!(
+                "unknown report '{other}' (wc, grep_count, wf2 or summary)"
+            )))
+        }
+    };
+    o.done()?;
+    Ok((request, engine))
+}
+
+/// `max_line`: bytes, from 1 to 1 TiB (4 MiB by default, as `swath logs --max-line`).
+fn max_line(o: &Options<'_>) -> PyResult<usize> {
+    match o.take::<usize>("max_line")? {
+        None => Ok(swath_ops::logs::DEFAULT_MAX_LINE),
+        Some(n) if (1..=1 << 40).contains(&n) => Ok(n),
+        Some(_) => Err(SwathError::new_err("max_line must be from 1 byte to 1 TiB")),
+    }
+}
+
+/// The partial result of one byte range of one file.
+///
+/// `kind` is `"wc"`, `"grep_count"`, `"wf2"` or `"summary"`; the range `[start, end)` is
+/// cut at line ends as Hadoop and Dask cut (a gzip log is one range: the whole file);
+/// `index` is the file's position among the job's files, `name` its name in the report
+/// (by default `path`). Options: for `wc`, `lines`,
+/// `words`, `chars`, `bytes`, `max_line_length`, `encoding` (`"c"`, `"utf8"`,
+/// `"utf8-posix"`; by default from the locale); for `grep_count`, `pattern`, `syntax`
+/// (`"basic"`, `"extended"`, `"fixed"`, `"perl"`), `ignore_case`, `word`, `line`,
+/// `invert`, `text`, `with_filename`, `null`, `utf8`; for `wf2`, `top`, `max_line`,
+/// `article`, `self_referrer`; for `summary`, `top`, `max_line`; for all, `threads`.
+#[pyfunction]
+#[pyo3(signature = (kind, path, start=0, end=None, *, index=0, name=None, **options))]
+#[allow(clippy::too_many_arguments)]
+fn partial<'py>(
+    py: Python<'py>,
+    kind: &str,
+    path: PathBuf,
+    start: u64,
+    end: Option<u64>,
+    index: u32,
+    name: Option<String>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (request, engine) = request(kind, options)?;
+    let range = Some((start, end.unwrap_or(u64::MAX)));
+    let name = name.as_ref().map(|n| n.as_bytes());
+    let bytes = py
+        .detach(|| piece(&request, &path, name, index, range, &engine))
+        .map_err(SwathError::new_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The partial result of a block read elsewhere: `data` is bytes `[begin, begin +
+/// len(data))` of the file `name` of `size` bytes, already cut at line ends (a gzip file
+/// whole). Options as for `partial`.
+#[pyfunction]
+#[pyo3(signature = (kind, data, name, size, begin, *, index=0, **options))]
+#[allow(clippy::too_many_arguments)]
+fn partial_of_block<'py>(
+    py: Python<'py>,
+    kind: &str,
+    data: Vec<u8>,
+    name: &str,
+    size: u64,
+    begin: u64,
+    index: u32,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (request, engine) = request(kind, options)?;
+    let bytes = py
+        .detach(|| {
+            piece_of_block(
+                &request,
+                &data,
+                name.as_bytes(),
+                size,
+                begin,
+                index,
+                &engine,
+            )
+        })
+        .map_err(SwathError::new_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Partial results merged into one (associative and commutative: any order, any tree).
+/// An error names the position of the partial in `parts`.
+#[pyfunction]
+fn merge<'py>(py: Python<'py>, parts: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| match merge_all(parts.iter().map(|p| &p[..]), None) {
+            Ok(Some(m)) => Ok(m.to_bytes()),
+            Ok(None) => Err("no partial result given".to_string()),
+            Err((k, e)) => Err(format!("partial {k}: {e}")),
+        })
+        .map_err(SwathError::new_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The report of a (merged) partial result, as `swath merge` prints it: `fmt` is
+/// `"text"`, `"json"` (log reports) or `"html"` (the `logs summary` page).
+#[pyfunction]
+#[pyo3(signature = (partial, fmt="text"))]
+fn render<'py>(py: Python<'py>, partial: Vec<u8>, fmt: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let (format, page) = match fmt {
+        "text" => (Format::Text, false),
+        "json" => (Format::Json, false),
+        "html" => (Format::Text, true),
+        other => {
+            return Err(SwathError::new_err(format!(
+                "unknown format '{other}' (text, json or html)"
+            )))
+        }
+    };
+    let bytes = py
+        .detach(|| {
+            let mut tables = Tables::default();
+            let shape = read_into(&partial, Some(&mut tables)).map_err(|e| e.to_string())?;
+            let r = report(&shape, tables, format, page)?;
+            Ok::<_, String>(if page {
+                r.page.unwrap_or_default().into_bytes()
+            } else {
+                r.text
+            })
+        })
+        .map_err(SwathError::new_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The module.
+#[pymodule]
+fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SwathError", m.py().get_type::<SwathError>())?;
+    m.add_function(wrap_pyfunction!(partial, m)?)?;
+    m.add_function(wrap_pyfunction!(partial_of_block, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(render, m)?)?;
+    Ok(())
+}

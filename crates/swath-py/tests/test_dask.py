@@ -1,0 +1,138 @@
+"""swath.dask on a LocalCluster of two worker processes: byte-identical reports to the
+CLI across block sizes, trees, many files, gzip and empty files; failures name the file."""
+
+import os
+
+import fsspec
+import pytest
+
+import swath
+import swath.dask as sd
+
+FILES = ["a.log", "b.log", "c.log.gz", "empty.log", "d.log", "e.log"]
+TEXT = ["a.log", "b.log", "empty.log", "d.log", "e.log"]
+
+
+@pytest.mark.parametrize("blocksize", [4099, "64KiB", "256MiB"])
+@pytest.mark.parametrize("split_every", [2, 8])
+def test_reports_equal_the_cli(chdir_logs, cli, client, blocksize, split_every):
+    run = dict(client=client, blocksize=blocksize, split_every=split_every)
+    cases = [
+        (["logs", "wf2", *FILES], sd.wf2(FILES, **run)),
+        (["logs", "summary", *FILES], sd.summary(FILES, **run)),
+        (["wc", *TEXT], sd.wc(TEXT, encoding="utf8", **run)),
+        (["grep", "-c", "ongoing", *TEXT], sd.grep_count(TEXT, "ongoing", utf8=True, **run)),
+    ]
+    for args, result in cases:
+        out, err, status = cli(*args)
+        assert status == 0, err
+        assert result.bytes() == out, args
+
+
+def test_json_and_page_equal_the_cli(chdir_logs, cli, client, tmp_path):
+    out, _, _ = cli("logs", "wf2", "--json", "--top", "3", *FILES)
+    assert sd.wf2(FILES, client=client, blocksize="100KiB", top=3).json() == __import__("json").loads(out)
+    page = tmp_path / "cli.html"
+    _, err, status = cli("logs", "summary", "--html", str(page), *FILES)
+    assert status == 0, err
+    mine = tmp_path / "dask.html"
+    sd.summary(FILES, client=client, blocksize="100KiB").html(mine)
+    assert mine.read_bytes() == page.read_bytes()
+
+
+def test_options_reach_the_workers(chdir_logs, cli, client):
+    run = dict(client=client, blocksize="50KiB")
+    cases = [
+        (["wc", "-l", "-m", "-L", *TEXT], sd.wc(TEXT, lines=True, chars=True, max_line_length=True, encoding="utf8", **run)),
+        (["wc", "-c", "a.log"], sd.wc("a.log", bytes=True, encoding="utf8", **run)),
+        (["grep", "-c", "-v", "-w", "-i", "GET", *TEXT], sd.grep_count(TEXT, "GET", invert=True, word=True, ignore_case=True, utf8=True, **run)),
+        (["grep", "-c", "-h", "-F", "feed\nongoing.atom", *TEXT], sd.grep_count(TEXT, "feed\nongoing.atom", syntax="fixed", with_filename=False, utf8=True, **run)),
+        (["grep", "-c", "-H", "-Z", "-E", "40[34]", "a.log"], sd.grep_count("a.log", "40[34]", syntax="extended", with_filename=True, null=True, utf8=True, **run)),
+        (["logs", "wf2", "--top", "4", "--article", "^/ongoing/When/", *FILES], sd.wf2(FILES, top=4, article="^/ongoing/When/", **run)),
+    ]
+    for args, result in cases:
+        out, err, status = cli(*args)
+        assert status == 0, err
+        assert result.bytes() == out, args
+
+
+def test_many_files_and_a_glob(chdir_logs, cli, client, tmp_path):
+    data = open("b.log", "rb").read()
+    d = tmp_path / "many"
+    d.mkdir()
+    names = []
+    for k in range(60):
+        name = d / f"part-{k:03d}.log"
+        name.write_bytes(data[k * 4000 : k * 4000 + 3000 + k * 37])
+        names.append(str(name))
+    out, err, status = cli("logs", "wf2", *names)
+    assert status == 0, err
+    assert sd.wf2(str(d / "part-*.log"), client=client, blocksize=2000, split_every=3).bytes() == out
+    out, _, _ = cli("wc", *names)
+    assert sd.wc(names, client=client, blocksize=2000, encoding="utf8").bytes() == out
+
+
+def test_missing_file_fails_the_job_with_its_name(chdir_logs, client):
+    with pytest.raises(swath.SwathError, match=r"^nothere\.log: No such file or directory$"):
+        sd.wf2(["a.log", "nothere.log"], client=client)
+    with pytest.raises(FileNotFoundError, match=r"none-\*\.log: no file matches"):
+        sd.wc("none-*.log", client=client)
+
+
+def test_file_gone_before_its_task_fails_the_job(chdir_logs, client, tmp_path):
+    # Listed, then removed before the workers read it: the worker's error names it.
+    from swath.dask import _Input, _piece
+
+    gone = str(tmp_path / "gone.log")
+    inp = _Input(index=0, name=gone, size=1000, gzip=False, path=gone)
+    future = client.submit(_piece, "wf2", inp, 0, 1000, {})
+    with pytest.raises(swath.SwathError, match=r"gone\.log: No such file or directory"):
+        future.result()
+
+
+def test_truncated_gzip_fails_the_job(chdir_logs, client, tmp_path):
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(open("c.log.gz", "rb").read()[:3000])
+    with pytest.raises(swath.SwathError, match=r"cut\.log\.gz: unexpected end of gzip data"):
+        sd.summary(["a.log", str(cut)], client=client)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_fails_the_job(chdir_logs, client, tmp_path):
+    locked = tmp_path / "locked.log"
+    locked.write_bytes(b"x\n")
+    locked.chmod(0)
+    with pytest.raises(swath.SwathError, match=r"locked\.log: Permission denied"):
+        sd.wc(["a.log", str(locked)], client=client)
+
+
+def test_fsspec_urls_are_read_through_fsspec(chdir_logs, cli):
+    # The memory file system lives in one process: a cluster of threads shares it.
+    from distributed import Client, LocalCluster
+
+    fs = fsspec.filesystem("memory")
+    for f in FILES:
+        fs.pipe(f"/logs/{f}", open(f, "rb").read())
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, Client(cluster) as c:
+        for report, args in [(sd.wf2, ["logs", "wf2"]), (sd.summary, ["logs", "summary"])]:
+            # The report names memory:// files as fsspec names them; compare the tables.
+            out, _, _ = cli(*args, "--json", *sorted(FILES))
+            result = report("memory://logs/*", client=c, blocksize="37KiB", split_every=2)
+            assert result.json() == __import__("json").loads(out)
+        out, _, _ = cli("wc", "a.log", "b.log")
+        result = sd.wc(["memory://logs/a.log", "memory://logs/b.log"], client=c, blocksize=5000, encoding="utf8")
+        assert result.bytes() == out.replace(b"a.log", b"memory://logs/a.log").replace(b"b.log", b"memory://logs/b.log")
+
+
+def test_local_file_url_is_read_by_the_workers(chdir_logs, cli, client):
+    url = "file://" + os.path.abspath("a.log")
+    out, _, _ = cli("logs", "wf2", "a.log")
+    assert sd.wf2(url, client=client, blocksize="100KiB").bytes() == out
+
+
+def test_default_client_and_local_scheduler(chdir_logs, cli, client):
+    out, _, _ = cli("logs", "wf2", "a.log", "b.log")
+    # The cluster's client is the default one.
+    assert sd.wf2(["a.log", "b.log"], blocksize="64KiB").bytes() == out
+    merged = swath.merge([sd.wf2("a.log", client=client).partial, swath.partial("wf2", "b.log", index=1)])
+    assert swath.render(merged) == out
