@@ -13,6 +13,8 @@
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
 //! - [`logs`]: the Wide Finder 2 report and a log summary, per-worker tables merged.
 //! - [`search`]: grep's selected lines, counts and first matches, in parallel line blocks.
+//! - [`partial`]: partial results of byte ranges, their wire format and their merge.
+//! - [`streamed`]: log reports merged from partials' sorted lists in bounded memory.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
@@ -25,4 +27,5 @@ pub mod lines;
 pub mod logs;
 pub mod partial;
 pub mod search;
+pub mod streamed;
 pub mod transform;

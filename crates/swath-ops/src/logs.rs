@@ -989,6 +989,179 @@ impl LineReport for Summary {
     }
 }
 
+/// A ranked table as a report shows it: how many distinct keys it has, and its top rows
+/// (by count descending, then key ascending).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ranking {
+    /// Distinct keys.
+    pub distinct: u64,
+    /// The top rows, best first.
+    pub top: Vec<(Vec<u8>, u64)>,
+}
+
+impl Ranking {
+    /// The ranking of a whole table: its `n` top rows (see [`top`]).
+    pub fn of<T: Ranked + ?Sized>(t: &T, n: usize) -> Ranking {
+        Ranking {
+            distinct: t.distinct() as u64,
+            top: top(t, n)
+                .into_iter()
+                .map(|(k, c)| (k.to_vec(), c))
+                .collect(),
+        }
+    }
+}
+
+/// The `n` top rows of keys fed one at a time, each key once (a merge of sorted lists
+/// yields them so): the same rows as [`top`] over the whole table, in memory for `n` rows.
+#[derive(Debug)]
+pub struct TopN {
+    n: usize,
+    distinct: u64,
+    // The kept rows, the worst on top: lowest count, then highest key.
+    kept: std::collections::BinaryHeap<Worst>,
+}
+
+/// A row ordered so that the worse row is the greater.
+#[derive(Debug, PartialEq, Eq)]
+struct Worst(u64, Vec<u8>);
+
+impl Ord for Worst {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.cmp(&self.0).then_with(|| self.1.cmp(&o.1))
+    }
+}
+
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl TopN {
+    /// Keeps the `n` top rows.
+    pub fn new(n: usize) -> TopN {
+        TopN {
+            n,
+            distinct: 0,
+            kept: std::collections::BinaryHeap::with_capacity(n + 1),
+        }
+    }
+
+    /// One distinct key and its count.
+    #[inline]
+    pub fn add(&mut self, key: &[u8], count: u64) {
+        self.distinct += 1;
+        if self.n == 0 {
+            return;
+        }
+        if self.kept.len() == self.n {
+            let worst = self.kept.peek().expect("n > 0 rows kept");
+            // Better than the worst kept: a higher count, or the same and a lower key.
+            if count < worst.0 || (count == worst.0 && key >= &worst.1[..]) {
+                return;
+            }
+            self.kept.pop();
+        }
+        self.kept.push(Worst(count, key.to_vec()));
+    }
+
+    /// The ranking.
+    pub fn finish(self) -> Ranking {
+        Ranking {
+            distinct: self.distinct,
+            top: self
+                .kept
+                .into_sorted_vec()
+                .into_iter()
+                .map(|Worst(c, k)| (k, c))
+                .collect(),
+        }
+    }
+}
+
+/// What the Wide Finder 2 report prints: the malformed lines and five rankings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Wf2Top {
+    /// Lines skipped as malformed.
+    pub malformed: u64,
+    /// Article fetches by URI (its distinct keys: the resources).
+    pub hits: Ranking,
+    /// Bytes by URI fetched with 200 or 304.
+    pub bytes: Ranking,
+    /// 404s by URI.
+    pub not_found: Ranking,
+    /// Article fetches by client.
+    pub clients: Ranking,
+    /// Article fetches by referrer.
+    pub referrers: Ranking,
+}
+
+impl Wf2 {
+    /// The report's rankings of `n` rows.
+    pub fn ranked(&self, n: usize) -> Wf2Top {
+        Wf2Top {
+            malformed: self.malformed,
+            hits: Ranking::of(&self.hits(), n),
+            bytes: Ranking::of(&self.bytes(), n),
+            not_found: Ranking::of(&self.not_found(), n),
+            clients: Ranking::of(&self.clients, n),
+            referrers: Ranking::of(&self.referrers, n),
+        }
+    }
+}
+
+/// What the summary prints: its numbers, per-hour and per-day counts, and six rankings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SummaryTop {
+    /// Requests parsed.
+    pub requests: u64,
+    /// Malformed lines.
+    pub malformed: u64,
+    /// Bytes sent in all.
+    pub bytes: u64,
+    /// Requests by status code (0 to 999).
+    pub status: Vec<u64>,
+    /// Requests by hour of day.
+    pub hours: [u64; 24],
+    /// Requests by day (YYYYMMDD), days in order.
+    pub days: Vec<(u32, u64)>,
+    /// Requests by client.
+    pub clients: Ranking,
+    /// Requests by URI.
+    pub uris: Ranking,
+    /// 404s by URI.
+    pub not_found: Ranking,
+    /// Requests by referrer.
+    pub referrers: Ranking,
+    /// Requests by user agent.
+    pub agents: Ranking,
+    /// Bytes by URI.
+    pub uri_bytes: Ranking,
+}
+
+impl Summary {
+    /// The summary's rankings of `n` rows.
+    pub fn ranked(&self, n: usize) -> SummaryTop {
+        let mut days: Vec<(u32, u64)> = self.days.iter().map(|(&d, &c)| (d, c)).collect();
+        days.sort_unstable();
+        SummaryTop {
+            requests: self.requests,
+            malformed: self.malformed,
+            bytes: self.bytes,
+            status: self.status.clone(),
+            hours: self.hours,
+            days,
+            clients: Ranking::of(&self.clients, n),
+            uris: Ranking::of(&self.uris, n),
+            not_found: Ranking::of(&self.not_found, n),
+            referrers: Ranking::of(&self.referrers, n),
+            agents: Ranking::of(&self.agents, n),
+            uri_bytes: Ranking::of(&self.uri_bytes, n),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

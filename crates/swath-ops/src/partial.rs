@@ -675,10 +675,64 @@ impl Partial {
     /// beside it, for a reader that adds them to its report straight from the bytes
     /// (`Wf2::add_state`, `Summary::add_state`), every key borrowed, none copied twice.
     pub fn from_bytes_lazy(b: &[u8]) -> Result<(Partial, Vec<&[u8]>), PartialError> {
-        Self::parse(b, true)
+        let (shape, raw) = Self::parse(b, true)?;
+        Ok((shape, raw.into_iter().map(|r| r.state).collect()))
     }
 
-    fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<&[u8]>), PartialError> {
+    /// Partials merged straight from their bytes into the bytes of the merged partial: a
+    /// log report's states are merged as the sorted lists they are (k ways, keys copied
+    /// once, no table built; [`crate::streamed::merge_states`]), pieces that touch
+    /// becoming one; `wc` and `grep -c` partials are read and merged whole. The result is
+    /// the bytes [`Partial::merge`] and [`Partial::to_bytes`] give. An error gives the
+    /// position of the partial that caused it; no partial gives `None`.
+    pub fn merge_bytes(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
+        let mut merged: Option<Partial> = None;
+        let mut raw = Vec::new();
+        for (k, b) in parts.iter().enumerate() {
+            let (shape, r) = Self::parse(b, true).map_err(|e| (k, e))?;
+            raw.extend(r.into_iter().map(|x| (k, x)));
+            merged = Some(match merged {
+                None => shape,
+                Some(m) => m.merge(shape).map_err(|e| (k, e))?,
+            });
+        }
+        let Some(merged) = merged else {
+            return Ok(None);
+        };
+        if !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
+            // Read whole (small states): the shapes were the partials.
+            return Ok(Some(merged.to_bytes()));
+        }
+        // Each merged piece gathers the states of the pieces inside it, in file order.
+        raw.sort_unstable_by(|(_, a), (_, b)| {
+            (a.index, a.name, a.begin).cmp(&(b.index, b.name, b.begin))
+        });
+        let mut out = header(merged.kind, &merged.options, merged.inputs.len());
+        let mut at = 0;
+        for ((index, name), part) in &merged.inputs {
+            input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
+            for (&begin, (finish, _)) in &part.pieces {
+                let from = at;
+                while at < raw.len()
+                    && raw[at].1.index == *index
+                    && raw[at].1.name == &name[..]
+                    && raw[at].1.begin < *finish.max(&(begin + 1))
+                {
+                    at += 1;
+                }
+                let states: Vec<&[u8]> = raw[from..at].iter().map(|r| r.1.state).collect();
+                let state = match states[..] {
+                    [one] => one.to_vec(),
+                    _ => crate::streamed::merge_states(merged.kind, &states)
+                        .map_err(|e| (raw[from].0, e))?,
+                };
+                piece_head(&mut out, begin, *finish, &state);
+            }
+        }
+        Ok(Some(seal(out)))
+    }
+
+    fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<Raw<'_>>), PartialError> {
         if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
             return Err(PartialError::Foreign);
         }
@@ -708,7 +762,8 @@ impl Partial {
         for _ in 0..n_inputs {
             let index = r.u32()?;
             let name_len = r.u32()? as usize;
-            let name = r.take(name_len)?.to_vec();
+            let name_bytes = r.take(name_len)?;
+            let name = name_bytes.to_vec();
             let len = r.u64()?;
             let n_pieces = r.u32()?;
             let mut part = InputPart {
@@ -724,7 +779,12 @@ impl Partial {
                 let state_len = r.u32()? as usize;
                 let bytes = r.take(state_len)?;
                 let state = if lazy {
-                    raw.push(bytes);
+                    raw.push(Raw {
+                        index,
+                        name: name_bytes,
+                        begin,
+                        state: bytes,
+                    });
                     empty_state(kind)
                 } else {
                     State::decode(kind, bytes)?
@@ -748,6 +808,14 @@ impl Partial {
             raw,
         ))
     }
+}
+
+/// A piece's state left as bytes, with where it lies.
+struct Raw<'a> {
+    index: u32,
+    name: &'a [u8],
+    begin: u64,
+    state: &'a [u8],
 }
 
 /// The state of no bytes, for a kind.

@@ -22,8 +22,9 @@ use pyo3::types::{PyBytes, PyDict};
 use swath_engine::EngineOptions;
 use swath_kernels::pattern::Syntax;
 use swath_kernels::search::MatchOptions;
+use swath_ops::partial::Partial;
 use swath_ops::search::Binary;
-use swath_report::merge::{merge_all, read_into, report, Format, Tables};
+use swath_report::merge::{render_bytes, Format};
 use swath_report::piece::{piece, piece_of_block, Request};
 use swath_report::wc::{Encoding, Selected};
 
@@ -282,12 +283,12 @@ fn partial_of_block<'py>(
 #[pyfunction]
 fn merge<'py>(py: Python<'py>, parts: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = py
-        .detach(|| match merge_all(parts.iter().map(|p| &p[..]), None) {
-            Ok(Some(m)) => Ok(m.to_bytes()),
-            Ok(None) => Err("no partial result given".to_string()),
-            Err((k, e)) => Err(format!("partial {k}: {e}")),
+        .detach(|| {
+            let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+            Partial::merge_bytes(&parts)
         })
-        .map_err(SwathError::new_err)?;
+        .map_err(|(k, e)| SwathError::new_err(format!("partial {k}: {e}")))?
+        .ok_or_else(|| SwathError::new_err("no partial result given"))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -308,9 +309,7 @@ fn render<'py>(py: Python<'py>, partial: Vec<u8>, fmt: &str) -> PyResult<Bound<'
     };
     let bytes = py
         .detach(|| {
-            let mut tables = Tables::default();
-            let shape = read_into(&partial, Some(&mut tables)).map_err(|e| e.to_string())?;
-            let r = report(&shape, tables, format, page)?;
+            let r = render_bytes(&partial, format, page)?;
             Ok::<_, String>(if page {
                 r.page.unwrap_or_default().into_bytes()
             } else {

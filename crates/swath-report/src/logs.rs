@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Read};
 
 use swath_engine::Input;
-use swath_ops::logs::{report_reader, top, LineReport, Ranked, Summary, Table, Wf2, Wf2Config};
+use swath_ops::logs::{report_reader, LineReport, Ranking, SummaryTop, Wf2Config, Wf2Top};
 
 use crate::text::shown;
 
@@ -14,11 +14,20 @@ pub const PARTIAL: &[u8] =
     b"PARTIAL REPORT: some logs could not be read in full (see standard error)\n\n";
 
 /// The Wide Finder 2 report of `r`: text, or JSON (`failed`: marked partial).
-pub fn wf2(r: &Wf2, n: usize, json: bool, failed: bool) -> Vec<u8> {
-    let (hits, bytes, not_found) = (r.hits(), r.bytes(), r.not_found());
+pub fn wf2(r: &Wf2Top, json: bool, failed: bool) -> Vec<u8> {
     let mut out = Vec::new();
     if json {
-        let mut v = wf2_json(r, &hits, &bytes, &not_found, n);
+        let mut v = serde_json::json!({
+            "resources": r.hits.distinct,
+            "404s": r.not_found.distinct,
+            "clients": r.clients.distinct,
+            "malformed": r.malformed,
+            "top_uris_by_hits": json_list(&r.hits, "count"),
+            "top_uris_by_bytes": json_list(&r.bytes, "bytes"),
+            "top_404s": json_list(&r.not_found, "count"),
+            "top_clients": json_list(&r.clients, "count"),
+            "top_referrers": json_list(&r.referrers, "count"),
+        });
         if failed {
             v["partial"] = true.into();
         }
@@ -30,68 +39,45 @@ pub fn wf2(r: &Wf2, n: usize, json: bool, failed: bool) -> Vec<u8> {
         out.extend_from_slice(
             format!(
                 "{} resources, {} 404s, {} clients\n\n",
-                hits.len(),
-                not_found.len(),
-                r.clients.len()
+                r.hits.distinct, r.not_found.distinct, r.clients.distinct
             )
             .as_bytes(),
         );
-        let counts = |out: &mut Vec<u8>, title: &str, t: &dyn Ranked| {
+        let counts = |out: &mut Vec<u8>, title: &str, t: &Ranking| {
             out.extend_from_slice(title.as_bytes());
             out.push(b'\n');
-            for (k, c) in top(t, n) {
+            for (k, c) in &t.top {
                 out.extend_from_slice(format!(" {c:>10}: ").as_bytes());
                 out.extend_from_slice(shown(k).as_bytes());
                 out.push(b'\n');
             }
             out.push(b'\n');
         };
-        counts(&mut out, "Top URIs by hit:", &hits);
+        counts(&mut out, "Top URIs by hit:", &r.hits);
         out.extend_from_slice(b"Top URIs by bytes:\n");
-        for (k, c) in top(&bytes, n) {
-            out.extend_from_slice(format!(" {:>9.1}M: ", c as f64 / 1048576.0).as_bytes());
+        for (k, c) in &r.bytes.top {
+            out.extend_from_slice(format!(" {:>9.1}M: ", *c as f64 / 1048576.0).as_bytes());
             out.extend_from_slice(shown(k).as_bytes());
             out.push(b'\n');
         }
         out.push(b'\n');
-        counts(&mut out, "Top 404s:", &not_found);
+        counts(&mut out, "Top 404s:", &r.not_found);
         counts(&mut out, "Top client addresses:", &r.clients);
         counts(&mut out, "Top referrers:", &r.referrers);
     }
     out
 }
 
-fn wf2_json(
-    r: &Wf2,
-    hits: &Table,
-    bytes: &Table,
-    not_found: &Table,
-    n: usize,
-) -> serde_json::Value {
-    let v = serde_json::json!({
-        "resources": hits.len(),
-        "404s": not_found.len(),
-        "clients": r.clients.len(),
-        "malformed": r.malformed,
-        "top_uris_by_hits": json_list(hits, n, "count"),
-        "top_uris_by_bytes": json_list(bytes, n, "bytes"),
-        "top_404s": json_list(not_found, n, "count"),
-        "top_clients": json_list(&r.clients, n, "count"),
-        "top_referrers": json_list(&r.referrers, n, "count"),
-    });
-    v
-}
-
-fn json_list(t: &dyn Ranked, n: usize, value: &str) -> serde_json::Value {
+fn json_list(t: &Ranking, value: &str) -> serde_json::Value {
     serde_json::Value::Array(
-        top(t, n)
-            .into_iter()
+        t.top
+            .iter()
             .map(|(k, c)| serde_json::json!({"key": String::from_utf8_lossy(k), value: c}))
             .collect(),
     )
 }
 
-fn status_classes(s: &Summary) -> [u64; 5] {
+fn status_classes(s: &SummaryTop) -> [u64; 5] {
     let mut c = [0u64; 5];
     for (code, &n) in s.status.iter().enumerate() {
         if (100..600).contains(&code) {
@@ -101,8 +87,8 @@ fn status_classes(s: &Summary) -> [u64; 5] {
     c
 }
 
-/// The summary as JSON (schema in docs/json.md), with top lists of `n` rows.
-pub fn summary_json(s: &Summary, n: usize) -> serde_json::Value {
+/// The summary as JSON (schema in docs/json.md).
+pub fn summary_json(s: &SummaryTop) -> serde_json::Value {
     let classes = status_classes(s);
     let codes: serde_json::Map<String, serde_json::Value> = s
         .status
@@ -111,36 +97,34 @@ pub fn summary_json(s: &Summary, n: usize) -> serde_json::Value {
         .filter(|(_, &c)| c > 0)
         .map(|(code, &c)| (code.to_string(), c.into()))
         .collect();
-    let mut days: Vec<(u32, u64)> = s.days.iter().map(|(&d, &c)| (d, c)).collect();
-    days.sort_unstable();
     serde_json::json!({
         "requests": s.requests,
         "malformed": s.malformed,
-        "unique_clients": s.clients.len(),
-        "unique_uris": s.uris.len(),
+        "unique_clients": s.clients.distinct,
+        "unique_uris": s.uris.distinct,
         "bytes": s.bytes,
         "status_classes": {"1xx": classes[0], "2xx": classes[1], "3xx": classes[2], "4xx": classes[3], "5xx": classes[4]},
         "status_codes": codes,
         "requests_by_hour": s.hours.to_vec(),
-        "requests_by_day": days.iter().map(|(d, c)| serde_json::json!({
+        "requests_by_day": s.days.iter().map(|(d, c)| serde_json::json!({
             "day": format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100), "count": c
         })).collect::<Vec<_>>(),
-        "top_uris": json_list(&s.uris, n, "count"),
-        "top_uris_by_bytes": json_list(&s.uri_bytes, n, "bytes"),
-        "top_404s": json_list(&s.not_found, n, "count"),
-        "top_clients": json_list(&s.clients, n, "count"),
-        "top_referrers": json_list(&s.referrers, n, "count"),
-        "top_user_agents": json_list(&s.agents, n, "count"),
+        "top_uris": json_list(&s.uris, "count"),
+        "top_uris_by_bytes": json_list(&s.uri_bytes, "bytes"),
+        "top_404s": json_list(&s.not_found, "count"),
+        "top_clients": json_list(&s.clients, "count"),
+        "top_referrers": json_list(&s.referrers, "count"),
+        "top_user_agents": json_list(&s.agents, "count"),
     })
 }
 
-/// The summary as text, with top lists of `n` rows.
-pub fn summary_text(s: &Summary, n: usize) -> String {
+/// The summary as text.
+pub fn summary_text(s: &SummaryTop) -> String {
     let mut o = String::new();
     let classes = status_classes(s);
     let _ = writeln!(o, "Requests          {}", s.requests);
-    let _ = writeln!(o, "Unique clients    {}", s.clients.len());
-    let _ = writeln!(o, "Unique URIs       {}", s.uris.len());
+    let _ = writeln!(o, "Unique clients    {}", s.clients.distinct);
+    let _ = writeln!(o, "Unique URIs       {}", s.uris.distinct);
     let _ = writeln!(
         o,
         "Bytes sent        {} ({:.1} MiB)",
@@ -163,9 +147,7 @@ pub fn summary_text(s: &Summary, n: usize) -> String {
         let _ = writeln!(o, "{}", format!(" {h:02}:00 {c:>10}  {bar}").trim_end());
     }
     let _ = writeln!(o, "\nRequests by day:");
-    let mut days: Vec<(u32, u64)> = s.days.iter().map(|(&d, &c)| (d, c)).collect();
-    days.sort_unstable();
-    for (d, c) in days {
+    for (d, c) in &s.days {
         let _ = writeln!(
             o,
             " {:04}-{:02}-{:02} {c:>10}",
@@ -174,9 +156,9 @@ pub fn summary_text(s: &Summary, n: usize) -> String {
             d % 100
         );
     }
-    let list = |o: &mut String, title: &str, t: &dyn Ranked| {
+    let list = |o: &mut String, title: &str, t: &Ranking| {
         let _ = writeln!(o, "\n{title}:");
-        for (k, c) in top(t, n) {
+        for (k, c) in &t.top {
             let _ = writeln!(o, " {c:>10}  {}", shown(k));
         }
     };

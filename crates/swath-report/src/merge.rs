@@ -63,6 +63,14 @@ pub fn merge_all<'a>(
     Ok(merged)
 }
 
+/// The report of one partial given as bytes (merged already: see
+/// [`Partial::merge_bytes`]), its log states merged as the sorted lists they are, in
+/// bounded memory.
+pub fn render_bytes(bytes: &[u8], format: Format, page: bool) -> Result<Report, String> {
+    let (shape, states) = Partial::from_bytes_lazy(bytes).map_err(|e| e.to_string())?;
+    report(&shape, Logs::States(states), format, page)
+}
+
 /// How a report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -84,11 +92,21 @@ pub struct Report {
     pub malformed: u64,
 }
 
-/// The report of a merged partial: `merged` as [`merge_all`] gives it with `tables`
-/// filled. `page` asks for the HTML page (`logs summary` only).
+/// Where a log report's counts are: the hash tables its pieces went into ([`read_into`]),
+/// or the pieces' states themselves, merged as sorted lists in bounded memory
+/// ([`swath_ops::streamed`]).
+pub enum Logs<'a> {
+    /// Tables filled as the partials were read.
+    Tables(Box<Tables>),
+    /// The states of every piece (borrowed from the partials' bytes).
+    States(Vec<&'a [u8]>),
+}
+
+/// The report of a merged partial: `merged` as [`merge_all`] gives it, its log counts in
+/// `logs`. `page` asks for the HTML page (`logs summary` only).
 pub fn report(
     merged: &Partial,
-    tables: Tables,
+    logs: Logs<'_>,
     format: Format,
     page: bool,
 ) -> Result<Report, String> {
@@ -109,7 +127,7 @@ pub fn report(
         match part.whole().map_err(|e| e.to_string())? {
             State::Wc(t) => tallies.push((&part.name[..], part.len, t)),
             State::GrepCount(n) => counts.push((&part.name[..], n)),
-            // A log report reads its files as one log; its tables are in `tables`.
+            // A log report reads its files as one log; its counts are in `logs`.
             State::Wf2(_) | State::Summary(_) => {}
         }
     }
@@ -125,9 +143,12 @@ pub fn report(
         Kind::Wf2 => {
             let n = crate::logs::partial_top(&merged.options, "logs wf2")
                 .ok_or("a logs wf2 partial without its --top")?;
-            let r = &tables.wf2;
+            let r = match logs {
+                Logs::Tables(t) => t.wf2.ranked(n),
+                Logs::States(s) => swath_ops::streamed::wf2(&s, n).map_err(|e| e.to_string())?,
+            };
             Ok(Report {
-                text: crate::logs::wf2(r, n, json, false),
+                text: crate::logs::wf2(&r, json, false),
                 page: None,
                 malformed: r.malformed,
             })
@@ -135,12 +156,17 @@ pub fn report(
         Kind::Summary => {
             let n = crate::logs::partial_top(&merged.options, "logs summary")
                 .ok_or("a logs summary partial without its --top")?;
-            let s = &tables.summary;
-            let value = crate::logs::summary_json(s, n);
+            let s = match logs {
+                Logs::Tables(t) => t.summary.ranked(n),
+                Logs::States(s) => {
+                    swath_ops::streamed::summary(&s, n).map_err(|e| e.to_string())?
+                }
+            };
+            let value = crate::logs::summary_json(&s);
             let text = if json {
                 format!("{value:#}\n").into_bytes()
             } else {
-                crate::logs::summary_text(s, n).into_bytes()
+                crate::logs::summary_text(&s).into_bytes()
             };
             Ok(Report {
                 text,

@@ -286,7 +286,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     if failed && !a.common.partial {
         return Ok(std::process::ExitCode::from(2));
     }
-    write_stdout(&wf2_report(&r, a.common.top, a.common.json, failed))?;
+    write_stdout(&wf2_report(&r.ranked(a.common.top), a.common.json, failed))?;
     Ok(finish(
         failed,
         r.malformed,
@@ -432,14 +432,15 @@ pub(crate) fn summary_report(
     html: Option<&Path>,
     failed: bool,
 ) -> Result<()> {
-    let mut json = summary_json(s, n);
+    let ranked = s.ranked(n);
+    let mut json = summary_json(&ranked);
     if as_json {
         if failed {
             json["partial"] = true.into();
         }
         write_stdout(format!("{json:#}\n").as_bytes())?;
     } else {
-        let text = summary_text(s, n);
+        let text = summary_text(&ranked);
         let marked = if failed { PARTIAL } else { b"" };
         write_stdout(&[marked, text.as_bytes()].concat())?;
     }

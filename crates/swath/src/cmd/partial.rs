@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use swath_ops::partial::{Partial, State};
-use swath_report::merge::{read_into, report, Format, Tables};
+use swath_report::merge::{read_into, report, Format, Logs, Tables};
 
 /// Merge partial results into the report the one-machine command prints.
 #[derive(Args, Debug)]
@@ -31,7 +31,16 @@ pub struct MergeArgs {
     /// `swath logs summary --html OUT`).
     #[arg(long, value_name = "OUT")]
     html: Option<PathBuf>,
+    /// Merge log partials as the sorted lists they hold, in bounded memory (the top rows
+    /// and a cursor per partial, however many distinct clients or URIs), instead of into
+    /// hash tables; chosen by itself when the tables might not fit in the memory
+    /// available.
+    #[arg(long = "bounded-memory", conflicts_with = "emit_partial")]
+    bounded_memory: bool,
 }
+
+/// Partials mapped at once by a merge in bounded memory (the engine's guard has 256 slots).
+const MAPPED_MAX: usize = 240;
 
 /// Print byte ranges that cut files into pieces, one `path start end` line each.
 #[derive(Args, Debug)]
@@ -89,6 +98,31 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     // share of them each; their shapes are then merged in argument order, so that an error
     // names the same partial whatever the timing.
     let render = a.emit_partial.is_none();
+    // Hash tables take about twice the bytes of the lists they are filled from (when the
+    // keys are distinct): more than the memory available, and the report is merged from
+    // the sorted lists; a merged partial is refused with what it needs.
+    let total: u64 = a
+        .partials
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let need = total.saturating_mul(2);
+    let available = swath_engine::sysinfo::available_memory();
+    let too_big = available.is_some_and(|m| need > m);
+    if render && (a.bounded_memory || too_big) {
+        return merge_streamed(&a);
+    }
+    if !render && !too_big {
+        return merge_to_partial(&a);
+    }
+    if too_big {
+        return fail(format!(
+            "writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
+            need >> 20,
+            available.unwrap_or(0) >> 20
+        ));
+    }
     let read = |path: &PathBuf, tables: &mut Tables| -> Result<Partial, String> {
         let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let bytes = std::fs::read(path).map_err(|e| named(&swath_engine::error::os_message(&e)))?;
@@ -146,16 +180,118 @@ pub fn merge(a: MergeArgs) -> ExitCode {
             Err(m) => fail(m),
         };
     }
-    let format = if a.json { Format::Json } else { Format::Text };
-    let report = match report(
-        &merged,
-        tables.unwrap_or_default(),
-        format,
-        a.html.is_some(),
-    ) {
-        Ok(r) => r,
-        Err(m) => return fail(m),
+    let logs = Logs::Tables(Box::new(tables.unwrap_or_default()));
+    match report(&merged, logs, format(&a), a.html.is_some()) {
+        Ok(r) => print_report(&a, &r),
+        Err(m) => fail(m),
+    }
+}
+
+/// `swath merge --emit-partial OUT`: the partials merged from their bytes (log states as
+/// sorted lists, `Partial::merge_bytes`) and written.
+fn merge_to_partial(a: &MergeArgs) -> ExitCode {
+    let fail = |m: String| {
+        eprintln!("swath merge: {m}");
+        ExitCode::from(1)
     };
+    let mut bytes = Vec::with_capacity(a.partials.len());
+    for path in &a.partials {
+        match std::fs::read(path) {
+            Ok(b) => bytes.push(b),
+            Err(e) => {
+                let cause = swath_engine::error::os_message(&e);
+                return fail(format!("{}: {cause}", path.display()));
+            }
+        }
+    }
+    let parts: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+    let merged = match Partial::merge_bytes(&parts) {
+        Ok(Some(m)) => m,
+        Ok(None) => return fail("no partial result given".into()),
+        Err((k, e)) => return fail(format!("{}: {e}", a.partials[k].display())),
+    };
+    drop(bytes);
+    let out = a.emit_partial.as_ref().expect("asked for");
+    match write_bytes(out, &merged) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => fail(m),
+    }
+}
+
+/// How `a` asks for the report.
+fn format(a: &MergeArgs) -> Format {
+    if a.json {
+        Format::Json
+    } else {
+        Format::Text
+    }
+}
+
+/// `swath merge --bounded-memory`: the partials mapped (read where they lie, in the page
+/// cache), their shapes merged in argument order, the log report merged from their sorted
+/// lists (`swath_ops::streamed`).
+fn merge_streamed(a: &MergeArgs) -> ExitCode {
+    let fail = |m: String| {
+        eprintln!("swath merge: {m}");
+        ExitCode::from(1)
+    };
+    if a.partials.len() > MAPPED_MAX {
+        return fail(format!(
+            "{} partials: at most {MAPPED_MAX} are merged at once in bounded memory; merge groups of them first (--emit-partial)",
+            a.partials.len()
+        ));
+    }
+    let mut maps = Vec::with_capacity(a.partials.len());
+    for path in &a.partials {
+        let shown = path.display().to_string();
+        let named = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
+        };
+        let len = match file.metadata() {
+            Ok(m) => m.len(),
+            Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
+        };
+        match swath_engine::mapguard::GuardedMap::new(&file, &shown, 0, len) {
+            Ok(Some(m)) => maps.push(m),
+            Ok(None) => return fail(named(&"no map guard slot left")),
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    let mut merged: Option<Partial> = None;
+    let mut states = Vec::new();
+    for (path, map) in a.partials.iter().zip(&maps) {
+        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let (shape, s) = match Partial::from_bytes_lazy(map.bytes()) {
+            Ok(x) => x,
+            Err(e) => return fail(named(&e)),
+        };
+        states.extend(s);
+        merged = Some(match merged {
+            None => shape,
+            Some(m) => match m.merge(shape) {
+                Ok(m) => m,
+                Err(e) => return fail(named(&e)),
+            },
+        });
+    }
+    let Some(merged) = merged else {
+        return fail("no partial result given".into());
+    };
+    let result = report(&merged, Logs::States(states), format(a), a.html.is_some());
+    // A partial cut short while mapped reads as zeros past its new end: refused.
+    if let Some((path, _)) = a.partials.iter().zip(&maps).find(|(_, m)| m.faulted()) {
+        return fail(format!("{}: changed while it was read", path.display()));
+    }
+    match result {
+        Ok(r) => print_report(a, &r),
+        Err(m) => fail(m),
+    }
+}
+
+/// Prints a merged report (and writes its page), then says the malformed lines.
+fn print_report(a: &MergeArgs, report: &swath_report::merge::Report) -> ExitCode {
     let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
     out.write(&report.text);
     let status = match out.finish() {
@@ -164,7 +300,8 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     };
     if let (Some(path), Some(page)) = (&a.html, &report.page) {
         if let Err(m) = write_bytes(path, page.as_bytes()) {
-            return fail(m);
+            eprintln!("swath merge: {m}");
+            return ExitCode::from(1);
         }
     }
     if report.malformed > 0 {

@@ -339,20 +339,40 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
             cmd.extend_from_slice(&emit_opts);
             let mut parts = emit(&dir, "C", &files, &cmd, pieces);
             parts.reverse();
-            let mut args = vec!["merge"];
-            if json {
-                args.push("--json");
+            // Into hash tables, and as sorted lists in bounded memory; from the pieces, and
+            // from a tree of two merged partials.
+            let half = parts.len() / 2;
+            let mut left = vec!["merge", "--emit-partial", "left.part"];
+            left.extend(parts[..half].iter().map(String::as_str));
+            let mut right = vec!["merge", "--emit-partial", "right.part"];
+            right.extend(parts[half..].iter().map(String::as_str));
+            if half > 0 {
+                ok(&swath(&dir, &left));
+                ok(&swath(&dir, &right));
             }
-            args.extend(parts.iter().map(String::as_str));
-            let got = swath(&dir, &args);
-            assert_eq!(
-                got.stdout, want.stdout,
-                "{report} {files:?} {opts:?} {pieces}"
-            );
-            assert_eq!(
-                got.stderr, want.stderr,
-                "{report} {files:?} {opts:?} {pieces}"
-            );
+            let tree = ["right.part".to_string(), "left.part".to_string()];
+            for (bounded, inputs) in [(false, &parts[..]), (true, &parts[..]), (true, &tree[..])] {
+                if half == 0 && inputs.len() == 2 && inputs[0] == "right.part" {
+                    continue;
+                }
+                let mut args = vec!["merge"];
+                if json {
+                    args.push("--json");
+                }
+                if bounded {
+                    args.push("--bounded-memory");
+                }
+                args.extend(inputs.iter().map(String::as_str));
+                let got = swath(&dir, &args);
+                assert_eq!(
+                    got.stdout, want.stdout,
+                    "{report} {files:?} {opts:?} {pieces} {args:?}"
+                );
+                assert_eq!(
+                    got.stderr, want.stderr,
+                    "{report} {files:?} {opts:?} {pieces} {args:?}"
+                );
+            }
         }
     }
     // The summary's page, from the merge as from the logs.
@@ -362,13 +382,31 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     ));
     let files = vec!["a.log".to_string()];
     let parts = emit(&dir, "C", &files, &["logs", "summary"], 3);
-    let mut args = vec!["merge", "--html", "merged.html"];
-    args.extend(parts.iter().map(String::as_str));
-    ok(&swath(&dir, &args));
-    assert_eq!(
-        std::fs::read(dir.path("merged.html")).unwrap(),
-        std::fs::read(dir.path("whole.html")).unwrap()
+    for bounded in [false, true] {
+        let mut args = vec!["merge", "--html", "merged.html"];
+        if bounded {
+            args.push("--bounded-memory");
+        }
+        args.extend(parts.iter().map(String::as_str));
+        ok(&swath(&dir, &args));
+        assert_eq!(
+            std::fs::read(dir.path("merged.html")).unwrap(),
+            std::fs::read(dir.path("whole.html")).unwrap()
+        );
+        std::fs::remove_file(dir.path("merged.html")).unwrap();
+    }
+    let o = swath(
+        &dir,
+        &[
+            "merge",
+            "--bounded-memory",
+            "--emit-partial",
+            "y",
+            &parts[0],
+        ],
     );
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    assert!(!dir.path("y").exists());
     ok(&swath(&dir, &["wc", "--emit-partial", "wcp", "a.log"]));
     for flag in ["--html", "--json"] {
         let mut args = vec!["merge", flag];

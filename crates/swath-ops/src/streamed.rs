@@ -1,0 +1,506 @@
+//! Log reports merged from partial results' sorted lists in bounded memory.
+//!
+//! A log partial's state holds each table as a list sorted by key (docs/partial-format.md),
+//! so the states of many partials are sorted runs: merged k ways, they yield every distinct
+//! key once with its total, which goes straight into a top-N ([`TopN`]) and a count of
+//! distinct keys. Memory is the cursors (one per state) and the `n` rows kept, whatever the
+//! number of distinct keys (billions of clients): the states themselves are read where
+//! they lie (mapped partial files, in the page cache). The report is the one the hash
+//! tables give ([`Wf2::ranked`], [`Summary::ranked`]); tests check it.
+//!
+//! The tables of a state follow each other, so each table's cursors start where the
+//! previous table's ended: every byte is read once.
+//!
+//! [`Wf2::ranked`]: crate::logs::Wf2::ranked
+//! [`Summary::ranked`]: crate::logs::Summary::ranked
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::logs::{SummaryTop, TopN, Wf2Top};
+use crate::partial::{uri_value, Kind, PartialError, Reader, SUMMARY_NUMBERS};
+
+/// One state's list, read one entry ahead.
+struct Cursor<'a, V> {
+    r: Reader<'a>,
+    left: u64,
+    head: Option<(&'a [u8], V)>,
+}
+
+impl<'a, V> Cursor<'a, V> {
+    /// Reads the next entry into `head` (`None` at the list's end), refusing a key that
+    /// does not follow the one before.
+    fn advance(
+        &mut self,
+        value: &impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
+    ) -> Result<(), PartialError> {
+        if self.left == 0 {
+            self.head = None;
+            return Ok(());
+        }
+        self.left -= 1;
+        let len = self.r.u32()? as usize;
+        let key = self.r.take(len)?;
+        if self.head.as_ref().is_some_and(|(prev, _)| *prev >= key) {
+            return Err(PartialError::Damaged("a table's keys are not in order"));
+        }
+        self.head = Some((key, value(&mut self.r)?));
+        Ok(())
+    }
+}
+
+/// Moves cursor `i` on, back into the heap unless its list is done.
+fn step<'a, V>(
+    c: &mut Cursor<'a, V>,
+    i: usize,
+    heap: &mut BinaryHeap<Reverse<(&'a [u8], usize)>>,
+    value: &impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
+) -> Result<(), PartialError> {
+    c.advance(value)?;
+    if let Some((k, _)) = c.head {
+        heap.push(Reverse((k, i)));
+    }
+    Ok(())
+}
+
+/// Merges one list of every state, the list starting at `at[i]` in `states[i]` (moved to
+/// the list's end), calling `emit` with each distinct key and its values combined by `add`.
+fn merge_lists<'a, V: Copy>(
+    states: &[&'a [u8]],
+    at: &mut [usize],
+    value: impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
+    add: impl Fn(V, V) -> V,
+    mut emit: impl FnMut(&[u8], V),
+) -> Result<(), PartialError> {
+    let mut cursors = Vec::with_capacity(states.len());
+    let mut heap = BinaryHeap::with_capacity(states.len());
+    for (i, &b) in states.iter().enumerate() {
+        let mut r = Reader { b, at: at[i] };
+        let left = r.u64()?;
+        let mut c = Cursor {
+            r,
+            left,
+            head: None,
+        };
+        c.advance(&value)?;
+        if let Some((k, _)) = c.head {
+            heap.push(Reverse((k, i)));
+        }
+        cursors.push(c);
+    }
+    while let Some(Reverse((key, i))) = heap.pop() {
+        let mut total = cursors[i].head.expect("a cursor in the heap has a head").1;
+        step(&mut cursors[i], i, &mut heap, &value)?;
+        while let Some(&Reverse((k, j))) = heap.peek() {
+            if k != key {
+                break;
+            }
+            heap.pop();
+            total = add(
+                total,
+                cursors[j].head.expect("a cursor in the heap has a head").1,
+            );
+            step(&mut cursors[j], j, &mut heap, &value)?;
+        }
+        emit(key, total);
+    }
+    for (i, c) in cursors.iter().enumerate() {
+        at[i] = c.r.at;
+    }
+    Ok(())
+}
+
+/// A list of counts merged into a ranking of `n` rows.
+fn ranking(
+    states: &[&[u8]],
+    at: &mut [usize],
+    n: usize,
+) -> Result<crate::logs::Ranking, PartialError> {
+    let mut t = TopN::new(n);
+    merge_lists(
+        states,
+        at,
+        |r| r.u64(),
+        |a: u64, b| a.saturating_add(b),
+        |k, c| t.add(k, c),
+    )?;
+    Ok(t.finish())
+}
+
+/// Refuses states with bytes after their tables.
+fn at_ends(states: &[&[u8]], at: &[usize]) -> Result<(), PartialError> {
+    if states.iter().zip(at).any(|(s, &a)| a != s.len()) {
+        return Err(PartialError::Damaged("bytes after the tables"));
+    }
+    Ok(())
+}
+
+/// A URI's counts added as the tables add them: bytes saturating, fetched or not.
+fn add_uri((a, fa): ([u64; 3], bool), (b, fb): ([u64; 3], bool)) -> ([u64; 3], bool) {
+    (
+        [a[0].saturating_add(b[0]), a[1] + b[1], a[2] + b[2]],
+        fa | fb,
+    )
+}
+
+/// The summary numbers of every state added (saturating, as merged partials add them),
+/// each state's place moved past them.
+fn summary_numbers(
+    states: &[&[u8]],
+    at: &mut [usize],
+) -> Result<[u64; SUMMARY_NUMBERS], PartialError> {
+    let mut numbers = [0u64; SUMMARY_NUMBERS];
+    for (i, &b) in states.iter().enumerate() {
+        let mut r = Reader { b, at: 0 };
+        if r.u64()? != SUMMARY_NUMBERS as u64 {
+            return Err(PartialError::Damaged(
+                "a summary has the wrong count of numbers",
+            ));
+        }
+        for total in numbers.iter_mut() {
+            let v = r.u64()?;
+            *total = total.saturating_add(v);
+        }
+        at[i] = r.at;
+    }
+    Ok(numbers)
+}
+
+/// The Wide Finder 2 report's rankings of `n` rows over the `logs wf2` states `states`.
+pub fn wf2(states: &[&[u8]], n: usize) -> Result<Wf2Top, PartialError> {
+    let mut at = vec![0usize; states.len()];
+    let mut malformed = 0u64;
+    for (i, &b) in states.iter().enumerate() {
+        let mut r = Reader { b, at: 0 };
+        malformed += r.u64()?;
+        at[i] = r.at;
+    }
+    let (mut hits, mut bytes, mut not_found) = (TopN::new(n), TopN::new(n), TopN::new(n));
+    merge_lists(
+        states,
+        &mut at,
+        uri_value,
+        add_uri,
+        |k, ([b, h, nf], fetched)| {
+            if h > 0 {
+                hits.add(k, h);
+            }
+            if fetched {
+                bytes.add(k, b);
+            }
+            if nf > 0 {
+                not_found.add(k, nf);
+            }
+        },
+    )?;
+    let clients = ranking(states, &mut at, n)?;
+    let referrers = ranking(states, &mut at, n)?;
+    at_ends(states, &at)?;
+    Ok(Wf2Top {
+        malformed,
+        hits: hits.finish(),
+        bytes: bytes.finish(),
+        not_found: not_found.finish(),
+        clients,
+        referrers,
+    })
+}
+
+/// The summary's rankings of `n` rows over the `logs summary` states `states`.
+pub fn summary(states: &[&[u8]], n: usize) -> Result<SummaryTop, PartialError> {
+    let mut at = vec![0usize; states.len()];
+    let numbers = summary_numbers(states, &mut at)?;
+    let mut days = Vec::new();
+    let mut bad_day = false;
+    merge_lists(
+        states,
+        &mut at,
+        |r| r.u64(),
+        |a: u64, b| a + b,
+        |k, c| match <[u8; 4]>::try_from(k) {
+            Ok(d) => days.push((u32::from_be_bytes(d), c)),
+            Err(_) => bad_day = true,
+        },
+    )?;
+    if bad_day {
+        return Err(PartialError::Damaged("a day is not 4 bytes"));
+    }
+    let clients = ranking(states, &mut at, n)?;
+    let uris = ranking(states, &mut at, n)?;
+    let not_found = ranking(states, &mut at, n)?;
+    let referrers = ranking(states, &mut at, n)?;
+    let agents = ranking(states, &mut at, n)?;
+    let uri_bytes = ranking(states, &mut at, n)?;
+    at_ends(states, &at)?;
+    let mut hours = [0u64; 24];
+    hours.copy_from_slice(&numbers[1003..]);
+    Ok(SummaryTop {
+        requests: numbers[0],
+        malformed: numbers[1],
+        bytes: numbers[2],
+        status: numbers[3..1003].to_vec(),
+        hours,
+        days,
+        clients,
+        uris,
+        not_found,
+        referrers,
+        agents,
+        uri_bytes,
+    })
+}
+
+/// Writes a keyed list merged from every state's list (see [`merge_lists`]): its count,
+/// then each key with its values written by `put`.
+fn write_list<'a, V: Copy>(
+    out: &mut Vec<u8>,
+    states: &[&'a [u8]],
+    at: &mut [usize],
+    value: impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
+    add: impl Fn(V, V) -> V,
+    put: impl Fn(&mut Vec<u8>, V),
+) -> Result<(), PartialError> {
+    let count_at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let mut n = 0u64;
+    merge_lists(states, at, value, add, |k, v| {
+        n += 1;
+        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        out.extend_from_slice(k);
+        put(out, v);
+    })?;
+    out[count_at..count_at + 8].copy_from_slice(&n.to_le_bytes());
+    Ok(())
+}
+
+/// Adds counts as the tables add them.
+fn add_count(a: u64, b: u64) -> u64 {
+    a.saturating_add(b)
+}
+
+/// Writes a count.
+fn put_count(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// The states of adjacent pieces of a log report merged into one state's bytes (the
+/// bytes [`crate::partial::Partial::merge`] gives): numbers added, lists merged k ways.
+pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
+    let mut at = vec![0usize; states.len()];
+    let cap = states.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(cap + cap / 2);
+    match kind {
+        Kind::Wf2 => {
+            let mut malformed = 0u64;
+            for (i, &b) in states.iter().enumerate() {
+                let mut r = Reader { b, at: 0 };
+                malformed += r.u64()?;
+                at[i] = r.at;
+            }
+            out.extend_from_slice(&malformed.to_le_bytes());
+            write_list(
+                &mut out,
+                states,
+                &mut at,
+                uri_value,
+                add_uri,
+                |out, (v, f): ([u64; 3], bool)| {
+                    for x in v {
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
+                    out.push(u8::from(f));
+                },
+            )?;
+            for _ in 0..2 {
+                write_list(&mut out, states, &mut at, |r| r.u64(), add_count, put_count)?;
+            }
+        }
+        Kind::Summary => {
+            let numbers = summary_numbers(states, &mut at)?;
+            out.extend_from_slice(&(SUMMARY_NUMBERS as u64).to_le_bytes());
+            for n in numbers {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+            // Days, then the six tables.
+            for _ in 0..7 {
+                write_list(&mut out, states, &mut at, |r| r.u64(), add_count, put_count)?;
+            }
+        }
+        Kind::Wc | Kind::GrepCount => {
+            return Err(PartialError::Damaged("not a log report's states"));
+        }
+    }
+    at_ends(states, &at)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logs::{LineReport, Summary, SummaryConfig, Wf2, Wf2Config};
+    use crate::partial::Partial;
+    use proptest::prelude::*;
+
+    /// Log lines over small alphabets, so that keys repeat across pieces and counts tie.
+    fn log() -> impl Strategy<Value = Vec<u8>> {
+        let line = (0u8..6, 0u8..9, 0u8..5, 0u16..3000, 0u8..4, 0u8..3).prop_map(
+            |(client, uri, status, bytes, refr, agent)| {
+                let uri = match uri {
+                    0..=3 => format!("/ongoing/When/200x/2007/01/0{uri}/Title{}", uri % 2),
+                    4 => "/ongoing/ongoing.atom".to_string(),
+                    5 => "/ongoing/When/200x/2007/01/01/a.b".to_string(),
+                    _ => format!("/img/{uri}.png"),
+                };
+                let status = ["200", "304", "404", "301", "200"][usize::from(status)];
+                let refr = ["\"-\"", "\"http://a/\"", "\"http://www.tbray.org/ongoing/x\"", "\"http://b/\""]
+                    [usize::from(refr)];
+                let day = 10 + client % 3;
+                format!(
+                    "10.0.0.{client} - - [{day}/Oct/2007:1{agent}:55:36 -0700] \"GET {uri} HTTP/1.1\" {status} {bytes} {refr} \"UA{agent}\"\n"
+                )
+                .into_bytes()
+            },
+        );
+        let malformed = Just(b"short line\n".to_vec());
+        proptest::collection::vec(prop_oneof![9 => line, 1 => malformed], 0..120)
+            .prop_map(|v| v.concat())
+    }
+
+    /// The data cut at line ends near the given fractions: each piece whole lines.
+    fn pieces(data: &[u8], cuts: &[u16]) -> Vec<(u64, u64)> {
+        let mut at: Vec<u64> = cuts
+            .iter()
+            .map(|&c| {
+                let p = data.len() * usize::from(c) / 1000;
+                match data[p.min(data.len())..].iter().position(|&b| b == b'\n') {
+                    Some(i) => (p + i + 1) as u64,
+                    None => data.len() as u64,
+                }
+            })
+            .collect();
+        at.push(0);
+        at.push(data.len() as u64);
+        at.sort_unstable();
+        at.dedup();
+        at.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+
+    fn report<R: LineReport>(c: &R::Config, data: &[u8]) -> R {
+        let mut r = R::default();
+        r.block(c, data);
+        r
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(60))]
+        #[test]
+        fn streamed_reports_equal_the_tables(
+            data in log(),
+            cuts in proptest::collection::vec(0u16..1000, 0..6),
+            n in prop_oneof![Just(0usize), Just(1), Just(3), Just(10)],
+        ) {
+            let spans = pieces(&data, &cuts);
+            let (wc, sc) = (Wf2Config::default(), SummaryConfig::default());
+            let mut wf2_states = Vec::new();
+            let mut summary_states = Vec::new();
+            for &(b, f) in &spans {
+                let piece = &data[b as usize..f as usize];
+                let mut s = Vec::new();
+                report::<Wf2>(&wc, piece).encode_state(&mut s);
+                wf2_states.push(s);
+                let mut s = Vec::new();
+                report::<Summary>(&sc, piece).encode_state(&mut s);
+                summary_states.push(s);
+            }
+            let w: Vec<&[u8]> = wf2_states.iter().map(|s| &s[..]).collect();
+            prop_assert_eq!(wf2(&w, n).unwrap(), report::<Wf2>(&wc, &data).ranked(n));
+            let s: Vec<&[u8]> = summary_states.iter().map(|s| &s[..]).collect();
+            prop_assert_eq!(summary(&s, n).unwrap(), report::<Summary>(&sc, &data).ranked(n));
+        }
+
+        #[test]
+        fn bytes_merged_as_lists_equal_the_merged_tables(
+            data in log(),
+            cuts in proptest::collection::vec(0u16..1000, 0..6),
+            order in proptest::collection::vec(any::<u32>(), 8),
+            summary_kind in any::<bool>(),
+        ) {
+            let spans = pieces(&data, &cuts);
+            let len = data.len() as u64;
+            let mut parts: Vec<Vec<u8>> = spans
+                .iter()
+                .map(|&(b, f)| {
+                    let piece = &data[b as usize..f as usize];
+                    let mut s = Vec::new();
+                    let kind = if summary_kind {
+                        report::<Summary>(&SummaryConfig::default(), piece).encode_state(&mut s);
+                        Kind::Summary
+                    } else {
+                        report::<Wf2>(&Wf2Config::default(), piece).encode_state(&mut s);
+                        Kind::Wf2
+                    };
+                    Partial::piece_bytes(kind, b"opts", 0, b"log", len, (b, f), &s)
+                })
+                .collect();
+            // Any order.
+            let mut keyed: Vec<(u32, Vec<u8>)> = order.iter().copied().zip(parts.drain(..)).collect();
+            keyed.sort_by_key(|k| k.0);
+            let parts: Vec<Vec<u8>> = keyed.into_iter().map(|k| k.1).collect();
+            let slices: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+            let eager = slices
+                .iter()
+                .map(|b| Partial::from_bytes(b).unwrap())
+                .reduce(|a, b| a.merge(b).unwrap())
+                .unwrap()
+                .to_bytes();
+            prop_assert_eq!(Partial::merge_bytes(&slices).unwrap().unwrap(), eager);
+            // A tree: the first half merged first.
+            let half = slices.len() / 2;
+            if half > 0 {
+                let left = Partial::merge_bytes(&slices[..half]).unwrap().unwrap();
+                let right = Partial::merge_bytes(&slices[half..]).unwrap().unwrap();
+                let whole = Partial::merge_bytes(&[&left, &right]).unwrap().unwrap();
+                prop_assert_eq!(whole, Partial::merge_bytes(&slices).unwrap().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn top_n_keeps_the_rows_top_keeps() {
+        let mut t = TopN::new(3);
+        for (k, c) in [(&b"b"[..], 5), (b"a", 5), (b"c", 9), (b"d", 1), (b"e", 5)] {
+            t.add(k, c);
+        }
+        let r = t.finish();
+        assert_eq!(r.distinct, 5);
+        assert_eq!(
+            r.top,
+            vec![(b"c".to_vec(), 9), (b"a".to_vec(), 5), (b"b".to_vec(), 5)]
+        );
+    }
+
+    #[test]
+    fn keys_out_of_order_are_refused() {
+        // A wf2 state: malformed, no URIs, clients "b" then "a", no referrers.
+        let mut s = Vec::new();
+        s.extend_from_slice(&0u64.to_le_bytes());
+        s.extend_from_slice(&0u64.to_le_bytes());
+        s.extend_from_slice(&2u64.to_le_bytes());
+        for k in [b"b", b"a"] {
+            s.extend_from_slice(&1u32.to_le_bytes());
+            s.extend_from_slice(k);
+            s.extend_from_slice(&1u64.to_le_bytes());
+        }
+        s.extend_from_slice(&0u64.to_le_bytes());
+        let e = wf2(&[&s], 10).unwrap_err();
+        assert!(e.to_string().contains("not in order"), "{e}");
+        let e = merge_states(Kind::Wf2, &[&s, &s]).unwrap_err();
+        assert!(e.to_string().contains("not in order"), "{e}");
+        // Cut short, or with bytes after the tables.
+        assert!(wf2(&[&s[..s.len() - 3]], 10).is_err());
+        let mut longer = s.clone();
+        longer.push(0);
+        assert!(summary(&[&longer], 10).is_err());
+        assert!(wf2(&[&longer], 10).is_err());
+    }
+}
