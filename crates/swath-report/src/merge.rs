@@ -1,74 +1,20 @@
 //! Merged partial results and the reports they print.
 //!
-//! A log report's pieces are not merged as sorted lists: each piece's states go straight
-//! into the report's hash tables ([`Tables`]) as the piece is read (see [`read_into`]),
-//! which costs less than merging the lists piece by piece; the partials' shapes (kind,
-//! options, which byte ranges of which inputs) are still merged, so that missing,
-//! overlapping or mismatched pieces are found. `wc` and `grep -c` pieces are small and
-//! merged whole.
+//! Partials are merged from their bytes ([`Partial::merge_bytes`]); a log report is printed
+//! from its pieces' states as they lie in the partials, merged as the sorted lists they are
+//! into the report's top rows ([`swath_ops::streamed`]): memory is a cursor per piece and
+//! the rows shown, however many distinct clients or URIs there are. The partials' shapes
+//! (kind, options, which byte ranges of which inputs) are merged first, so that missing,
+//! overlapping or mismatched pieces are found.
 
-use swath_ops::logs::{LineReport, Summary, Wf2};
-use swath_ops::partial::{Kind, Partial, PartialError, State};
-
-/// The tables of the log reports, filled from pieces' states.
-#[derive(Default)]
-pub struct Tables {
-    /// `logs wf2`'s tables.
-    pub wf2: Wf2,
-    /// `logs summary`'s tables.
-    pub summary: Summary,
-}
-
-impl Tables {
-    /// Adds `other`'s counts to these.
-    pub fn merge(&mut self, other: Tables) {
-        self.wf2.merge(other.wf2);
-        self.summary.merge(other.summary);
-    }
-}
-
-/// Reads a partial result. With `into`, a log report's states go into its tables and the
-/// partial returned holds its shape (which pieces of which inputs, without their tables);
-/// without, the partial is read whole (to be merged and written again).
-pub fn read_into(bytes: &[u8], into: Option<&mut Tables>) -> Result<Partial, PartialError> {
-    let Some(tables) = into else {
-        return Partial::from_bytes(bytes);
-    };
-    let (shape, states) = Partial::from_bytes_lazy(bytes)?;
-    for state in states {
-        match shape.kind {
-            Kind::Wf2 => tables.wf2.add_state(state)?,
-            Kind::Summary => tables.summary.add_state(state)?,
-            _ => {}
-        }
-    }
-    Ok(shape)
-}
-
-/// Merges partial results given in order: the merged partial (whole, to be written
-/// again) or, with `tables`, its shape with the log tables filled. An error gives the
-/// position of the partial that caused it. No partial gives `None`.
-pub fn merge_all<'a>(
-    parts: impl IntoIterator<Item = &'a [u8]>,
-    mut tables: Option<&mut Tables>,
-) -> Result<Option<Partial>, (usize, PartialError)> {
-    let mut merged: Option<Partial> = None;
-    for (k, bytes) in parts.into_iter().enumerate() {
-        let p = read_into(bytes, tables.as_deref_mut()).map_err(|e| (k, e))?;
-        merged = Some(match merged {
-            None => p,
-            Some(m) => m.merge(p).map_err(|e| (k, e))?,
-        });
-    }
-    Ok(merged)
-}
+use swath_ops::partial::{Kind, Partial, State};
 
 /// The report of one partial given as bytes (merged already: see
 /// [`Partial::merge_bytes`]), its log states merged as the sorted lists they are, in
 /// bounded memory.
 pub fn render_bytes(bytes: &[u8], format: Format, page: bool) -> Result<Report, String> {
     let (shape, states) = Partial::from_bytes_lazy(bytes).map_err(|e| e.to_string())?;
-    report(&shape, Logs::States(states), format, page)
+    report(&shape, &states, format, page)
 }
 
 /// How a report is printed.
@@ -92,21 +38,12 @@ pub struct Report {
     pub malformed: u64,
 }
 
-/// Where a log report's counts are: the hash tables its pieces went into ([`read_into`]),
-/// or the pieces' states themselves, merged as sorted lists in bounded memory
-/// ([`swath_ops::streamed`]).
-pub enum Logs<'a> {
-    /// Tables filled as the partials were read.
-    Tables(Box<Tables>),
-    /// The states of every piece (borrowed from the partials' bytes).
-    States(Vec<&'a [u8]>),
-}
-
-/// The report of a merged partial: `merged` as [`merge_all`] gives it, its log counts in
-/// `logs`. `page` asks for the HTML page (`logs summary` only).
+/// The report of a merged partial: `merged` is its shape (as `Partial::from_bytes_lazy`
+/// reads it, or merged from such shapes), `states` its log pieces' states. `page` asks for
+/// the HTML page (`logs summary` only).
 pub fn report(
     merged: &Partial,
-    logs: Logs<'_>,
+    states: &[&[u8]],
     format: Format,
     page: bool,
 ) -> Result<Report, String> {
@@ -127,7 +64,7 @@ pub fn report(
         match part.whole().map_err(|e| e.to_string())? {
             State::Wc(t) => tallies.push((&part.name[..], part.len, t)),
             State::GrepCount(n) => counts.push((&part.name[..], n)),
-            // A log report reads its files as one log; its counts are in `logs`.
+            // A log report reads its files as one log; its counts are in `states`.
             State::Wf2(_) | State::Summary(_) => {}
         }
     }
@@ -143,10 +80,7 @@ pub fn report(
         Kind::Wf2 => {
             let n = crate::logs::partial_top(&merged.options, "logs wf2")
                 .ok_or("a logs wf2 partial without its --top")?;
-            let r = match logs {
-                Logs::Tables(t) => t.wf2.ranked(n),
-                Logs::States(s) => swath_ops::streamed::wf2(&s, n).map_err(|e| e.to_string())?,
-            };
+            let r = swath_ops::streamed::wf2(states, n).map_err(|e| e.to_string())?;
             Ok(Report {
                 text: crate::logs::wf2(&r, json, false),
                 page: None,
@@ -156,12 +90,7 @@ pub fn report(
         Kind::Summary => {
             let n = crate::logs::partial_top(&merged.options, "logs summary")
                 .ok_or("a logs summary partial without its --top")?;
-            let s = match logs {
-                Logs::Tables(t) => t.summary.ranked(n),
-                Logs::States(s) => {
-                    swath_ops::streamed::summary(&s, n).map_err(|e| e.to_string())?
-                }
-            };
+            let s = swath_ops::streamed::summary(states, n).map_err(|e| e.to_string())?;
             let value = crate::logs::summary_json(&s);
             let text = if json {
                 format!("{value:#}\n").into_bytes()

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use swath_ops::partial::{Partial, State};
-use swath_report::merge::{read_into, report, Format, Logs, Tables};
+use swath_report::merge::{report, Format};
 
 /// Merge partial results into the report the one-machine command prints.
 #[derive(Args, Debug)]
@@ -31,15 +31,9 @@ pub struct MergeArgs {
     /// `swath logs summary --html OUT`).
     #[arg(long, value_name = "OUT")]
     html: Option<PathBuf>,
-    /// Merge log partials as the sorted lists they hold, in bounded memory (the top rows
-    /// and a cursor per partial, however many distinct clients or URIs), instead of into
-    /// hash tables; chosen by itself when the tables might not fit in the memory
-    /// available.
-    #[arg(long = "bounded-memory", conflicts_with = "emit_partial")]
-    bounded_memory: bool,
 }
 
-/// Partials mapped at once by a merge in bounded memory (the engine's guard has 256 slots).
+/// Partials mapped at once by a merge (the engine's guard has 256 slots).
 const MAPPED_MAX: usize = 240;
 
 /// Print byte ranges that cut files into pieces, one `path start end` line each.
@@ -89,18 +83,11 @@ pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// `swath merge`.
 pub fn merge(a: MergeArgs) -> ExitCode {
-    let fail = |m: String| {
-        eprintln!("swath merge: {m}");
-        ExitCode::from(1)
-    };
-    // A log report printed from its pieces: the pieces' tables go straight into the
-    // report's tables (`swath_report::merge`). The partials are read on every core, a
-    // share of them each; their shapes are then merged in argument order, so that an error
-    // names the same partial whatever the timing.
-    let render = a.emit_partial.is_none();
-    // Hash tables take about twice the bytes of the lists they are filled from (when the
-    // keys are distinct): more than the memory available, and the report is merged from
-    // the sorted lists; a merged partial is refused with what it needs.
+    if a.emit_partial.is_none() {
+        return merge_report(&a);
+    }
+    // The merged partial is made in memory: the partials read, and the merged one, which
+    // is at most as large as they are together.
     let total: u64 = a
         .partials
         .iter()
@@ -108,82 +95,16 @@ pub fn merge(a: MergeArgs) -> ExitCode {
         .map(|m| m.len())
         .sum();
     let need = total.saturating_mul(2);
-    let available = swath_engine::sysinfo::available_memory();
-    let too_big = available.is_some_and(|m| need > m);
-    if render && (a.bounded_memory || too_big) {
-        return merge_streamed(&a);
-    }
-    if !render && !too_big {
-        return merge_to_partial(&a);
-    }
-    if too_big {
-        return fail(format!(
-            "writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
-            need >> 20,
-            available.unwrap_or(0) >> 20
-        ));
-    }
-    let read = |path: &PathBuf, tables: &mut Tables| -> Result<Partial, String> {
-        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        let bytes = std::fs::read(path).map_err(|e| named(&swath_engine::error::os_message(&e)))?;
-        read_into(&bytes, render.then_some(tables)).map_err(|e| named(&e))
-    };
-    let workers = swath_engine::sysinfo::cores().clamp(1, a.partials.len().max(1));
-    let share = a.partials.len().div_ceil(workers).max(1);
-    let done: Vec<(Vec<Result<Partial, String>>, Tables)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = a
-            .partials
-            .chunks(share)
-            .map(|paths| {
-                let read = &read;
-                scope.spawn(move || {
-                    let mut tables = Tables::default();
-                    let parts = paths.iter().map(|p| read(p, &mut tables)).collect();
-                    (parts, tables)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    let mut tables: Option<Tables> = None;
-    let mut merged: Option<Partial> = None;
-    let mut results = Vec::new();
-    for (parts, t) in done {
-        results.extend(parts);
-        match &mut tables {
-            None => tables = Some(t),
-            Some(all) => all.merge(t),
+    match swath_engine::sysinfo::available_memory() {
+        Some(m) if need > m => {
+            eprintln!(
+                "swath merge: writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
+                need >> 20,
+                m >> 20
+            );
+            ExitCode::from(1)
         }
-    }
-    for (path, p) in a.partials.iter().zip(results) {
-        let p = match p {
-            Ok(p) => p,
-            Err(m) => return fail(m),
-        };
-        merged = Some(match merged {
-            None => p,
-            Some(m) => match m.merge(p) {
-                Ok(m) => m,
-                Err(e) => return fail(format!("{}: {e}", path.display())),
-            },
-        });
-    }
-    let Some(merged) = merged else {
-        return fail("no partial result given".into());
-    };
-    if let Some(out) = &a.emit_partial {
-        return match write_partial(out, &merged) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(m) => fail(m),
-        };
-    }
-    let logs = Logs::Tables(Box::new(tables.unwrap_or_default()));
-    match report(&merged, logs, format(&a), a.html.is_some()) {
-        Ok(r) => print_report(&a, &r),
-        Err(m) => fail(m),
+        _ => merge_to_partial(&a),
     }
 }
 
@@ -227,20 +148,15 @@ fn format(a: &MergeArgs) -> Format {
     }
 }
 
-/// `swath merge --bounded-memory`: the partials mapped (read where they lie, in the page
-/// cache), their shapes merged in argument order, the log report merged from their sorted
-/// lists (`swath_ops::streamed`).
-fn merge_streamed(a: &MergeArgs) -> ExitCode {
+/// `swath merge` printing the report: the partials mapped (read where they lie, in the
+/// page cache), their shapes merged in argument order (an error names the partial), a log
+/// report merged from their sorted lists in bounded memory (`swath_ops::streamed`).
+fn merge_report(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
         ExitCode::from(1)
     };
-    if a.partials.len() > MAPPED_MAX {
-        return fail(format!(
-            "{} partials: at most {MAPPED_MAX} are merged at once in bounded memory; merge groups of them first (--emit-partial)",
-            a.partials.len()
-        ));
-    }
+    // Past the map guard's slots, partials are read into memory.
     let mut maps = Vec::with_capacity(a.partials.len());
     for path in &a.partials {
         let shown = path.display().to_string();
@@ -250,12 +166,20 @@ fn merge_streamed(a: &MergeArgs) -> ExitCode {
             Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
         };
         let len = match file.metadata() {
+            Ok(m) if m.is_dir() => return fail(named(&"Is a directory")),
             Ok(m) => m.len(),
             Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
         };
-        match swath_engine::mapguard::GuardedMap::new(&file, &shown, 0, len) {
-            Ok(Some(m)) => maps.push(m),
-            Ok(None) => return fail(named(&"no map guard slot left")),
+        let map = match maps.len() < MAPPED_MAX {
+            true => swath_engine::mapguard::GuardedMap::new(&file, &shown, 0, len),
+            false => Ok(None),
+        };
+        match map {
+            Ok(Some(m)) => maps.push(Held::Mapped(m)),
+            Ok(None) => match std::fs::read(path) {
+                Ok(b) => maps.push(Held::Read(b)),
+                Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
+            },
             Err(e) => return fail(e.to_string()),
         }
     }
@@ -279,7 +203,7 @@ fn merge_streamed(a: &MergeArgs) -> ExitCode {
     let Some(merged) = merged else {
         return fail("no partial result given".into());
     };
-    let result = report(&merged, Logs::States(states), format(a), a.html.is_some());
+    let result = report(&merged, &states, format(a), a.html.is_some());
     // A partial cut short while mapped reads as zeros past its new end: refused.
     if let Some((path, _)) = a.partials.iter().zip(&maps).find(|(_, m)| m.faulted()) {
         return fail(format!("{}: changed while it was read", path.display()));
@@ -287,6 +211,26 @@ fn merge_streamed(a: &MergeArgs) -> ExitCode {
     match result {
         Ok(r) => print_report(a, &r),
         Err(m) => fail(m),
+    }
+}
+
+/// A partial's bytes, mapped or read.
+enum Held {
+    Mapped(swath_engine::mapguard::GuardedMap),
+    Read(Vec<u8>),
+}
+
+impl Held {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Held::Mapped(m) => m.bytes(),
+            Held::Read(b) => b,
+        }
+    }
+
+    /// True when a mapped partial was cut short while read.
+    fn faulted(&self) -> bool {
+        matches!(self, Held::Mapped(m) if m.faulted())
     }
 }
 

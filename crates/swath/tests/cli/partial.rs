@@ -339,8 +339,7 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
             cmd.extend_from_slice(&emit_opts);
             let mut parts = emit(&dir, "C", &files, &cmd, pieces);
             parts.reverse();
-            // Into hash tables, and as sorted lists in bounded memory; from the pieces, and
-            // from a tree of two merged partials.
+            // From the pieces, and from a tree of two merged partials.
             let half = parts.len() / 2;
             let mut left = vec!["merge", "--emit-partial", "left.part"];
             left.extend(parts[..half].iter().map(String::as_str));
@@ -351,16 +350,13 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
                 ok(&swath(&dir, &right));
             }
             let tree = ["right.part".to_string(), "left.part".to_string()];
-            for (bounded, inputs) in [(false, &parts[..]), (true, &parts[..]), (true, &tree[..])] {
-                if half == 0 && inputs.len() == 2 && inputs[0] == "right.part" {
+            for inputs in [&parts[..], &tree[..]] {
+                if half == 0 && inputs[0] == "right.part" {
                     continue;
                 }
                 let mut args = vec!["merge"];
                 if json {
                     args.push("--json");
-                }
-                if bounded {
-                    args.push("--bounded-memory");
                 }
                 args.extend(inputs.iter().map(String::as_str));
                 let got = swath(&dir, &args);
@@ -382,31 +378,13 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     ));
     let files = vec!["a.log".to_string()];
     let parts = emit(&dir, "C", &files, &["logs", "summary"], 3);
-    for bounded in [false, true] {
-        let mut args = vec!["merge", "--html", "merged.html"];
-        if bounded {
-            args.push("--bounded-memory");
-        }
-        args.extend(parts.iter().map(String::as_str));
-        ok(&swath(&dir, &args));
-        assert_eq!(
-            std::fs::read(dir.path("merged.html")).unwrap(),
-            std::fs::read(dir.path("whole.html")).unwrap()
-        );
-        std::fs::remove_file(dir.path("merged.html")).unwrap();
-    }
-    let o = swath(
-        &dir,
-        &[
-            "merge",
-            "--bounded-memory",
-            "--emit-partial",
-            "y",
-            &parts[0],
-        ],
+    let mut args = vec!["merge", "--html", "merged.html"];
+    args.extend(parts.iter().map(String::as_str));
+    ok(&swath(&dir, &args));
+    assert_eq!(
+        std::fs::read(dir.path("merged.html")).unwrap(),
+        std::fs::read(dir.path("whole.html")).unwrap()
     );
-    assert_eq!(o.status.code(), Some(2), "a usage error");
-    assert!(!dir.path("y").exists());
     ok(&swath(&dir, &["wc", "--emit-partial", "wcp", "a.log"]));
     for flag in ["--html", "--json"] {
         let mut args = vec!["merge", flag];
@@ -429,4 +407,21 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     ));
     let o = swath(&dir, &["merge", "w1", "w2"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("different options"));
+}
+
+#[test]
+fn more_partials_than_maps_merge_into_the_report() {
+    // 260 pieces: past the 240 partials mapped at once, the rest are read.
+    let dir = Dir::new();
+    ok(&swath(
+        &dir,
+        &["gen", "log", "120K", "a.log", "--seed", "9"],
+    ));
+    let want = swath(&dir, &["logs", "summary", "--top", "3", "a.log"]);
+    assert!(want.status.success());
+    let files = vec!["a.log".to_string()];
+    let (parts, got) = emit_and_merge(&dir, "C", &files, "logs", &["summary", "--top", "3"], 260);
+    assert_eq!(parts.len(), 260);
+    assert_eq!(got.stdout, want.stdout);
+    assert_eq!(got.stderr, want.stderr);
 }
