@@ -8,8 +8,8 @@
 //!   `partial_of_block(kind, data, name, size, begin, *, index=0, **options)` the same for
 //!   a block read elsewhere (an object store);
 //! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
-//! - `render(partial, fmt="text") -> bytes`: the report `swath merge` prints (`"text"`,
-//!   `"json"`), or the `logs summary` page (`"html"`).
+//! - `render(partial, fmt="text") -> bytes` (one partial or a list): the report `swath
+//!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`).
 //!
 //! Every call releases the GIL while it reads or merges. Errors raise `swath.SwathError`
 //! with one line naming the file and the cause.
@@ -24,7 +24,7 @@ use swath_kernels::pattern::Syntax;
 use swath_kernels::search::MatchOptions;
 use swath_ops::partial::Partial;
 use swath_ops::search::Binary;
-use swath_report::merge::{render_bytes, Format};
+use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, piece_of_block, Request};
 use swath_report::wc::{Encoding, Selected};
 
@@ -292,11 +292,17 @@ fn merge<'py>(py: Python<'py>, parts: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyByt
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// The report of a (merged) partial result, as `swath merge` prints it: `fmt` is
-/// `"text"`, `"json"` (log reports) or `"html"` (the `logs summary` page).
+/// The report of a partial result, or of several (merged or not, in any order: the
+/// report is the same), as `swath merge` prints it: `fmt` is `"text"`, `"json"` (log
+/// reports) or `"html"` (the `logs summary` page). An error about one of several partials
+/// names its position.
 #[pyfunction]
 #[pyo3(signature = (partial, fmt="text"))]
-fn render<'py>(py: Python<'py>, partial: Vec<u8>, fmt: &str) -> PyResult<Bound<'py, PyBytes>> {
+fn render<'py>(
+    py: Python<'py>,
+    partial: &Bound<'py, PyAny>,
+    fmt: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
     let (format, page) = match fmt {
         "text" => (Format::Text, false),
         "json" => (Format::Json, false),
@@ -307,16 +313,24 @@ fn render<'py>(py: Python<'py>, partial: Vec<u8>, fmt: &str) -> PyResult<Bound<'
             )))
         }
     };
+    let (parts, several): (Vec<Vec<u8>>, bool) = match partial.extract::<Vec<u8>>() {
+        Ok(one) if partial.is_instance_of::<PyBytes>() => (vec![one], false),
+        _ => (partial.extract::<Vec<Vec<u8>>>()?, true),
+    };
     let bytes = py
         .detach(|| {
-            let r = render_bytes(&partial, format, page)?;
-            Ok::<_, String>(if page {
+            let slices: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+            let r = render_parts(&slices, format, page)?;
+            Ok(if page {
                 r.page.unwrap_or_default().into_bytes()
             } else {
                 r.text
             })
         })
-        .map_err(SwathError::new_err)?;
+        .map_err(|(k, m): (Option<usize>, String)| match k {
+            Some(k) if several => SwathError::new_err(format!("partial {k}: {m}")),
+            _ => SwathError::new_err(m),
+        })?;
     Ok(PyBytes::new(py, &bytes))
 }
 

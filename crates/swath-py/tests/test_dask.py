@@ -27,6 +27,8 @@ def test_reports_equal_the_cli(chdir_logs, cli, client, blocksize, split_every):
         out, err, status = cli(*args)
         assert status == 0, err
         assert result.bytes() == out, args
+        # The merged partial prints the same.
+        assert swath.render(result.partial) == out, args
 
 
 def test_json_and_page_equal_the_cli(chdir_logs, cli, client, tmp_path):

@@ -59,6 +59,19 @@ def test_merge_of_ranges_in_any_order_renders_as_the_cli(chdir_logs, cli):
             assert swath.render(tree, "json") == json_cli
 
 
+def test_render_of_several_partials_equals_render_of_their_merge(chdir_logs):
+    parts = [swath.partial("wf2", "a.log", s, e) for s, e in cuts(os.path.getsize("a.log"), 5)]
+    assert swath.render(parts) == swath.render(swath.merge(parts))
+    assert swath.render(parts[::-1], "json") == swath.render(swath.merge(parts), "json")
+    damaged = parts[1][:-1] + bytes([parts[1][-1] ^ 1])
+    with pytest.raises(swath.SwathError, match="^partial 1: damaged partial result"):
+        swath.render([parts[0], damaged])
+    with pytest.raises(swath.SwathError, match="partial 1: .*in two partials"):
+        swath.render([parts[0], parts[0]])
+    with pytest.raises(swath.SwathError, match="no partial result given"):
+        swath.render([])
+
+
 def test_summary_page_equals_the_cli_page(chdir_logs, cli, tmp_path):
     page = tmp_path / "cli.html"
     _, err, status = cli("logs", "summary", "--html", str(page), "a.log", "e.log")

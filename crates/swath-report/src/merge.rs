@@ -9,12 +9,27 @@
 
 use swath_ops::partial::{Kind, Partial, State};
 
-/// The report of one partial given as bytes (merged already: see
-/// [`Partial::merge_bytes`]), its log states merged as the sorted lists they are, in
-/// bounded memory.
-pub fn render_bytes(bytes: &[u8], format: Format, page: bool) -> Result<Report, String> {
-    let (shape, states) = Partial::from_bytes_lazy(bytes).map_err(|e| e.to_string())?;
-    report(&shape, &states, format, page)
+/// The report of partials given as bytes (in any order, merged or not: the report is the
+/// same): their shapes merged in order, their log states merged as the sorted lists they
+/// are, in bounded memory. An error gives the position of the partial that caused it,
+/// when one did.
+pub fn render_parts(
+    parts: &[&[u8]],
+    format: Format,
+    page: bool,
+) -> Result<Report, (Option<usize>, String)> {
+    let mut merged: Option<Partial> = None;
+    let mut states = Vec::new();
+    for (k, bytes) in parts.iter().enumerate() {
+        let (shape, s) = Partial::from_bytes_lazy(bytes).map_err(|e| (Some(k), e.to_string()))?;
+        states.extend(s);
+        merged = Some(match merged {
+            None => shape,
+            Some(m) => m.merge(shape).map_err(|e| (Some(k), e.to_string()))?,
+        });
+    }
+    let merged = merged.ok_or((None, "no partial result given".to_string()))?;
+    report(&merged, &states, format, page).map_err(|m| (None, m))
 }
 
 /// How a report is printed.

@@ -3,8 +3,8 @@
 Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/*.gz``),
 cuts them into byte ranges of ``blocksize`` (a gzip file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
-a time) and returns a :class:`Result`, whose text is byte for byte what the ``swath``
-command prints for the same files::
+a time) until at most ``split_every`` are left, and returns them as a :class:`Result`,
+whose text is byte for byte what the ``swath`` command prints for the same files::
 
     from dask.distributed import Client
     import swath.dask
@@ -44,16 +44,27 @@ Paths = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
 
 
 class Result:
-    """A merged partial result and its report."""
+    """The partial results of a job (the last level of its merge tree) and their report,
+    merged from them in bounded memory when asked."""
 
-    def __init__(self, partial: bytes):
-        #: The merged partial result (docs/partial-format.md): save it, merge it with
-        #: others (:func:`swath.merge`), or print it with ``swath merge``.
-        self.partial = partial
+    def __init__(self, parts: list):
+        self._parts = list(parts)
+        self._merged: Optional[bytes] = None
+
+    @property
+    def partial(self) -> bytes:
+        """The merged partial result (docs/partial-format.md): save it, merge it with
+        others (:func:`swath.merge`), or print it with ``swath merge``."""
+        if self._merged is None:
+            self._merged = _swath.merge(self._parts)
+        return self._merged
+
+    def _render(self, fmt: str) -> bytes:
+        return _swath.render(self._merged if self._merged is not None else self._parts, fmt)
 
     def bytes(self) -> bytes:
         """The report as the ``swath`` command prints it, as bytes."""
-        return _swath.render(self.partial, "text")
+        return self._render("text")
 
     def text(self) -> str:
         """The report as text (bytes that are not UTF-8 kept as surrogate escapes)."""
@@ -61,12 +72,12 @@ class Result:
 
     def json(self) -> Any:
         """A log report as ``--json`` prints it, parsed."""
-        return _json.loads(_swath.render(self.partial, "json"))
+        return _json.loads(self._render("json"))
 
     def html(self, path: Union[str, os.PathLike]) -> None:
         """Writes the ``logs summary`` page to ``path`` (atomically: a temporary file in
         the same directory, renamed into place)."""
-        page = _swath.render(self.partial, "html")
+        page = self._render("html")
         path = os.fspath(path)
         directory = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".swath-page-", dir=directory)
@@ -235,14 +246,15 @@ def _run(
         for inp in inputs
         for start, end in _ranges(inp, size)
     ]
+    # Merged in a tree until at most `split_every` partials are left: the client prints the
+    # report from those (merging them as it reads them), with no root merge to wait for.
     depth = 0
-    while len(level) > 1:
+    while len(level) > split_every:
         depth += 1
         level = [
             merge(level[i : i + split_every], dask_key_name=(f"swath-merge-{job}", depth, i))
             for i in range(0, len(level), split_every)
         ]
-    final = level[0]
     if client is None:
         try:
             from distributed import default_client
@@ -251,18 +263,18 @@ def _run(
         except (ImportError, ValueError):
             client = None
     if client is not None:
-        future = client.compute(final)
+        futures = client.compute(level)
         if progress:
             from distributed import progress as show
 
-            show(future)
-        return Result(future.result())
+            show(futures)
+        return Result(client.gather(futures))
     if progress:
         from dask.diagnostics import ProgressBar
 
         with ProgressBar():
-            return Result(final.compute())
-    return Result(final.compute())
+            return Result(dask.compute(*level))
+    return Result(dask.compute(*level))
 
 
 def _locale_utf8() -> bool:

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use swath_ops::partial::{Partial, State};
-use swath_report::merge::{report, Format};
+use swath_report::merge::{render_parts, Format};
 
 /// Merge partial results into the report the one-machine command prints.
 #[derive(Args, Debug)]
@@ -183,34 +183,16 @@ fn merge_report(a: &MergeArgs) -> ExitCode {
             Err(e) => return fail(e.to_string()),
         }
     }
-    let mut merged: Option<Partial> = None;
-    let mut states = Vec::new();
-    for (path, map) in a.partials.iter().zip(&maps) {
-        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        let (shape, s) = match Partial::from_bytes_lazy(map.bytes()) {
-            Ok(x) => x,
-            Err(e) => return fail(named(&e)),
-        };
-        states.extend(s);
-        merged = Some(match merged {
-            None => shape,
-            Some(m) => match m.merge(shape) {
-                Ok(m) => m,
-                Err(e) => return fail(named(&e)),
-            },
-        });
-    }
-    let Some(merged) = merged else {
-        return fail("no partial result given".into());
-    };
-    let result = report(&merged, &states, format(a), a.html.is_some());
+    let parts: Vec<&[u8]> = maps.iter().map(Held::bytes).collect();
+    let result = render_parts(&parts, format(a), a.html.is_some());
     // A partial cut short while mapped reads as zeros past its new end: refused.
     if let Some((path, _)) = a.partials.iter().zip(&maps).find(|(_, m)| m.faulted()) {
         return fail(format!("{}: changed while it was read", path.display()));
     }
     match result {
         Ok(r) => print_report(a, &r),
-        Err(m) => fail(m),
+        Err((Some(k), m)) => fail(format!("{}: {m}", a.partials[k].display())),
+        Err((None, m)) => fail(m),
     }
 }
 
