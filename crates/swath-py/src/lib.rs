@@ -18,6 +18,7 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use swath_engine::EngineOptions;
 use swath_kernels::pattern::Syntax;
@@ -254,7 +255,7 @@ fn partial<'py>(
 fn partial_of_block<'py>(
     py: Python<'py>,
     kind: &str,
-    data: Vec<u8>,
+    data: PyBackedBytes,
     name: &str,
     size: u64,
     begin: u64,
@@ -281,7 +282,7 @@ fn partial_of_block<'py>(
 /// Partial results merged into one (associative and commutative: any order, any tree).
 /// An error names the position of the partial in `parts`.
 #[pyfunction]
-fn merge<'py>(py: Python<'py>, parts: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+fn merge<'py>(py: Python<'py>, parts: Vec<PyBackedBytes>) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = py
         .detach(|| {
             let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
@@ -313,9 +314,10 @@ fn render<'py>(
             )))
         }
     };
-    let (parts, several): (Vec<Vec<u8>>, bool) = match partial.extract::<Vec<u8>>() {
-        Ok(one) if partial.is_instance_of::<PyBytes>() => (vec![one], false),
-        _ => (partial.extract::<Vec<Vec<u8>>>()?, true),
+    // The bytes are read where Python holds them (no copy).
+    let (parts, several): (Vec<PyBackedBytes>, bool) = match partial.extract::<PyBackedBytes>() {
+        Ok(one) => (vec![one], false),
+        Err(_) => (partial.extract::<Vec<PyBackedBytes>>()?, true),
     };
     let bytes = py
         .detach(|| {
