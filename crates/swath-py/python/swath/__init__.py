@@ -9,7 +9,8 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
   same for a block of a file read elsewhere (an object store);
 - ``merge(parts) -> bytes``: partial results merged, in any order and any tree;
 - ``render(partial, fmt="text") -> bytes``: the report ``swath merge`` prints (``"text"``,
-  ``"json"``), or the ``logs summary`` page (``"html"``).
+  ``"json"``), or the ``logs summary`` page (``"html"``), of one partial or of a list of
+  them (merged as they are read, in bounded memory).
 
 ``swath.dask`` runs them on a Dask cluster. Errors raise :class:`SwathError`, one line that
 names the file and the cause.
