@@ -6,7 +6,8 @@
 //!   result (docs/partial-format.md) of one byte range of one file, as
 //!   `swath KIND --range START:END --emit-partial OUT` writes it;
 //!   `partial_of_block(kind, data, name, size, begin, *, index=0, **options)` the same for
-//!   a block read elsewhere (an object store);
+//!   a block read elsewhere (an object store), `partial_of_span(kind, path, name, size,
+//!   begin, ...)` for one copied to a file;
 //! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
 //! - `render(partial, fmt="text") -> bytes` (one partial or a list): the report `swath
 //!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`).
@@ -26,7 +27,7 @@ use swath_kernels::search::MatchOptions;
 use swath_ops::partial::Partial;
 use swath_ops::search::Binary;
 use swath_report::merge::{render_parts, Format};
-use swath_report::piece::{piece, piece_of_block, Request};
+use swath_report::piece::{piece, piece_of_block, piece_of_span, Request};
 use swath_report::wc::{Encoding, Selected};
 
 pyo3::create_exception!(
@@ -279,6 +280,39 @@ fn partial_of_block<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// The partial result of a span of a file read elsewhere and copied to the file at `path`
+/// (a temporary file): bytes `[begin, begin + size of path)` of the file `name` of `size`
+/// bytes, already cut at line ends (a gzip file whole). Options as for `partial`.
+#[pyfunction]
+#[pyo3(signature = (kind, path, name, size, begin, *, index=0, **options))]
+#[allow(clippy::too_many_arguments)]
+fn partial_of_span<'py>(
+    py: Python<'py>,
+    kind: &str,
+    path: PathBuf,
+    name: &str,
+    size: u64,
+    begin: u64,
+    index: u32,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (request, engine) = request(kind, options)?;
+    let bytes = py
+        .detach(|| {
+            piece_of_span(
+                &request,
+                &path,
+                name.as_bytes(),
+                size,
+                begin,
+                index,
+                &engine,
+            )
+        })
+        .map_err(SwathError::new_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
 /// Partial results merged into one (associative and commutative: any order, any tree).
 /// An error names the position of the partial in `parts`.
 #[pyfunction]
@@ -342,6 +376,7 @@ fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SwathError", m.py().get_type::<SwathError>())?;
     m.add_function(wrap_pyfunction!(partial, m)?)?;
     m.add_function(wrap_pyfunction!(partial_of_block, m)?)?;
+    m.add_function(wrap_pyfunction!(partial_of_span, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     Ok(())

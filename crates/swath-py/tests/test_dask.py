@@ -126,6 +126,34 @@ def test_fsspec_urls_are_read_through_fsspec(chdir_logs, cli):
         assert result.bytes() == out.replace(b"a.log", b"memory://logs/a.log").replace(b"b.log", b"memory://logs/b.log")
 
 
+def test_fsspec_spans_with_a_huge_line_are_read_in_bounded_memory(chdir_logs, cli, tmp_path):
+    # A line of 6 MiB (longer than --max-line's 4 MiB: malformed) across block edges, and
+    # a log without a newline at all: each span goes through a temporary file.
+    from distributed import Client, LocalCluster
+
+    a = open("a.log", "rb").read()
+    huge = a[:70000] + b"x" * (6 << 20) + b"\n" + a[70000:140000]
+    (tmp_path / "huge.log").write_bytes(huge)
+    (tmp_path / "flat.log").write_bytes(b"y" * 300000)
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/big/huge.log", huge)
+    fs.pipe("/big/flat.log", b"y" * 300000)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, Client(cluster) as c:
+        for report, args in [(sd.wf2, ["logs", "wf2"]), (sd.summary, ["logs", "summary"])]:
+            out, _, _ = cli(*args, "--json", str(tmp_path / "flat.log"), str(tmp_path / "huge.log"))
+            result = report(["memory://big/flat.log", "memory://big/huge.log"], client=c, blocksize="1MiB", split_every=3)
+            assert result.json() == __import__("json").loads(out)
+
+
+def test_span_past_the_end_of_its_file_is_refused(tmp_path):
+    span = tmp_path / "span"
+    span.write_bytes(b"a line\n")
+    with pytest.raises(swath.SwathError, match="far.log: a span of 7 bytes from byte 5 of a file of 10 bytes"):
+        swath.partial_of_span("wc", str(span), "far.log", 10, 5)
+    with pytest.raises(swath.SwathError, match="far.log: a span of 7 bytes"):
+        swath.partial_of_span("wc", str(span), "far.log", 1 << 63, (1 << 64) - 3)
+
+
 def test_local_file_url_is_read_by_the_workers(chdir_logs, cli, client):
     url = "file://" + os.path.abspath("a.log")
     out, _, _ = cli("logs", "wf2", "a.log")

@@ -91,7 +91,8 @@ pub fn piece(
 /// The partial result of `request` over a block of a file read elsewhere (an object store
 /// through fsspec): `data` is the file's span `[begin, begin + data.len())`, already cut at
 /// line ends by the rule of [`swath_engine::range`]; the file is `name`, of `len` bytes,
-/// the `index`-th input of the job. A gzip file is passed whole.
+/// the `index`-th input of the job. A gzip file is passed whole. The block is held in an
+/// anonymous file in memory; [`piece_of_span`] reads a span copied to a file instead.
 pub fn piece_of_block(
     request: &Request,
     data: &[u8],
@@ -102,16 +103,34 @@ pub fn piece_of_block(
     engine: &EngineOptions,
 ) -> Result<Vec<u8>, String> {
     let shown = String::from_utf8_lossy(name).into_owned();
-    let finish = begin + data.len() as u64;
-    if finish > len {
-        return Err(format!(
-            "{shown}: a block of bytes {begin}..{finish} of a file of {len} bytes"
-        ));
-    }
-    // The block goes into an anonymous file in memory, read as any file is.
     let held = memory_file(data).map_err(|e| format!("{shown}: {e}"))?;
-    let input = Input::open(Path::new(&format!("/proc/self/fd/{}", held.as_raw_fd())))
-        .map_err(|e| named(&shown, &e))?;
+    let path = format!("/proc/self/fd/{}", held.as_raw_fd());
+    piece_of_span(request, Path::new(&path), name, len, begin, index, engine)
+}
+
+/// The partial result of `request` over a span of a file read elsewhere, copied whole to
+/// the file at `path` (a temporary file: memory stays bounded whatever the span's length,
+/// a line of gigabytes or a large gzip file): the span is `[begin, begin + its size)` of
+/// the file `name`, of `len` bytes, already cut at line ends by the rule of
+/// [`swath_engine::range`] (a gzip file whole), the `index`-th input of the job.
+pub fn piece_of_span(
+    request: &Request,
+    path: &Path,
+    name: &[u8],
+    len: u64,
+    begin: u64,
+    index: u32,
+    engine: &EngineOptions,
+) -> Result<Vec<u8>, String> {
+    let shown = String::from_utf8_lossy(name).into_owned();
+    let input = Input::open(path).map_err(|e| named(&shown, &e))?;
+    let size = input.len().unwrap_or(0);
+    let finish = begin
+        .checked_add(size)
+        .filter(|&f| f <= len)
+        .ok_or_else(|| {
+            format!("{shown}: a span of {size} bytes from byte {begin} of a file of {len} bytes")
+        })?;
     let (kind, options, state, _) = compute(request, &input, &shown, (0, u64::MAX), engine)?;
     Ok(Partial::piece_bytes(
         kind,

@@ -7,6 +7,8 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
   ``"summary"``), as ``swath ... --range START:END --emit-partial OUT`` writes it;
 - ``partial_of_block(kind, data, name, size, begin, *, index=0, **options) -> bytes``: the
   same for a block of a file read elsewhere (an object store);
+- ``partial_of_span(kind, path, name, size, begin, *, index=0, **options) -> bytes``: the
+  same for a span copied to a (temporary) file at ``path``;
 - ``merge(parts) -> bytes``: partial results merged, in any order and any tree;
 - ``render(partial, fmt="text") -> bytes``: the report ``swath merge`` prints (``"text"``,
   ``"json"``), or the ``logs summary`` page (``"html"``), of one partial or of a list of
@@ -16,6 +18,6 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
 names the file and the cause.
 """
 
-from ._swath import SwathError, merge, partial, partial_of_block, render
+from ._swath import SwathError, merge, partial, partial_of_block, partial_of_span, render
 
-__all__ = ["SwathError", "merge", "partial", "partial_of_block", "render"]
+__all__ = ["SwathError", "merge", "partial", "partial_of_block", "partial_of_span", "render"]

@@ -13,7 +13,7 @@ whose text is byte for byte what the ``swath`` command prints for the same files
 
 Local and shared-filesystem paths are read by the Rust code on the worker itself
 (positional reads, on the worker's cores); other fsspec URLs are read through fsspec on the
-worker, one range at a time, and the block handed to the Rust code.
+worker, one range at a time, copied to a temporary file that the Rust code reads.
 
 A missing or unreadable file fails the job: its exception (:class:`swath.SwathError`, or
 the ``OSError`` of listing it) names the file and the cause; no partial is ever dropped.
@@ -200,18 +200,29 @@ def _piece(kind: str, inp: _Input, start: int, end: int, options: dict) -> bytes
         return _swath.partial(
             kind, inp.path, start, end, index=inp.index, name=inp.name, **options
         )
-    with inp.fs.open(inp.path, "rb") as f:
-        if inp.gzip:
-            begin, data = 0, f.read()
-        else:
-            begin, finish = _span(f, start, end, inp.size)
-            f.seek(begin)
-            data = f.read(finish - begin)
-    if len(data) != (inp.size if inp.gzip else finish - begin):
-        raise SwathError(f"{inp.name}: the file changed while it was read")
-    return _swath.partial_of_block(
-        kind, data, inp.name, inp.size, begin, index=inp.index, **options
-    )
+    # Read through fsspec and copied, a MiB at a time, to a temporary file that the Rust
+    # code reads as any file: memory stays bounded whatever the span (a line of gigabytes,
+    # a large gzip file).
+    with inp.fs.open(inp.path, "rb") as f, tempfile.TemporaryFile(prefix="swath-span-") as tmp:
+        begin, finish = (0, inp.size) if inp.gzip else _span(f, start, end, inp.size)
+        f.seek(begin)
+        left = finish - begin
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                raise SwathError(f"{inp.name}: the file changed while it was read")
+            tmp.write(chunk)
+            left -= len(chunk)
+        tmp.flush()
+        return _swath.partial_of_span(
+            kind,
+            f"/proc/self/fd/{tmp.fileno()}",
+            inp.name,
+            inp.size,
+            begin,
+            index=inp.index,
+            **options,
+        )
 
 
 def _merge(parts: list[bytes]) -> bytes:
