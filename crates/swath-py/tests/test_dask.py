@@ -160,6 +160,26 @@ def test_local_file_url_is_read_by_the_workers(chdir_logs, cli, client):
     assert sd.wf2(url, client=client, blocksize="100KiB").bytes() == out
 
 
+def test_progress_bar_leaves_the_report_as_it_is(chdir_logs, cli, client, capsys):
+    out, _, _ = cli("wc", "a.log", "b.log")
+    assert sd.wc(["a.log", "b.log"], client=client, blocksize="64KiB", encoding="utf8", progress=True).bytes() == out
+    shown = capsys.readouterr()
+    assert "100%" in shown.out + shown.err
+
+
+def test_without_a_client_dask_runs_locally(chdir_logs, cli):
+    # A fresh process, no distributed client: Dask's local scheduler, with its progress bar.
+    import subprocess
+    import sys
+
+    code = "import sys, swath.dask as sd; sys.stdout.buffer.write(sd.wf2(['a.log', 'c.log.gz'], blocksize='100KiB', progress=True).bytes())"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    out, _, _ = cli("logs", "wf2", "a.log", "c.log.gz")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == out
+    assert b"100%" in p.stdout + p.stderr or b"Completed" in p.stderr
+
+
 def test_default_client_and_local_scheduler(chdir_logs, cli, client):
     out, _, _ = cli("logs", "wf2", "a.log", "b.log")
     # The cluster's client is the default one.
