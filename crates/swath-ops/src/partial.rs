@@ -672,8 +672,8 @@ impl Partial {
     /// As [`Partial::from_bytes`], but a log report's piece states are not decoded: the
     /// partial comes back as its *shape* (the same inputs and pieces with empty states:
     /// how partials fit together is checked by merging shapes) with the states' bytes
-    /// beside it, for a reader that adds them to its report straight from the bytes
-    /// (`Wf2::add_state`, `Summary::add_state`), every key borrowed, none copied twice.
+    /// beside it, for a reader that merges them straight from the bytes
+    /// ([`crate::streamed`]), every key borrowed, none copied.
     pub fn from_bytes_lazy(b: &[u8]) -> Result<(Partial, Vec<&[u8]>), PartialError> {
         let (shape, raw) = Self::parse(b, true)?;
         Ok((shape, raw.into_iter().map(|r| r.state).collect()))
