@@ -146,8 +146,7 @@ def _list(paths: Paths, storage_options: Optional[dict]) -> list[_Input]:
                     magic = f.read(2)
             else:
                 size = fs.size(path)
-                with fs.open(path, "rb") as f:
-                    magic = f.read(2)
+                magic = _read(fs, path, 0, min(2, size))
         except OSError as e:
             cause = e.strerror or str(e)
             raise SwathError(f"{name}: {cause}") from None
@@ -161,13 +160,19 @@ def _ranges(inp: _Input, blocksize: int) -> list[tuple[int, int]]:
     return [(o, min(o + blocksize, inp.size)) for o in range(0, inp.size, blocksize)]
 
 
-def _next_line_end(f, at: int, size: int) -> Optional[int]:
+def _read(fs, path: str, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of a file, by a ranged read (``cat_file``: no shared file
+    position, so tasks reading one file at once cannot disturb each other; one ranged GET
+    on an object store)."""
+    return fs.cat_file(path, start=start, end=end)
+
+
+def _next_line_end(fs, path: str, at: int, size: int) -> Optional[int]:
     """The offset of the first newline at or after ``at`` (reading forward in growing
     steps), or None."""
     step = 4096
-    f.seek(at)
     while at < size:
-        chunk = f.read(min(step, size - at))
+        chunk = _read(fs, path, at, min(at + step, size))
         if not chunk:
             break
         i = chunk.find(b"\n")
@@ -178,7 +183,7 @@ def _next_line_end(f, at: int, size: int) -> Optional[int]:
     return None
 
 
-def _span(f, start: int, end: int, size: int) -> tuple[int, int]:
+def _span(fs, path: str, start: int, end: int, size: int) -> tuple[int, int]:
     """The bytes the range ``[start, end)`` reads, by the rule of swath's ``--range``
     (Hadoop's and Dask's): skip to just after the first newline at or after ``start``
     (when ``start > 0``), read through the first newline at or after ``end``."""
@@ -186,7 +191,7 @@ def _span(f, start: int, end: int, size: int) -> tuple[int, int]:
     end = max(min(end, size), start)
 
     def after(at: int) -> int:
-        n = _next_line_end(f, at, size)
+        n = _next_line_end(fs, path, at, size)
         return size if n is None else n + 1
 
     begin = 0 if start == 0 else after(start)
@@ -203,16 +208,15 @@ def _piece(kind: str, inp: _Input, start: int, end: int, options: dict) -> bytes
     # Read through fsspec and copied, a MiB at a time, to a temporary file that the Rust
     # code reads as any file: memory stays bounded whatever the span (a line of gigabytes,
     # a large gzip file).
-    with inp.fs.open(inp.path, "rb") as f, tempfile.TemporaryFile(prefix="swath-span-") as tmp:
-        begin, finish = (0, inp.size) if inp.gzip else _span(f, start, end, inp.size)
-        f.seek(begin)
-        left = finish - begin
-        while left > 0:
-            chunk = f.read(min(left, 1 << 20))
-            if not chunk:
+    fs, path = inp.fs, inp.path
+    with tempfile.TemporaryFile(prefix="swath-span-") as tmp:
+        begin, finish = (0, inp.size) if inp.gzip else _span(fs, path, start, end, inp.size)
+        for at in range(begin, finish, 1 << 20):
+            want = min(at + (1 << 20), finish)
+            chunk = _read(fs, path, at, want)
+            if len(chunk) != want - at:
                 raise SwathError(f"{inp.name}: the file changed while it was read")
             tmp.write(chunk)
-            left -= len(chunk)
         tmp.flush()
         return _swath.partial_of_span(
             kind,
