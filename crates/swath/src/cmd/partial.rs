@@ -86,15 +86,15 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     if a.emit_partial.is_none() {
         return merge_report(&a);
     }
-    // The merged partial is made in memory: the partials read, and the merged one, which
-    // is at most as large as they are together.
+    // The merged partial is made in memory (the partials are mapped, read from the page
+    // cache): it is at most as large as they are together.
     let total: u64 = a
         .partials
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let need = total.saturating_mul(2);
+    let need = total;
     match swath_engine::sysinfo::available_memory() {
         Some(m) if need > m => {
             eprintln!(
@@ -115,28 +115,64 @@ fn merge_to_partial(a: &MergeArgs) -> ExitCode {
         eprintln!("swath merge: {m}");
         ExitCode::from(1)
     };
-    let mut bytes = Vec::with_capacity(a.partials.len());
-    for path in &a.partials {
-        match std::fs::read(path) {
-            Ok(b) => bytes.push(b),
-            Err(e) => {
-                let cause = swath_engine::error::os_message(&e);
-                return fail(format!("{}: {cause}", path.display()));
-            }
-        }
+    let held = match hold(&a.partials) {
+        Ok(h) => h,
+        Err(m) => return fail(m),
+    };
+    let parts: Vec<&[u8]> = held.iter().map(Held::bytes).collect();
+    let merged = Partial::merge_bytes(&parts);
+    if let Some(m) = changed(&a.partials, &held) {
+        return fail(m);
     }
-    let parts: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
-    let merged = match Partial::merge_bytes(&parts) {
+    let merged = match merged {
         Ok(Some(m)) => m,
         Ok(None) => return fail("no partial result given".into()),
         Err((k, e)) => return fail(format!("{}: {e}", a.partials[k].display())),
     };
-    drop(bytes);
+    drop(held);
     let out = a.emit_partial.as_ref().expect("asked for");
     match write_bytes(out, &merged) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => fail(m),
     }
+}
+
+/// The partials' bytes: mapped (read where they lie, in the page cache), past the map
+/// guard's slots read into memory; a file that is not a partial (by its first bytes) is
+/// refused before anything more of it is read.
+fn hold(paths: &[PathBuf]) -> Result<Vec<Held>, String> {
+    use std::os::unix::fs::FileExt;
+    let mut held = Vec::with_capacity(paths.len());
+    for path in paths {
+        let shown = path.display().to_string();
+        let named = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
+        let os = |e: std::io::Error| named(&swath_engine::error::os_message(&e));
+        let file = std::fs::File::open(path).map_err(os)?;
+        let len = match file.metadata().map_err(os)? {
+            m if m.is_dir() => return Err(named(&"Is a directory")),
+            m => m.len(),
+        };
+        let mut magic = [0u8; 8];
+        if file.read_exact_at(&mut magic, 0).is_err() || &magic != swath_ops::partial::MAGIC {
+            return Err(named(&swath_ops::partial::PartialError::Foreign));
+        }
+        let map = match held.len() < MAPPED_MAX {
+            true => swath_engine::mapguard::GuardedMap::new(&file, &shown, 0, len),
+            false => Ok(None),
+        };
+        match map.map_err(|e| e.to_string())? {
+            Some(m) => held.push(Held::Mapped(m)),
+            None => held.push(Held::Read(std::fs::read(path).map_err(os)?)),
+        }
+    }
+    Ok(held)
+}
+
+/// A message naming a mapped partial cut short while it was read (it reads as zeros past
+/// its new end, so what was made from it is not used).
+fn changed(paths: &[PathBuf], held: &[Held]) -> Option<String> {
+    let (path, _) = paths.iter().zip(held).find(|(_, h)| h.faulted())?;
+    Some(format!("{}: changed while it was read", path.display()))
 }
 
 /// How `a` asks for the report.
@@ -156,38 +192,14 @@ fn merge_report(a: &MergeArgs) -> ExitCode {
         eprintln!("swath merge: {m}");
         ExitCode::from(1)
     };
-    // Past the map guard's slots, partials are read into memory.
-    let mut maps = Vec::with_capacity(a.partials.len());
-    for path in &a.partials {
-        let shown = path.display().to_string();
-        let named = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
-        };
-        let len = match file.metadata() {
-            Ok(m) if m.is_dir() => return fail(named(&"Is a directory")),
-            Ok(m) => m.len(),
-            Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
-        };
-        let map = match maps.len() < MAPPED_MAX {
-            true => swath_engine::mapguard::GuardedMap::new(&file, &shown, 0, len),
-            false => Ok(None),
-        };
-        match map {
-            Ok(Some(m)) => maps.push(Held::Mapped(m)),
-            Ok(None) => match std::fs::read(path) {
-                Ok(b) => maps.push(Held::Read(b)),
-                Err(e) => return fail(named(&swath_engine::error::os_message(&e))),
-            },
-            Err(e) => return fail(e.to_string()),
-        }
-    }
+    let maps = match hold(&a.partials) {
+        Ok(h) => h,
+        Err(m) => return fail(m),
+    };
     let parts: Vec<&[u8]> = maps.iter().map(Held::bytes).collect();
     let result = render_parts(&parts, format(a), a.html.is_some());
-    // A partial cut short while mapped reads as zeros past its new end: refused.
-    if let Some((path, _)) = a.partials.iter().zip(&maps).find(|(_, m)| m.faulted()) {
-        return fail(format!("{}: changed while it was read", path.display()));
+    if let Some(m) = changed(&a.partials, &maps) {
+        return fail(m);
     }
     match result {
         Ok(r) => print_report(a, &r),

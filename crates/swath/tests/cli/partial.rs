@@ -425,3 +425,37 @@ fn more_partials_than_maps_merge_into_the_report() {
     assert_eq!(got.stdout, want.stdout);
     assert_eq!(got.stderr, want.stderr);
 }
+
+#[test]
+fn merge_refuses_missing_directory_empty_and_sparse_inputs_with_one_line() {
+    let dir = Dir::new();
+    dir.write("empty.part", b"");
+    std::fs::create_dir(dir.path("dir.part")).unwrap();
+    // 10 GB of holes: refused by its first bytes, never read whole.
+    let sparse = std::fs::File::create(dir.path("sparse.part")).unwrap();
+    sparse.set_len(10 << 30).unwrap();
+    for (name, cause) in [
+        ("missing.part", "No such file or directory"),
+        ("dir.part", "Is a directory"),
+        ("empty.part", "not a swath partial result"),
+        ("sparse.part", "not a swath partial result"),
+    ] {
+        for emit in [false, true] {
+            let mut args = vec!["merge"];
+            if emit {
+                args.extend_from_slice(&["--emit-partial", "out.part"]);
+            }
+            args.push(name);
+            let o = swath(&dir, &args);
+            assert_eq!(o.status.code(), Some(1), "{name} {emit}");
+            assert!(o.stdout.is_empty(), "{name} {emit}");
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(
+                err.starts_with(&format!("swath merge: {name}: {cause}")),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!dir.path("out.part").exists());
+        }
+    }
+}
