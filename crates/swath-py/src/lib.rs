@@ -1,13 +1,12 @@
 //! `swath._swath`: the extension module of swath's Python package.
 //!
-//! Three calls, each the same code the command-line tool runs (crate `swath-report`):
+//! Four calls, each the same code the command-line tool runs (crate `swath-report`):
 //!
 //! - `partial(kind, path, start=0, end=None, *, index=0, **options) -> bytes`: the partial
 //!   result (docs/partial-format.md) of one byte range of one file, as
 //!   `swath KIND --range START:END --emit-partial OUT` writes it;
-//!   `partial_of_block(kind, data, name, size, begin, *, index=0, **options)` the same for
-//!   a block read elsewhere (an object store), `partial_of_span(kind, path, name, size,
-//!   begin, ...)` for one copied to a file;
+//!   `partial_of_span(kind, path, name, size, begin, *, index=0, **options)` the same for
+//!   a span of a file read elsewhere (an object store) and copied to the file at `path`;
 //! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
 //! - `render(partial, fmt="text") -> bytes` (one partial or a list): the report `swath
 //!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`).
@@ -27,7 +26,7 @@ use swath_kernels::search::MatchOptions;
 use swath_ops::partial::Partial;
 use swath_ops::search::Binary;
 use swath_report::merge::{render_parts, Format};
-use swath_report::piece::{piece, piece_of_block, piece_of_span, Request};
+use swath_report::piece::{piece, piece_of_span, Request};
 use swath_report::wc::{Encoding, Selected};
 
 pyo3::create_exception!(
@@ -247,39 +246,6 @@ fn partial<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// The partial result of a block read elsewhere: `data` is bytes `[begin, begin +
-/// len(data))` of the file `name` of `size` bytes, already cut at line ends (a gzip file
-/// whole). Options as for `partial`.
-#[pyfunction]
-#[pyo3(signature = (kind, data, name, size, begin, *, index=0, **options))]
-#[allow(clippy::too_many_arguments)]
-fn partial_of_block<'py>(
-    py: Python<'py>,
-    kind: &str,
-    data: PyBackedBytes,
-    name: &str,
-    size: u64,
-    begin: u64,
-    index: u32,
-    options: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let (request, engine) = request(kind, options)?;
-    let bytes = py
-        .detach(|| {
-            piece_of_block(
-                &request,
-                &data,
-                name.as_bytes(),
-                size,
-                begin,
-                index,
-                &engine,
-            )
-        })
-        .map_err(SwathError::new_err)?;
-    Ok(PyBytes::new(py, &bytes))
-}
-
 /// The partial result of a span of a file read elsewhere and copied to the file at `path`
 /// (a temporary file): bytes `[begin, begin + size of path)` of the file `name` of `size`
 /// bytes, already cut at line ends (a gzip file whole). Options as for `partial`.
@@ -375,7 +341,6 @@ fn render<'py>(
 fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SwathError", m.py().get_type::<SwathError>())?;
     m.add_function(wrap_pyfunction!(partial, m)?)?;
-    m.add_function(wrap_pyfunction!(partial_of_block, m)?)?;
     m.add_function(wrap_pyfunction!(partial_of_span, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;

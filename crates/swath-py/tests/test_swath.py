@@ -80,14 +80,16 @@ def test_summary_page_equals_the_cli_page(chdir_logs, cli, tmp_path):
     assert swath.render(swath.merge(parts), "html") == page.read_bytes()
 
 
-def test_block_read_elsewhere_equals_the_range_read_here(chdir_logs):
+def test_block_read_elsewhere_equals_the_range_read_here(chdir_logs, tmp_path):
     data = open("a.log", "rb").read()
     whole = swath.partial("wf2", "a.log", 1000, 300000)
     # The span of [1000, 300000): after the newline at or after 1000, through the one at
     # or after 300000.
     begin = data.index(b"\n", 1000) + 1
     finish = data.index(b"\n", 300000) + 1
-    block = swath.partial_of_block("wf2", data[begin:finish], "a.log", len(data), begin)
+    span = tmp_path / "span"
+    span.write_bytes(data[begin:finish])
+    block = swath.partial_of_span("wf2", str(span), "a.log", len(data), begin)
     assert block == whole
 
 

@@ -5,7 +5,6 @@
 //! log is one range (the whole file). Errors are one line that names the file and the
 //! cause.
 
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use swath_engine::{EngineError, EngineOptions, Input};
@@ -88,26 +87,6 @@ pub fn piece(
     ))
 }
 
-/// The partial result of `request` over a block of a file read elsewhere (an object store
-/// through fsspec): `data` is the file's span `[begin, begin + data.len())`, already cut at
-/// line ends by the rule of [`swath_engine::range`]; the file is `name`, of `len` bytes,
-/// the `index`-th input of the job. A gzip file is passed whole. The block is held in an
-/// anonymous file in memory; [`piece_of_span`] reads a span copied to a file instead.
-pub fn piece_of_block(
-    request: &Request,
-    data: &[u8],
-    name: &[u8],
-    len: u64,
-    begin: u64,
-    index: u32,
-    engine: &EngineOptions,
-) -> Result<Vec<u8>, String> {
-    let shown = String::from_utf8_lossy(name).into_owned();
-    let held = memory_file(data).map_err(|e| format!("{shown}: {e}"))?;
-    let path = format!("/proc/self/fd/{}", held.as_raw_fd());
-    piece_of_span(request, Path::new(&path), name, len, begin, index, engine)
-}
-
 /// The partial result of `request` over a span of a file read elsewhere, copied whole to
 /// the file at `path` (a temporary file: memory stays bounded whatever the span's length,
 /// a line of gigabytes or a large gzip file): the span is `[begin, begin + its size)` of
@@ -141,22 +120,6 @@ pub fn piece_of_span(
         (begin, finish),
         &state,
     ))
-}
-
-/// An anonymous file in memory holding `data` (`memfd_create`).
-fn memory_file(data: &[u8]) -> std::io::Result<std::fs::File> {
-    use std::io::Write;
-    use std::os::fd::FromRawFd;
-    // SAFETY: the name is a NUL-terminated string; the descriptor returned is checked and
-    // then owned by the `File`.
-    let fd = unsafe { libc::memfd_create(c"swath-block".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a new descriptor that nothing else owns.
-    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-    f.write_all(data)?;
-    Ok(f)
 }
 
 /// A message `name: cause` for an engine error.

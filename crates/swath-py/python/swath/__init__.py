@@ -5,10 +5,9 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
 - ``partial(kind, path, start=0, end=None, *, index=0, **options) -> bytes``: the partial
   result of one byte range of one file (``kind``: ``"wc"``, ``"grep_count"``, ``"wf2"``,
   ``"summary"``), as ``swath ... --range START:END --emit-partial OUT`` writes it;
-- ``partial_of_block(kind, data, name, size, begin, *, index=0, **options) -> bytes``: the
-  same for a block of a file read elsewhere (an object store);
 - ``partial_of_span(kind, path, name, size, begin, *, index=0, **options) -> bytes``: the
-  same for a span copied to a (temporary) file at ``path``;
+  same for a span of a file read elsewhere (an object store), copied to the file at
+  ``path``;
 - ``merge(parts) -> bytes``: partial results merged, in any order and any tree;
 - ``render(partial, fmt="text") -> bytes``: the report ``swath merge`` prints (``"text"``,
   ``"json"``), or the ``logs summary`` page (``"html"``), of one partial or of a list of
@@ -18,6 +17,6 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
 names the file and the cause.
 """
 
-from ._swath import SwathError, merge, partial, partial_of_block, partial_of_span, render
+from ._swath import SwathError, merge, partial, partial_of_span, render
 
-__all__ = ["SwathError", "merge", "partial", "partial_of_block", "partial_of_span", "render"]
+__all__ = ["SwathError", "merge", "partial", "partial_of_span", "render"]
