@@ -597,21 +597,22 @@ impl Wf2 {
             .collect()
     }
 
-    /// Writes the tables in full, keys in byte order, as a partial result's state
+    /// Writes the tables in full, in canonical order, as a partial result's state
     /// ([`crate::partial::Wf2Tables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
-        let mut uris: Vec<(&[u8], [u64; 3], bool)> = self
-            .uris
-            .iter()
-            .map(|(k, s)| (k, [s.bytes, s.hits, s.not_found], s.fetched))
-            .collect();
-        uris.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        fn sorted(t: &Counts) -> Vec<(&[u8], u64)> {
-            let mut v: Vec<(&[u8], u64)> = t.iter().collect();
-            v.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            v
-        }
-        let (clients, referrers) = (sorted(&self.clients), sorted(&self.referrers));
+        use crate::partial::canonical;
+        let uris: Vec<(&[u8], [u64; 3], bool)> = canonical(
+            self.uris
+                .iter()
+                .map(|(k, s)| (k, ([s.bytes, s.hits, s.not_found], s.fetched))),
+        )
+        .into_iter()
+        .map(|(k, (v, f))| (k, v, f))
+        .collect();
+        let (clients, referrers) = (
+            canonical(self.clients.iter()),
+            canonical(self.referrers.iter()),
+        );
         crate::partial::encode_wf2(out, self.malformed, &uris, &clients, &referrers);
     }
 
@@ -791,23 +792,17 @@ impl Default for Summary {
 }
 
 impl Summary {
-    /// Writes the tables in full, keys in byte order, as a partial result's state
+    /// Writes the tables in full, in canonical order, as a partial result's state
     /// ([`crate::partial::SummaryTables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
+        use crate::partial::canonical;
         fn list(t: &Table) -> Vec<(&[u8], u64)> {
-            let mut v: Vec<(&[u8], u64)> = t.iter().map(|(k, &n)| (k.bytes(), n)).collect();
-            v.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            v
+            canonical(t.iter().map(|(k, &n)| (k.bytes(), n)))
         }
         let mut numbers = vec![self.requests, self.malformed, self.bytes];
         numbers.extend_from_slice(&self.status);
         numbers.extend_from_slice(&self.hours);
-        let mut days: Vec<([u8; 4], u64)> = self
-            .days
-            .iter()
-            .map(|(d, &n)| (d.to_be_bytes(), n))
-            .collect();
-        days.sort_unstable();
+        let days = canonical(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let t = [
             list(&self.clients),
             list(&self.uris),

@@ -1,6 +1,7 @@
 //! Log reports merged from partial results' sorted lists in bounded memory.
 //!
-//! A log partial's state holds each table as a list sorted by key (docs/partial-format.md),
+//! A log partial's state holds each table as a list in canonical order (by the key's hash,
+//! then its bytes: `crate::partial::key_order`, docs/partial-format.md),
 //! so the states of many partials are sorted runs: merged k ways, they yield every distinct
 //! key once with its total, which goes straight into a top-N ([`TopN`]) and a count of
 //! distinct keys. Memory is the cursors (one per state) and the `n` rows kept, whatever the
@@ -14,17 +15,17 @@
 //! [`Wf2::ranked`]: crate::logs::Wf2::ranked
 //! [`Summary::ranked`]: crate::logs::Summary::ranked
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::logs::{SummaryTop, TopN, Wf2Top};
-use crate::partial::{uri_value, Kind, PartialError, Reader, SUMMARY_NUMBERS};
+use crate::partial::{
+    key_hash, put_key, put_uri_value, put_varint, uri_value, Kind, PartialError, Reader,
+    SUMMARY_NUMBERS,
+};
 
-/// One state's list, read one entry ahead.
+/// One state's list, read one entry ahead (its key's hash, the key, the values).
 struct Cursor<'a, V> {
     r: Reader<'a>,
     left: u64,
-    head: Option<(&'a [u8], V)>,
+    head: Option<(u64, &'a [u8], V)>,
 }
 
 impl<'a, V> Cursor<'a, V> {
@@ -39,28 +40,78 @@ impl<'a, V> Cursor<'a, V> {
             return Ok(());
         }
         self.left -= 1;
-        let len = self.r.u32()? as usize;
-        let key = self.r.take(len)?;
-        if self.head.as_ref().is_some_and(|(prev, _)| *prev >= key) {
+        let key = self.r.key()?;
+        let h = key_hash(key);
+        if self
+            .head
+            .as_ref()
+            .is_some_and(|&(ph, prev, _)| (ph, prev) >= (h, key))
+        {
             return Err(PartialError::Damaged("a table's keys are not in order"));
         }
-        self.head = Some((key, value(&mut self.r)?));
+        self.head = Some((h, key, value(&mut self.r)?));
         Ok(())
     }
 }
 
-/// Moves cursor `i` on, back into the heap unless its list is done.
-fn step<'a, V>(
-    c: &mut Cursor<'a, V>,
-    i: usize,
-    heap: &mut BinaryHeap<Reverse<(&'a [u8], usize)>>,
-    value: &impl Fn(&mut Reader<'a>) -> Result<V, PartialError>,
-) -> Result<(), PartialError> {
-    c.advance(value)?;
-    if let Some((k, _)) = c.head {
-        heap.push(Reverse((k, i)));
+/// Whether cursor `a`'s head comes before cursor `b`'s: by hash, key, then cursor (a
+/// cursor whose list is done comes last).
+#[inline]
+fn before<V>(c: &[Cursor<'_, V>], a: usize, b: usize) -> bool {
+    match (&c[a].head, &c[b].head) {
+        (Some((ha, ka, _)), Some((hb, kb, _))) => (ha, *ka, a) < (hb, *kb, b),
+        (Some(_), None) => true,
+        (None, _) => false,
     }
-    Ok(())
+}
+
+/// A tournament tree over the cursors (a "tree of losers", Knuth 5.4.1): node 0 holds the
+/// cursor with the smallest head, nodes `1..k` the losers of the matches below them, and
+/// leaf `i` (node `k + i`) is cursor `i`. Moving the winner on replays only its path: one
+/// comparison a level, where a binary heap's pop and push take about twice as many.
+struct Losers {
+    tree: Vec<usize>,
+}
+
+impl Losers {
+    fn new<V>(c: &[Cursor<'_, V>]) -> Losers {
+        let k = c.len();
+        let mut tree = vec![0; k.max(1)];
+        // Winners of the subtrees, leaves first.
+        let mut win = vec![0; 2 * k];
+        for i in 0..k {
+            win[k + i] = i;
+        }
+        for n in (1..k).rev() {
+            let (a, b) = (win[2 * n], win[2 * n + 1]);
+            let (w, l) = if before(c, a, b) { (a, b) } else { (b, a) };
+            win[n] = w;
+            tree[n] = l;
+        }
+        tree[0] = if k > 1 { win[1] } else { 0 };
+        Losers { tree }
+    }
+
+    /// The cursor with the smallest head.
+    #[inline]
+    fn winner(&self) -> usize {
+        self.tree[0]
+    }
+
+    /// Replays cursor `i`'s path to the root after its head changed.
+    #[inline]
+    fn replay<V>(&mut self, c: &[Cursor<'_, V>], i: usize) {
+        let k = c.len();
+        let mut w = i;
+        let mut n = (k + i) / 2;
+        while n >= 1 {
+            if before(c, self.tree[n], w) {
+                std::mem::swap(&mut self.tree[n], &mut w);
+            }
+            n /= 2;
+        }
+        self.tree[0] = w;
+    }
 }
 
 /// Merges one list of every state, the list starting at `at[i]` in `states[i]` (moved to
@@ -73,7 +124,6 @@ fn merge_lists<'a, V: Copy>(
     mut emit: impl FnMut(&[u8], V),
 ) -> Result<(), PartialError> {
     let mut cursors = Vec::with_capacity(states.len());
-    let mut heap = BinaryHeap::with_capacity(states.len());
     for (i, &b) in states.iter().enumerate() {
         let mut r = Reader { b, at: at[i] };
         let left = r.u64()?;
@@ -83,26 +133,29 @@ fn merge_lists<'a, V: Copy>(
             head: None,
         };
         c.advance(&value)?;
-        if let Some((k, _)) = c.head {
-            heap.push(Reverse((k, i)));
-        }
         cursors.push(c);
     }
-    while let Some(Reverse((key, i))) = heap.pop() {
-        let mut total = cursors[i].head.expect("a cursor in the heap has a head").1;
-        step(&mut cursors[i], i, &mut heap, &value)?;
-        while let Some(&Reverse((k, j))) = heap.peek() {
-            if k != key {
-                break;
+    if !cursors.is_empty() {
+        let mut losers = Losers::new(&cursors);
+        while let Some((hash, key, v)) = cursors[losers.winner()].head {
+            let mut total = v;
+            let i = losers.winner();
+            cursors[i].advance(&value)?;
+            losers.replay(&cursors, i);
+            // The same key from other states comes next.
+            loop {
+                let j = losers.winner();
+                match cursors[j].head {
+                    Some((h, k, v)) if h == hash && k == key => {
+                        total = add(total, v);
+                        cursors[j].advance(&value)?;
+                        losers.replay(&cursors, j);
+                    }
+                    _ => break,
+                }
             }
-            heap.pop();
-            total = add(
-                total,
-                cursors[j].head.expect("a cursor in the heap has a head").1,
-            );
-            step(&mut cursors[j], j, &mut heap, &value)?;
+            emit(key, total);
         }
-        emit(key, total);
     }
     for (i, c) in cursors.iter().enumerate() {
         at[i] = c.r.at;
@@ -120,7 +173,7 @@ fn ranking(
     merge_lists(
         states,
         at,
-        |r| r.u64(),
+        Reader::varint,
         |a: u64, b| a.saturating_add(b),
         |k, c| t.add(k, c),
     )?;
@@ -215,7 +268,7 @@ pub fn summary(states: &[&[u8]], n: usize) -> Result<SummaryTop, PartialError> {
     merge_lists(
         states,
         &mut at,
-        |r| r.u64(),
+        Reader::varint,
         |a: u64, b| a + b,
         |k, c| match <[u8; 4]>::try_from(k) {
             Ok(d) => days.push((u32::from_be_bytes(d), c)),
@@ -225,6 +278,7 @@ pub fn summary(states: &[&[u8]], n: usize) -> Result<SummaryTop, PartialError> {
     if bad_day {
         return Err(PartialError::Damaged("a day is not 4 bytes"));
     }
+    days.sort_unstable();
     let clients = ranking(states, &mut at, n)?;
     let uris = ranking(states, &mut at, n)?;
     let not_found = ranking(states, &mut at, n)?;
@@ -265,8 +319,7 @@ fn write_list<'a, V: Copy>(
     let mut n = 0u64;
     merge_lists(states, at, value, add, |k, v| {
         n += 1;
-        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
-        out.extend_from_slice(k);
+        put_key(out, k);
         put(out, v);
     })?;
     out[count_at..count_at + 8].copy_from_slice(&n.to_le_bytes());
@@ -280,15 +333,16 @@ fn add_count(a: u64, b: u64) -> u64 {
 
 /// Writes a count.
 fn put_count(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
+    put_varint(out, v);
 }
 
 /// The states of adjacent pieces of a log report merged into one state's bytes (the
 /// bytes [`crate::partial::Partial::merge`] gives): numbers added, lists merged k ways.
 pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
     let mut at = vec![0usize; states.len()];
-    let cap = states.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut out = Vec::with_capacity(cap + cap / 2);
+    // The merged state is no longer than the states together: reserved once (pages are
+    // only touched as they are written), never copied to grow.
+    let mut out = Vec::with_capacity(states.iter().map(|s| s.len()).sum());
     match kind {
         Kind::Wf2 => {
             let mut malformed = 0u64;
@@ -304,15 +358,17 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
                 &mut at,
                 uri_value,
                 add_uri,
-                |out, (v, f): ([u64; 3], bool)| {
-                    for x in v {
-                        out.extend_from_slice(&x.to_le_bytes());
-                    }
-                    out.push(u8::from(f));
-                },
+                |out, (v, f): ([u64; 3], bool)| put_uri_value(out, &v, f),
             )?;
             for _ in 0..2 {
-                write_list(&mut out, states, &mut at, |r| r.u64(), add_count, put_count)?;
+                write_list(
+                    &mut out,
+                    states,
+                    &mut at,
+                    Reader::varint,
+                    add_count,
+                    put_count,
+                )?;
             }
         }
         Kind::Summary => {
@@ -323,7 +379,14 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
             }
             // Days, then the six tables.
             for _ in 0..7 {
-                write_list(&mut out, states, &mut at, |r| r.u64(), add_count, put_count)?;
+                write_list(
+                    &mut out,
+                    states,
+                    &mut at,
+                    Reader::varint,
+                    add_count,
+                    put_count,
+                )?;
             }
         }
         Kind::Wc | Kind::GrepCount => {
@@ -485,17 +548,26 @@ mod tests {
 
     #[test]
     fn keys_out_of_order_are_refused() {
-        // A wf2 state: malformed, no URIs, clients "b" then "a", no referrers.
-        let mut s = Vec::new();
-        s.extend_from_slice(&0u64.to_le_bytes());
-        s.extend_from_slice(&0u64.to_le_bytes());
-        s.extend_from_slice(&2u64.to_le_bytes());
-        for k in [b"b", b"a"] {
-            s.extend_from_slice(&1u32.to_le_bytes());
-            s.extend_from_slice(k);
-            s.extend_from_slice(&1u64.to_le_bytes());
-        }
-        s.extend_from_slice(&0u64.to_le_bytes());
+        // A wf2 state: malformed, no URIs, clients "a" and "b" in the wrong order, no
+        // referrers; written as they would be in the right one, it reads.
+        let state = |reversed: bool| {
+            let mut keys = crate::partial::canonical([(&b"a"[..], ()), (b"b", ())]);
+            if reversed {
+                keys.reverse();
+            }
+            let mut s = Vec::new();
+            s.extend_from_slice(&0u64.to_le_bytes());
+            s.extend_from_slice(&0u64.to_le_bytes());
+            s.extend_from_slice(&2u64.to_le_bytes());
+            for (k, ()) in keys {
+                put_key(&mut s, k);
+                put_varint(&mut s, 1);
+            }
+            s.extend_from_slice(&0u64.to_le_bytes());
+            s
+        };
+        assert_eq!(wf2(&[&state(false)], 10).unwrap().clients.distinct, 2);
+        let s = state(true);
         let e = wf2(&[&s], 10).unwrap_err();
         assert!(e.to_string().contains("not in order"), "{e}");
         let e = merge_states(Kind::Wf2, &[&s, &s]).unwrap_err();

@@ -186,3 +186,36 @@ def test_default_client_and_local_scheduler(chdir_logs, cli, client):
     assert sd.wf2(["a.log", "b.log"], blocksize="64KiB").bytes() == out
     merged = swath.merge([sd.wf2("a.log", client=client).partial, swath.partial("wf2", "b.log", index=1)])
     assert swath.render(merged) == out
+
+
+def test_reports_are_printed_where_the_partials_are(chdir_logs, cli, client):
+    # A client that is not the default one (the job's own), closed afterwards: the reports
+    # asked for before stay, a new one is refused with a clear message.
+    from distributed import Client
+
+    out, _, _ = cli("logs", "summary", "a.log", "b.log")
+    own = Client(client.scheduler.address, set_as_default=False)
+    result = sd.summary(["a.log", "b.log"], client=own, blocksize="64KiB", split_every=2)
+    assert result.bytes() == out
+    # The partials are still on the workers, as futures of the job's client.
+    assert all(type(p).__name__ == "Future" for p in result._parts)
+    own.close()
+    assert result.bytes() == out
+    with pytest.raises(swath.SwathError, match="client is closed"):
+        result.json()
+
+
+def test_a_file_changed_between_calls_is_read_again(chdir_logs, cli, client, tmp_path):
+    # The first result still holds its partials on the workers; the second call, over the
+    # same path with the same size but other bytes, must not reuse them.
+    log = tmp_path / "same.log"
+    a, b = open("a.log", "rb").read(), open("b.log", "rb").read()
+    n = min(len(a), len(b))
+    log.write_bytes(a[:n])
+    first = sd.wf2(str(log), client=client)
+    out_a, _, _ = cli("logs", "wf2", str(log))
+    log.write_bytes(b[:n])
+    out_b, _, _ = cli("logs", "wf2", str(log))
+    assert out_a != out_b
+    assert sd.wf2(str(log), client=client).bytes() == out_b
+    assert first.bytes() == out_a

@@ -3,8 +3,9 @@
 Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/*.gz``),
 cuts them into byte ranges of ``blocksize`` (a gzip file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
-a time) until at most ``split_every`` are left, and returns them as a :class:`Result`,
-whose text is byte for byte what the ``swath`` command prints for the same files::
+a time) until at most ``split_every`` are left, and returns them as a :class:`Result`
+(on a cluster the partials stay on the workers, which print the report), whose text is
+byte for byte what the ``swath`` command prints for the same files::
 
     from dask.distributed import Client
     import swath.dask
@@ -26,6 +27,7 @@ import json as _json
 import locale as _locale
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -45,22 +47,49 @@ Paths = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
 
 class Result:
     """The partial results of a job (the last level of its merge tree) and their report,
-    merged from them in bounded memory when asked."""
+    merged from them in bounded memory when asked.
 
-    def __init__(self, parts: list):
+    On a cluster the partials stay on the workers that made them and each report is
+    printed by a task there: only the report travels to the client (moving a few hundred
+    MB of partials to the client took longer than printing from them). The result then
+    needs its client open; the reports already asked for stay in the result.
+    """
+
+    def __init__(self, parts: list, client=None):
+        # Bytes, or (with a client) the futures of the partials on the workers.
         self._parts = list(parts)
+        self._client = client
         self._merged: Optional[bytes] = None
+        self._printed: dict = {}
 
     @property
     def partial(self) -> bytes:
         """The merged partial result (docs/partial-format.md): save it, merge it with
         others (:func:`swath.merge`), or print it with ``swath merge``."""
         if self._merged is None:
-            self._merged = _swath.merge(self._parts)
+            if self._client is None:
+                self._merged = _swath.merge(self._parts)
+            else:
+                self._merged = self._remote(_merge)
         return self._merged
 
+    def _remote(self, f, *args) -> bytes:
+        """`f(partials, *args)` in a task where the partials are."""
+        if self._client.status != "running":
+            raise SwathError(
+                "the result's client is closed, and the partials on its workers with it: "
+                "ask for the reports (or .partial) before closing it"
+            )
+        return self._client.submit(f, self._parts, *args, pure=False).result()
+
     def _render(self, fmt: str) -> bytes:
-        return _swath.render(self._merged if self._merged is not None else self._parts, fmt)
+        if fmt not in self._printed:
+            if self._merged is not None or self._client is None:
+                parts = self._merged if self._merged is not None else self._parts
+                self._printed[fmt] = _swath.render(parts, fmt)
+            else:
+                self._printed[fmt] = self._remote(_swath.render, fmt)
+        return self._printed[fmt]
 
     def bytes(self) -> bytes:
         """The report as the ``swath`` command prints it, as bytes."""
@@ -254,8 +283,10 @@ def _run(
         raise ValueError("no input files")
     piece = dask.delayed(_piece, pure=True)
     merge = dask.delayed(_merge, pure=True)
-    # Keys name the job (its files, their sizes and the options), the range and the level.
-    job = tokenize(kind, inputs, options, size, split_every)
+    # Keys name the job, the range and the level. A job is computed afresh at every call
+    # (a random part in its name): the partials of an earlier call, still held on the
+    # workers by its result, may be of files changed since.
+    job = tokenize(kind, inputs, options, size, split_every, uuid.uuid4().hex)
     level = [
         piece(kind, inp, start, end, options, dask_key_name=(f"swath-{kind}-{job}", inp.index, start))
         for inp in inputs
@@ -283,14 +314,16 @@ def _run(
             from distributed import progress as show
 
             show(futures)
-        try:
-            # Straight from the workers: through the scheduler, 393 MB of partials took
-            # 2.9 s instead of 0.6 s on a LocalCluster (BENCHMARKS.md).
-            parts = client.gather(futures, direct=True)
-        except OSError:
-            # A client that cannot reach the workers (behind the scheduler's address).
-            parts = client.gather(futures, direct=False)
-        return Result(parts)
+        # The job fails here, with the first task's error, if any task failed; the
+        # partials stay on the workers (see Result).
+        from distributed import wait
+
+        with client.as_current():
+            wait(futures)
+        for f in futures:
+            if f.status != "finished":
+                f.result()
+        return Result(futures, client)
     if progress:
         import sys
 
