@@ -600,19 +600,13 @@ impl Wf2 {
     /// Writes the tables in full, in canonical order, as a partial result's state
     /// ([`crate::partial::Wf2Tables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
-        use crate::partial::canonical;
-        let uris: Vec<(&[u8], [u64; 3], bool)> = canonical(
+        use crate::partial::hashed;
+        let uris = hashed(
             self.uris
                 .iter()
                 .map(|(k, s)| (k, ([s.bytes, s.hits, s.not_found], s.fetched))),
-        )
-        .into_iter()
-        .map(|(k, (v, f))| (k, v, f))
-        .collect();
-        let (clients, referrers) = (
-            canonical(self.clients.iter()),
-            canonical(self.referrers.iter()),
         );
+        let (clients, referrers) = (hashed(self.clients.iter()), hashed(self.referrers.iter()));
         crate::partial::encode_wf2(out, self.malformed, &uris, &clients, &referrers);
     }
 
@@ -795,14 +789,14 @@ impl Summary {
     /// Writes the tables in full, in canonical order, as a partial result's state
     /// ([`crate::partial::SummaryTables`]), straight from the hash tables.
     pub fn encode_state(&self, out: &mut Vec<u8>) {
-        use crate::partial::canonical;
-        fn list(t: &Table) -> Vec<(&[u8], u64)> {
-            canonical(t.iter().map(|(k, &n)| (k.bytes(), n)))
+        use crate::partial::hashed;
+        fn list(t: &Table) -> Vec<(u64, &[u8], u64)> {
+            hashed(t.iter().map(|(k, &n)| (k.bytes(), n)))
         }
         let mut numbers = vec![self.requests, self.malformed, self.bytes];
         numbers.extend_from_slice(&self.status);
         numbers.extend_from_slice(&self.hours);
-        let days = canonical(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
+        let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let t = [
             list(&self.clients),
             list(&self.uris),
@@ -811,7 +805,7 @@ impl Summary {
             list(&self.agents),
             list(&self.uri_bytes),
         ];
-        let days: Vec<(&[u8], u64)> = days.iter().map(|(d, n)| (&d[..], *n)).collect();
+        let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
         let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
         crate::partial::encode_summary(out, &numbers, &days, tables);
     }
@@ -1322,7 +1316,7 @@ mod tests {
         let bytes = |kind, encode: &dyn Fn(&mut Vec<u8>)| {
             let mut state = Vec::new();
             encode(&mut state);
-            Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), &state)
+            Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), state)
         };
         let back = |b: &[u8]| {
             let p = Partial::from_bytes(b).unwrap();
@@ -1352,7 +1346,7 @@ mod tests {
             assert_eq!(shape.kind, kind);
             assert_eq!(raw.len(), 1);
             assert_eq!(
-                Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), raw[0]),
+                Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), raw[0].to_vec()),
                 *bytes
             );
         }
@@ -1365,7 +1359,7 @@ mod tests {
                 b"f",
                 9,
                 (4, 4),
-                &0u64.to_le_bytes()
+                0u64.to_le_bytes().to_vec()
             ),
             crate::partial::Partial::piece(
                 b"o".to_vec(),

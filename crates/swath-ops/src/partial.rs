@@ -43,15 +43,42 @@ pub fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     (key_hash(a), a).cmp(&(key_hash(b), b))
 }
 
-/// Entries in canonical order ([`key_order`]), each key hashed once.
-pub fn canonical<K: AsRef<[u8]>, V>(entries: impl IntoIterator<Item = (K, V)>) -> Vec<(K, V)> {
+/// Entries in canonical order ([`key_order`]), each with its key's hash (computed once),
+/// as the state encoders ([`encode_wf2`], [`encode_summary`]) take them.
+pub fn hashed<K: AsRef<[u8]>, V>(entries: impl IntoIterator<Item = (K, V)>) -> Vec<(u64, K, V)> {
     let mut v: Vec<(u64, K, V)> = entries
         .into_iter()
         .map(|(k, x)| (key_hash(k.as_ref()), k, x))
         .collect();
     v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.as_ref().cmp(b.1.as_ref())));
-    v.into_iter().map(|(_, k, x)| (k, x)).collect()
+    v
 }
+
+/// Entries in canonical order ([`key_order`]), each key hashed once.
+pub fn canonical<K: AsRef<[u8]>, V>(entries: impl IntoIterator<Item = (K, V)>) -> Vec<(K, V)> {
+    hashed(entries)
+        .into_iter()
+        .map(|(_, k, x)| (k, x))
+        .collect()
+}
+
+/// A list's entries as the encoders take them, hashed and in canonical order (an owned
+/// table's lists are in that order already, which the sort finds in one pass).
+fn hashed_list<V: Copy>(t: &[(Vec<u8>, V)]) -> Vec<(u64, &[u8], V)> {
+    hashed(t.iter().map(|(k, v)| (&k[..], *v)))
+}
+
+/// The bytes a list [`encode_list`] writes, at most (numbers at their longest).
+fn list_bytes<K: AsRef<[u8]>, V>(t: &[(u64, K, V)], value: usize) -> usize {
+    8 + t
+        .iter()
+        .map(|(_, k, _)| k.as_ref().len() + 10 + value)
+        .sum::<usize>()
+}
+
+/// A URI's values in a `logs wf2` state: bytes sent, article fetches and 404s, and
+/// whether it was fetched with 200 or 304 at all.
+pub type UriValues = ([u64; 3], bool);
 
 /// Two lists in canonical order merged into one, the values of equal keys combined.
 fn merge_sorted<V>(
@@ -102,23 +129,25 @@ pub(crate) fn put_key(out: &mut Vec<u8>, key: &[u8]) {
 
 /// Writes a list of counts in canonical order: its length (u64), then each key (LEB128
 /// length and bytes) and count (LEB128).
-fn encode_list<K: AsRef<[u8]>>(out: &mut Vec<u8>, t: &[(K, u64)]) {
+fn encode_list<K: AsRef<[u8]>>(out: &mut Vec<u8>, t: &[(u64, K, u64)]) {
     out.extend_from_slice(&(t.len() as u64).to_le_bytes());
-    out.reserve(t.iter().map(|(k, _)| k.as_ref().len() + 4).sum());
-    for (k, n) in t {
+    for (_, k, n) in t {
         put_key(out, k.as_ref());
         put_varint(out, *n);
     }
 }
 
-/// Writes a `logs summary` state (see [`SummaryTables`]) from lists in canonical order;
-/// keys may be borrowed (a report's own tables), so nothing is copied twice.
+/// Writes a `logs summary` state (see [`SummaryTables`]) from lists in canonical order
+/// ([`hashed`]); keys may be borrowed (a report's own tables), so nothing is copied twice.
 pub fn encode_summary<K: AsRef<[u8]>>(
     out: &mut Vec<u8>,
     numbers: &[u64],
-    days: &[(K, u64)],
-    tables: [&[(K, u64)]; 6],
+    days: &[(u64, K, u64)],
+    tables: [&[(u64, K, u64)]; 6],
 ) {
+    // Reserved once: growing a state of megabytes copied it, and faulted in new pages.
+    let lists: usize = tables.iter().map(|t| list_bytes(t, 0)).sum();
+    out.reserve(8 + 8 * numbers.len() + list_bytes(days, 0) + lists);
     out.extend_from_slice(&(numbers.len() as u64).to_le_bytes());
     for n in numbers {
         out.extend_from_slice(&n.to_le_bytes());
@@ -139,19 +168,19 @@ pub(crate) fn put_uri_value(out: &mut Vec<u8>, v: &[u64; 3], fetched: bool) {
     out.push(u8::from(fetched));
 }
 
-/// Writes a `logs wf2` state (see [`Wf2Tables`]) from lists in canonical order; keys may
-/// be borrowed.
+/// Writes a `logs wf2` state (see [`Wf2Tables`]) from lists in canonical order
+/// ([`hashed`]); keys may be borrowed.
 pub fn encode_wf2<K: AsRef<[u8]>>(
     out: &mut Vec<u8>,
     malformed: u64,
-    uris: &[(K, [u64; 3], bool)],
-    clients: &[(K, u64)],
-    referrers: &[(K, u64)],
+    uris: &[(u64, K, UriValues)],
+    clients: &[(u64, K, u64)],
+    referrers: &[(u64, K, u64)],
 ) {
+    out.reserve(8 + list_bytes(uris, 21) + list_bytes(clients, 0) + list_bytes(referrers, 0));
     out.extend_from_slice(&malformed.to_le_bytes());
     out.extend_from_slice(&(uris.len() as u64).to_le_bytes());
-    out.reserve(uris.iter().map(|(k, ..)| k.as_ref().len() + 8).sum());
-    for (k, v, f) in uris {
+    for (_, k, (v, f)) in uris {
         put_key(out, k.as_ref());
         put_uri_value(out, v, *f);
     }
@@ -256,9 +285,9 @@ impl SummaryTables {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        let t = &self.tables;
+        let t: Vec<Vec<(u64, &[u8], u64)>> = self.tables.iter().map(|t| hashed_list(t)).collect();
         let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
-        encode_summary(out, &self.numbers, &self.days, tables);
+        encode_summary(out, &self.numbers, &hashed_list(&self.days), tables);
     }
 
     fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
@@ -313,12 +342,17 @@ impl Wf2Tables {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
+        let uris: Vec<(Vec<u8>, UriValues)> = self
+            .uris
+            .iter()
+            .map(|(k, v, f)| (k.clone(), (*v, *f)))
+            .collect();
         encode_wf2(
             out,
             self.malformed,
-            &self.uris,
-            &self.clients,
-            &self.referrers,
+            &hashed_list(&uris),
+            &hashed_list(&self.clients),
+            &hashed_list(&self.referrers),
         );
     }
 
@@ -699,15 +733,23 @@ impl Partial {
         name: &[u8],
         len: u64,
         (begin, finish): (u64, u64),
-        state: &[u8],
+        state: Vec<u8>,
     ) -> Vec<u8> {
-        let mut out = header(kind, options, 1);
+        let mut head = header(kind, options, 1);
         // As `piece` keeps it: an empty piece only as an empty input's one piece.
         let kept = begin != finish || len == 0;
-        input_head(&mut out, index, name, len, usize::from(kept));
-        if kept {
-            piece_head(&mut out, begin, finish, state);
+        input_head(&mut head, index, name, len, usize::from(kept));
+        if !kept {
+            return seal(head);
         }
+        head.extend_from_slice(&begin.to_le_bytes());
+        head.extend_from_slice(&finish.to_le_bytes());
+        head.extend_from_slice(&(state.len() as u64).to_le_bytes());
+        // The header goes in front of the state where it lies (a state of megabytes
+        // copied to a new buffer cost the copy and the new buffer's page faults).
+        let mut out = state;
+        out.reserve(head.len() + 8);
+        out.splice(0..0, head);
         seal(out)
     }
 
@@ -824,7 +866,7 @@ impl Partial {
                 if begin > finish || finish > len {
                     return Err(PartialError::Damaged("a piece lies outside its input"));
                 }
-                let state_len = r.u32()? as usize;
+                let state_len = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
                 let bytes = r.take(state_len)?;
                 let state = if lazy {
                     raw.push(Raw {
@@ -902,7 +944,7 @@ fn input_head(out: &mut Vec<u8>, index: u32, name: &[u8], len: u64, pieces: usiz
 fn piece_head(out: &mut Vec<u8>, begin: u64, finish: u64, state: &[u8]) {
     out.extend_from_slice(&begin.to_le_bytes());
     out.extend_from_slice(&finish.to_le_bytes());
-    out.extend_from_slice(&(state.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(state.len() as u64).to_le_bytes());
     out.extend_from_slice(state);
 }
 
@@ -1175,14 +1217,18 @@ mod tests {
 
     #[test]
     fn wf2_tables_out_of_order_are_damaged() {
-        let mut clients = canonical([(b"b".to_vec(), 1), (b"a".to_vec(), 1)]);
+        // Clients "a" and "b" written against canonical order (the encoder sorts).
+        let mut clients = canonical([(&b"b"[..], 1u64), (b"a", 1)]);
         clients.reverse();
-        let t = Wf2Tables {
-            clients,
-            ..Wf2Tables::default()
-        };
         let mut bytes = Vec::new();
-        t.encode(&mut bytes);
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(&2u64.to_le_bytes());
+        for (k, n) in clients {
+            put_key(&mut bytes, k);
+            put_varint(&mut bytes, n);
+        }
+        bytes.extend_from_slice(&0u64.to_le_bytes());
         assert_eq!(
             Wf2Tables::decode(&bytes),
             Err(PartialError::Damaged("a table's keys are not in order"))

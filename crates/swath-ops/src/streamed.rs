@@ -336,6 +336,19 @@ fn put_count(out: &mut Vec<u8>, v: u64) {
     put_varint(out, v);
 }
 
+/// Writes `lists` lists of counts merged from every state's, one after another.
+fn write_counts(
+    out: &mut Vec<u8>,
+    states: &[&[u8]],
+    at: &mut [usize],
+    lists: usize,
+) -> Result<(), PartialError> {
+    for _ in 0..lists {
+        write_list(out, states, at, Reader::varint, add_count, put_count)?;
+    }
+    Ok(())
+}
+
 /// The states of adjacent pieces of a log report merged into one state's bytes (the
 /// bytes [`crate::partial::Partial::merge`] gives): numbers added, lists merged k ways.
 pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
@@ -360,16 +373,7 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
                 add_uri,
                 |out, (v, f): ([u64; 3], bool)| put_uri_value(out, &v, f),
             )?;
-            for _ in 0..2 {
-                write_list(
-                    &mut out,
-                    states,
-                    &mut at,
-                    Reader::varint,
-                    add_count,
-                    put_count,
-                )?;
-            }
+            write_counts(&mut out, states, &mut at, 2)?;
         }
         Kind::Summary => {
             let numbers = summary_numbers(states, &mut at)?;
@@ -378,16 +382,7 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
                 out.extend_from_slice(&n.to_le_bytes());
             }
             // Days, then the six tables.
-            for _ in 0..7 {
-                write_list(
-                    &mut out,
-                    states,
-                    &mut at,
-                    Reader::varint,
-                    add_count,
-                    put_count,
-                )?;
-            }
+            write_counts(&mut out, states, &mut at, 7)?;
         }
         Kind::Wc | Kind::GrepCount => {
             return Err(PartialError::Damaged("not a log report's states"));
@@ -506,7 +501,7 @@ mod tests {
                         report::<Wf2>(&Wf2Config::default(), piece).encode_state(&mut s);
                         Kind::Wf2
                     };
-                    Partial::piece_bytes(kind, b"opts", 0, b"log", len, (b, f), &s)
+                    Partial::piece_bytes(kind, b"opts", 0, b"log", len, (b, f), s)
                 })
                 .collect();
             // Any order.

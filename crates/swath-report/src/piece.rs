@@ -83,7 +83,7 @@ pub fn piece(
     }
     let (kind, options, state, span) = compute(request, &input, &shown, (start, end), engine)?;
     Ok(Partial::piece_bytes(
-        kind, &options, index, name, len, span, &state,
+        kind, &options, index, name, len, span, state,
     ))
 }
 
@@ -118,7 +118,7 @@ pub fn piece_of_span(
         name,
         len,
         (begin, finish),
-        &state,
+        state,
     ))
 }
 

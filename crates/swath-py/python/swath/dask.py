@@ -3,7 +3,7 @@
 Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/*.gz``),
 cuts them into byte ranges of ``blocksize`` (a gzip file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
-a time) until at most ``split_every`` are left, and returns them as a :class:`Result`
+a time) until at most ``split_every`` squared are left, and returns them as a :class:`Result`
 (on a cluster the partials stay on the workers, which print the report), whose text is
 byte for byte what the ``swath`` command prints for the same files::
 
@@ -292,10 +292,13 @@ def _run(
         for inp in inputs
         for start, end in _ranges(inp, size)
     ]
-    # Merged in a tree until at most `split_every` partials are left: the client prints the
-    # report from those (merging them as it reads them), with no root merge to wait for.
+    # Merged in a tree until at most `split_every` squared partials are left; the report
+    # is printed from those in one pass (their lists merged k ways as they are read), with
+    # no root merge. A merge task writes a whole merged table, a report only its top rows:
+    # 8 GiB of logs in 32 partials printed in 0.66 s on one worker, where merging them 8 at
+    # a time first took 1.8 s and printing the 4 merged ones 0.3 s (BENCHMARKS.md).
     depth = 0
-    while len(level) > split_every:
+    while len(level) > split_every * split_every:
         depth += 1
         level = [
             merge(level[i : i + split_every], dask_key_name=(f"swath-merge-{job}", depth, i))

@@ -351,7 +351,7 @@ fn emit_partial<R: LineReport>(
         f.as_os_str().as_bytes(),
         len,
         span,
-        &state,
+        state,
     );
     crate::cmd::partial::write_bytes(out, &bytes).map_err(anyhow::Error::msg)?;
     Ok(std::process::ExitCode::SUCCESS)
