@@ -336,6 +336,14 @@ fn render<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// The compression a file starting with `head` is in (`"gzip"`, `"zstd"`, `"xz"`,
+/// `"bzip2"`), by its magic bytes (the first `MAGIC_LEN`), or `None`: such a file is
+/// one range, read whole.
+#[pyfunction]
+fn compression(head: &[u8]) -> Option<&'static str> {
+    swath_report::logs::Compression::of_magic(head).map(|c| c.name())
+}
+
 /// The module.
 #[pymodule]
 fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -344,5 +352,7 @@ fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial_of_span, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(compression, m)?)?;
+    m.add("MAGIC_LEN", swath_report::logs::MAGIC_LEN)?;
     Ok(())
 }

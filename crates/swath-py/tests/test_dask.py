@@ -86,7 +86,7 @@ def test_file_gone_before_its_task_fails_the_job(chdir_logs, client, tmp_path):
     from swath.dask import _Input, _piece
 
     gone = str(tmp_path / "gone.log")
-    inp = _Input(index=0, name=gone, size=1000, gzip=False, path=gone)
+    inp = _Input(index=0, name=gone, size=1000, compressed=False, path=gone)
     future = client.submit(_piece, "wf2", inp, 0, 1000, {})
     with pytest.raises(swath.SwathError, match=r"gone\.log: No such file or directory"):
         future.result()
@@ -97,6 +97,25 @@ def test_truncated_gzip_fails_the_job(chdir_logs, client, tmp_path):
     cut.write_bytes(open("c.log.gz", "rb").read()[:3000])
     with pytest.raises(swath.SwathError, match=r"cut\.log\.gz: unexpected end of gzip data"):
         sd.summary(["a.log", str(cut)], client=client)
+
+
+def test_xz_and_bzip2_logs_are_one_range_each(chdir_logs, cli, client, tmp_path):
+    # Compressed by their first bytes whatever their names, two streams end to end in each.
+    import bz2
+    import lzma
+
+    data = open("a.log", "rb").read()
+    half = data.rfind(b"\n", 0, len(data) // 2) + 1
+    (tmp_path / "a.xz").write_bytes(lzma.compress(data[:half]) + lzma.compress(data[half:]))
+    (tmp_path / "a-bzipped").write_bytes(bz2.compress(data[:half]) + bz2.compress(data[half:]))
+    out, _, _ = cli("logs", "summary", "a.log", "a.log", "b.log")
+    files = [str(tmp_path / "a.xz"), str(tmp_path / "a-bzipped"), "b.log"]
+    result = sd.summary(files, client=client, blocksize=5000, split_every=2)
+    assert result.text() == out.decode()
+    assert swath.compression(b"\xfd7zXZ\x00") == "xz"
+    assert swath.compression(b"BZh9") == "bzip2"
+    assert swath.compression(b"\x28\xb5\x2f\xfd") == "zstd"
+    assert swath.compression(b"1.2.3.4 - -") is None
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")

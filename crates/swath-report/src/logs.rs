@@ -287,19 +287,101 @@ pub fn summary_options(top: usize, max_line: usize) -> Vec<u8> {
     format!("logs summary\ntop={top}\nmax-line={max_line}").into_bytes()
 }
 
-/// True when `input` starts with gzip's magic bytes.
-pub fn is_gzip(input: &Input) -> bool {
-    let mut magic = [0u8; 2];
-    input.len().is_some_and(|l| l >= 2)
-        && input.read_exact_at(&mut magic, 0).is_ok()
-        && magic == [0x1f, 0x8b]
+/// A compression a log may come in, recognised by its first bytes (never by its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip (`1f 8b`), every member of a multi-member file.
+    Gzip,
+    /// Zstandard (`28 b5 2f fd`), every frame.
+    Zstd,
+    /// xz (`fd 37 7a 58 5a 00`), every stream.
+    Xz,
+    /// bzip2 (`BZh` and a block size digit), every stream.
+    Bzip2,
 }
 
-/// Reads a gzip log (every member) into `report`, through the input already open and up to
-/// the size it had then (a log still written is read to that point), decompressing on one
-/// thread while `workers` parse. A truncated stream is `UnexpectedEof`.
-pub fn report_gzip<R: LineReport>(
+/// The most first bytes [`Compression::of_magic`] looks at.
+pub const MAGIC_LEN: usize = 6;
+
+impl Compression {
+    /// The compression whose magic bytes `head` starts with.
+    pub fn of_magic(head: &[u8]) -> Option<Compression> {
+        match head {
+            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Compression::Xz),
+            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Some(Compression::Bzip2),
+            _ => None,
+        }
+    }
+
+    /// Its name, as messages say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+            Compression::Bzip2 => "bzip2",
+        }
+    }
+
+    /// A reader of the bytes `r` decompresses to, every member, frame or stream of it.
+    pub fn decoder<'a>(
+        self,
+        r: impl io::BufRead + Send + 'a,
+    ) -> io::Result<Box<dyn Read + Send + 'a>> {
+        Ok(match self {
+            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(r)),
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(r)?),
+            Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(r)),
+            Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(r)),
+        })
+    }
+
+    /// The cause of a decoding error, as `name: cause` says it: a stream cut short says
+    /// so, with the compression's name.
+    pub fn cause(self, e: &io::Error) -> String {
+        let text = e.to_string().to_lowercase();
+        if e.kind() == io::ErrorKind::UnexpectedEof
+            || text.contains("incomplete")
+            || text.contains("truncated")
+            || text.contains("premature end")
+        {
+            format!("unexpected end of {} data (truncated file?)", self.name())
+        } else if matches!(
+            e.kind(),
+            io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput | io::ErrorKind::Other
+        ) {
+            let said = e.to_string();
+            let said = said
+                .strip_prefix(self.name())
+                .and_then(|x| x.strip_prefix(": "))
+                .unwrap_or(&said);
+            format!("{} data is damaged ({said})", self.name())
+        } else {
+            swath_engine::error::os_message(e)
+        }
+    }
+}
+
+/// The compression `input` is in, by its first bytes (`None`: plain text).
+pub fn compression(input: &Input) -> Option<Compression> {
+    let len = input.len().unwrap_or(0);
+    let mut head = [0u8; MAGIC_LEN];
+    let n = (len.min(MAGIC_LEN as u64)) as usize;
+    if n < 2 || input.read_exact_at(&mut head[..n], 0).is_err() {
+        return None;
+    }
+    Compression::of_magic(&head[..n])
+}
+
+/// Reads a compressed log (every member, frame or stream) into `report`, through the
+/// input already open and up to the size it had then (a log still written is read to
+/// that point), decompressing on one thread while `workers` parse. An error's cause is
+/// [`Compression::cause`].
+pub fn report_compressed<R: LineReport>(
     input: &Input,
+    compression: Compression,
     config: &R::Config,
     workers: usize,
     report: &mut R,
@@ -307,7 +389,7 @@ pub fn report_gzip<R: LineReport>(
     let mut file = input.file().try_clone()?;
     io::Seek::seek(&mut file, io::SeekFrom::Start(input.base()))?;
     let size = input.len().unwrap_or(0);
-    let limited = io::BufReader::with_capacity(1 << 20, file).take(size);
-    let mut gz = flate2::read::MultiGzDecoder::new(limited);
-    report_reader(&mut gz, config, workers, 1 << 20, report)
+    let limited = io::BufReader::with_capacity(1 << 20, io::Read::take(file, size));
+    let mut decoded = compression.decoder(limited)?;
+    report_reader(&mut decoded, config, workers, 1 << 20, report)
 }

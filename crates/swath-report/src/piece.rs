@@ -242,21 +242,15 @@ fn log_piece<R: LineReport>(
     report: &mut R,
 ) -> Result<(u64, u64), String> {
     let len = input.len().unwrap_or(0);
-    if crate::logs::is_gzip(input) {
+    if let Some(c) = crate::logs::compression(input) {
         if start != 0 || end < len {
             return Err(format!(
                 "{shown}: a compressed log is one range (the whole file)"
             ));
         }
         let workers = swath_engine::sysinfo::cores();
-        crate::logs::report_gzip(input, config, workers, report).map_err(|e| {
-            let cause = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                "unexpected end of gzip data (truncated file?)".to_string()
-            } else {
-                swath_engine::error::os_message(&e)
-            };
-            format!("{shown}: {cause}")
-        })?;
+        crate::logs::report_compressed(input, c, config, workers, report)
+            .map_err(|e| format!("{shown}: {}", c.cause(&e)))?;
         return Ok((0, len));
     }
     let span =

@@ -11,12 +11,23 @@ The calls of the extension module (the same Rust code as the ``swath`` command):
 - ``merge(parts) -> bytes``: partial results merged, in any order and any tree;
 - ``render(partial, fmt="text") -> bytes``: the report ``swath merge`` prints (``"text"``,
   ``"json"``), or the ``logs summary`` page (``"html"``), of one partial or of a list of
-  them (merged as they are read, in bounded memory).
+  them (merged as they are read, in bounded memory);
+- ``compression(head) -> str | None``: the compression (``"gzip"``, ``"zstd"``, ``"xz"``,
+  ``"bzip2"``) of a file whose first ``MAGIC_LEN`` bytes are ``head``: such a file is one
+  range, read whole and decompressed.
 
 ``swath.dask`` runs them on a Dask cluster. Errors raise :class:`SwathError`, one line that
 names the file and the cause.
 """
 
-from ._swath import SwathError, merge, partial, partial_of_span, render
+from ._swath import MAGIC_LEN, SwathError, compression, merge, partial, partial_of_span, render
 
-__all__ = ["SwathError", "merge", "partial", "partial_of_span", "render"]
+__all__ = [
+    "MAGIC_LEN",
+    "SwathError",
+    "compression",
+    "merge",
+    "partial",
+    "partial_of_span",
+    "render",
+]

@@ -1,7 +1,7 @@
 """swath's reports on a Dask cluster, with the output of the one-machine command.
 
 Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/*.gz``),
-cuts them into byte ranges of ``blocksize`` (a gzip file is one range), computes the
+cuts them into byte ranges of ``blocksize`` (a compressed file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
 a time) until at most ``split_every`` squared are left, and returns them as a :class:`Result`
 (on a cluster the partials stay on the workers, which print the report), whose text is
@@ -129,7 +129,8 @@ class _Input:
     index: int
     name: str
     size: int
-    gzip: bool
+    # Compressed (gzip, zstd, xz, bzip2: by the first bytes): one range, read whole.
+    compressed: bool
     # None for a local path (read by the Rust code); the fsspec file system otherwise.
     fs: Any = None
     path: str = ""
@@ -172,19 +173,20 @@ def _list(paths: Paths, storage_options: Optional[dict]) -> list[_Input]:
                     raise IsADirectoryError(f"{name}: Is a directory")
                 size = os.stat(path).st_size
                 with open(path, "rb") as f:
-                    magic = f.read(2)
+                    magic = f.read(_swath.MAGIC_LEN)
             else:
                 size = fs.size(path)
-                magic = _read(fs, path, 0, min(2, size))
+                magic = _read(fs, path, 0, min(_swath.MAGIC_LEN, size))
         except OSError as e:
             cause = e.strerror or str(e)
             raise SwathError(f"{name}: {cause}") from None
-        inputs.append(_Input(index, name, size, magic == b"\x1f\x8b", fs, path))
+        compressed = _swath.compression(magic) is not None
+        inputs.append(_Input(index, name, size, compressed, fs, path))
     return inputs
 
 
 def _ranges(inp: _Input, blocksize: int) -> list[tuple[int, int]]:
-    if inp.size == 0 or inp.gzip:
+    if inp.size == 0 or inp.compressed:
         return [(0, inp.size)]
     return [(o, min(o + blocksize, inp.size)) for o in range(0, inp.size, blocksize)]
 
@@ -236,10 +238,10 @@ def _piece(kind: str, inp: _Input, start: int, end: int, options: dict) -> bytes
         )
     # Read through fsspec and copied, a MiB at a time, to a temporary file that the Rust
     # code reads as any file: memory stays bounded whatever the span (a line of gigabytes,
-    # a large gzip file).
+    # a large compressed file).
     fs, path = inp.fs, inp.path
     with tempfile.TemporaryFile(prefix="swath-span-") as tmp:
-        begin, finish = (0, inp.size) if inp.gzip else _span(fs, path, start, end, inp.size)
+        begin, finish = (0, inp.size) if inp.compressed else _span(fs, path, start, end, inp.size)
         for at in range(begin, finish, 1 << 20):
             want = min(at + (1 << 20), finish)
             chunk = _read(fs, path, at, want)

@@ -4,8 +4,9 @@
 //! text, JSON or a self-contained HTML page.
 //!
 //! Both run on [`swath_ops::logs`]: chunks of whole lines on all cores, per-worker tables
-//! merged at the end. Several files are one log; `-` is standard input; gzip files (by their
-//! magic bytes) are decompressed on one thread while the workers parse.
+//! merged at the end. Several files are one log; `-` is standard input; gzip, zstd, xz and
+//! bzip2 files (by their magic bytes) are decompressed on one thread while the workers
+//! parse.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use swath_engine::{EngineError, Input};
 use swath_ops::logs::{
     report_input, report_reader, report_span, LineReport, Summary, SummaryConfig, Wf2,
 };
+use swath_report::logs::Compression;
 use swath_report::logs::{summary_html, summary_json, summary_text, wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -43,7 +45,7 @@ pub enum LogsCommand {
 /// Options shared by the log reports.
 #[derive(Args, Debug)]
 pub struct CommonArgs {
-    /// Log files, read as one log (`-` for standard input; gzip is detected and decoded).
+    /// Log files, read as one log (`-` for standard input; gzip, zstd, xz and bzip2 are detected by their first bytes and decoded).
     #[arg(value_name = "FILE", default_value = "-")]
     pub files: Vec<PathBuf>,
     /// Rows in each top list.
@@ -56,7 +58,7 @@ pub struct CommonArgs {
     /// is read, never held whole, and counted with the malformed lines.
     #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = parse_max_line)]
     pub max_line: usize,
-    /// When a log cannot be read in full (missing, truncated gzip, changed while read),
+    /// When a log cannot be read in full (missing, truncated or damaged compressed file, changed while read),
     /// still print the report of what was read, marked partial. Without it no report is
     /// printed, and the exit status is 2 either way.
     #[arg(long)]
@@ -154,26 +156,31 @@ fn gather<R: LineReport>(
         let result: Result<(), String> = (|| {
             if f.as_os_str() == "-" {
                 let mut stdin = io::stdin();
-                let mut head = [0u8; 2];
+                let mut head = [0u8; swath_report::logs::MAGIC_LEN];
                 let n = read_some(&mut stdin, &mut head).map_err(|e| os(&name, &e))?;
-                let mut chained = io::Cursor::new(head[..n].to_vec()).chain(stdin);
-                let r: &mut (dyn Read + Send) = &mut chained;
-                let mut gz;
-                let r: &mut (dyn Read + Send) = if head[..n] == [0x1f, 0x8b] {
-                    gz = flate2::read::MultiGzDecoder::new(r);
-                    &mut gz
-                } else {
-                    r
+                let chained = io::Cursor::new(head[..n].to_vec()).chain(stdin);
+                return match Compression::of_magic(&head[..n]) {
+                    Some(c) => {
+                        let buffered = io::BufReader::with_capacity(1 << 20, chained);
+                        let mut r = c.decoder(buffered).map_err(|e| os(&name, &e))?;
+                        report_reader(&mut r, config, workers, 1 << 20, report)
+                            .map(drop)
+                            .map_err(|e| format!("{name}: {}", c.cause(&e)))
+                    }
+                    None => {
+                        let mut r = chained;
+                        report_reader(&mut r, config, workers, 1 << 20, report)
+                            .map(drop)
+                            .map_err(|e| os(&name, &e))
+                    }
                 };
-                report_reader(r, config, workers, 1 << 20, report).map_err(|e| os(&name, &e))?;
-                return Ok(());
             }
             let input = Input::open(Path::new(f)).map_err(|e| engine_msg(&name, &e))?;
-            if swath_report::logs::is_gzip(&input) {
+            if let Some(c) = swath_report::logs::compression(&input) {
                 // Read through the input already open, up to the size it had then.
                 let size = input.len().unwrap_or(0);
-                swath_report::logs::report_gzip(&input, config, workers, report)
-                    .map_err(|e| gz_msg(&name, &e))?;
+                swath_report::logs::report_compressed(&input, c, config, workers, report)
+                    .map_err(|e| format!("{name}: {}", c.cause(&e)))?;
                 if let Ok(now) = input.current_size() {
                     if now > size {
                         grew(&name, size, now);
@@ -204,15 +211,6 @@ fn grew(name: &str, size: u64, now: u64) {
     eprintln!(
         "swath logs: {name}: grew to {now} bytes while read; the report covers its first {size} bytes"
     );
-}
-
-/// A gzip stream's error: a truncated stream says so.
-fn gz_msg(name: &str, e: &io::Error) -> String {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        format!("{name}: unexpected end of gzip data (truncated file?)")
-    } else {
-        os(name, e)
-    }
 }
 
 fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -298,7 +296,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
 }
 
 /// `logs REPORT --emit-partial OUT [--range START:END] FILE`: the report's tables over one
-/// range of one log (a gzip log whole), written as a partial result.
+/// range of one log (a compressed log whole), written as a partial result.
 fn emit_partial<R: LineReport>(
     common: &CommonArgs,
     a: &PartialArgs,
@@ -317,7 +315,7 @@ fn emit_partial<R: LineReport>(
     let input = Input::open(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
     let len = input.len().unwrap_or(0);
     let mut r = R::default();
-    let span = if swath_report::logs::is_gzip(&input) {
+    let span = if swath_report::logs::compression(&input).is_some() {
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }

@@ -1153,6 +1153,109 @@ fn several_files_stdin_and_gzip() {
     failures.finish();
 }
 
+/// `data` compressed by `how` (`gz`, `zst`, `xz`, `bz2`) as one member, frame or stream.
+fn compressed(how: &str, data: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    match how {
+        "gz" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "zst" => zstd::encode_all(data, 3).unwrap(),
+        "xz" => {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "bz2" => {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        _ => unreachable!("{how}"),
+    }
+}
+
+#[test]
+fn zstd_xz_and_bzip2_logs_read_as_the_plain_log() {
+    let (dir, log) = random_dir();
+    let mut failures = Failures::default();
+    let mut whole = log.clone();
+    whole.push(b'\n');
+    let cut = whole[..whole.len() / 2]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let (text, t) = reference(&whole, &Opts::wf2());
+    for how in ["gz", "zst", "xz", "bz2"] {
+        // One stream, by its magic bytes whatever the name; two streams end to end (as
+        // `cat a.zst b.zst` makes) are one log; on standard input; beside a plain file.
+        let one = compressed(how, &whole);
+        assert_ne!(one, whole);
+        dir.write(&format!("whole.{how}"), &one);
+        dir.write(&format!("noname-{how}"), &one);
+        let two = [
+            compressed(how, &whole[..cut]),
+            compressed(how, &whole[cut..]),
+        ]
+        .concat();
+        dir.write(&format!("two.{how}"), &two);
+        dir.write(&format!("half.{how}"), &compressed(how, &whole[..cut]));
+        dir.write("rest.log", &whole[cut..]);
+        for (args, stdin) in [
+            (vec![format!("whole.{how}")], None),
+            (vec![format!("noname-{how}")], None),
+            (vec![format!("two.{how}")], None),
+            (vec!["-".to_string()], Some(&two)),
+            (vec![format!("half.{how}"), "rest.log".to_string()], None),
+        ] {
+            let a: Vec<&str> = args.iter().map(|s| &s[..]).collect();
+            let out = wf2(dir.tmp.path(), &os(&a), stdin.map(|v| &v[..]));
+            failures.outcome(
+                &format!("swath logs wf2 {}", a.join(" ")),
+                &out,
+                &text,
+                t.malformed,
+            );
+        }
+        // Cut short: the file and the compression named, status 2.
+        dir.write(&format!("cut.{how}"), &one[..one.len() / 2]);
+        let out = wf2(dir.tmp.path(), &os(&[&format!("cut.{how}")]), None);
+        let name = match how {
+            "gz" => "gzip",
+            "zst" => "zstd",
+            "bz2" => "bzip2",
+            _ => "xz",
+        };
+        let want = format!("cut.{how}: unexpected end of {name} data (truncated file?)");
+        if out.status.code() != Some(2) || !String::from_utf8_lossy(&out.stderr).contains(&want) {
+            failures.fail(format!(
+                "swath logs wf2 cut.{how}: status {:?}, stderr {:?}, expected 2 and {want:?}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        // A damaged stream: the file named, status 2, never a report of zeros.
+        let mut bad = one.clone();
+        let mid = bad.len() / 2;
+        for b in &mut bad[mid..mid + 8] {
+            *b ^= 0x5a;
+        }
+        dir.write(&format!("bad.{how}"), &bad);
+        let out = wf2(dir.tmp.path(), &os(&[&format!("bad.{how}")]), None);
+        let said = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(2) || !said.contains(&format!("swath logs: bad.{how}: ")) {
+            failures.fail(format!(
+                "swath logs wf2 bad.{how}: status {:?}, stderr {said:?}",
+                out.status.code()
+            ));
+        }
+    }
+    failures.finish();
+}
+
 #[test]
 fn missing_file_and_malformed_message() {
     let dir = Dir::new();
