@@ -62,19 +62,26 @@ pub fn canonical<K: AsRef<[u8]>, V>(entries: impl IntoIterator<Item = (K, V)>) -
         .collect()
 }
 
-/// A list's entries as the encoders take them, hashed and in canonical order (an owned
-/// table's lists are in that order already, which the sort finds in one pass).
+/// An owned table's list as the encoders take it: its entries, already in canonical
+/// order (decoded with the order checked, or merged from such lists), with their hashes.
 fn hashed_list<V: Copy>(t: &[(Vec<u8>, V)]) -> Vec<(u64, &[u8], V)> {
-    hashed(t.iter().map(|(k, v)| (&k[..], *v)))
+    t.iter().map(|(k, v)| (key_hash(k), &k[..], *v)).collect()
 }
 
-/// The bytes a list [`encode_list`] writes, at most (numbers at their longest).
+/// The longest a list's bytes can be: its count, and for each entry its key's length (a
+/// varint, at most 10 bytes), the key, and `value` bytes at most for its values.
 fn list_bytes<K: AsRef<[u8]>, V>(t: &[(u64, K, V)], value: usize) -> usize {
     8 + t
         .iter()
-        .map(|(_, k, _)| k.as_ref().len() + 10 + value)
+        .map(|(_, k, _)| 10 + k.as_ref().len() + value)
         .sum::<usize>()
 }
+
+/// The most bytes a count takes (a varint).
+const COUNT_MAX: usize = 10;
+
+/// The most bytes a URI's values take (three varints and a flag).
+const URI_VALUES_MAX: usize = 3 * 10 + 1;
 
 /// A URI's values in a `logs wf2` state: bytes sent, article fetches and 404s, and
 /// whether it was fetched with 200 or 304 at all.
@@ -146,8 +153,8 @@ pub fn encode_summary<K: AsRef<[u8]>>(
     tables: [&[(u64, K, u64)]; 6],
 ) {
     // Reserved once: growing a state of megabytes copied it, and faulted in new pages.
-    let lists: usize = tables.iter().map(|t| list_bytes(t, 0)).sum();
-    out.reserve(8 + 8 * numbers.len() + list_bytes(days, 0) + lists);
+    let lists: usize = tables.iter().map(|t| list_bytes(t, COUNT_MAX)).sum();
+    out.reserve(8 + 8 * numbers.len() + list_bytes(days, COUNT_MAX) + lists);
     out.extend_from_slice(&(numbers.len() as u64).to_le_bytes());
     for n in numbers {
         out.extend_from_slice(&n.to_le_bytes());
@@ -177,7 +184,11 @@ pub fn encode_wf2<K: AsRef<[u8]>>(
     clients: &[(u64, K, u64)],
     referrers: &[(u64, K, u64)],
 ) {
-    out.reserve(8 + list_bytes(uris, 21) + list_bytes(clients, 0) + list_bytes(referrers, 0));
+    out.reserve(
+        8 + list_bytes(uris, URI_VALUES_MAX)
+            + list_bytes(clients, COUNT_MAX)
+            + list_bytes(referrers, COUNT_MAX),
+    );
     out.extend_from_slice(&malformed.to_le_bytes());
     out.extend_from_slice(&(uris.len() as u64).to_le_bytes());
     for (_, k, (v, f)) in uris {
@@ -342,15 +353,15 @@ impl Wf2Tables {
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
-        let uris: Vec<(Vec<u8>, UriValues)> = self
+        let uris: Vec<(u64, &[u8], UriValues)> = self
             .uris
             .iter()
-            .map(|(k, v, f)| (k.clone(), (*v, *f)))
+            .map(|(k, v, f)| (key_hash(k), &k[..], (*v, *f)))
             .collect();
         encode_wf2(
             out,
             self.malformed,
-            &hashed_list(&uris),
+            &uris,
             &hashed_list(&self.clients),
             &hashed_list(&self.referrers),
         );
