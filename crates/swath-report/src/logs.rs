@@ -341,12 +341,7 @@ impl Compression {
     /// The cause of a decoding error, as `name: cause` says it: a stream cut short says
     /// so, with the compression's name.
     pub fn cause(self, e: &io::Error) -> String {
-        let text = e.to_string().to_lowercase();
-        if e.kind() == io::ErrorKind::UnexpectedEof
-            || text.contains("incomplete")
-            || text.contains("truncated")
-            || text.contains("premature end")
-        {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
             format!("unexpected end of {} data (truncated file?)", self.name())
         } else if matches!(
             e.kind(),
