@@ -280,9 +280,13 @@ fn partial_of_span<'py>(
 }
 
 /// Partial results merged into one (associative and commutative: any order, any tree).
-/// An error names the position of the partial in `parts`.
+/// An error names the position of the partial in `parts`; a merged partial that may not
+/// fit in the memory available is refused with the figures (see `check_merge_memory`).
 #[pyfunction]
 fn merge<'py>(py: Python<'py>, parts: Vec<PyBackedBytes>) -> PyResult<Bound<'py, PyBytes>> {
+    // The inputs are in memory already; the merged partial is at most as large.
+    let total = parts.iter().map(|p| p.len() as u64).sum();
+    swath_report::merge::check_merge_memory(total).map_err(SwathError::new_err)?;
     let bytes = py
         .detach(|| {
             let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();

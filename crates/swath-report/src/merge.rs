@@ -32,6 +32,21 @@ pub fn render_parts(
     report(&merged, &states, format, page).map_err(|m| (None, m))
 }
 
+/// Refuses a merge into a partial that may not fit in memory: the merged partial is made
+/// in memory and is at most as large as its inputs together (`total` bytes), so a merge
+/// that could exhaust the memory available is refused with the figures, never left to be
+/// killed. The message says what to do instead.
+pub fn check_merge_memory(total: u64) -> Result<(), String> {
+    match swath_engine::sysinfo::available_memory() {
+        Some(m) if total > m => Err(format!(
+            "writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
+            total >> 20,
+            m >> 20
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// How a report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -94,17 +94,12 @@ pub fn merge(a: MergeArgs) -> ExitCode {
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let need = total;
-    match swath_engine::sysinfo::available_memory() {
-        Some(m) if need > m => {
-            eprintln!(
-                "swath merge: writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
-                need >> 20,
-                m >> 20
-            );
+    match swath_report::merge::check_merge_memory(total) {
+        Err(msg) => {
+            eprintln!("swath merge: {msg}");
             ExitCode::from(1)
         }
-        _ => merge_to_partial(&a),
+        Ok(()) => merge_to_partial(&a),
     }
 }
 
