@@ -239,6 +239,10 @@ pub fn counted_referrer<'a>(field: &'a [u8], self_prefix: &[u8]) -> Option<&'a [
 pub struct Request<'a> {
     /// The client (host name or address).
     pub client: &'a [u8],
+    /// The authenticated user (`%u`; `-` for none).
+    pub user: &'a [u8],
+    /// The request line as logged (between the quotes, escapes left in).
+    pub request: &'a [u8],
     /// The time stamp between the brackets, e.g. `10/Oct/2000:13:55:36 -0700`.
     pub time: &'a [u8],
     /// The method of the request line.
@@ -295,7 +299,7 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
     let (_ident, i) = token(line, space(line, i)?)?;
     let i = space(line, i)?;
     // %u may itself contain no spaces; the time follows in brackets.
-    let (_user, i) = token(line, i)?;
+    let (user, i) = token(line, i)?;
     let i = space(line, i)?;
     if line.get(i) != Some(&b'[') {
         return None;
@@ -319,6 +323,8 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
     };
     let mut r = Request {
         client,
+        user,
+        request,
         time,
         status,
         bytes,

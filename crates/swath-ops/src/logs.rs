@@ -30,9 +30,9 @@ use swath_engine::{
 
 /// The default bound on a log line, in bytes: a longer line is malformed.
 pub const DEFAULT_MAX_LINE: usize = 4 << 20;
-use swath_kernels::logs::{
-    byte_count, counted_referrer, day_and_hour, is_article, parse_request, wf2_fields,
-};
+use swath_kernels::logs::{byte_count, counted_referrer, is_article, wf2_fields};
+
+pub use crate::summary::{Summary, SummaryConfig, SummaryTop};
 
 /// Counts by key (the bytes of a field).
 pub type Table = HashMap<Key, u64>;
@@ -62,7 +62,7 @@ impl Key {
     }
 
     #[inline]
-    fn new(k: &[u8]) -> Key {
+    pub(crate) fn new(k: &[u8]) -> Key {
         if k.len() <= INLINE {
             let mut b = [0u8; INLINE];
             b[..k.len()].copy_from_slice(k);
@@ -105,7 +105,7 @@ impl hashbrown::Equivalent<Key> for Probe<'_> {
 }
 
 #[inline]
-fn add(t: &mut Table, key: &[u8], n: u64) {
+pub(crate) fn add(t: &mut Table, key: &[u8], n: u64) {
     match t.get_mut(&Probe(key)) {
         Some(v) => *v = v.saturating_add(n),
         None => {
@@ -114,7 +114,7 @@ fn add(t: &mut Table, key: &[u8], n: u64) {
     }
 }
 
-fn merge_table(into: &mut Table, from: Table) {
+pub(crate) fn merge_table(into: &mut Table, from: Table) {
     let (mut big, small) = if into.len() >= from.len() {
         (std::mem::take(into), from)
     } else {
@@ -722,188 +722,6 @@ impl LineReport for Wf2 {
     }
 }
 
-/// How the summary reads lines.
-#[derive(Debug, Clone)]
-pub struct SummaryConfig {
-    /// A line with more bytes than this is malformed.
-    pub max_line: usize,
-}
-
-impl Default for SummaryConfig {
-    fn default() -> Self {
-        SummaryConfig {
-            max_line: DEFAULT_MAX_LINE,
-        }
-    }
-}
-
-/// The GoAccess-style summary tables.
-#[derive(Debug)]
-pub struct Summary {
-    /// Requests parsed.
-    pub requests: u64,
-    /// Lines that are not in the common or combined format.
-    pub malformed: u64,
-    /// Bytes sent in all.
-    pub bytes: u64,
-    /// Requests by status code (0 to 999).
-    pub status: Vec<u64>,
-    /// Requests by hour of day (log time zone).
-    pub hours: [u64; 24],
-    /// Requests by day (YYYYMMDD).
-    pub days: HashMap<u32, u64>,
-    /// Requests by client.
-    pub clients: Table,
-    /// Requests by URI.
-    pub uris: Table,
-    /// 404s by URI.
-    pub not_found: Table,
-    /// Requests by referrer (without `-`).
-    pub referrers: Table,
-    /// Requests by user agent.
-    pub agents: Table,
-    /// Bytes by URI.
-    pub uri_bytes: Table,
-}
-
-impl Default for Summary {
-    fn default() -> Self {
-        Summary {
-            requests: 0,
-            malformed: 0,
-            bytes: 0,
-            status: vec![0; 1000],
-            hours: [0; 24],
-            days: HashMap::new(),
-            clients: Table::default(),
-            uris: Table::default(),
-            not_found: Table::default(),
-            referrers: Table::default(),
-            agents: Table::default(),
-            uri_bytes: Table::default(),
-        }
-    }
-}
-
-impl Summary {
-    /// Writes the tables in full, in canonical order, as a partial result's state
-    /// ([`crate::partial::SummaryTables`]), straight from the hash tables.
-    pub fn encode_state(&self, out: &mut Vec<u8>) {
-        use crate::partial::hashed;
-        fn list(t: &Table) -> Vec<(u64, &[u8], u64)> {
-            hashed(t.iter().map(|(k, &n)| (k.bytes(), n)))
-        }
-        let mut numbers = vec![self.requests, self.malformed, self.bytes];
-        numbers.extend_from_slice(&self.status);
-        numbers.extend_from_slice(&self.hours);
-        let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
-        let t = [
-            list(&self.clients),
-            list(&self.uris),
-            list(&self.not_found),
-            list(&self.referrers),
-            list(&self.agents),
-            list(&self.uri_bytes),
-        ];
-        let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
-        let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
-        crate::partial::encode_summary(out, &numbers, &days, tables);
-    }
-
-    /// The report whose tables these are (empty tables: an empty report).
-    pub fn from_tables(t: &crate::partial::SummaryTables) -> Summary {
-        let mut s = Summary::default();
-        if t.numbers.len() == crate::partial::SUMMARY_NUMBERS {
-            (s.requests, s.malformed, s.bytes) = (t.numbers[0], t.numbers[1], t.numbers[2]);
-            s.status.copy_from_slice(&t.numbers[3..1003]);
-            s.hours.copy_from_slice(&t.numbers[1003..]);
-        }
-        for (d, n) in &t.days {
-            if let Ok(b) = <[u8; 4]>::try_from(&d[..]) {
-                s.days.insert(u32::from_be_bytes(b), *n);
-            }
-        }
-        let fill = |into: &mut Table, from: &[(Vec<u8>, u64)]| {
-            for (k, n) in from {
-                add(into, k, *n);
-            }
-        };
-        fill(&mut s.clients, &t.tables[0]);
-        fill(&mut s.uris, &t.tables[1]);
-        fill(&mut s.not_found, &t.tables[2]);
-        fill(&mut s.referrers, &t.tables[3]);
-        fill(&mut s.agents, &t.tables[4]);
-        fill(&mut s.uri_bytes, &t.tables[5]);
-        s
-    }
-}
-
-impl LineReport for Summary {
-    type Config = SummaryConfig;
-
-    #[inline]
-    fn line(&mut self, c: &SummaryConfig, line: &[u8]) {
-        if line.len() > c.max_line {
-            self.malformed += 1;
-            return;
-        }
-        let Some(r) = parse_request(line) else {
-            if !line.is_empty() {
-                self.malformed += 1;
-            }
-            return;
-        };
-        self.requests += 1;
-        self.bytes = self.bytes.saturating_add(r.bytes);
-        self.status[usize::from(r.status)] += 1;
-        if let Some((day, hour)) = day_and_hour(r.time) {
-            self.hours[usize::from(hour)] += 1;
-            *self.days.entry(day).or_insert(0) += 1;
-        }
-        add(&mut self.clients, r.client, 1);
-        add(&mut self.uris, r.uri, 1);
-        add(&mut self.uri_bytes, r.uri, r.bytes);
-        if r.status == 404 {
-            add(&mut self.not_found, r.uri, 1);
-        }
-        if !r.referrer.is_empty() && r.referrer != b"-" {
-            add(&mut self.referrers, r.referrer, 1);
-        }
-        if !r.agent.is_empty() {
-            add(&mut self.agents, r.agent, 1);
-        }
-    }
-
-    fn merge(&mut self, o: Self) {
-        self.requests += o.requests;
-        self.malformed += o.malformed;
-        self.bytes = self.bytes.saturating_add(o.bytes);
-        for (a, b) in self.status.iter_mut().zip(&o.status) {
-            *a += b;
-        }
-        for (a, b) in self.hours.iter_mut().zip(&o.hours) {
-            *a += b;
-        }
-        for (k, v) in o.days {
-            *self.days.entry(k).or_insert(0) += v;
-        }
-        merge_table(&mut self.clients, o.clients);
-        merge_table(&mut self.uris, o.uris);
-        merge_table(&mut self.not_found, o.not_found);
-        merge_table(&mut self.referrers, o.referrers);
-        merge_table(&mut self.agents, o.agents);
-        merge_table(&mut self.uri_bytes, o.uri_bytes);
-    }
-
-    fn max_line(c: &SummaryConfig) -> usize {
-        c.max_line
-    }
-
-    fn skipped(&mut self, n: u64) {
-        self.malformed += n;
-    }
-}
-
 /// A ranked table as a report shows it: how many distinct keys it has, and its top rows
 /// (by count descending, then key ascending).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -981,6 +799,11 @@ impl TopN {
         self.kept.push(Worst(count, key.to_vec()));
     }
 
+    /// The keys of the rows kept so far, in no order.
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.kept.iter().map(|w| &w.1[..])
+    }
+
     /// The ranking.
     pub fn finish(self) -> Ranking {
         Ranking {
@@ -1022,57 +845,6 @@ impl Wf2 {
             not_found: Ranking::of(&self.not_found(), n),
             clients: Ranking::of(&self.clients, n),
             referrers: Ranking::of(&self.referrers, n),
-        }
-    }
-}
-
-/// What the summary prints: its numbers, per-hour and per-day counts, and six rankings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SummaryTop {
-    /// Requests parsed.
-    pub requests: u64,
-    /// Malformed lines.
-    pub malformed: u64,
-    /// Bytes sent in all.
-    pub bytes: u64,
-    /// Requests by status code (0 to 999).
-    pub status: Vec<u64>,
-    /// Requests by hour of day.
-    pub hours: [u64; 24],
-    /// Requests by day (YYYYMMDD), days in order.
-    pub days: Vec<(u32, u64)>,
-    /// Requests by client.
-    pub clients: Ranking,
-    /// Requests by URI.
-    pub uris: Ranking,
-    /// 404s by URI.
-    pub not_found: Ranking,
-    /// Requests by referrer.
-    pub referrers: Ranking,
-    /// Requests by user agent.
-    pub agents: Ranking,
-    /// Bytes by URI.
-    pub uri_bytes: Ranking,
-}
-
-impl Summary {
-    /// The summary's rankings of `n` rows.
-    pub fn ranked(&self, n: usize) -> SummaryTop {
-        let mut days: Vec<(u32, u64)> = self.days.iter().map(|(&d, &c)| (d, c)).collect();
-        days.sort_unstable();
-        SummaryTop {
-            requests: self.requests,
-            malformed: self.malformed,
-            bytes: self.bytes,
-            status: self.status.clone(),
-            hours: self.hours,
-            days,
-            clients: Ranking::of(&self.clients, n),
-            uris: Ranking::of(&self.uris, n),
-            not_found: Ranking::of(&self.not_found, n),
-            referrers: Ranking::of(&self.referrers, n),
-            agents: Ranking::of(&self.agents, n),
-            uri_bytes: Ranking::of(&self.uri_bytes, n),
         }
     }
 }
@@ -1339,7 +1111,7 @@ mod tests {
             bytes(Kind::Summary, &|o| Summary::from_tables(&t).encode_state(o)),
             sb
         );
-        assert_eq!(t.numbers[0], s.requests);
+        assert_eq!(t.numbers[0], s.requests());
         // Read lazily: the state's bytes as written.
         for (bytes, kind) in [(&wb, Kind::Wf2), (&sb, Kind::Summary)] {
             let (shape, raw) = Partial::from_bytes_lazy(bytes).unwrap();

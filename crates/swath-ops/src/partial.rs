@@ -150,7 +150,7 @@ pub fn encode_summary<K: AsRef<[u8]>>(
     out: &mut Vec<u8>,
     numbers: &[u64],
     days: &[(u64, K, u64)],
-    tables: [&[(u64, K, u64)]; 6],
+    tables: &[&[(u64, K, u64)]],
 ) {
     // Reserved once: growing a state of megabytes copied it, and faulted in new pages.
     let lists: usize = tables.iter().map(|t| list_bytes(t, COUNT_MAX)).sum();
@@ -256,13 +256,79 @@ pub struct SummaryTables {
     pub numbers: Vec<u64>,
     /// Requests by day (the key: YYYYMMDD as 4 big-endian bytes).
     pub days: Vec<(Vec<u8>, u64)>,
-    /// Requests by client, by URI, 404s by URI, requests by referrer, by user agent, and
-    /// bytes by URI.
-    pub tables: [Vec<(Vec<u8>, u64)>; 6],
+    /// The [`SUMMARY_TABLES`] lists: requests by client, by request (`METHOD URI
+    /// PROTOCOL`), 404s by request, requests by referrer, by user agent, bytes by request,
+    /// visitors (see [`visitor_key`]), requests by virtual host, by remote user.
+    pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
-/// How many numbers a [`SummaryTables`] holds.
-pub const SUMMARY_NUMBERS: usize = 3 + 1000 + 24;
+/// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
+pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
+/// How many lists after the days a [`SummaryTables`] holds.
+pub const SUMMARY_TABLES: usize = 9;
+/// Index of the requests among a summary's numbers.
+pub const N_REQUESTS: usize = 0;
+/// Index of the malformed lines.
+pub const N_MALFORMED: usize = 1;
+/// Index of the bytes sent.
+pub const N_BYTES: usize = 2;
+/// Index of the first of 1,000 counts by status code.
+pub const N_STATUS: usize = 3;
+/// Index of the first of 24 counts by hour.
+pub const N_HOURS: usize = N_STATUS + 1000;
+/// Index of the requests a filter left out.
+pub const N_FILTERED: usize = N_HOURS + 24;
+/// Index of the requests whose time taken the log gives.
+pub const N_TIMED: usize = N_FILTERED + 1;
+/// Index of the microseconds taken in all.
+pub const N_TIME_SUM: usize = N_TIMED + 1;
+/// Index of the longest time taken (merged by maximum).
+pub const N_TIME_MAX: usize = N_TIME_SUM + 1;
+/// Index of the first of 32 counts by time taken: bucket `k` holds times of `k`
+/// significant bits in microseconds (0; 1; 2-3; 4-7; ...), the last everything longer.
+pub const N_TIME_HIST: usize = N_TIME_MAX + 1;
+/// Index of the first of 64 counts by response size, bucketed by significant bits too.
+pub const N_SIZE_HIST: usize = N_TIME_HIST + 32;
+/// Index of the earliest request's stamp (`YYYYMMDDhhmmss`; 0: none; merged by minimum).
+pub const N_FIRST: usize = N_SIZE_HIST + 64;
+/// Index of the latest request's stamp (merged by maximum).
+pub const N_LAST: usize = N_FIRST + 1;
+
+/// The bucket of a histogram of [`N_TIME_HIST`] (`width` 32) or [`N_SIZE_HIST`] (64).
+#[inline]
+pub fn bucket(v: u64, width: usize) -> usize {
+    ((64 - v.leading_zeros()) as usize).min(width - 1)
+}
+
+/// Adds a summary's numbers `from` into `into` (each the [`SUMMARY_NUMBERS`] numbers): the
+/// counts saturating, the longest time and latest stamp by maximum, the earliest stamp by
+/// minimum (0 is none).
+pub fn add_numbers(into: &mut [u64], from: &[u64]) {
+    for (i, (a, &b)) in into.iter_mut().zip(from).enumerate() {
+        *a = match i {
+            N_TIME_MAX | N_LAST => (*a).max(b),
+            N_FIRST if *a == 0 || b == 0 => (*a).max(b),
+            N_FIRST => (*a).min(b),
+            _ => a.saturating_add(b),
+        };
+    }
+}
+
+/// A visitor's key in the summary's visitors list: the day (`YYYYMMDD`, 4 big-endian
+/// bytes), the hour (1 byte), and the XXH3-128 of the client, a 0 byte and the user agent
+/// (16 big-endian bytes): a unique visitor is a client with one agent on one day, as
+/// GoAccess counts them.
+pub fn visitor_key(day: u32, hour: u8, client: &[u8], agent: &[u8]) -> [u8; 21] {
+    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
+    h.update(client);
+    h.update(&[0]);
+    h.update(agent);
+    let mut k = [0u8; 21];
+    k[..4].copy_from_slice(&day.to_be_bytes());
+    k[4] = hour;
+    k[5..].copy_from_slice(&h.digest128().to_be_bytes());
+    k
+}
 
 impl SummaryTables {
     /// These tables and `other`'s, as one.
@@ -272,33 +338,29 @@ impl SummaryTables {
         } else if other.numbers.is_empty() {
             self.numbers
         } else {
-            self.numbers
-                .iter()
-                .zip(&other.numbers)
-                .map(|(a, b)| a.saturating_add(*b))
-                .collect()
+            let mut n = self.numbers;
+            add_numbers(&mut n, &other.numbers);
+            n
         };
-        let [a0, a1, a2, a3, a4, a5] = self.tables;
-        let [b0, b1, b2, b3, b4, b5] = other.tables;
         let m = |a, b| merge_sorted(a, b, |x: u64, y: u64| x.saturating_add(y));
+        let mut theirs = other.tables.into_iter();
+        let mut tables: Vec<_> = self
+            .tables
+            .into_iter()
+            .map(|a| m(a, theirs.next().unwrap_or_default()))
+            .collect();
+        tables.extend(theirs);
         SummaryTables {
             numbers,
             days: m(self.days, other.days),
-            tables: [
-                m(a0, b0),
-                m(a1, b1),
-                m(a2, b2),
-                m(a3, b3),
-                m(a4, b4),
-                m(a5, b5),
-            ],
+            tables,
         }
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
         let t: Vec<Vec<(u64, &[u8], u64)>> = self.tables.iter().map(|t| hashed_list(t)).collect();
-        let tables = [&t[0][..], &t[1], &t[2], &t[3], &t[4], &t[5]];
-        encode_summary(out, &self.numbers, &hashed_list(&self.days), tables);
+        let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
+        encode_summary(out, &self.numbers, &hashed_list(&self.days), &tables);
     }
 
     fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
@@ -311,10 +373,9 @@ impl SummaryTables {
         }
         let numbers = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
         let days = decode_list(&mut r)?;
-        let mut tables: [Vec<(Vec<u8>, u64)>; 6] = Default::default();
-        for t in &mut tables {
-            *t = decode_list(&mut r)?;
-        }
+        let tables = (0..SUMMARY_TABLES)
+            .map(|_| decode_list(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
         if r.at != b.len() {
             return Err(PartialError::Damaged("bytes after the tables"));
         }
@@ -390,7 +451,7 @@ impl Wf2Tables {
 pub const MAGIC: &[u8; 8] = b"SWATHPRT";
 
 /// The format version this code writes and reads.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 
 /// Which report a partial holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1293,12 +1354,17 @@ mod tests {
             Partial::from_bytes(b"PK\x03\x04 zip"),
             Err(PartialError::Foreign)
         );
-        let mut v3 = a.to_bytes();
-        v3[8] = 3;
-        assert_eq!(Partial::from_bytes(&v3), Err(PartialError::Version(3)));
-        let mut v1 = a.to_bytes();
-        v1[8] = 1;
-        assert_eq!(Partial::from_bytes(&v1), Err(PartialError::Version(1)));
+        let mut v4 = a.to_bytes();
+        v4[8] = 4;
+        assert_eq!(Partial::from_bytes(&v4), Err(PartialError::Version(4)));
+        for old in [1, 2] {
+            let mut v = a.to_bytes();
+            v[8] = old;
+            assert_eq!(
+                Partial::from_bytes(&v),
+                Err(PartialError::Version(old.into()))
+            );
+        }
         // Inputs stay apart, by position then name; empty pieces add nothing.
         let two = m.merge(piece("x", 0, "e", 0, (0, 0), 0)).unwrap();
         assert_eq!(two.inputs[&key(0, "e")].whole(), Ok(State::GrepCount(0)));

@@ -18,7 +18,7 @@
 use crate::logs::{SummaryTop, TopN, Wf2Top};
 use crate::partial::{
     key_hash, put_key, put_uri_value, put_varint, uri_value, Kind, PartialError, Reader,
-    SUMMARY_NUMBERS,
+    SUMMARY_NUMBERS, SUMMARY_TABLES,
 };
 
 /// One state's list, read one entry ahead (its key's hash, the key, the values).
@@ -210,10 +210,11 @@ fn summary_numbers(
                 "a summary has the wrong count of numbers",
             ));
         }
-        for total in numbers.iter_mut() {
-            let v = r.u64()?;
-            *total = total.saturating_add(v);
+        let mut these = [0u64; SUMMARY_NUMBERS];
+        for v in these.iter_mut() {
+            *v = r.u64()?;
         }
+        crate::partial::add_numbers(&mut numbers, &these);
         at[i] = r.at;
     }
     Ok(numbers)
@@ -259,8 +260,9 @@ pub fn wf2(states: &[&[u8]], n: usize) -> Result<Wf2Top, PartialError> {
     })
 }
 
-/// The summary's rankings of `n` rows over the `logs summary` states `states`.
-pub fn summary(states: &[&[u8]], n: usize) -> Result<SummaryTop, PartialError> {
+/// The summary's panels of `n` rows over the `logs summary` states `states`, static
+/// files by `exts` (see [`crate::summary::SummaryFold`]).
+pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop, PartialError> {
     let mut at = vec![0usize; states.len()];
     let numbers = summary_numbers(states, &mut at)?;
     let mut days = Vec::new();
@@ -279,29 +281,19 @@ pub fn summary(states: &[&[u8]], n: usize) -> Result<SummaryTop, PartialError> {
         return Err(PartialError::Damaged("a day is not 4 bytes"));
     }
     days.sort_unstable();
-    let clients = ranking(states, &mut at, n)?;
-    let uris = ranking(states, &mut at, n)?;
-    let not_found = ranking(states, &mut at, n)?;
-    let referrers = ranking(states, &mut at, n)?;
-    let agents = ranking(states, &mut at, n)?;
-    let uri_bytes = ranking(states, &mut at, n)?;
+    let mut fold = crate::summary::SummaryFold::new(n, exts);
+    for table in 0..SUMMARY_TABLES {
+        merge_lists(
+            states,
+            &mut at,
+            Reader::varint,
+            |a: u64, b| a.saturating_add(b),
+            |k, c| fold.entry(table, k, c),
+        )?;
+        fold.end_table(table);
+    }
     at_ends(states, &at)?;
-    let mut hours = [0u64; 24];
-    hours.copy_from_slice(&numbers[1003..]);
-    Ok(SummaryTop {
-        requests: numbers[0],
-        malformed: numbers[1],
-        bytes: numbers[2],
-        status: numbers[3..1003].to_vec(),
-        hours,
-        days,
-        clients,
-        uris,
-        not_found,
-        referrers,
-        agents,
-        uri_bytes,
-    })
+    Ok(fold.finish(&numbers, days))
 }
 
 /// Writes a keyed list merged from every state's list (see [`merge_lists`]): its count,
@@ -381,8 +373,8 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
             for n in numbers {
                 out.extend_from_slice(&n.to_le_bytes());
             }
-            // Days, then the six tables.
-            write_counts(&mut out, states, &mut at, 7)?;
+            // Days, then the tables.
+            write_counts(&mut out, states, &mut at, 1 + SUMMARY_TABLES)?;
         }
         Kind::Wc | Kind::GrepCount => {
             return Err(PartialError::Damaged("not a log report's states"));
@@ -477,7 +469,8 @@ mod tests {
             let w: Vec<&[u8]> = wf2_states.iter().map(|s| &s[..]).collect();
             prop_assert_eq!(wf2(&w, n).unwrap(), report::<Wf2>(&wc, &data).ranked(n));
             let s: Vec<&[u8]> = summary_states.iter().map(|s| &s[..]).collect();
-            prop_assert_eq!(summary(&s, n).unwrap(), report::<Summary>(&sc, &data).ranked(n));
+            let exts = crate::summary::default_static();
+            prop_assert_eq!(summary(&s, n, &exts).unwrap(), report::<Summary>(&sc, &data).ranked(n, &exts));
         }
 
         #[test]
@@ -571,7 +564,7 @@ mod tests {
         assert!(wf2(&[&s[..s.len() - 3]], 10).is_err());
         let mut longer = s.clone();
         longer.push(0);
-        assert!(summary(&[&longer], 10).is_err());
+        assert!(summary(&[&longer], 10, &[]).is_err());
         assert!(wf2(&[&longer], 10).is_err());
     }
 }

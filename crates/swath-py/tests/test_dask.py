@@ -39,7 +39,9 @@ def test_json_and_page_equal_the_cli(chdir_logs, cli, client, tmp_path):
     assert status == 0, err
     mine = tmp_path / "dask.html"
     sd.summary(FILES, client=client, blocksize="100KiB").html(mine)
-    assert mine.read_bytes() == page.read_bytes()
+    # From the list of panels on (the CLI's header adds its inputs and times).
+    a, b = mine.read_bytes(), page.read_bytes()
+    assert a[a.index(b"<nav>"):] == b[b.index(b"<nav>"):]
 
 
 def test_options_reach_the_workers(chdir_logs, cli, client):

@@ -77,7 +77,10 @@ def test_summary_page_equals_the_cli_page(chdir_logs, cli, tmp_path):
     _, err, status = cli("logs", "summary", "--html", str(page), "a.log", "e.log")
     assert status == 0, err
     parts = [swath.partial("summary", f, index=i) for i, f in enumerate(["a.log", "e.log"])]
-    assert swath.render(swath.merge(parts), "html") == page.read_bytes()
+    # The same page but for the header's inputs, generation and parse times, which only
+    # the command that read the logs knows.
+    mine = swath.render(swath.merge(parts), "html")
+    assert mine[mine.index(b"<nav>"):] == page.read_bytes()[page.read_bytes().index(b"<nav>"):]
 
 
 def test_block_read_elsewhere_equals_the_range_read_here(chdir_logs, tmp_path):

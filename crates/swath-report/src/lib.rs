@@ -13,5 +13,6 @@ pub mod grep;
 pub mod logs;
 pub mod merge;
 pub mod piece;
+pub mod summary;
 pub mod text;
 pub mod wc;

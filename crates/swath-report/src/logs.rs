@@ -1,11 +1,10 @@
 //! The log reports as `swath logs` prints them: the Wide Finder 2 report (text or JSON) and
 //! the summary (text, JSON, and a self-contained HTML page).
 
-use std::fmt::Write as _;
 use std::io::{self, Read};
 
 use swath_engine::Input;
-use swath_ops::logs::{report_reader, LineReport, Ranking, SummaryTop, Wf2Config, Wf2Top};
+use swath_ops::logs::{report_reader, LineReport, Ranking, Wf2Config, Wf2Top};
 
 use crate::text::shown;
 
@@ -77,99 +76,6 @@ fn json_list(t: &Ranking, value: &str) -> serde_json::Value {
     )
 }
 
-fn status_classes(s: &SummaryTop) -> [u64; 5] {
-    let mut c = [0u64; 5];
-    for (code, &n) in s.status.iter().enumerate() {
-        if (100..600).contains(&code) {
-            c[code / 100 - 1] += n;
-        }
-    }
-    c
-}
-
-/// The summary as JSON (schema in docs/json.md).
-pub fn summary_json(s: &SummaryTop) -> serde_json::Value {
-    let classes = status_classes(s);
-    let codes: serde_json::Map<String, serde_json::Value> = s
-        .status
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(code, &c)| (code.to_string(), c.into()))
-        .collect();
-    serde_json::json!({
-        "requests": s.requests,
-        "malformed": s.malformed,
-        "unique_clients": s.clients.distinct,
-        "unique_uris": s.uris.distinct,
-        "bytes": s.bytes,
-        "status_classes": {"1xx": classes[0], "2xx": classes[1], "3xx": classes[2], "4xx": classes[3], "5xx": classes[4]},
-        "status_codes": codes,
-        "requests_by_hour": s.hours.to_vec(),
-        "requests_by_day": s.days.iter().map(|(d, c)| serde_json::json!({
-            "day": format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100), "count": c
-        })).collect::<Vec<_>>(),
-        "top_uris": json_list(&s.uris, "count"),
-        "top_uris_by_bytes": json_list(&s.uri_bytes, "bytes"),
-        "top_404s": json_list(&s.not_found, "count"),
-        "top_clients": json_list(&s.clients, "count"),
-        "top_referrers": json_list(&s.referrers, "count"),
-        "top_user_agents": json_list(&s.agents, "count"),
-    })
-}
-
-/// The summary as text.
-pub fn summary_text(s: &SummaryTop) -> String {
-    let mut o = String::new();
-    let classes = status_classes(s);
-    let _ = writeln!(o, "Requests          {}", s.requests);
-    let _ = writeln!(o, "Unique clients    {}", s.clients.distinct);
-    let _ = writeln!(o, "Unique URIs       {}", s.uris.distinct);
-    let _ = writeln!(
-        o,
-        "Bytes sent        {} ({:.1} MiB)",
-        s.bytes,
-        s.bytes as f64 / 1048576.0
-    );
-    let _ = writeln!(o, "Malformed lines   {}", s.malformed);
-    let _ = writeln!(o, "\nStatus classes:");
-    for (i, c) in classes.iter().enumerate() {
-        let _ = writeln!(o, " {:>10}  {}xx", c, i + 1);
-    }
-    let _ = writeln!(o, "\nStatus codes:");
-    for (code, &c) in s.status.iter().enumerate().filter(|(_, &c)| c > 0) {
-        let _ = writeln!(o, " {c:>10}  {code}");
-    }
-    let _ = writeln!(o, "\nRequests by hour:");
-    let peak = s.hours.iter().copied().max().unwrap_or(0).max(1);
-    for (h, &c) in s.hours.iter().enumerate() {
-        let bar = "#".repeat((c * 40 / peak) as usize);
-        let _ = writeln!(o, "{}", format!(" {h:02}:00 {c:>10}  {bar}").trim_end());
-    }
-    let _ = writeln!(o, "\nRequests by day:");
-    for (d, c) in &s.days {
-        let _ = writeln!(
-            o,
-            " {:04}-{:02}-{:02} {c:>10}",
-            d / 10000,
-            d / 100 % 100,
-            d % 100
-        );
-    }
-    let list = |o: &mut String, title: &str, t: &Ranking| {
-        let _ = writeln!(o, "\n{title}:");
-        for (k, c) in &t.top {
-            let _ = writeln!(o, " {c:>10}  {}", shown(k));
-        }
-    };
-    list(&mut o, "Top URIs", &s.uris);
-    list(&mut o, "Top 404s", &s.not_found);
-    list(&mut o, "Top clients", &s.clients);
-    list(&mut o, "Top referrers", &s.referrers);
-    list(&mut o, "Top user agents", &s.agents);
-    o
-}
-
 /// JSON that is safe inside an HTML `<script>` element whatever its strings hold: `<`, `>`
 /// and `&` as `\u003c`, `\u003e`, `\u0026` (so no `</script>`, `<!--` or `<script>` can end
 /// or re-enter the element), and U+2028, U+2029 as `\u2028`, `\u2029` (line terminators for
@@ -189,57 +95,6 @@ pub fn json_for_script(json: &serde_json::Value) -> String {
         }
     }
     out
-}
-
-/// A page with the JSON embedded and drawn by a small script: no server, no network.
-pub fn summary_html(json: &serde_json::Value) -> String {
-    let data = json_for_script(json);
-    format!(
-        r##"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>swath logs summary</title>
-<style>
-body{{font-family:system-ui,sans-serif;margin:2em;color:#222}} h1{{font-size:1.4em}}
-.cards{{display:flex;gap:1em;flex-wrap:wrap}} .card{{background:#f3f5f8;padding:.8em 1.2em;border-radius:6px}}
-.card b{{display:block;font-size:1.4em}} svg{{background:#fafafa;border:1px solid #ddd}}
-table{{border-collapse:collapse;margin:.5em 0 1.5em}} td{{padding:.15em .6em;border-bottom:1px solid #eee}}
-td.n{{text-align:right;font-variant-numeric:tabular-nums}} h2{{font-size:1.1em;margin-top:1.5em}}
-</style></head><body>
-<h1>Access log summary</h1><div class="cards" id="cards"></div>
-<h2>Requests by hour of day</h2><svg id="hours" width="760" height="220"></svg>
-<h2>Requests by day</h2><svg id="days" width="760" height="220"></svg>
-<h2>Status classes</h2><svg id="classes" width="760" height="160"></svg>
-<div id="lists"></div>
-<script id="data" type="application/json">{data}</script>
-<script>
-const d = JSON.parse(document.getElementById('data').textContent);
-const fmt = n => n.toLocaleString('en');
-const card = (k, v) => `<div class="card">${{k}}<b>${{v}}</b></div>`;
-document.getElementById('cards').innerHTML = card('Requests', fmt(d.requests)) +
-  card('Unique clients', fmt(d.unique_clients)) + card('Unique URIs', fmt(d.unique_uris)) +
-  card('Bytes sent', (d.bytes / 1048576).toFixed(1) + ' MiB') + card('Malformed lines', fmt(d.malformed));
-function bars(id, labels, values) {{
-  const svg = document.getElementById(id), w = +svg.getAttribute('width'), h = +svg.getAttribute('height');
-  const max = Math.max(1, ...values), bw = (w - 40) / Math.max(1, values.length);
-  let s = '';
-  values.forEach((v, i) => {{
-    const bh = (h - 40) * v / max, x = 30 + i * bw, y = h - 25 - bh;
-    s += `<rect x="${{x + 1}}" y="${{y}}" width="${{Math.max(1, bw - 2)}}" height="${{bh}}" fill="#4a7bd0"><title>${{labels[i]}}: ${{fmt(v)}}</title></rect>`;
-    if (values.length <= 31) s += `<text x="${{x + bw / 2}}" y="${{h - 10}}" font-size="10" text-anchor="middle">${{labels[i]}}</text>`;
-  }});
-  svg.innerHTML = s;
-}}
-bars('hours', d.requests_by_hour.map((_, i) => String(i).padStart(2, '0')), d.requests_by_hour);
-bars('days', d.requests_by_day.map(x => x.day.slice(5)), d.requests_by_day.map(x => x.count));
-const cl = d.status_classes; bars('classes', Object.keys(cl), Object.values(cl));
-const esc = s => s.replace(/[&<>]/g, c => ({{'&':'&amp;','<':'&lt;','>':'&gt;'}}[c]));
-const list = (t, rows, f) => `<h2>${{t}}</h2><table>` + rows.map(r => `<tr><td class="n">${{fmt(r[f])}}</td><td>${{esc(r.key)}}</td></tr>`).join('') + '</table>';
-document.getElementById('lists').innerHTML =
-  list('Top URIs', d.top_uris, 'count') + list('Top URIs by bytes', d.top_uris_by_bytes, 'bytes') +
-  list('Top 404s', d.top_404s, 'count') + list('Top clients', d.top_clients, 'count') +
-  list('Top referrers', d.top_referrers, 'count') + list('Top user agents', d.top_user_agents, 'count');
-</script></body></html>
-"##
-    )
 }
 
 /// The `--top` a log report's partial options text asks for (`report`: its first line).
@@ -282,9 +137,29 @@ pub fn wf2_options(top: usize, max_line: usize, article: &str, self_referrer: &s
         .into_bytes()
 }
 
-/// The options text of a `logs summary` partial.
-pub fn summary_options(top: usize, max_line: usize) -> Vec<u8> {
-    format!("logs summary\ntop={top}\nmax-line={max_line}").into_bytes()
+/// The options text of a `logs summary` partial: the rows, the line bound, the format,
+/// the filters and the static-file extensions (what changes the tables or the report).
+pub fn summary_options(
+    top: usize,
+    config: &swath_ops::logs::SummaryConfig,
+    statics: &[String],
+) -> Vec<u8> {
+    format!(
+        "logs summary\ntop={top}\nmax-line={}\nformat={}\n{}\nstatic={}",
+        config.max_line,
+        config.format.spec().replace('\n', " "),
+        config.filter.spec(),
+        statics.join(",")
+    )
+    .into_bytes()
+}
+
+/// A `key=value` line of a partial's options text.
+pub fn partial_option(options: &[u8], key: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(options);
+    let key = format!("{key}=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key).map(str::to_string))
 }
 
 /// A compression a log may come in, recognised by its first bytes (never by its name).
@@ -387,4 +262,74 @@ pub fn report_compressed<R: LineReport>(
     let limited = io::BufReader::with_capacity(1 << 20, io::Read::take(file, size));
     let mut decoded = compression.decoder(limited)?;
     report_reader(&mut decoded, config, workers, 1 << 20, report)
+}
+
+/// How many bytes of a log (decoded) its format is recognised from.
+pub const HEAD_LEN: usize = 64 << 10;
+
+/// The plain text of a log's first bytes `raw` (decoded, as far as they go, when they
+/// start as a compressed stream), at most [`HEAD_LEN`] bytes.
+pub fn decoded_head(raw: &[u8]) -> Vec<u8> {
+    let mut out = match Compression::of_magic(raw) {
+        None => raw[..raw.len().min(HEAD_LEN)].to_vec(),
+        Some(c) => {
+            let mut out = Vec::new();
+            if let Ok(d) = c.decoder(io::BufReader::new(raw)) {
+                // A cut stream ends in an error: what was decoded before it is kept.
+                let _ = d.take(HEAD_LEN as u64).read_to_end(&mut out);
+            }
+            out
+        }
+    };
+    // Shorter than asked: the whole log, whose last line is whole even without its newline.
+    if out.len() < HEAD_LEN && !out.is_empty() && !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The first bytes of a log file, decoded when compressed (for [`log_format`]).
+pub fn head(input: &Input) -> Vec<u8> {
+    let len = input.len().unwrap_or(0).min(HEAD_LEN as u64) as usize;
+    let mut raw = vec![0u8; len];
+    match input.read_full_at(&mut raw, 0) {
+        Ok(n) => {
+            raw.truncate(n);
+            decoded_head(&raw)
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The format `--format SPEC` asks for, recognised from `head` when SPEC is `auto`; with
+/// what was recognised (for the message on standard error). An error names the cause.
+pub fn log_format(
+    spec: &str,
+    head: &[u8],
+) -> Result<
+    (
+        swath_ops::logformat::Format,
+        Option<swath_ops::logformat::Detected>,
+    ),
+    String,
+> {
+    if spec == "auto" {
+        // No whole line in the first bytes (one endless line): nothing to recognise; it is
+        // read as the default format and counted as malformed.
+        if head.len() >= HEAD_LEN && memchr::memchr(b'\n', head).is_none() {
+            return Ok((swath_ops::logformat::Format::Combined, None));
+        }
+        match swath_ops::logformat::detect(head) {
+            Some(d) => Ok((d.format.clone(), Some(d))),
+            None if head.iter().all(u8::is_ascii_whitespace) => {
+                Ok((swath_ops::logformat::Format::Combined, None))
+            }
+            None => Err(
+                "no known log format fits its first lines (give one with --format: combined, vhost_combined, w3c, cloudfront, elb, alb, json, or a LogFormat/log_format string)"
+                    .to_string(),
+            ),
+        }
+    } else {
+        swath_ops::logformat::Format::named(spec, head).map(|f| (f, None))
+    }
 }

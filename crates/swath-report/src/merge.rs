@@ -120,17 +120,28 @@ pub fn report(
         Kind::Summary => {
             let n = crate::logs::partial_top(&merged.options, "logs summary")
                 .ok_or("a logs summary partial without its --top")?;
-            let s = swath_ops::streamed::summary(states, n).map_err(|e| e.to_string())?;
-            let value = crate::logs::summary_json(&s);
+            let exts: Vec<String> = crate::logs::partial_option(&merged.options, "static")
+                .map(|s| {
+                    s.split(',')
+                        .filter(|e| !e.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_else(swath_ops::summary::default_static);
+            let format = crate::logs::partial_option(&merged.options, "format")
+                .map(|f| f.split(' ').next().unwrap_or("").to_string())
+                .unwrap_or_default();
+            let s = swath_ops::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
+            let value = crate::summary::model(&s, &format);
             let text = if json {
                 format!("{value:#}\n").into_bytes()
             } else {
-                crate::logs::summary_text(&s).into_bytes()
+                crate::summary::text(&value).into_bytes()
             };
             Ok(Report {
                 text,
-                page: page.then(|| crate::logs::summary_html(&value)),
-                malformed: s.malformed,
+                page: page.then(|| crate::summary::html(&value, None)),
+                malformed: s.numbers[swath_ops::partial::N_MALFORMED],
             })
         }
     }

@@ -219,13 +219,19 @@ fn compute(
             Ok((Kind::Wf2, options, state, span))
         }
         Request::Summary { top, max_line } => {
+            // A piece whose log's head fits no format counts its lines as malformed.
+            let (format, _) = crate::logs::log_format("auto", &crate::logs::head(input))
+                .unwrap_or((swath_ops::logformat::Format::Combined, None));
             let config = SummaryConfig {
                 max_line: *max_line,
+                format,
+                filter: Default::default(),
             };
             let mut s = Summary::default();
             let span = log_piece(input, shown, (start, end), &config, engine, &mut s)?;
             s.encode_state(&mut state);
-            let options = crate::logs::summary_options(*top, *max_line);
+            let statics = swath_ops::summary::default_static();
+            let options = crate::logs::summary_options(*top, &config, &statics);
             Ok((Kind::Summary, options, state, span))
         }
     }

@@ -161,8 +161,8 @@ proptest! {
         let p = piece(&requests()[2], &path, Some(b"a.log"), 0, None, &engine).unwrap();
         prop_assert_eq!(render(&[p], Format::Text), swath_report::logs::wf2(&w.ranked(3), false, false));
         let mut s = Summary::default();
-        s.block(&SummaryConfig { max_line: 4 << 20 }, &data);
+        s.block(&SummaryConfig { max_line: 4 << 20, ..Default::default() }, &data);
         let p = piece(&requests()[3], &path, Some(b"a.log"), 0, None, &engine).unwrap();
-        prop_assert_eq!(render(&[p], Format::Text), swath_report::logs::summary_text(&s.ranked(4)).into_bytes());
+        prop_assert_eq!(render(&[p], Format::Text), swath_report::summary::text(&swath_report::summary::model(&s.ranked(4, &swath_ops::summary::default_static()), "combined")).into_bytes());
     }
 }

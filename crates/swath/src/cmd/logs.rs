@@ -18,7 +18,7 @@ use swath_ops::logs::{
     report_input, report_reader, report_span, LineReport, Summary, SummaryConfig, Wf2,
 };
 use swath_report::logs::Compression;
-use swath_report::logs::{summary_html, summary_json, summary_text, wf2 as wf2_report, PARTIAL};
+use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 
@@ -35,10 +35,16 @@ pub enum LogsCommand {
     /// client and its referrer (unless `"-"` or a self-referrer). Lines with fewer than 11
     /// fields (or more than --max-line bytes) are skipped and counted on standard error.
     Wf2(Wf2Args),
-    /// A GoAccess-style summary: requests, unique clients, statuses, bytes, requests per hour
-    /// and per day, top URIs, 404s, clients, referrers and user agents.
+    /// A GoAccess-style report: a header (date range, requests, unique visitors, bytes,
+    /// valid and failed lines) and panels: visitors per day, requested files, static files,
+    /// 404s, hosts, operating systems, browsers, time of day, referring sites, status codes,
+    /// virtual hosts, users, response sizes and times. As text, JSON (--json), CSV (--csv)
+    /// or a self-contained HTML page (--html).
     ///
-    /// Reads Apache common and combined logs and nginx's default format.
+    /// Reads Apache/nginx common, combined and vhost-combined logs, W3C (IIS), CloudFront,
+    /// AWS ELB and ALB logs, JSON lines (Caddy and others), or a format you describe with
+    /// an Apache LogFormat or nginx log_format string; by default the format is recognised
+    /// from the first lines and named on standard error.
     Summary(SummaryArgs),
 }
 
@@ -65,6 +71,18 @@ pub struct CommonArgs {
     pub partial: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+fn parse_net(s: &str) -> Result<swath_ops::summary::Net, String> {
+    swath_ops::summary::Net::parse(s)
+}
+
+fn parse_since(s: &str) -> Result<u64, String> {
+    swath_ops::summary::parse_time(s, false)
+}
+
+fn parse_until(s: &str) -> Result<u64, String> {
+    swath_ops::summary::parse_time(s, true)
 }
 
 fn parse_max_line(s: &str) -> Result<usize, String> {
@@ -127,6 +145,34 @@ pub struct SummaryArgs {
     /// Also write a self-contained HTML report (charts included) to OUT.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// Print the report as CSV (one row per panel row) instead of text.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// The log format: auto (recognised from the first lines), combined, common,
+    /// vhost_combined, w3c (IIS), cloudfront, elb, alb, json (Caddy and other JSON lines),
+    /// or an Apache LogFormat string ('%h %l %u %t "%r" %>s %b') or nginx log_format string
+    /// ('$remote_addr - $remote_user [$time_local] "$request" $status ...').
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    pub format: String,
+    /// Leave out requests from this address or CIDR range (repeatable: 10.0.0.0/8, ::1).
+    #[arg(long = "exclude-ip", value_name = "IP[/BITS]", value_parser = parse_net)]
+    pub exclude_ip: Vec<swath_ops::summary::Net>,
+    /// Leave out requests from crawlers and bots (by their user agent).
+    #[arg(long)]
+    pub ignore_crawlers: bool,
+    /// Leave out requests before this time (YYYY-MM-DD[THH:MM:SS], in the log's time).
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
+    pub since: Option<u64>,
+    /// Leave out requests after this time (a day or hour alone includes all of it).
+    #[arg(long, value_name = "TIME", value_parser = parse_until)]
+    pub until: Option<u64>,
+    /// Leave out requests with this status code (repeatable, or comma-separated).
+    #[arg(long = "ignore-status", value_name = "CODE", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(100..1000))]
+    pub ignore_status: Vec<u16>,
+    /// Also count paths ending in .EXT as static files (repeatable; css, js, png, jpg and
+    /// about sixty others already are).
+    #[arg(long = "static-file", value_name = "EXT")]
+    pub static_file: Vec<String>,
     #[command(flatten)]
     pub partial: PartialArgs,
 }
@@ -146,6 +192,7 @@ fn gather<R: LineReport>(
     config: &R::Config,
     engine: &EngineArgs,
     report: &mut R,
+    stdin_head: &mut Option<Vec<u8>>,
 ) -> (bool, Option<(swath_engine::Plan, swath_engine::RunStats)>) {
     let mut failed = false;
     let mut last = None;
@@ -156,10 +203,17 @@ fn gather<R: LineReport>(
         let result: Result<(), String> = (|| {
             if f.as_os_str() == "-" {
                 let mut stdin = io::stdin();
-                let mut head = [0u8; swath_report::logs::MAGIC_LEN];
-                let n = read_some(&mut stdin, &mut head).map_err(|e| os(&name, &e))?;
-                let chained = io::Cursor::new(head[..n].to_vec()).chain(stdin);
-                return match Compression::of_magic(&head[..n]) {
+                let head = match stdin_head.take() {
+                    Some(h) => h,
+                    None => {
+                        let mut head = [0u8; swath_report::logs::MAGIC_LEN];
+                        let n = read_some(&mut stdin, &mut head).map_err(|e| os(&name, &e))?;
+                        head[..n].to_vec()
+                    }
+                };
+                let magic = head[..head.len().min(swath_report::logs::MAGIC_LEN)].to_vec();
+                let chained = io::Cursor::new(head).chain(stdin);
+                return match Compression::of_magic(&magic) {
                     Some(c) => {
                         let buffered = io::BufReader::with_capacity(1 << 20, chained);
                         let mut r = c.decoder(buffered).map_err(|e| os(&name, &e))?;
@@ -280,7 +334,13 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         );
     }
     let mut r = Wf2::default();
-    let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut r);
+    let (failed, last) = gather(
+        &a.common.files,
+        &config,
+        &a.common.engine,
+        &mut r,
+        &mut None,
+    );
     if failed && !a.common.partial {
         return Ok(std::process::ExitCode::from(2));
     }
@@ -319,7 +379,7 @@ fn emit_partial<R: LineReport>(
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }
-        let (failed, _) = gather(files, config, &common.engine, &mut r);
+        let (failed, _) = gather(files, config, &common.engine, &mut r, &mut None);
         if failed {
             return Ok(std::process::ExitCode::from(2));
         }
@@ -385,16 +445,100 @@ fn refuse_output_among_inputs(out: &Path, files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// The first bytes of the first log that has any (standard input's kept in `stdin_head`
+/// for the report to read after them), to recognise the format by.
+fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
+    for f in files {
+        let raw = if f.as_os_str() == "-" {
+            let mut buf = vec![0u8; swath_report::logs::HEAD_LEN];
+            let n = read_some(&mut io::stdin(), &mut buf).unwrap_or(0);
+            buf.truncate(n);
+            *stdin_head = Some(buf.clone());
+            swath_report::logs::decoded_head(&buf)
+        } else {
+            match Input::open(f) {
+                Ok(i) => swath_report::logs::head(&i),
+                Err(_) => continue,
+            }
+        };
+        if !raw.iter().all(u8::is_ascii_whitespace) {
+            return raw;
+        }
+    }
+    Vec::new()
+}
+
+/// The summary's configuration from its options; the format recognised (said on
+/// standard error) unless given.
+fn summary_config(
+    a: &SummaryArgs,
+    stdin_head: &mut Option<Vec<u8>>,
+) -> Result<(SummaryConfig, Vec<String>)> {
+    let head = first_head(&a.common.files, stdin_head);
+    let (format, detected) = swath_report::logs::log_format(&a.format, &head).map_err(|e| {
+        let name = a
+            .common
+            .files
+            .first()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if a.format == "auto" {
+            anyhow::anyhow!("{name}: {e}")
+        } else {
+            anyhow::anyhow!("--format: {e}")
+        }
+    })?;
+    if let Some(d) = detected {
+        let what = swath_ops::logformat::NAMED
+            .iter()
+            .find(|(n, _)| *n == d.format.name())
+            .map_or("", |(_, w)| *w);
+        eprintln!(
+            "swath logs: format {} ({what}): {} of the first {} lines fit",
+            d.format.name(),
+            d.fit,
+            d.tried
+        );
+    }
+    let mut statics = swath_ops::summary::default_static();
+    for e in &a.static_file {
+        let e = e.trim_start_matches('.').to_ascii_lowercase();
+        if e.is_empty() || e.contains(['/', ',']) {
+            anyhow::bail!("--static-file: '{e}' is not a file extension");
+        }
+        if !statics.contains(&e) {
+            statics.push(e);
+        }
+    }
+    let config = SummaryConfig {
+        max_line: a.common.max_line,
+        format,
+        filter: swath_ops::summary::Filter {
+            exclude: a.exclude_ip.clone(),
+            ignore_crawlers: a.ignore_crawlers,
+            since: a.since,
+            until: a.until,
+            ignore_status: a.ignore_status.clone(),
+        },
+    };
+    Ok((config, statics))
+}
+
 fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     let clock = Stopwatch::start();
     if let Some(out) = &a.html {
         refuse_output_among_inputs(out, &a.common.files)?;
     }
-    let config = SummaryConfig {
-        max_line: a.common.max_line,
+    let mut stdin_head = None;
+    let (config, statics) = match summary_config(&a, &mut stdin_head) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("swath logs: {e:#}");
+            return Ok(std::process::ExitCode::from(2));
+        }
     };
     if let Some(out) = &a.partial.emit_partial {
-        let options = swath_report::logs::summary_options(a.common.top, a.common.max_line);
+        let options = swath_report::logs::summary_options(a.common.top, &config, &statics);
         return emit_partial(
             &a.common,
             &a.partial,
@@ -404,16 +548,56 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             |s: &Summary, bytes| s.encode_state(bytes),
         );
     }
+    let started = std::time::Instant::now();
     let mut s = Summary::default();
-    let (failed, last) = gather(&a.common.files, &config, &a.common.engine, &mut s);
+    let (failed, last) = gather(
+        &a.common.files,
+        &config,
+        &a.common.engine,
+        &mut s,
+        &mut stdin_head,
+    );
+    let parse_seconds = started.elapsed().as_secs_f64();
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
         return Ok(std::process::ExitCode::from(2));
     }
-    summary_report(&s, a.common.top, a.common.json, a.html.as_deref(), failed)?;
+    let n = &s.numbers;
+    if n[swath_ops::partial::N_REQUESTS] + n[swath_ops::partial::N_FILTERED] == 0
+        && n[swath_ops::partial::N_MALFORMED] > 0
+    {
+        eprintln!(
+            "swath logs: no line is in the {} format ({} lines read): give the log's format with --format",
+            config.format.name(),
+            n[swath_ops::partial::N_MALFORMED]
+        );
+        return Ok(std::process::ExitCode::from(2));
+    }
+    let info = swath_report::summary::PageInfo {
+        inputs: a
+            .common
+            .files
+            .iter()
+            .map(|f| {
+                let size = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+                (f.to_string_lossy().into_owned(), size)
+            })
+            .collect(),
+        generated: utc_now(),
+        parse_seconds,
+    };
+    let how = Output {
+        top: a.common.top,
+        json: a.common.json,
+        csv: a.csv,
+        html: a.html.as_deref(),
+        statics: &statics,
+        format: config.format.name(),
+    };
+    summary_report(&s, &how, Some(&info), failed)?;
     Ok(finish(
         failed,
-        s.malformed,
+        s.malformed(),
         a.common.engine.workers.time,
         &clock,
         &a.common.engine,
@@ -421,35 +605,64 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     ))
 }
 
-/// Prints the summary of `s` (text, or JSON), and writes its page to `html` unless
+/// The time now, UTC, as ISO 8601 (`2026-11-27T09:30:00Z`).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let s = swath_ops::logformat::unix_stamp(secs.to_string().as_bytes()).unwrap_or(0);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        s / 10_000_000_000,
+        s / 100_000_000 % 100,
+        s / 1_000_000 % 100,
+        s / 10_000 % 100,
+        s / 100 % 100,
+        s % 100
+    )
+}
+
+/// How a summary is printed.
+pub(crate) struct Output<'a> {
+    pub top: usize,
+    pub json: bool,
+    pub csv: bool,
+    pub html: Option<&'a Path>,
+    pub statics: &'a [String],
+    pub format: &'a str,
+}
+
+/// Prints the summary of `s` (text, JSON or CSV), and writes its page to `html` unless
 /// `failed` (some logs not read in full: then said on standard error).
 pub(crate) fn summary_report(
     s: &Summary,
-    n: usize,
-    as_json: bool,
-    html: Option<&Path>,
+    how: &Output<'_>,
+    info: Option<&swath_report::summary::PageInfo>,
     failed: bool,
 ) -> Result<()> {
-    let ranked = s.ranked(n);
-    let mut json = summary_json(&ranked);
-    if as_json {
+    let ranked = s.ranked(how.top, how.statics);
+    let mut model = swath_report::summary::model(&ranked, how.format);
+    if how.json {
         if failed {
-            json["partial"] = true.into();
+            model["partial"] = true.into();
         }
-        write_stdout(format!("{json:#}\n").as_bytes())?;
+        write_stdout(format!("{model:#}\n").as_bytes())?;
+    } else if how.csv {
+        write_stdout(swath_report::summary::csv(&model).as_bytes())?;
     } else {
-        let text = summary_text(&ranked);
+        let text = swath_report::summary::text(&model);
         let marked = if failed { PARTIAL } else { b"" };
         write_stdout(&[marked, text.as_bytes()].concat())?;
     }
-    if let (Some(out), true) = (html, failed) {
+    if let (Some(out), true) = (how.html, failed) {
         eprintln!(
             "swath logs: '{}' not written: some logs could not be read",
             out.display()
         );
     }
-    if let (Some(out), false) = (html, failed) {
-        let page = summary_html(&json);
+    if let (Some(out), false) = (how.html, failed) {
+        let page = swath_report::summary::html(&model, info);
         let o = swath_engine::AtomicOutput::create(out)?;
         let mut f = o.file();
         f.write_all(page.as_bytes())

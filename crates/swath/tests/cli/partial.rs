@@ -3,7 +3,7 @@
 //! the order and the tree of merges; damaged, foreign, doubled, missing or mismatched
 //! partials are clear errors.
 
-use crate::util::{swath, swath_bin, Dir};
+use crate::util::{swath, swath_bin, without_format_line, Dir};
 use std::process::Command;
 
 /// `swath ARGS` in the scratch directory under `LC_ALL=locale`.
@@ -365,7 +365,8 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
                     "{report} {files:?} {opts:?} {pieces} {args:?}"
                 );
                 assert_eq!(
-                    got.stderr, want.stderr,
+                    without_format_line(&got.stderr),
+                    without_format_line(&want.stderr),
                     "{report} {files:?} {opts:?} {pieces} {args:?}"
                 );
             }
@@ -381,10 +382,13 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     let mut args = vec!["merge", "--html", "merged.html"];
     args.extend(parts.iter().map(String::as_str));
     ok(&swath(&dir, &args));
-    assert_eq!(
-        std::fs::read(dir.path("merged.html")).unwrap(),
-        std::fs::read(dir.path("whole.html")).unwrap()
-    );
+    // The same page but for the header's inputs, generation and parse times, which only
+    // the command that read the logs knows: from the list of panels on, byte for byte.
+    let after_header = |name: &str| {
+        let page = std::fs::read_to_string(dir.path(name)).unwrap();
+        page[page.find("<nav>").unwrap()..].to_string()
+    };
+    assert_eq!(after_header("merged.html"), after_header("whole.html"));
     ok(&swath(&dir, &["wc", "--emit-partial", "wcp", "a.log"]));
     for flag in ["--html", "--json"] {
         let mut args = vec!["merge", flag];
@@ -423,7 +427,10 @@ fn more_partials_than_maps_merge_into_the_report() {
     let (parts, got) = emit_and_merge(&dir, "C", &files, "logs", &["summary", "--top", "3"], 260);
     assert_eq!(parts.len(), 260);
     assert_eq!(got.stdout, want.stdout);
-    assert_eq!(got.stderr, want.stderr);
+    assert_eq!(
+        without_format_line(&got.stderr),
+        without_format_line(&want.stderr)
+    );
 }
 
 #[test]

@@ -239,3 +239,13 @@ pub fn swath_as(uid: u32, cwd: &Path, args: &[&str]) -> std::process::Output {
     };
     c.args(args).current_dir(cwd).output().unwrap()
 }
+
+/// Standard error without the line `swath logs summary` prints to name the log format it
+/// recognised (`swath logs: format NAME (...): K of the first N lines fit`).
+pub fn without_format_line(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !(l.starts_with("swath logs: format ") && l.ends_with(" lines fit")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}

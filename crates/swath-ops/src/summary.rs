@@ -1,0 +1,812 @@
+//! The GoAccess-style summary: what each request adds ([`Summary`]), the filters that
+//! leave requests out ([`Filter`]), and the report's panels folded from the tables
+//! ([`SummaryFold`], [`SummaryTop`]).
+//!
+//! A worker's tables hold every key (so partial results merge exactly); the panels that
+//! are functions of one table's keys (operating systems and browsers from the agents,
+//! static files from the requests, referring sites from the referrers, unique visitors
+//! per day from the visitor keys) are folded from the whole table when the report is
+//! made, each key once, whether the table is in memory or merged from sorted partial
+//! lists ([`crate::streamed`]).
+
+use std::net::IpAddr;
+
+use hashbrown::HashMap;
+
+use crate::logformat::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp};
+use crate::logs::{add, merge_table, LineReport, Ranked, Ranking, Table, TopN, DEFAULT_MAX_LINE};
+use crate::partial::{
+    add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
+    N_REQUESTS, N_SIZE_HIST, N_STATUS, N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
+    SUMMARY_NUMBERS, SUMMARY_TABLES,
+};
+
+/// An address range of `--exclude-ip`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Net {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Net {
+    /// An address (`192.0.2.7`, `2001:db8::1`) or a CIDR range (`10.0.0.0/8`).
+    pub fn parse(s: &str) -> Result<Net, String> {
+        let (a, p) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .parse()
+            .map_err(|_| format!("'{s}' is not an IP address or CIDR range"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|&p| p <= max)
+                .ok_or_else(|| format!("'{s}': the prefix length must be 0 to {max}"))?,
+        };
+        Ok(Net { addr, prefix })
+    }
+
+    /// Whether `ip` is in the range.
+    pub fn contains(&self, ip: &IpAddr) -> bool {
+        let bits = |a: &IpAddr| -> (u128, u32) {
+            match a {
+                IpAddr::V4(v) => (u128::from(u32::from(*v)), 32),
+                IpAddr::V6(v) => (u128::from(*v), 128),
+            }
+        };
+        let ((net, w), (x, wx)) = (bits(&self.addr), bits(ip));
+        if w != wx {
+            return false;
+        }
+        let shift = w - u32::from(self.prefix);
+        shift >= w || (net >> shift) == (x >> shift)
+    }
+}
+
+/// What the summary leaves out. A request left out is counted as filtered, nothing else.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Clients in these ranges (`--exclude-ip`).
+    pub exclude: Vec<Net>,
+    /// Requests from crawlers, by their user agent (`--ignore-crawlers`).
+    pub ignore_crawlers: bool,
+    /// Requests before this stamp (`--since`).
+    pub since: Option<Stamp>,
+    /// Requests after this stamp (`--until`).
+    pub until: Option<Stamp>,
+    /// Requests with these statuses (`--ignore-status`).
+    pub ignore_status: Vec<u16>,
+}
+
+impl Filter {
+    /// Whether any filter is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Filter::default()
+    }
+
+    /// What the options text of a partial says of the filters.
+    pub fn spec(&self) -> String {
+        let nets: Vec<String> = self
+            .exclude
+            .iter()
+            .map(|n| format!("{}/{}", n.addr, n.prefix))
+            .collect();
+        format!(
+            "exclude-ip={}\nignore-crawlers={}\nsince={}\nuntil={}\nignore-status={:?}",
+            nets.join(","),
+            self.ignore_crawlers,
+            self.since.unwrap_or(0),
+            self.until.unwrap_or(0),
+            self.ignore_status
+        )
+    }
+}
+
+/// A time of `--since`/`--until`: `YYYY-MM-DD`, optionally `THH[:MM[:SS]]` (or a space
+/// for the `T`), in the log's own time. `until` makes a partial time inclusive (the whole
+/// day or hour).
+pub fn parse_time(s: &str, until: bool) -> Result<Stamp, String> {
+    let bad = || format!("'{s}' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS");
+    let b = s.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| -> Result<u64, String> {
+        let p = b.get(r).ok_or_else(bad)?;
+        if !p.iter().all(u8::is_ascii_digit) {
+            return Err(bad());
+        }
+        Ok(p.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let rest = &b[10..];
+    let fill = if until { [23, 59, 59] } else { [0, 0, 0] };
+    let mut hms = fill;
+    if !rest.is_empty() {
+        if !matches!(rest[0], b'T' | b' ') {
+            return Err(bad());
+        }
+        for (i, part) in s[11..].split(':').enumerate() {
+            if i > 2 || part.len() != 2 || !part.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(bad());
+            }
+            hms[i] = part.parse().map_err(|_| bad())?;
+        }
+    }
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hms[0] > 23 || hms[1] > 59 || hms[2] > 60
+    {
+        return Err(bad());
+    }
+    Ok(((((y * 100 + m) * 100 + d) * 100 + hms[0]) * 100 + hms[1]) * 100 + hms[2])
+}
+
+/// The default static-file extensions (GoAccess's list and a few more).
+pub const STATIC_EXTENSIONS: &[&str] = &[
+    "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "ico", "svg", "webp", "avif", "bmp",
+    "tif", "tiff", "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "webm", "ogg", "ogv", "wav",
+    "flac", "avi", "mov", "mkv", "flv", "swf", "pdf", "txt", "csv", "xml", "json", "zip", "gz",
+    "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "iso", "dmg", "exe", "msi", "deb", "rpm", "apk",
+    "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "rtf",
+];
+
+/// [`STATIC_EXTENSIONS`] as owned strings.
+pub fn default_static() -> Vec<String> {
+    STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect()
+}
+
+/// Whether a request key (`METHOD URI PROTOCOL`, or a URI) asks for a static file: its
+/// path (before `?` or `#`) ends in `.EXT` for one of `exts` (lower case, compared
+/// without case).
+pub fn is_static(request: &[u8], exts: &[String]) -> bool {
+    let (_, uri, _) = crate::logformat::split_request(request);
+    let path = uri.split(|&b| b == b'?' || b == b'#').next().unwrap_or(uri);
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    let Some(dot) = memchr::memrchr(b'.', name) else {
+        return false;
+    };
+    let ext = &name[dot + 1..];
+    exts.iter().any(|e| ext.eq_ignore_ascii_case(e.as_bytes()))
+}
+
+/// What a user agent is, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// Browser family (`Chrome`, `Firefox`, ...; `Unknown`).
+    pub browser: String,
+    /// Browser family and major version (`Chrome 120`).
+    pub browser_version: String,
+    /// Operating system family (`Windows`, `Linux`, `Android`, ...).
+    pub os: String,
+    /// Operating system and version (`Windows 10`, `Android 14`).
+    pub os_version: String,
+    /// A crawler, spider or bot.
+    pub crawler: bool,
+}
+
+/// Reads a user agent (with the `woothee` parser, whose project keeps its table of agents;
+/// agents it does not know that call themselves bots, crawlers or spiders are crawlers too).
+pub fn agent(ua: &[u8]) -> Agent {
+    let text = String::from_utf8_lossy(ua);
+    let known = woothee::parser::Parser::new().parse(&text);
+    let lower = text.to_ascii_lowercase();
+    let botty = [
+        "bot",
+        "crawl",
+        "spider",
+        "slurp",
+        "scrapy",
+        "curl/",
+        "wget/",
+        "python-requests",
+        "go-http-client",
+        "headless",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    match known {
+        Some(r) if r.name != "UNKNOWN" => {
+            let major = r.version.split('.').next().unwrap_or("");
+            let os = if r.os == "UNKNOWN" { "Unknown" } else { r.os };
+            let osv = r.os_version.to_string();
+            Agent {
+                browser: r.name.to_string(),
+                browser_version: if major.is_empty() || major == "UNKNOWN" {
+                    r.name.to_string()
+                } else {
+                    format!("{} {major}", r.name)
+                },
+                os: os_family(os).to_string(),
+                os_version: if osv.is_empty()
+                    || osv == "UNKNOWN"
+                    || os.contains(&osv)
+                    || os.bytes().any(|b| b.is_ascii_digit())
+                {
+                    os.to_string()
+                } else {
+                    format!("{os} {osv}")
+                },
+                crawler: r.category == "crawler" || botty,
+            }
+        }
+        _ => Agent {
+            browser: if botty {
+                "Crawler".into()
+            } else {
+                "Unknown".into()
+            },
+            browser_version: if botty {
+                "Crawler".into()
+            } else {
+                "Unknown".into()
+            },
+            os: "Unknown".into(),
+            os_version: "Unknown".into(),
+            crawler: botty,
+        },
+    }
+}
+
+/// The family of an operating system woothee names (`Windows 10` is Windows).
+fn os_family(os: &str) -> &str {
+    for f in [
+        "Windows", "Mac OSX", "iOS", "Android", "Linux", "BSD", "ChromeOS",
+    ] {
+        if os.starts_with(f) || (f == "iOS" && (os == "iPhone" || os == "iPad" || os == "iPod")) {
+            return if f == "Mac OSX" { "macOS" } else { f };
+        }
+    }
+    if os.contains("BSD") {
+        return "BSD";
+    }
+    os
+}
+
+/// How the summary reads lines.
+#[derive(Debug, Clone)]
+pub struct SummaryConfig {
+    /// A line with more bytes than this is malformed.
+    pub max_line: usize,
+    /// The log's format.
+    pub format: Format,
+    /// What to leave out.
+    pub filter: Filter,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        SummaryConfig {
+            max_line: DEFAULT_MAX_LINE,
+            format: Format::Combined,
+            filter: Filter::default(),
+        }
+    }
+}
+
+/// The summary's tables: every key, so that partial results merge exactly.
+#[derive(Debug)]
+pub struct Summary {
+    /// The [`SUMMARY_NUMBERS`] numbers (see the `partial::N_*` indices).
+    pub numbers: Vec<u64>,
+    /// Requests by day (YYYYMMDD).
+    pub days: HashMap<u32, u64>,
+    /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`].
+    pub tables: Vec<Table>,
+    /// A worker's scratch: the request key being built.
+    key: Vec<u8>,
+    /// A worker's memory of which agents are crawlers (`--ignore-crawlers`).
+    crawlers: HashMap<Vec<u8>, bool>,
+}
+
+/// Index of the clients among [`Summary::tables`].
+pub const T_CLIENTS: usize = 0;
+/// Requests (`METHOD URI PROTOCOL`).
+pub const T_REQUESTS: usize = 1;
+/// 404s by request.
+pub const T_NOT_FOUND: usize = 2;
+/// Referrers.
+pub const T_REFERRERS: usize = 3;
+/// User agents.
+pub const T_AGENTS: usize = 4;
+/// Bytes by request.
+pub const T_BYTES: usize = 5;
+/// Visitors ([`visitor_key`]): requests by visitor and hour.
+pub const T_VISITORS: usize = 6;
+/// Virtual hosts.
+pub const T_VHOSTS: usize = 7;
+/// Remote users.
+pub const T_USERS: usize = 8;
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            numbers: vec![0; SUMMARY_NUMBERS],
+            days: HashMap::new(),
+            tables: (0..SUMMARY_TABLES).map(|_| Table::default()).collect(),
+            key: Vec::new(),
+            crawlers: HashMap::new(),
+        }
+    }
+}
+
+impl Summary {
+    /// Requests counted.
+    pub fn requests(&self) -> u64 {
+        self.numbers[N_REQUESTS]
+    }
+
+    /// Malformed lines.
+    pub fn malformed(&self) -> u64 {
+        self.numbers[N_MALFORMED]
+    }
+
+    /// Writes the tables in full, in canonical order, as a partial result's state
+    /// ([`crate::partial::SummaryTables`]), straight from the hash tables.
+    pub fn encode_state(&self, out: &mut Vec<u8>) {
+        use crate::partial::hashed;
+        let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
+        let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
+        let t: Vec<Vec<(u64, &[u8], u64)>> = self
+            .tables
+            .iter()
+            .map(|t| hashed(t.iter().map(|(k, &n)| (k.bytes(), n))))
+            .collect();
+        let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
+        crate::partial::encode_summary(out, &self.numbers, &days, &tables);
+    }
+
+    /// The report whose tables these are (empty tables: an empty report).
+    pub fn from_tables(t: &crate::partial::SummaryTables) -> Summary {
+        let mut s = Summary::default();
+        if t.numbers.len() == SUMMARY_NUMBERS {
+            s.numbers.copy_from_slice(&t.numbers);
+        }
+        for (d, n) in &t.days {
+            if let Ok(b) = <[u8; 4]>::try_from(&d[..]) {
+                s.days.insert(u32::from_be_bytes(b), *n);
+            }
+        }
+        for (into, from) in s.tables.iter_mut().zip(&t.tables) {
+            for (k, n) in from {
+                add(into, k, *n);
+            }
+        }
+        s
+    }
+
+    /// Whether the filters leave this request out.
+    fn filtered(&mut self, f: &Filter, r: &Record<'_>) -> bool {
+        if !f.ignore_status.is_empty() && f.ignore_status.contains(&r.status) {
+            return true;
+        }
+        if f.since.is_some() || f.until.is_some() {
+            match r.stamp {
+                Some(s) if f.since.is_none_or(|a| s >= a) && f.until.is_none_or(|b| s <= b) => {}
+                _ => return true,
+            }
+        }
+        if !f.exclude.is_empty() {
+            if let Some(ip) = std::str::from_utf8(r.client)
+                .ok()
+                .and_then(|c| c.parse::<IpAddr>().ok())
+            {
+                if f.exclude.iter().any(|n| n.contains(&ip)) {
+                    return true;
+                }
+            }
+        }
+        if f.ignore_crawlers {
+            if let Some(&c) = self.crawlers.get(r.agent) {
+                return c;
+            }
+            let c = agent(r.agent).crawler;
+            self.crawlers.insert(r.agent.to_vec(), c);
+            return c;
+        }
+        false
+    }
+
+    /// Adds one request.
+    #[inline]
+    fn request(&mut self, c: &SummaryConfig, r: &Record<'_>) {
+        if !c.filter.is_empty() && self.filtered(&c.filter, r) {
+            self.numbers[N_FILTERED] += 1;
+            return;
+        }
+        let n = &mut self.numbers;
+        n[N_REQUESTS] += 1;
+        n[N_BYTES] = n[N_BYTES].saturating_add(r.bytes);
+        n[N_STATUS + usize::from(r.status)] += 1;
+        n[N_SIZE_HIST + bucket(r.bytes, 64)] += 1;
+        if let Some(us) = r.micros {
+            n[N_TIMED] += 1;
+            n[N_TIME_SUM] = n[N_TIME_SUM].saturating_add(us);
+            n[N_TIME_MAX] = n[N_TIME_MAX].max(us);
+            n[N_TIME_HIST + bucket(us, 32)] += 1;
+        }
+        if let Some(s) = r.stamp {
+            let (day, hour) = (stamp_day(s), stamp_hour(s));
+            n[N_HOURS + usize::from(hour)] += 1;
+            if n[N_FIRST] == 0 || s < n[N_FIRST] {
+                n[N_FIRST] = s;
+            }
+            n[N_LAST] = n[N_LAST].max(s);
+            *self.days.entry(day).or_insert(0) += 1;
+            add(
+                &mut self.tables[T_VISITORS],
+                &visitor_key(day, hour, r.client, r.agent),
+                1,
+            );
+        }
+        let t = &mut self.tables;
+        add(&mut t[T_CLIENTS], r.client, 1);
+        self.key.clear();
+        if r.method.is_empty() && r.protocol.is_empty() {
+            self.key.extend_from_slice(r.uri);
+        } else {
+            self.key.extend_from_slice(r.method);
+            self.key.push(b' ');
+            self.key.extend_from_slice(r.uri);
+            self.key.push(b' ');
+            self.key.extend_from_slice(r.protocol);
+        }
+        add(&mut t[T_REQUESTS], &self.key, 1);
+        add(&mut t[T_BYTES], &self.key, r.bytes);
+        if r.status == 404 {
+            add(&mut t[T_NOT_FOUND], &self.key, 1);
+        }
+        if !r.referrer.is_empty() && r.referrer != b"-" {
+            add(&mut t[T_REFERRERS], r.referrer, 1);
+        }
+        if !r.agent.is_empty() && r.agent != b"-" {
+            add(&mut t[T_AGENTS], r.agent, 1);
+        }
+        if !r.vhost.is_empty() && r.vhost != b"-" {
+            add(&mut t[T_VHOSTS], r.vhost, 1);
+        }
+        if !r.user.is_empty() && r.user != b"-" {
+            add(&mut t[T_USERS], r.user, 1);
+        }
+    }
+
+    /// The report's panels of `n` rows, static files by `exts`.
+    pub fn ranked(&self, n: usize, exts: &[String]) -> SummaryTop {
+        let mut fold = SummaryFold::new(n, exts);
+        for (i, t) in self.tables.iter().enumerate() {
+            for (k, c) in t.entries() {
+                fold.entry(i, k, c);
+            }
+            fold.end_table(i);
+        }
+        let mut days: Vec<(u32, u64)> = self.days.iter().map(|(&d, &c)| (d, c)).collect();
+        days.sort_unstable();
+        fold.finish(&self.numbers, days)
+    }
+}
+
+impl LineReport for Summary {
+    type Config = SummaryConfig;
+
+    #[inline]
+    fn line(&mut self, c: &SummaryConfig, line: &[u8]) {
+        if line.len() > c.max_line {
+            self.numbers[N_MALFORMED] += 1;
+            return;
+        }
+        if line.is_empty() || line == b"\r" {
+            return;
+        }
+        // The record borrows the line (or the parser's own buffer): added inside the call.
+        let outcome = c.format.parse(line, |r| self.request(c, r));
+        if outcome == Outcome::Malformed {
+            self.numbers[N_MALFORMED] += 1;
+        }
+    }
+
+    fn merge(&mut self, o: Self) {
+        add_numbers(&mut self.numbers, &o.numbers);
+        for (k, v) in o.days {
+            *self.days.entry(k).or_insert(0) += v;
+        }
+        for (a, b) in self.tables.iter_mut().zip(o.tables) {
+            merge_table(a, b);
+        }
+    }
+
+    fn max_line(c: &SummaryConfig) -> usize {
+        c.max_line
+    }
+
+    fn skipped(&mut self, n: u64) {
+        self.numbers[N_MALFORMED] += n;
+    }
+}
+
+/// Folds every key of every table, one table after another, into the report's panels.
+pub struct SummaryFold<'e> {
+    n: usize,
+    exts: &'e [String],
+    tops: Vec<TopN>,
+    statics: TopN,
+    static_hits: u64,
+    sites: HashMap<Vec<u8>, u64>,
+    browsers: HashMap<String, u64>,
+    browser_versions: HashMap<String, u64>,
+    systems: HashMap<String, u64>,
+    system_versions: HashMap<String, u64>,
+    crawlers: HashMap<String, u64>,
+    crawler_hits: u64,
+    visitor_days: hashbrown::HashSet<(u32, u128)>,
+    visitors_by_hour: HashMap<(u32, u8), u64>,
+    wanted: hashbrown::HashSet<Vec<u8>>,
+    bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+}
+
+impl<'e> SummaryFold<'e> {
+    /// A fold keeping `n` rows a panel, static files by `exts`.
+    pub fn new(n: usize, exts: &'e [String]) -> SummaryFold<'e> {
+        SummaryFold {
+            n,
+            exts,
+            tops: (0..SUMMARY_TABLES).map(|_| TopN::new(n)).collect(),
+            statics: TopN::new(n),
+            static_hits: 0,
+            sites: HashMap::new(),
+            browsers: HashMap::new(),
+            browser_versions: HashMap::new(),
+            systems: HashMap::new(),
+            system_versions: HashMap::new(),
+            crawlers: HashMap::new(),
+            crawler_hits: 0,
+            visitor_days: hashbrown::HashSet::new(),
+            visitors_by_hour: HashMap::new(),
+            wanted: hashbrown::HashSet::new(),
+            bytes_of: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// One key of table `table` (each key once, with its total).
+    pub fn entry(&mut self, table: usize, k: &[u8], c: u64) {
+        match table {
+            T_VISITORS => {
+                if let (Ok(d), Some(&h), Ok(v)) = (
+                    <[u8; 4]>::try_from(&k[..4.min(k.len())]),
+                    k.get(4),
+                    <[u8; 16]>::try_from(k.get(5..).unwrap_or(&[])),
+                ) {
+                    let day = u32::from_be_bytes(d);
+                    self.visitor_days.insert((day, u128::from_be_bytes(v)));
+                    *self.visitors_by_hour.entry((day, h)).or_insert(0) += 1;
+                }
+                return;
+            }
+            T_REQUESTS if is_static(k, self.exts) => {
+                self.static_hits += c;
+                self.statics.add(k, c);
+            }
+            T_BYTES if self.wanted.contains(k) => {
+                self.bytes_of.insert(k.to_vec(), c);
+            }
+            T_REFERRERS => {
+                *self.sites.entry(site(k).to_vec()).or_insert(0) += c;
+            }
+            T_AGENTS => {
+                let a = agent(k);
+                if a.crawler {
+                    self.crawler_hits += c;
+                    *self.crawlers.entry(a.browser.clone()).or_insert(0) += c;
+                }
+                *self.browsers.entry(a.browser).or_insert(0) += c;
+                *self.browser_versions.entry(a.browser_version).or_insert(0) += c;
+                *self.systems.entry(a.os).or_insert(0) += c;
+                *self.system_versions.entry(a.os_version).or_insert(0) += c;
+            }
+            _ => {}
+        }
+        self.tops[table].add(k, c);
+    }
+
+    /// The end of table `table`'s keys. After the requests and the 404s, the rows they
+    /// keep (and the static files') are the keys whose bytes the bytes table gives them.
+    pub fn end_table(&mut self, table: usize) {
+        if table == T_NOT_FOUND {
+            for t in [
+                &self.tops[T_REQUESTS],
+                &self.tops[T_NOT_FOUND],
+                &self.statics,
+            ] {
+                self.wanted.extend(t.keys().map(<[u8]>::to_vec));
+            }
+        }
+    }
+
+    /// The panels, with the numbers and the days.
+    pub fn finish(self, numbers: &[u64], days: Vec<(u32, u64)>) -> SummaryTop {
+        let n = self.n;
+        let rank = |m: HashMap<String, u64>| {
+            let t: Table = m
+                .into_iter()
+                .map(|(k, v)| (crate::logs::Key::new(k.as_bytes()), v))
+                .collect();
+            Ranking::of(&t, n)
+        };
+        let rank_all = |m: HashMap<String, u64>| {
+            let t: Table = m
+                .into_iter()
+                .map(|(k, v)| (crate::logs::Key::new(k.as_bytes()), v))
+                .collect();
+            Ranking::of(&t, usize::MAX)
+        };
+        let sites: Table = self
+            .sites
+            .into_iter()
+            .map(|(k, v)| (crate::logs::Key::new(&k), v))
+            .collect();
+        let mut per_day: HashMap<u32, u64> = HashMap::new();
+        for (d, _) in &self.visitor_days {
+            *per_day.entry(*d).or_insert(0) += 1;
+        }
+        let mut visitors_by_day: Vec<(u32, u64)> = per_day.into_iter().collect();
+        visitors_by_day.sort_unstable();
+        let mut visitors_by_hour: Vec<(u32, u8, u64)> = self
+            .visitors_by_hour
+            .into_iter()
+            .map(|((d, h), c)| (d, h, c))
+            .collect();
+        visitors_by_hour.sort_unstable();
+        let mut tops = self.tops.into_iter().map(TopN::finish);
+        let mut next = || tops.next().unwrap_or_default();
+        SummaryTop {
+            numbers: numbers.to_vec(),
+            days,
+            clients: next(),
+            requests: next(),
+            not_found: next(),
+            referrers: next(),
+            agents: next(),
+            request_bytes: next(),
+            visitors: {
+                let _ = next();
+                self.visitor_days.len() as u64
+            },
+            vhosts: next(),
+            users: next(),
+            visitors_by_day,
+            visitors_by_hour,
+            static_files: self.statics.finish(),
+            static_hits: self.static_hits,
+            referring_sites: Ranking::of(&sites, n),
+            browsers: rank_all(self.browsers),
+            browser_versions: rank(self.browser_versions),
+            systems: rank_all(self.systems),
+            system_versions: rank(self.system_versions),
+            crawlers: rank(self.crawlers),
+            crawler_hits: self.crawler_hits,
+            bytes_of: self.bytes_of,
+        }
+    }
+}
+
+/// The site of a referrer: its host (`https://a.example/x` is `a.example`), or the
+/// referrer itself when it is not a URL.
+pub fn site(referrer: &[u8]) -> &[u8] {
+    let Some(p) = memchr::memmem::find(referrer, b"://") else {
+        return referrer;
+    };
+    let rest = &referrer[p + 3..];
+    let end = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?' || b == b'#')
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// What the summary prints: its numbers and every panel.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SummaryTop {
+    /// The [`SUMMARY_NUMBERS`] numbers.
+    pub numbers: Vec<u64>,
+    /// Requests by day (YYYYMMDD), days in order.
+    pub days: Vec<(u32, u64)>,
+    /// Requests by client.
+    pub clients: Ranking,
+    /// Requests by request (`METHOD URI PROTOCOL`).
+    pub requests: Ranking,
+    /// 404s by request.
+    pub not_found: Ranking,
+    /// Requests by referrer.
+    pub referrers: Ranking,
+    /// Requests by user agent.
+    pub agents: Ranking,
+    /// Bytes by request.
+    pub request_bytes: Ranking,
+    /// Unique visitors (client, agent and day).
+    pub visitors: u64,
+    /// Requests by virtual host.
+    pub vhosts: Ranking,
+    /// Requests by remote user.
+    pub users: Ranking,
+    /// Unique visitors by day, days in order.
+    pub visitors_by_day: Vec<(u32, u64)>,
+    /// Unique visitors by day and hour, in order.
+    pub visitors_by_hour: Vec<(u32, u8, u64)>,
+    /// Requests for static files, by request.
+    pub static_files: Ranking,
+    /// Requests for static files in all.
+    pub static_hits: u64,
+    /// Requests by referring site (the referrer's host).
+    pub referring_sites: Ranking,
+    /// Requests by browser family (every family).
+    pub browsers: Ranking,
+    /// Requests by browser and major version.
+    pub browser_versions: Ranking,
+    /// Requests by operating system family (every family).
+    pub systems: Ranking,
+    /// Requests by operating system and version.
+    pub system_versions: Ranking,
+    /// Requests by crawler.
+    pub crawlers: Ranking,
+    /// Requests from crawlers in all.
+    pub crawler_hits: u64,
+    /// Bytes sent for the requests of the requests, static files and 404s panels.
+    pub bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+}
+
+impl SummaryTop {
+    /// Requests counted.
+    pub fn requests_count(&self) -> u64 {
+        self.numbers.get(N_REQUESTS).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nets() {
+        let n = Net::parse("10.0.0.0/8").unwrap();
+        assert!(n.contains(&"10.1.2.3".parse().unwrap()));
+        assert!(!n.contains(&"11.1.2.3".parse().unwrap()));
+        assert!(!n.contains(&"::1".parse().unwrap()));
+        assert!(Net::parse("0.0.0.0/0")
+            .unwrap()
+            .contains(&"8.8.8.8".parse().unwrap()));
+        let one = Net::parse("2001:db8::1").unwrap();
+        assert!(one.contains(&"2001:db8::1".parse().unwrap()));
+        assert!(!one.contains(&"2001:db8::2".parse().unwrap()));
+        assert!(Net::parse("10.0.0.0/33").is_err());
+        assert!(Net::parse("host").is_err());
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("2000-10-10", false), Ok(20001010000000));
+        assert_eq!(parse_time("2000-10-10", true), Ok(20001010235959));
+        assert_eq!(parse_time("2000-10-10T13:55", false), Ok(20001010135500));
+        assert!(parse_time("2000-13-10", false).is_err());
+        assert!(parse_time("yesterday", false).is_err());
+    }
+
+    #[test]
+    fn statics_sites_and_agents() {
+        let exts: Vec<String> = STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect();
+        assert!(is_static(b"GET /a/b.CSS?v=1 HTTP/1.1", &exts));
+        assert!(!is_static(b"GET /a.b/c HTTP/1.1", &exts));
+        assert!(!is_static(b"GET / HTTP/1.1", &exts));
+        assert_eq!(site(b"https://a.example:8080/x?y"), b"a.example:8080");
+        assert_eq!(site(b"android-app://x"), b"x");
+        let a = agent(b"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36");
+        assert_eq!(
+            (a.browser.as_str(), a.os.as_str(), a.crawler),
+            ("Chrome", "Windows", false)
+        );
+        assert_eq!(a.browser_version, "Chrome 120");
+        let g = agent(b"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)");
+        assert!(g.crawler);
+        assert!(agent(b"curl/8.5.0").crawler);
+    }
+}

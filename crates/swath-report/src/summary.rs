@@ -1,0 +1,994 @@
+//! The `logs summary` report: one data model ([`model`], JSON, schema in docs/json.md)
+//! drawn as text ([`text`]), CSV ([`csv`]) and a self-contained HTML page ([`html`]).
+//!
+//! The model is a header (`general`) and panels; a panel has columns (an id, a title and
+//! a kind: text, count, bytes, percent, micros) and rows (objects keyed by column id), and
+//! says which column its chart draws. Every renderer walks the same panels, so the text,
+//! the CSV, the page and the JSON always carry the same numbers. The model holds nothing
+//! that changes from run to run (the page adds the inputs, the generation time and the
+//! parse time in its own header), so two reports of one log are byte for byte equal
+//! whatever the engine settings or the machines.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+use swath_ops::logs::{Ranking, SummaryTop};
+use swath_ops::partial::{
+    N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
+    N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
+};
+
+use crate::logs::json_for_script;
+use crate::text::shown;
+
+/// The version of the summary's JSON schema (docs/json.md).
+pub const SCHEMA: u64 = 2;
+
+/// What only the page shows: where the report came from and when.
+#[derive(Debug, Clone, Default)]
+pub struct PageInfo {
+    /// The inputs' names and sizes in bytes.
+    pub inputs: Vec<(String, u64)>,
+    /// When the report was made (UTC, ISO 8601).
+    pub generated: String,
+    /// Seconds spent reading the logs.
+    pub parse_seconds: f64,
+}
+
+fn day_text(d: u32) -> String {
+    format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100)
+}
+
+fn stamp_text(s: u64) -> Value {
+    if s == 0 {
+        return Value::Null;
+    }
+    let d = (s / 1_000_000) as u32;
+    let t = s % 1_000_000;
+    format!(
+        "{} {:02}:{:02}:{:02}",
+        day_text(d),
+        t / 10000,
+        t / 100 % 100,
+        t % 100
+    )
+    .into()
+}
+
+fn percent(part: u64, whole: u64) -> Value {
+    if whole == 0 {
+        return json!(0.0);
+    }
+    json!((part as f64 * 10000.0 / whole as f64).round() / 100.0)
+}
+
+fn lossy(k: &[u8]) -> String {
+    String::from_utf8_lossy(k).into_owned()
+}
+
+fn col(id: &str, title: &str, kind: &str) -> Value {
+    json!({"id": id, "title": title, "type": kind})
+}
+
+/// A panel of the model.
+fn panel(
+    id: &str,
+    title: &str,
+    distinct: u64,
+    columns: Vec<Value>,
+    rows: Vec<Value>,
+    chart: Option<(&str, &str)>,
+) -> Value {
+    let mut p =
+        json!({"id": id, "title": title, "distinct": distinct, "columns": columns, "rows": rows});
+    if let Some((label, value)) = chart {
+        p["chart"] = json!({"label": label, "value": value});
+    }
+    p
+}
+
+/// A panel of keys with hits and the hits' share of `total`.
+fn hits_panel(id: &str, title: &str, key: &str, r: &Ranking, total: u64, chart: bool) -> Value {
+    let rows = r
+        .top
+        .iter()
+        .map(|(k, c)| json!({key: lossy(k), "hits": c, "hits_percent": percent(*c, total)}))
+        .collect();
+    let key_title = match key {
+        "os" => "Operating system",
+        "vhost" => "Virtual host",
+        "agent" => "User agent",
+        k => &format!("{}{}", k[..1].to_ascii_uppercase(), &k[1..]),
+    };
+    let columns = vec![
+        col(key, key_title, "text"),
+        col("hits", "Hits", "count"),
+        col("hits_percent", "Hits %", "percent"),
+    ];
+    panel(
+        id,
+        title,
+        r.distinct,
+        columns,
+        rows,
+        chart.then_some((key, "hits")),
+    )
+}
+
+/// A panel of requests (`METHOD URI PROTOCOL`) with hits and bytes.
+fn request_panel(
+    id: &str,
+    title: &str,
+    r: &Ranking,
+    bytes: &std::collections::BTreeMap<Vec<u8>, u64>,
+    total: u64,
+    total_bytes: u64,
+) -> Value {
+    let rows = r
+        .top
+        .iter()
+        .map(|(k, c)| {
+            let (m, u, p) = swath_ops::logformat::split_request(k);
+            let b = bytes.get(k).copied().unwrap_or(0);
+            json!({
+                "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),
+                "hits": c, "hits_percent": percent(*c, total),
+                "bytes": b, "bytes_percent": percent(b, total_bytes),
+            })
+        })
+        .collect();
+    let columns = vec![
+        col("hits", "Hits", "count"),
+        col("hits_percent", "Hits %", "percent"),
+        col("bytes", "Bytes", "bytes"),
+        col("bytes_percent", "Bytes %", "percent"),
+        col("method", "Method", "text"),
+        col("protocol", "Protocol", "text"),
+        col("uri", "Request", "text"),
+    ];
+    panel(id, title, r.distinct, columns, rows, None)
+}
+
+/// The labels of histogram bucket `k` (values with `k` significant bits).
+fn bucket_range(k: usize, last: bool) -> (u64, Option<u64>) {
+    match k {
+        0 => (0, Some(0)),
+        _ if last => (1u64 << (k - 1), None),
+        _ => (1u64 << (k - 1), Some((1u64 << k) - 1)),
+    }
+}
+
+/// The summary's data model (JSON schema 2, docs/json.md) of `s`, read as `format`.
+pub fn model(s: &SummaryTop, format: &str) -> Value {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
+    let bytes = n[N_BYTES];
+    let not_found: u64 = n[N_STATUS + 404];
+    let mut general = json!({
+        "format": format,
+        "first": stamp_text(n[N_FIRST]),
+        "last": stamp_text(n[N_LAST]),
+        "lines_valid": requests + n[N_FILTERED],
+        "lines_failed": n[N_MALFORMED],
+        "filtered": n[N_FILTERED],
+        "requests": requests,
+        "unique_visitors": s.visitors,
+        "unique_requests": s.requests.distinct,
+        "unique_clients": s.clients.distinct,
+        "static_requests": s.static_hits,
+        "crawler_requests": s.crawler_hits,
+        "not_found": not_found,
+        "bytes": bytes,
+        "timed_requests": n[N_TIMED],
+    });
+    if let Some(average) = n[N_TIME_SUM].checked_div(n[N_TIMED]) {
+        general["time_total_us"] = n[N_TIME_SUM].into();
+        general["time_average_us"] = average.into();
+        general["time_max_us"] = n[N_TIME_MAX].into();
+    }
+    let mut panels = Vec::new();
+
+    // Visitors per day (hits too), and per hour when the log spans under two days.
+    let visitors: std::collections::HashMap<u32, u64> = s.visitors_by_day.iter().copied().collect();
+    let day_rows: Vec<Value> = s
+        .days
+        .iter()
+        .map(|(d, h)| {
+            let v = visitors.get(d).copied().unwrap_or(0);
+            json!({"day": day_text(*d), "hits": h, "hits_percent": percent(*h, requests), "visitors": v, "visitors_percent": percent(v, s.visitors)})
+        })
+        .collect();
+    panels.push(panel(
+        "visitors",
+        "Unique visitors per day",
+        s.days.len() as u64,
+        vec![
+            col("day", "Day", "text"),
+            col("hits", "Hits", "count"),
+            col("hits_percent", "Hits %", "percent"),
+            col("visitors", "Visitors", "count"),
+            col("visitors_percent", "Visitors %", "percent"),
+        ],
+        day_rows,
+        Some(("day", "visitors")),
+    ));
+    if s.days.len() <= 2 && !s.visitors_by_hour.is_empty() {
+        let rows: Vec<Value> = s
+            .visitors_by_hour
+            .iter()
+            .map(|(d, h, v)| json!({"hour": format!("{} {h:02}:00", day_text(*d)), "visitors": v}))
+            .collect();
+        panels.push(panel(
+            "visitors_by_hour",
+            "Unique visitors per hour",
+            rows.len() as u64,
+            vec![
+                col("hour", "Hour", "text"),
+                col("visitors", "Visitors", "count"),
+            ],
+            rows,
+            Some(("hour", "visitors")),
+        ));
+    }
+    let bytes_of = &s.bytes_of;
+    panels.push(request_panel(
+        "requests",
+        "Requested files",
+        &s.requests,
+        bytes_of,
+        requests,
+        bytes,
+    ));
+    panels.push(request_panel(
+        "static",
+        "Static files",
+        &s.static_files,
+        bytes_of,
+        requests,
+        bytes,
+    ));
+    panels.push(request_panel(
+        "not_found",
+        "Not found (404)",
+        &s.not_found,
+        bytes_of,
+        requests,
+        bytes,
+    ));
+    panels.push(hits_panel(
+        "hosts",
+        "Visitor hosts",
+        "host",
+        &s.clients,
+        requests,
+        true,
+    ));
+    panels.push(hits_panel(
+        "os",
+        "Operating systems",
+        "os",
+        &s.systems,
+        requests,
+        true,
+    ));
+    panels.push(hits_panel(
+        "os_versions",
+        "Operating system versions",
+        "os",
+        &s.system_versions,
+        requests,
+        false,
+    ));
+    panels.push(hits_panel(
+        "browsers",
+        "Browsers",
+        "browser",
+        &s.browsers,
+        requests,
+        true,
+    ));
+    panels.push(hits_panel(
+        "browser_versions",
+        "Browser versions",
+        "browser",
+        &s.browser_versions,
+        requests,
+        false,
+    ));
+    panels.push(hits_panel(
+        "crawlers",
+        "Crawlers",
+        "crawler",
+        &s.crawlers,
+        requests,
+        false,
+    ));
+    let hour_rows: Vec<Value> = (0..24)
+        .map(|h| {
+            let c = n[N_HOURS + h];
+            json!({"hour": format!("{h:02}"), "hits": c, "hits_percent": percent(c, requests)})
+        })
+        .collect();
+    panels.push(panel(
+        "time",
+        "Time distribution (hour of day)",
+        24,
+        vec![
+            col("hour", "Hour", "text"),
+            col("hits", "Hits", "count"),
+            col("hits_percent", "Hits %", "percent"),
+        ],
+        hour_rows,
+        Some(("hour", "hits")),
+    ));
+    panels.push(hits_panel(
+        "referring_sites",
+        "Referring sites",
+        "site",
+        &s.referring_sites,
+        requests,
+        false,
+    ));
+    panels.push(hits_panel(
+        "referrers",
+        "Referrers",
+        "referrer",
+        &s.referrers,
+        requests,
+        false,
+    ));
+    let mut status_rows = Vec::new();
+    let mut classes = [0u64; 6];
+    for code in 0..1000 {
+        let c = n[N_STATUS + code];
+        if c > 0 {
+            let class = if (100..600).contains(&code) {
+                format!("{}xx", code / 100)
+            } else {
+                "other".into()
+            };
+            classes[if (100..600).contains(&code) {
+                code / 100 - 1
+            } else {
+                5
+            }] += c;
+            status_rows.push(json!({"status": code.to_string(), "class": class, "hits": c, "hits_percent": percent(c, requests)}));
+        }
+    }
+    let class_rows: Vec<Value> = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"]
+        .iter()
+        .zip(classes)
+        .filter(|(name, c)| *c > 0 || **name != "other")
+        .map(|(name, c)| json!({"class": name, "hits": c, "hits_percent": percent(c, requests)}))
+        .collect();
+    panels.push(panel(
+        "status_classes",
+        "HTTP status classes",
+        class_rows.len() as u64,
+        vec![
+            col("class", "Class", "text"),
+            col("hits", "Hits", "count"),
+            col("hits_percent", "Hits %", "percent"),
+        ],
+        class_rows,
+        Some(("class", "hits")),
+    ));
+    panels.push(panel(
+        "status",
+        "HTTP status codes",
+        status_rows.len() as u64,
+        vec![
+            col("status", "Status", "text"),
+            col("class", "Class", "text"),
+            col("hits", "Hits", "count"),
+            col("hits_percent", "Hits %", "percent"),
+        ],
+        status_rows,
+        None,
+    ));
+    if s.vhosts.distinct > 0 {
+        panels.push(hits_panel(
+            "vhosts",
+            "Virtual hosts",
+            "vhost",
+            &s.vhosts,
+            requests,
+            true,
+        ));
+    }
+    if s.users.distinct > 0 {
+        panels.push(hits_panel(
+            "users",
+            "Remote users",
+            "user",
+            &s.users,
+            requests,
+            false,
+        ));
+    }
+    panels.push(hits_panel(
+        "agents",
+        "User agents",
+        "agent",
+        &s.agents,
+        requests,
+        false,
+    ));
+    let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
+        let last_used = (0..width).rev().find(|&k| n[first + k] > 0);
+        let Some(top) = last_used else {
+            return Vec::new();
+        };
+        (0..=top)
+            .map(|k| {
+                let (lo, hi) = bucket_range(k, k == width - 1);
+                let c = n[first + k];
+                let label = match hi {
+                    Some(h) if h == lo => format!("{lo} {unit}"),
+                    Some(h) => format!("{lo}-{h} {unit}"),
+                    None => format!("{lo}+ {unit}"),
+                };
+                json!({"range": label, "from": lo, "hits": c, "hits_percent": percent(c, requests)})
+            })
+            .collect()
+    };
+    let size_rows = hist(N_SIZE_HIST, 64, "B");
+    panels.push(panel(
+        "sizes",
+        "Response sizes",
+        size_rows.len() as u64,
+        vec![
+            col("range", "Size", "text"),
+            col("hits", "Hits", "count"),
+            col("hits_percent", "Hits %", "percent"),
+        ],
+        size_rows,
+        Some(("range", "hits")),
+    ));
+    if n[N_TIMED] > 0 {
+        let time_rows = hist(N_TIME_HIST, 32, "µs");
+        panels.push(panel(
+            "times",
+            "Response times",
+            time_rows.len() as u64,
+            vec![
+                col("range", "Time taken", "text"),
+                col("hits", "Hits", "count"),
+                col("hits_percent", "Hits %", "percent"),
+            ],
+            time_rows,
+            Some(("range", "hits")),
+        ));
+    }
+    json!({
+        "schema": SCHEMA,
+        "tool": "swath",
+        "version": env!("CARGO_PKG_VERSION"),
+        "report": "logs summary",
+        "general": general,
+        "panels": panels,
+    })
+}
+
+/// A cell as text: counts with thousands separators, bytes with a unit, percents with
+/// two decimals.
+fn cell(v: &Value, kind: &str) -> String {
+    match (kind, v) {
+        ("count", Value::Number(x)) => grouped(x.as_u64().unwrap_or(0)),
+        ("bytes", Value::Number(x)) => human_bytes(x.as_u64().unwrap_or(0)),
+        ("percent", Value::Number(x)) => format!("{:.2}%", x.as_f64().unwrap_or(0.0)),
+        (_, Value::String(s)) => s.clone(),
+        (_, Value::Null) => "-".into(),
+        (_, v) => v.to_string(),
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes with a binary unit (`1.5 MiB`).
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The header's lines: (title, value as text).
+fn general_lines(g: &Value) -> Vec<(&'static str, String)> {
+    let num = |k: &str| grouped(g[k].as_u64().unwrap_or(0));
+    let mut v = vec![
+        ("Format", g["format"].as_str().unwrap_or("").to_string()),
+        ("First request", cell(&g["first"], "text")),
+        ("Last request", cell(&g["last"], "text")),
+        ("Requests", num("requests")),
+        ("Unique visitors", num("unique_visitors")),
+        ("Unique requests", num("unique_requests")),
+        ("Unique clients", num("unique_clients")),
+        ("Static requests", num("static_requests")),
+        ("Crawler requests", num("crawler_requests")),
+        ("Not found (404)", num("not_found")),
+        (
+            "Bytes sent",
+            format!(
+                "{} ({})",
+                num("bytes"),
+                human_bytes(g["bytes"].as_u64().unwrap_or(0))
+            ),
+        ),
+        ("Valid lines", num("lines_valid")),
+        ("Failed lines", num("lines_failed")),
+        ("Filtered out", num("filtered")),
+    ];
+    if g["timed_requests"].as_u64().unwrap_or(0) > 0 {
+        v.push(("Average time", format!("{} µs", num("time_average_us"))));
+        v.push(("Longest time", format!("{} µs", num("time_max_us"))));
+        v.push(("Total time", format!("{} µs", num("time_total_us"))));
+    }
+    v
+}
+
+fn columns(p: &Value) -> Vec<(&str, &str, &str)> {
+    p["columns"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| {
+                    (
+                        c["id"].as_str().unwrap_or(""),
+                        c["title"].as_str().unwrap_or(""),
+                        c["type"].as_str().unwrap_or("text"),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn rows(p: &Value) -> &[Value] {
+    p["rows"].as_array().map(|r| &r[..]).unwrap_or(&[])
+}
+
+/// The report as text: the header, then each panel as aligned columns (fields from the
+/// log shown with control characters escaped).
+pub fn text(m: &Value) -> String {
+    let mut o = String::new();
+    for (k, v) in general_lines(&m["general"]) {
+        let _ = writeln!(o, "{k:<18}{v}");
+    }
+    for p in m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]) {
+        let cols = columns(p);
+        let r = rows(p);
+        let _ = writeln!(
+            o,
+            "\n{} ({} of {})",
+            p["title"].as_str().unwrap_or(""),
+            r.len(),
+            p["distinct"].as_u64().unwrap_or(0)
+        );
+        let cells: Vec<Vec<String>> = r
+            .iter()
+            .map(|row| {
+                cols.iter()
+                    .map(|(id, _, kind)| shown(cell(&row[*id], kind).as_bytes()))
+                    .collect()
+            })
+            .collect();
+        let widths: Vec<usize> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t, _))| {
+                cells
+                    .iter()
+                    .map(|c| c[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(t.chars().count())
+            })
+            .collect();
+        let line = |o: &mut String, vals: Vec<String>| {
+            let mut l = String::new();
+            for (i, v) in vals.iter().enumerate() {
+                let w = widths[i];
+                let pad = w.saturating_sub(v.chars().count());
+                if cols[i].2 == "text" {
+                    let _ = write!(
+                        l,
+                        " {v}{}",
+                        if i + 1 < vals.len() {
+                            " ".repeat(pad)
+                        } else {
+                            String::new()
+                        }
+                    );
+                } else {
+                    let _ = write!(l, " {}{v}", " ".repeat(pad));
+                }
+            }
+            let _ = writeln!(o, "{}", l.trim_end());
+        };
+        line(&mut o, cols.iter().map(|c| c.1.to_string()).collect());
+        for c in cells {
+            line(&mut o, c);
+        }
+    }
+    o
+}
+
+fn csv_field(s: &str) -> String {
+    // A field a spreadsheet would run as a formula is prefixed with `'`.
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err() {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// The report as CSV: one row per panel row, `panel,rank,` then each column as
+/// `column=value` pairs would not be CSV; so every panel's rows share the columns
+/// `panel,rank,key,method,protocol,hits,hits_percent,bytes,bytes_percent,visitors,visitors_percent`
+/// (empty where a panel has no such column), after the header's figures as
+/// `general,,NAME,,,VALUE` rows.
+pub fn csv(m: &Value) -> String {
+    const COLS: [&str; 8] = [
+        "method",
+        "protocol",
+        "hits",
+        "hits_percent",
+        "bytes",
+        "bytes_percent",
+        "visitors",
+        "visitors_percent",
+    ];
+    let mut o = String::from("panel,rank,key,method,protocol,hits,hits_percent,bytes,bytes_percent,visitors,visitors_percent\n");
+    if let Some(g) = m["general"].as_object() {
+        for (k, v) in g {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                v => v.to_string(),
+            };
+            let _ = writeln!(o, "general,,{},,,{},,,,,", csv_field(k), csv_field(&v));
+        }
+    }
+    for p in m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]) {
+        let id = p["id"].as_str().unwrap_or("");
+        let cols = columns(p);
+        let key = cols
+            .iter()
+            .find(|(c, _, kind)| *kind == "text" && !COLS.contains(c) && *c != "class")
+            .or_else(|| cols.first())
+            .map(|c| c.0)
+            .unwrap_or("");
+        for (i, row) in rows(p).iter().enumerate() {
+            let mut f = vec![
+                id.to_string(),
+                (i + 1).to_string(),
+                csv_field(&cell(&row[key], "text")),
+            ];
+            for c in COLS {
+                f.push(match &row[c] {
+                    Value::Null => String::new(),
+                    Value::String(s) => csv_field(s),
+                    v => v.to_string(),
+                });
+            }
+            let _ = writeln!(o, "{}", f.join(","));
+        }
+    }
+    o
+}
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\t' => {
+                let _ = write!(o, "\\x{:02x}", c as u32);
+            }
+            '\u{7f}' => o.push_str("\\x7f"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A round axis step for values up to `max` (1, 2 or 5 times a power of ten) and the axis
+/// top.
+fn axis(max: f64) -> (f64, f64) {
+    if max <= 0.0 {
+        return (1.0, 1.0);
+    }
+    let raw = max / 4.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p);
+    (step, (max / step).ceil() * step)
+}
+
+/// A bar chart (SVG) of a panel's rows: a y axis with round ticks and its title, labels
+/// on the x axis (thinned to fit), each bar's value in its `<title>` (shown on hover).
+fn chart(p: &Value) -> String {
+    let Some(c) = p.get("chart") else {
+        return String::new();
+    };
+    let (label, value) = (
+        c["label"].as_str().unwrap_or(""),
+        c["value"].as_str().unwrap_or(""),
+    );
+    let r = rows(p);
+    if r.is_empty() {
+        return String::new();
+    }
+    let vals: Vec<f64> = r
+        .iter()
+        .map(|row| row[value].as_f64().unwrap_or(0.0))
+        .collect();
+    let labels: Vec<String> = r.iter().map(|row| cell(&row[label], "text")).collect();
+    let title = columns(p)
+        .iter()
+        .find(|c| c.0 == value)
+        .map(|c| c.1.to_string())
+        .unwrap_or_default();
+    let (w, h, left, bottom, top) = (760.0, 240.0, 70.0, 50.0, 14.0);
+    let max = vals.iter().copied().fold(0.0, f64::max);
+    let (step, axis_top) = axis(max);
+    let plot_h = h - bottom - top;
+    let bw = ((w - left - 10.0) / vals.len() as f64).min(60.0);
+    let mut s = format!(
+        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{}"><text class="axis-title" x="14" y="{}" transform="rotate(-90 14 {})">{}</text>"#,
+        esc(&format!("{} by {}", title, label)),
+        top + plot_h / 2.0,
+        top + plot_h / 2.0,
+        esc(&title)
+    );
+    let mut t = 0.0;
+    while t <= axis_top + step / 2.0 {
+        let y = top + plot_h - plot_h * t / axis_top;
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            w - 10.0,
+            left - 6.0,
+            y + 4.0,
+            grouped(t as u64)
+        );
+        t += step;
+    }
+    let every = (vals.len() as f64 / 16.0).ceil().max(1.0) as usize;
+    for (i, v) in vals.iter().enumerate() {
+        let bh = plot_h * v / axis_top;
+        let x = left + i as f64 * bw;
+        let _ = write!(
+            s,
+            r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"><title>{}: {}</title></rect>"#,
+            x + 1.0,
+            top + plot_h - bh,
+            (bw - 2.0).max(1.0),
+            bh,
+            esc(&labels[i]),
+            grouped(*v as u64)
+        );
+        if i % every == 0 {
+            let l: String = labels[i].chars().take(14).collect();
+            let _ = write!(
+                s,
+                r#"<text class="tick" x="{:.1}" y="{}" text-anchor="end" transform="rotate(-35 {:.1} {})">{}</text>"#,
+                x + bw / 2.0,
+                h - bottom + 14.0,
+                x + bw / 2.0,
+                h - bottom + 14.0,
+                esc(&l)
+            );
+        }
+    }
+    let _ = write!(s, "</svg>");
+    s
+}
+
+/// The page: one file, no network. The header and every panel's table are HTML (the
+/// page reads without JavaScript); the charts are SVG drawn here. A small script sorts a
+/// table when its header is clicked, pages long tables, switches the theme (the system's
+/// by default) and reads `#sort=PANEL.COLUMN` or `#theme=dark|light` from the address.
+/// Every string from the log is escaped; the model is embedded as JSON, escaped for a
+/// `<script>` element.
+pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
+    let mut body = String::new();
+    let g = &m["general"];
+    let _ = write!(
+        body,
+        r#"<header><h1>Access log report</h1><dl class="cards" id="cards">"#
+    );
+    let mut lines = general_lines(g);
+    if let Some(i) = info {
+        let names: Vec<String> = i
+            .inputs
+            .iter()
+            .map(|(n, b)| format!("{n} ({})", human_bytes(*b)))
+            .collect();
+        lines.insert(0, ("Inputs", names.join(", ")));
+        lines.push(("Generated", i.generated.clone()));
+        lines.push(("Parse time", format!("{:.2} s", i.parse_seconds)));
+    }
+    for (k, v) in lines {
+        let _ = write!(
+            body,
+            r#"<div class="card"><dt>{}</dt><dd>{}</dd></div>"#,
+            esc(k),
+            esc(&v)
+        );
+    }
+    let _ = write!(body, "</dl></header><nav>");
+    let panels = m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]);
+    for p in panels {
+        let id = p["id"].as_str().unwrap_or("");
+        let _ = write!(
+            body,
+            r##"<a href="#p-{}">{}</a> "##,
+            esc(id),
+            esc(p["title"].as_str().unwrap_or(""))
+        );
+    }
+    let _ = write!(body, "</nav><main>");
+    for p in panels {
+        let id = p["id"].as_str().unwrap_or("");
+        let cols = columns(p);
+        let r = rows(p);
+        let _ = write!(
+            body,
+            r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
+            esc(id),
+            esc(id),
+            esc(p["title"].as_str().unwrap_or("")),
+            grouped(r.len() as u64),
+            grouped(p["distinct"].as_u64().unwrap_or(0)),
+            chart(p)
+        );
+        let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
+        for (cid, title, kind) in &cols {
+            let _ = write!(
+                body,
+                r#"<th data-col="{}" data-type="{}">{}</th>"#,
+                esc(cid),
+                esc(kind),
+                esc(title)
+            );
+        }
+        let _ = write!(body, "</tr></thead><tbody>");
+        for row in r {
+            let _ = write!(body, "<tr>");
+            for (cid, _, kind) in &cols {
+                let v = &row[*cid];
+                let sort = match v {
+                    Value::Number(x) => format!(r#" data-v="{x}""#),
+                    _ => String::new(),
+                };
+                let class = if *kind == "text" { "" } else { r#" class="n""# };
+                let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
+            }
+            let _ = write!(body, "</tr>");
+        }
+        let _ = write!(body, "</tbody></table></div></section>");
+    }
+    let _ = write!(body, "</main>");
+    let data = json_for_script(m);
+    format!(
+        r##"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>swath logs summary</title>
+<style>
+:root{{--bg:#fff;--fg:#1d2330;--muted:#5b6475;--card:#f2f4f8;--line:#dde1e8;--bar:#3b6fd1;--grid:#e6e9ef}}
+@media (prefers-color-scheme: dark){{:root:not([data-theme=light]){{--bg:#14171d;--fg:#e4e7ee;--muted:#9aa3b5;--card:#1f242d;--line:#323946;--bar:#6f9cf0;--grid:#2a303b}}}}
+:root[data-theme=dark]{{--bg:#14171d;--fg:#e4e7ee;--muted:#9aa3b5;--card:#1f242d;--line:#323946;--bar:#6f9cf0;--grid:#2a303b}}
+body{{font-family:system-ui,sans-serif;margin:0 auto;padding:1em;max-width:1100px;background:var(--bg);color:var(--fg)}}
+h1{{font-size:1.4em}} h2{{font-size:1.1em;margin:.2em 0}} .note{{color:var(--muted);margin:.2em 0 .6em;font-size:.85em}}
+.cards{{display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:.6em}} .card{{background:var(--card);padding:.5em .8em;border-radius:6px}}
+dt{{color:var(--muted);font-size:.8em}} dd{{margin:0;font-weight:600;overflow-wrap:anywhere}}
+nav{{margin:1em 0;line-height:1.8}} nav a{{margin-right:.6em;color:var(--bar)}}
+.panel{{border-top:1px solid var(--line);padding:1em 0}} .scroll{{overflow-x:auto}}
+table{{border-collapse:collapse;width:100%}} th,td{{padding:.2em .5em;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}}
+td{{overflow-wrap:anywhere;max-width:40em}} td.n,th[data-type=count],th[data-type=bytes],th[data-type=percent]{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}}
+th{{cursor:pointer;user-select:none;white-space:nowrap}} th[aria-sort=ascending]::after{{content:" ▲"}} th[aria-sort=descending]::after{{content:" ▼"}}
+.chart{{width:100%;height:auto;max-height:260px}} .bar{{fill:var(--bar)}} .grid{{stroke:var(--grid)}} .tick,.axis-title{{fill:var(--muted);font-size:11px}}
+.pager{{margin:.4em 0;font-size:.9em}} .pager button,#theme{{background:var(--card);color:var(--fg);border:1px solid var(--line);border-radius:4px;padding:.1em .6em}}
+#theme{{float:right}}
+</style></head><body>
+<button id="theme" type="button" hidden>Theme</button>
+{body}
+<script id="data" type="application/json">{data}</script>
+<script>
+(function () {{
+  const root = document.documentElement, PAGE = 10;
+  const dark = () => root.dataset.theme ? root.dataset.theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+  const mark = () => {{ root.dataset.shown = dark() ? 'dark' : 'light'; root.dataset.bg = getComputedStyle(document.body).backgroundColor; }};
+  const t = document.getElementById('theme');
+  t.hidden = false;
+  t.onclick = () => {{ root.dataset.theme = dark() ? 'light' : 'dark'; mark(); }};
+  function page(sec, k) {{
+    const rows = [...sec.querySelectorAll('tbody tr')], pages = Math.ceil(rows.length / PAGE);
+    let pg = sec.querySelector('.pager');
+    if (pages <= 1) {{ if (pg) pg.remove(); rows.forEach(r => r.hidden = false); return; }}
+    k = Math.max(0, Math.min(k, pages - 1)); sec.dataset.page = k;
+    rows.forEach((r, i) => r.hidden = Math.floor(i / PAGE) !== k);
+    if (!pg) {{ pg = document.createElement('div'); pg.className = 'pager'; sec.appendChild(pg); }}
+    pg.innerHTML = '';
+    const b = (txt, to, off) => {{ const x = document.createElement('button'); x.type = 'button'; x.textContent = txt; x.disabled = off; x.onclick = () => page(sec, to); pg.appendChild(x); }};
+    b('‹ Previous', k - 1, k === 0);
+    pg.appendChild(document.createTextNode(' Page ' + (k + 1) + ' of ' + pages + ' '));
+    b('Next ›', k + 1, k === pages - 1);
+  }}
+  function sort(sec, col, asc) {{
+    const th = sec.querySelector('th[data-col="' + CSS.escape(col) + '"]');
+    if (!th) return;
+    const i = [...th.parentNode.children].indexOf(th), tb = sec.querySelector('tbody');
+    const key = r => {{ const c = r.children[i]; return c.dataset.v !== undefined ? +c.dataset.v : c.textContent; }};
+    const rows = [...tb.children].sort((a, b) => {{ const x = key(a), y = key(b); const o = typeof x === 'number' ? x - y : String(x).localeCompare(String(y)); return asc ? o : -o; }});
+    rows.forEach(r => tb.appendChild(r));
+    sec.querySelectorAll('th').forEach(h => h.removeAttribute('aria-sort'));
+    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+    page(sec, 0);
+  }}
+  document.querySelectorAll('section.panel').forEach(sec => {{
+    sec.querySelectorAll('th').forEach(th => th.onclick = () => sort(sec, th.dataset.col, th.getAttribute('aria-sort') === 'descending'));
+    page(sec, 0);
+  }});
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (h.get('theme')) root.dataset.theme = h.get('theme') === 'dark' ? 'dark' : 'light';
+  for (const s of h.getAll('sort')) {{
+    const [p, c, dir] = s.split('.');
+    const sec = document.querySelector('section[data-panel="' + CSS.escape(p) + '"]');
+    if (sec && c) sort(sec, c, dir !== 'desc');
+  }}
+  mark();
+}})();
+</script></body></html>
+"##
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_axes() {
+        assert_eq!(grouped(1234567), "1,234,567");
+        assert_eq!(grouped(12), "12");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(axis(870.0), (500.0, 1000.0));
+        assert_eq!(axis(3.0), (1.0, 3.0));
+        assert_eq!(csv_field("=cmd()"), "'=cmd()");
+        assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+        assert_eq!(csv_field("-5"), "-5");
+    }
+}
