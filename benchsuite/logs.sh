@@ -17,6 +17,9 @@ command -v goaccess >/dev/null || { echo "logs.sh: goaccess is required (apt-get
 swath=$root/target/release/swath
 [ -f "$data/gen4g.log" ] || "$swath" gen log 4G "$data/gen4g.log" --seed 11
 [ -f "$data/gen256m.log" ] || "$swath" gen log 256M "$data/gen256m.log" --seed 5
+[ -f "$data/gen1g.log" ] || "$swath" gen log 1G "$data/gen1g.log" --seed 7
+[ -f "$data/gen1g.log.zst" ] || zstd -q -3 -k "$data/gen1g.log"
+[ -f "$data/gen1g.log.gz" ] || gzip -1 -k "$data/gen1g.log"
 cd "$data"
 cat gen4g.log > /dev/null
 echo "wf2 on the 4 GiB log, hot (GB/s = 4.295 / seconds):"
@@ -29,3 +32,14 @@ echo "| case | swath | GoAccess | swath/GoAccess per round (range) | speed-up |"
 echo "|---|---:|---:|---:|---:|"
 python3 "$here/paired.py" summary-goaccess "$swath logs summary --json gen256m.log" \
   "goaccess --log-format=COMBINED -o $data/goaccess-report.json gen256m.log" --rounds 3 --runs 1 --warmup 0
+# Issue 14's target: the page with every panel on a 1 GiB combined log, against GoAccess's
+# page (GoAccess takes about 3.5 minutes a run here: two rounds).
+python3 "$here/paired.py" summary-html-goaccess "$swath logs summary --html $data/swath-report.html gen1g.log" \
+  "goaccess --log-format=COMBINED -o $data/goaccess-report.html gen1g.log" --rounds 2 --runs 1 --warmup 0
+echo
+echo "Compressed logs against their decoders (the report's time / the decoder's):"
+echo "| case | swath | decoder | ratio (range) | speed-up |"
+echo "|---|---:|---:|---:|---:|"
+python3 "$here/paired.py" summary-zst "$swath logs summary gen1g.log.zst" "sh -c 'zstd -dc gen1g.log.zst | wc -l'" --rounds 3 --runs 1
+python3 "$here/paired.py" summary-gz "$swath logs summary gen1g.log.gz" "sh -c 'zcat gen1g.log.gz | wc -l'" --rounds 3 --runs 1
+python3 "$here/paired.py" summary-plain "$swath logs summary gen1g.log" "sh -c 'wc -l gen1g.log'" --rounds 3 --runs 1

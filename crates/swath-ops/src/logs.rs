@@ -95,7 +95,7 @@ impl std::hash::Hash for Key {
 
 /// Looks a key up by its bytes (hashing as `[u8]` does, as [`Key`]'s `Hash` does too).
 #[derive(Hash)]
-struct Probe<'a>(&'a [u8]);
+pub(crate) struct Probe<'a>(pub(crate) &'a [u8]);
 
 impl hashbrown::Equivalent<Key> for Probe<'_> {
     #[inline]

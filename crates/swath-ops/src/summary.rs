@@ -293,8 +293,11 @@ pub struct Summary {
     pub numbers: Vec<u64>,
     /// Requests by day (YYYYMMDD).
     pub days: HashMap<u32, u64>,
-    /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`].
+    /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`],
+    /// but for the requests and their bytes, which are in `requests` (one lookup a line).
     pub tables: Vec<Table>,
+    /// Requests and bytes by request: the [`T_REQUESTS`] and [`T_BYTES`] tables as one.
+    pub requests: HashMap<crate::logs::Key, [u64; 2]>,
     /// A worker's scratch: the request key being built.
     key: Vec<u8>,
     /// A worker's memory of which agents are crawlers (`--ignore-crawlers`).
@@ -326,6 +329,7 @@ impl Default for Summary {
             numbers: vec![0; SUMMARY_NUMBERS],
             days: HashMap::new(),
             tables: (0..SUMMARY_TABLES).map(|_| Table::default()).collect(),
+            requests: HashMap::new(),
             key: Vec::new(),
             crawlers: HashMap::new(),
         }
@@ -349,10 +353,8 @@ impl Summary {
         use crate::partial::hashed;
         let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
-        let t: Vec<Vec<(u64, &[u8], u64)>> = self
-            .tables
-            .iter()
-            .map(|t| hashed(t.iter().map(|(k, &n)| (k.bytes(), n))))
+        let t: Vec<Vec<(u64, &[u8], u64)>> = (0..SUMMARY_TABLES)
+            .map(|i| hashed(self.entries(i)))
             .collect();
         let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
         crate::partial::encode_summary(out, &self.numbers, &days, &tables);
@@ -369,12 +371,30 @@ impl Summary {
                 s.days.insert(u32::from_be_bytes(b), *n);
             }
         }
-        for (into, from) in s.tables.iter_mut().zip(&t.tables) {
+        for (i, (into, from)) in s.tables.iter_mut().zip(&t.tables).enumerate() {
             for (k, n) in from {
-                add(into, k, *n);
+                match i {
+                    T_REQUESTS | T_BYTES => {
+                        let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0, 0]);
+                        let j = usize::from(i == T_BYTES);
+                        v[j] = v[j].saturating_add(*n);
+                    }
+                    _ => add(into, k, *n),
+                }
             }
         }
         s
+    }
+
+    /// Every key and value of table `i` (see [`SUMMARY_TABLES`]), in no order.
+    pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
+        match i {
+            T_REQUESTS | T_BYTES => {
+                let j = usize::from(i == T_BYTES);
+                Box::new(self.requests.iter().map(move |(k, v)| (k.bytes(), v[j])))
+            }
+            _ => self.tables[i].entries(),
+        }
     }
 
     /// Whether the filters leave this request out.
@@ -453,8 +473,16 @@ impl Summary {
             self.key.push(b' ');
             self.key.extend_from_slice(r.protocol);
         }
-        add(&mut t[T_REQUESTS], &self.key, 1);
-        add(&mut t[T_BYTES], &self.key, r.bytes);
+        match self.requests.get_mut(&crate::logs::Probe(&self.key)) {
+            Some(v) => {
+                v[0] += 1;
+                v[1] = v[1].saturating_add(r.bytes);
+            }
+            None => {
+                self.requests
+                    .insert(crate::logs::Key::new(&self.key), [1, r.bytes]);
+            }
+        }
         if r.status == 404 {
             add(&mut t[T_NOT_FOUND], &self.key, 1);
         }
@@ -475,8 +503,8 @@ impl Summary {
     /// The report's panels of `n` rows, static files by `exts`.
     pub fn ranked(&self, n: usize, exts: &[String]) -> SummaryTop {
         let mut fold = SummaryFold::new(n, exts);
-        for (i, t) in self.tables.iter().enumerate() {
-            for (k, c) in t.entries() {
+        for i in 0..SUMMARY_TABLES {
+            for (k, c) in self.entries(i) {
                 fold.entry(i, k, c);
             }
             fold.end_table(i);
@@ -514,6 +542,17 @@ impl LineReport for Summary {
         for (a, b) in self.tables.iter_mut().zip(o.tables) {
             merge_table(a, b);
         }
+        let (mut big, small) = if self.requests.len() >= o.requests.len() {
+            (std::mem::take(&mut self.requests), o.requests)
+        } else {
+            (o.requests, std::mem::take(&mut self.requests))
+        };
+        for (k, v) in small {
+            let e = big.entry(k).or_insert([0, 0]);
+            e[0] = e[0].saturating_add(v[0]);
+            e[1] = e[1].saturating_add(v[1]);
+        }
+        self.requests = big;
     }
 
     fn max_line(c: &SummaryConfig) -> usize {

@@ -33,6 +33,8 @@ pub struct PageInfo {
     pub generated: String,
     /// Seconds spent reading the logs.
     pub parse_seconds: f64,
+    /// With `--follow`: the page reloads itself every this many seconds.
+    pub refresh: Option<u64>,
 }
 
 fn day_text(d: u32) -> String {
@@ -903,9 +905,13 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
     }
     let _ = write!(body, "</main>");
     let data = json_for_script(m);
+    let refresh = match info.and_then(|i| i.refresh) {
+        Some(n) => format!(r#"<meta http-equiv="refresh" content="{n}">"#),
+        None => String::new(),
+    };
     format!(
         r##"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>swath logs summary</title>
+<html lang="en"><head><meta charset="utf-8">{refresh}<meta name="viewport" content="width=device-width, initial-scale=1"><title>swath logs summary</title>
 <style>
 :root{{--bg:#fff;--fg:#1d2330;--muted:#5b6475;--card:#f2f4f8;--line:#dde1e8;--bar:#3b6fd1;--grid:#e6e9ef}}
 @media (prefers-color-scheme: dark){{:root:not([data-theme=light]){{--bg:#14171d;--fg:#e4e7ee;--muted:#9aa3b5;--card:#1f242d;--line:#323946;--bar:#6f9cf0;--grid:#2a303b}}}}

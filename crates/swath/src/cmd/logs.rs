@@ -145,6 +145,11 @@ pub struct SummaryArgs {
     /// Also write a self-contained HTML report (charts included) to OUT.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// Keep reading the logs as they grow (as `tail -F`, through rotation and truncation)
+    /// and rewrite the --html page every SECONDS; the page reloads itself. Runs until
+    /// interrupted.
+    #[arg(long, value_name = "SECONDS", requires = "html", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub follow: Option<u64>,
     /// Print the report as CSV (one row per panel row) instead of text.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -548,6 +553,28 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             |s: &Summary, bytes| s.encode_state(bytes),
         );
     }
+    if let (Some(secs), Some(out)) = (a.follow, a.html.as_deref()) {
+        let how = Output {
+            top: a.common.top,
+            json: false,
+            csv: false,
+            html: Some(out),
+            statics: &statics,
+            format: config.format.name(),
+        };
+        let followed = crate::cmd::follow::follow(
+            &a.common.files,
+            &config,
+            std::time::Duration::from_secs(secs),
+            out,
+            &how,
+        );
+        // It returns only on an error: one line, status 2.
+        return followed.or_else(|e| {
+            eprintln!("swath logs: {e:#}");
+            Ok(std::process::ExitCode::from(2))
+        });
+    }
     let started = std::time::Instant::now();
     let mut s = Summary::default();
     let (failed, last) = gather(
@@ -585,6 +612,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             .collect(),
         generated: utc_now(),
         parse_seconds,
+        refresh: None,
     };
     let how = Output {
         top: a.common.top,
@@ -606,7 +634,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
 }
 
 /// The time now, UTC, as ISO 8601 (`2026-11-27T09:30:00Z`).
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -2393,3 +2393,80 @@ fn filters_leave_requests_out_and_count_them() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// `--follow`: the page is rewritten as the log grows (a line without its newline waits
+/// for it), after a rotation the old file's last lines and the new file's are counted, and
+/// the page reloads itself.
+#[test]
+fn follow_rewrites_the_page_as_the_log_grows_and_rotates() {
+    let dir = Dir::new();
+    let line = "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 200 100 \"-\" \"x\"\n";
+    dir.write("f.log", line.repeat(3).as_bytes());
+    let mut child = Command::new(swath_bin())
+        .args([
+            "logs", "summary", "--follow", "1", "--html", "f.html", "f.log",
+        ])
+        .current_dir(dir.tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requests = || -> Option<u64> {
+        let page = std::fs::read_to_string(dir.path("f.html")).ok()?;
+        let at = page.find("\"requests\":")? + 11;
+        page[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    // Waits (up to 20 s) for the page to count `n` requests.
+    let wait_for = |n: u64| {
+        for _ in 0..200 {
+            if requests() == Some(n) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    };
+    let append = |name: &str, text: &str| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(dir.path(name))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    let ok = wait_for(3);
+    append("f.log", &line[..20]);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let held = requests();
+    append("f.log", &line[20..]);
+    let grew = wait_for(4);
+    std::fs::rename(dir.path("f.log"), dir.path("f.log.1")).unwrap();
+    append("f.log.1", line);
+    append("f.log", &line.repeat(2));
+    let rotated = wait_for(7);
+    let page = std::fs::read_to_string(dir.path("f.html")).unwrap_or_default();
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(ok, "first page: {:?}; {err}", requests());
+    assert_eq!(held, Some(3), "a line without its newline is not read yet");
+    assert!(grew, "{:?}", requests());
+    assert!(rotated, "after the rotation: {:?}", requests());
+    assert!(page.contains("<meta http-equiv=\"refresh\" content=\"1\">"));
+    assert!(
+        err.contains("swath logs: following f.log; 'f.html' rewritten every 1 s"),
+        "{err}"
+    );
+    // Not with standard input, nor without a page.
+    let o = swath(
+        &dir,
+        &["logs", "summary", "--follow", "1", "--html", "p.html", "-"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let o = swath(&dir, &["logs", "summary", "--follow", "1", "f.log"]);
+    assert_eq!(o.status.code(), Some(2));
+}

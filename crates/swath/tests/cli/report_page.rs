@@ -29,7 +29,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` with `mode` (`--dump-dom`, `--screenshot=...`) and
 /// returns its standard output.
-fn browse(browser: &Path, dir: &Dir, page: &Path, mode: &str) -> String {
+fn browse(browser: &Path, dir: &Dir, page: &Path, mode: &[&str]) -> String {
     let profile = dir.path("chromium-profile");
     let out = Command::new("timeout")
         .arg("120")
@@ -42,7 +42,7 @@ fn browse(browser: &Path, dir: &Dir, page: &Path, mode: &str) -> String {
             "--window-size=1000,2600",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(mode)
+        .args(mode)
         .arg(format!("file://{}", page.display()))
         .env("HOME", dir.tmp.path())
         .output()
@@ -129,7 +129,7 @@ fn html_report_with_hostile_fields_shows_every_panel_and_runs_no_script_from_the
         assert!(!data.contains(bad), "embedded JSON holds {bad:?}");
     }
 
-    let dom = browse(&browser, &dir, &page, "--dump-dom");
+    let dom = browse(&browser, &dir, &page, &["--dump-dom"]);
     let json = swath(&dir, &["logs", "summary", "--json", "hostile.log"]);
     let model: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     // Every panel of the JSON is a section of the page with a chart where the JSON has
@@ -187,7 +187,7 @@ fn html_report_with_hostile_fields_shows_every_panel_and_runs_no_script_from_the
     // fewest requests, 10.0.0.5 (5 of them); unsorted it is 10.0.0.0 (10).
     assert!(first_cell(hosts).contains("10.0.0.0"), "{hosts}");
     let sorted_page = format!("{}#sort=hosts.hits.asc", page.display());
-    let sorted = browse(&browser, &dir, Path::new(&sorted_page), "--dump-dom");
+    let sorted = browse(&browser, &dir, Path::new(&sorted_page), &["--dump-dom"]);
     let hosts = section(&sorted, "hosts");
     assert!(first_cell(hosts).contains("10.0.0.5"), "{hosts}");
     assert!(hosts.contains("aria-sort=\"ascending\""), "{hosts}");
@@ -202,12 +202,18 @@ fn html_report_with_hostile_fields_shows_every_panel_and_runs_no_script_from_the
         &browser,
         &dir,
         Path::new(&format!("{}#theme=dark", page.display())),
-        "--dump-dom",
+        &["--dump-dom"],
     );
     assert!(
         dark.contains("data-shown=\"dark\" data-bg=\"rgb(20, 23, 29)\""),
         "dark: {}",
         &dark[..300]
+    );
+    let system = browse(&browser, &dir, &page, &["--force-dark-mode", "--dump-dom"]);
+    assert!(
+        system.contains("data-shown=\"dark\" data-bg=\"rgb(20, 23, 29)\""),
+        "the system's dark theme: {}",
+        &system[..300]
     );
     // Nothing from the log ran or became an element.
     // (The marker's code is shown as text; set, it would be an attribute of <html>.)
@@ -242,7 +248,7 @@ fn html_report_with_hostile_fields_shows_every_panel_and_runs_no_script_from_the
         &browser,
         &dir,
         &page,
-        &format!("--screenshot={}", shot.display()),
+        &[&format!("--screenshot={}", shot.display())],
     );
     let png = std::fs::read(&shot).expect("screenshot written");
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
