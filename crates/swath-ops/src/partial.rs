@@ -258,14 +258,32 @@ pub struct SummaryTables {
     pub days: Vec<(Vec<u8>, u64)>,
     /// The [`SUMMARY_TABLES`] lists: requests by client, by request (`METHOD URI
     /// PROTOCOL`), 404s by request, requests by referrer, by user agent, bytes by request,
-    /// visitors (see [`visitor_key`]), requests by virtual host, by remote user.
+    /// visitors (see [`visitor_key`]), requests by virtual host, by remote user, time
+    /// taken by request (microseconds, in all), longest time by request (merged by
+    /// maximum: see [`summary_list_max`]).
     pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
 /// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
 pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
 /// How many lists after the days a [`SummaryTables`] holds.
-pub const SUMMARY_TABLES: usize = 9;
+pub const SUMMARY_TABLES: usize = 11;
+
+/// Whether the summary's list `i` (0 is the first after the days) merges by maximum
+/// (the longest time by request) rather than by adding.
+#[inline]
+pub fn summary_list_max(i: usize) -> bool {
+    i == SUMMARY_TABLES - 1
+}
+
+/// How the summary's list `i` merges two values.
+pub fn summary_list_merge(i: usize) -> fn(u64, u64) -> u64 {
+    if summary_list_max(i) {
+        std::cmp::max
+    } else {
+        u64::saturating_add
+    }
+}
 /// Index of the requests among a summary's numbers.
 pub const N_REQUESTS: usize = 0;
 /// Index of the malformed lines.
@@ -347,7 +365,8 @@ impl SummaryTables {
         let mut tables: Vec<_> = self
             .tables
             .into_iter()
-            .map(|a| m(a, theirs.next().unwrap_or_default()))
+            .enumerate()
+            .map(|(i, a)| merge_sorted(a, theirs.next().unwrap_or_default(), summary_list_merge(i)))
             .collect();
         tables.extend(theirs);
         SummaryTables {

@@ -287,7 +287,7 @@ pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop
             states,
             &mut at,
             Reader::varint,
-            |a: u64, b| a.saturating_add(b),
+            crate::partial::summary_list_merge(table),
             |k, c| fold.entry(table, k, c),
         )?;
         fold.end_table(table);
@@ -373,8 +373,12 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
             for n in numbers {
                 out.extend_from_slice(&n.to_le_bytes());
             }
-            // Days, then the tables.
-            write_counts(&mut out, states, &mut at, 1 + SUMMARY_TABLES)?;
+            // Days, then the tables (each merged as it merges).
+            write_counts(&mut out, states, &mut at, 1)?;
+            for i in 0..SUMMARY_TABLES {
+                let merge = crate::partial::summary_list_merge(i);
+                write_list(&mut out, states, &mut at, Reader::varint, merge, put_count)?;
+            }
         }
         Kind::Wc | Kind::GrepCount => {
             return Err(PartialError::Damaged("not a log report's states"));

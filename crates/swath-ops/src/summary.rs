@@ -296,12 +296,23 @@ pub struct Summary {
     /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`],
     /// but for the requests and their bytes, which are in `requests` (one lookup a line).
     pub tables: Vec<Table>,
-    /// Requests and bytes by request: the [`T_REQUESTS`] and [`T_BYTES`] tables as one.
-    pub requests: HashMap<crate::logs::Key, [u64; 2]>,
+    /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
+    /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line).
+    pub requests: HashMap<crate::logs::Key, [u64; 4]>,
     /// A worker's scratch: the request key being built.
     key: Vec<u8>,
     /// A worker's memory of which agents are crawlers (`--ignore-crawlers`).
     crawlers: HashMap<Vec<u8>, bool>,
+}
+
+/// Where table `i` lives in a request's values ([`Summary::requests`]).
+fn request_slot(i: usize) -> usize {
+    match i {
+        T_REQUESTS => 0,
+        T_BYTES => 1,
+        T_TIME_SUM => 2,
+        _ => 3,
+    }
 }
 
 /// Index of the clients among [`Summary::tables`].
@@ -322,6 +333,10 @@ pub const T_VISITORS: usize = 6;
 pub const T_VHOSTS: usize = 7;
 /// Remote users.
 pub const T_USERS: usize = 8;
+/// Time taken by request (microseconds, in all; requests with a time only).
+pub const T_TIME_SUM: usize = 9;
+/// Longest time taken by request (merged by maximum).
+pub const T_TIME_MAX: usize = 10;
 
 impl Default for Summary {
     fn default() -> Self {
@@ -374,10 +389,10 @@ impl Summary {
         for (i, (into, from)) in s.tables.iter_mut().zip(&t.tables).enumerate() {
             for (k, n) in from {
                 match i {
-                    T_REQUESTS | T_BYTES => {
-                        let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0, 0]);
-                        let j = usize::from(i == T_BYTES);
-                        v[j] = v[j].saturating_add(*n);
+                    T_REQUESTS | T_BYTES | T_TIME_SUM | T_TIME_MAX => {
+                        let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0; 4]);
+                        let j = request_slot(i);
+                        v[j] = crate::partial::summary_list_merge(i)(v[j], *n);
                     }
                     _ => add(into, k, *n),
                 }
@@ -390,8 +405,18 @@ impl Summary {
     pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
         match i {
             T_REQUESTS | T_BYTES => {
-                let j = usize::from(i == T_BYTES);
+                let j = request_slot(i);
                 Box::new(self.requests.iter().map(move |(k, v)| (k.bytes(), v[j])))
+            }
+            // Times only for the requests that have one.
+            T_TIME_SUM | T_TIME_MAX => {
+                let j = request_slot(i);
+                Box::new(
+                    self.requests
+                        .iter()
+                        .filter(|(_, v)| v[2] > 0 || v[3] > 0)
+                        .map(move |(k, v)| (k.bytes(), v[j])),
+                )
             }
             _ => self.tables[i].entries(),
         }
@@ -473,14 +498,17 @@ impl Summary {
             self.key.push(b' ');
             self.key.extend_from_slice(r.protocol);
         }
+        let us = r.micros.unwrap_or(0);
         match self.requests.get_mut(&crate::logs::Probe(&self.key)) {
             Some(v) => {
                 v[0] += 1;
                 v[1] = v[1].saturating_add(r.bytes);
+                v[2] = v[2].saturating_add(us);
+                v[3] = v[3].max(us);
             }
             None => {
                 self.requests
-                    .insert(crate::logs::Key::new(&self.key), [1, r.bytes]);
+                    .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us]);
             }
         }
         if r.status == 404 {
@@ -548,9 +576,11 @@ impl LineReport for Summary {
             (o.requests, std::mem::take(&mut self.requests))
         };
         for (k, v) in small {
-            let e = big.entry(k).or_insert([0, 0]);
-            e[0] = e[0].saturating_add(v[0]);
-            e[1] = e[1].saturating_add(v[1]);
+            let e = big.entry(k).or_insert([0; 4]);
+            for j in 0..3 {
+                e[j] = e[j].saturating_add(v[j]);
+            }
+            e[3] = e[3].max(v[3]);
         }
         self.requests = big;
     }
@@ -582,6 +612,7 @@ pub struct SummaryFold<'e> {
     visitors_by_hour: HashMap<(u32, u8), u64>,
     wanted: hashbrown::HashSet<Vec<u8>>,
     bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+    times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
 }
 
 impl<'e> SummaryFold<'e> {
@@ -604,6 +635,7 @@ impl<'e> SummaryFold<'e> {
             visitors_by_hour: HashMap::new(),
             wanted: hashbrown::HashSet::new(),
             bytes_of: std::collections::BTreeMap::new(),
+            times_of: std::collections::BTreeMap::new(),
         }
     }
 
@@ -628,6 +660,17 @@ impl<'e> SummaryFold<'e> {
             }
             T_BYTES if self.wanted.contains(k) => {
                 self.bytes_of.insert(k.to_vec(), c);
+            }
+            T_TIME_SUM | T_TIME_MAX => {
+                if self.wanted.contains(k) {
+                    let t = self.times_of.entry(k.to_vec()).or_insert((0, 0));
+                    if table == T_TIME_SUM {
+                        t.0 = c;
+                    } else {
+                        t.1 = c;
+                    }
+                }
+                return;
             }
             T_REFERRERS => {
                 *self.sites.entry(site(k).to_vec()).or_insert(0) += c;
@@ -725,6 +768,7 @@ impl<'e> SummaryFold<'e> {
             crawlers: rank(self.crawlers),
             crawler_hits: self.crawler_hits,
             bytes_of: self.bytes_of,
+            times_of: self.times_of,
         }
     }
 }
@@ -792,6 +836,8 @@ pub struct SummaryTop {
     pub crawler_hits: u64,
     /// Bytes sent for the requests of the requests, static files and 404s panels.
     pub bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+    /// Time taken in all and longest (microseconds) for those requests, when logged.
+    pub times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
 }
 
 impl SummaryTop {
@@ -804,6 +850,55 @@ impl SummaryTop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Times by request (added, and the longest by maximum) merge as the whole log counts
+    /// them, however the log is cut, through the streamed merge and the merged states.
+    #[test]
+    fn times_merge_by_sum_and_maximum() {
+        let mut log = Vec::new();
+        for (i, d) in [0.5, 0.002, 1.25, 0.75, 0.001, 3.0, 0.0].iter().enumerate() {
+            let uri = ["/a", "/b", "/a"][i % 3];
+            log.extend_from_slice(
+                format!("{{\"ts\":1709633730,\"status\":200,\"uri\":\"{uri}\",\"duration\":{d},\"size\":1}}\n").as_bytes(),
+            );
+        }
+        let config = SummaryConfig {
+            format: Format::Json,
+            ..Default::default()
+        };
+        let exts = default_static();
+        let mut whole = Summary::default();
+        whole.block(&config, &log);
+        let want = whole.ranked(5, &exts);
+        assert_eq!(
+            want.times_of[&b"/a"[..].to_vec()],
+            (500_000 + 1_250_000 + 750_000 + 3_000_000, 3_000_000)
+        );
+        let state = |s: &Summary| {
+            let mut out = Vec::new();
+            s.encode_state(&mut out);
+            out
+        };
+        for cut in 0..=log.len() {
+            let at = log[..cut]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let (mut a, mut b) = (Summary::default(), Summary::default());
+            a.block(&config, &log[..at]);
+            b.block(&config, &log[at..]);
+            let (sa, sb) = (state(&a), state(&b));
+            let got = crate::streamed::summary(&[&sa, &sb], 5, &exts).unwrap();
+            assert_eq!(got, want, "cut at {at}");
+            let merged =
+                crate::streamed::merge_states(crate::partial::Kind::Summary, &[&sa, &sb]).unwrap();
+            assert_eq!(
+                crate::streamed::summary(&[&merged], 5, &exts).unwrap(),
+                want
+            );
+            assert_eq!(merged, state(&whole), "merged state at {at}");
+        }
+    }
 
     #[test]
     fn nets() {

@@ -479,9 +479,19 @@ fn cell(v: &Value, kind: &str) -> String {
         ("count", Value::Number(x)) => grouped(x.as_u64().unwrap_or(0)),
         ("bytes", Value::Number(x)) => human_bytes(x.as_u64().unwrap_or(0)),
         ("percent", Value::Number(x)) => format!("{:.2}%", x.as_f64().unwrap_or(0.0)),
+        ("micros", Value::Number(x)) => micros(x.as_u64().unwrap_or(0)),
         (_, Value::String(s)) => s.clone(),
         (_, Value::Null) => "-".into(),
         (_, v) => v.to_string(),
+    }
+}
+
+/// Microseconds as a time a person reads (`850 µs`, `12.5 ms`, `3.20 s`).
+pub fn micros(us: u64) -> String {
+    match us {
+        0..1000 => format!("{us} µs"),
+        1000..1_000_000 => format!("{:.1} ms", us as f64 / 1000.0),
+        _ => format!("{:.2} s", us as f64 / 1e6),
     }
 }
 
@@ -541,9 +551,10 @@ fn general_lines(g: &Value) -> Vec<(&'static str, String)> {
         ("Filtered out", num("filtered")),
     ];
     if g["timed_requests"].as_u64().unwrap_or(0) > 0 {
-        v.push(("Average time", format!("{} µs", num("time_average_us"))));
-        v.push(("Longest time", format!("{} µs", num("time_max_us"))));
-        v.push(("Total time", format!("{} µs", num("time_total_us"))));
+        let t = |k: &str| micros(g[k].as_u64().unwrap_or(0));
+        v.push(("Average time", t("time_average_us")));
+        v.push(("Longest time", t("time_max_us")));
+        v.push(("Total time", t("time_total_us")));
     }
     v
 }

@@ -44,7 +44,7 @@ pub enum LogsCommand {
     /// Reads Apache/nginx common, combined and vhost-combined logs, W3C (IIS), CloudFront,
     /// AWS ELB and ALB logs, JSON lines (Caddy and others), or a format you describe with
     /// an Apache LogFormat or nginx log_format string; by default the format is recognised
-    /// from the first lines and named on standard error.
+    /// from the first lines (and named in the report).
     Summary(SummaryArgs),
 }
 
@@ -493,7 +493,9 @@ fn summary_config(
             anyhow::anyhow!("--format: {e}")
         }
     })?;
-    if let Some(d) = detected {
+    // Said when a person watches (the report names its format too): on a terminal only,
+    // so that a script's standard error keeps to one line per problem.
+    if let (Some(d), true) = (detected, io::IsTerminal::is_terminal(&io::stderr())) {
         let what = swath_ops::logformat::NAMED
             .iter()
             .find(|(n, _)| *n == d.format.name())
