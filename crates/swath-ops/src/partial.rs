@@ -332,20 +332,17 @@ pub fn add_numbers(into: &mut [u64], from: &[u64]) {
     }
 }
 
-/// A visitor's key in the summary's visitors list: the day (`YYYYMMDD`, 4 big-endian
-/// bytes), the hour (1 byte), and the XXH3-128 of the client, a 0 byte and the user agent
-/// (16 big-endian bytes): a unique visitor is a client with one agent on one day, as
-/// GoAccess counts them.
-pub fn visitor_key(day: u32, hour: u8, client: &[u8], agent: &[u8]) -> [u8; 21] {
-    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
-    h.update(client);
-    h.update(&[0]);
-    h.update(agent);
-    let mut k = [0u8; 21];
-    k[..4].copy_from_slice(&day.to_be_bytes());
-    k[4] = hour;
-    k[5..].copy_from_slice(&h.digest128().to_be_bytes());
-    k
+/// A visitor's key in the summary's visitors list, as a number whose 16 big-endian bytes
+/// are the key: the day (`YYYYMMDD`, 4 bytes), the hour (1 byte), and the high 88 bits of
+/// the XXH3-128 of the user agent seeded with the XXH3-64 of the client (11 bytes). A unique visitor is
+/// a client with one agent on one day, as GoAccess counts them.
+#[inline]
+pub fn visitor_key(day: u32, hour: u8, client: &[u8], agent: &[u8]) -> u128 {
+    // Two one-shot hashes (the streaming hasher's set-up cost more than the hashing): the
+    // agent's XXH3-128 seeded with the client's XXH3-64.
+    let seed = xxhash_rust::xxh3::xxh3_64(client);
+    let h = xxhash_rust::xxh3::xxh3_128_with_seed(agent, seed);
+    (u128::from(day) << 96) | (u128::from(hour) << 88) | (h >> 40)
 }
 
 impl SummaryTables {

@@ -296,6 +296,8 @@ pub struct Summary {
     /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`],
     /// but for the requests and their bytes, which are in `requests` (one lookup a line).
     pub tables: Vec<Table>,
+    /// Requests by visitor and hour ([`visitor_key`]): the [`T_VISITORS`] table.
+    pub visitors: Visitors,
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
     /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line).
     pub requests: HashMap<crate::logs::Key, [u64; 4]>,
@@ -303,6 +305,91 @@ pub struct Summary {
     key: Vec<u8>,
     /// A worker's memory of which agents are crawlers (`--ignore-crawlers`).
     crawlers: HashMap<Vec<u8>, bool>,
+}
+
+/// The visitor keys of a summary ([`visitor_key`]) and their requests. Most keys are
+/// new (a visitor is a client and an agent), so a hash table took a cache miss and,
+/// often, a share of a resize for each line: the keys are appended to a list instead
+/// (one sequential write a line) and, when it has grown past what is counted so far (and
+/// a million), sorted and folded into the counted keys, a sorted list of (key, requests).
+#[derive(Debug, Default)]
+pub struct Visitors {
+    fresh: Vec<u128>,
+    counted: Vec<(u128, u64)>,
+}
+
+/// Merges two sorted lists of (key, count), adding the counts of equal keys.
+fn merge_counted(a: Vec<(u128, u64)>, b: Vec<(u128, u64)>) -> Vec<(u128, u64)> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.0.cmp(&y.0) {
+                std::cmp::Ordering::Less => out.extend(a.next()),
+                std::cmp::Ordering::Greater => out.extend(b.next()),
+                std::cmp::Ordering::Equal => {
+                    let (k, n) = a.next().unwrap_or_default();
+                    let m = b.next().map_or(0, |y| y.1);
+                    out.push((k, n.saturating_add(m)));
+                }
+            },
+            (Some(_), None) => out.extend(a.by_ref()),
+            (None, Some(_)) => out.extend(b.by_ref()),
+            (None, None) => return out,
+        }
+    }
+}
+
+/// Sorted keys as (key, how many times).
+fn runs(mut keys: Vec<u128>) -> Vec<(u128, u64)> {
+    keys.sort_unstable();
+    let mut out: Vec<(u128, u64)> = Vec::new();
+    for k in keys {
+        match out.last_mut() {
+            Some(l) if l.0 == k => l.1 += 1,
+            _ => out.push((k, 1)),
+        }
+    }
+    out
+}
+
+impl Visitors {
+    /// One request of visitor `key`.
+    #[inline]
+    pub fn push(&mut self, key: u128) {
+        self.fresh.push(key);
+        if self.fresh.len() >= (1 << 20).max(2 * self.counted.len()) {
+            self.fold();
+        }
+    }
+
+    /// `n` requests of visitor `key`.
+    pub fn add(&mut self, key: u128, n: u64) {
+        self.counted = merge_counted(std::mem::take(&mut self.counted), vec![(key, n)]);
+    }
+
+    fn fold(&mut self) {
+        let fresh = runs(std::mem::take(&mut self.fresh));
+        self.counted = merge_counted(std::mem::take(&mut self.counted), fresh);
+    }
+
+    /// Another summary's visitors added.
+    pub fn merge(&mut self, o: Visitors) {
+        self.fresh.extend(o.fresh);
+        self.counted = merge_counted(std::mem::take(&mut self.counted), o.counted);
+        self.fold();
+    }
+
+    /// Every visitor key and its requests, in key order.
+    pub fn counts(&self) -> Vec<(u128, u64)> {
+        merge_counted(self.counted.clone(), runs(self.fresh.clone()))
+    }
 }
 
 /// Where table `i` lives in a request's values ([`Summary::requests`]).
@@ -327,7 +414,7 @@ pub const T_REFERRERS: usize = 3;
 pub const T_AGENTS: usize = 4;
 /// Bytes by request.
 pub const T_BYTES: usize = 5;
-/// Visitors ([`visitor_key`]): requests by visitor and hour.
+/// Visitors ([`visitor_key`]): requests by visitor and hour (in [`Summary::visitors`]).
 pub const T_VISITORS: usize = 6;
 /// Virtual hosts.
 pub const T_VHOSTS: usize = 7;
@@ -345,6 +432,7 @@ impl Default for Summary {
             days: HashMap::new(),
             tables: (0..SUMMARY_TABLES).map(|_| Table::default()).collect(),
             requests: HashMap::new(),
+            visitors: Visitors::default(),
             key: Vec::new(),
             crawlers: HashMap::new(),
         }
@@ -368,10 +456,34 @@ impl Summary {
         use crate::partial::hashed;
         let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
+        let visitors = hashed(
+            self.visitors
+                .counts()
+                .into_iter()
+                .map(|(k, n)| (k.to_be_bytes(), n)),
+        );
+        let visitors: Vec<(u64, &[u8], u64)> =
+            visitors.iter().map(|(h, k, n)| (*h, &k[..], *n)).collect();
         let t: Vec<Vec<(u64, &[u8], u64)>> = (0..SUMMARY_TABLES)
-            .map(|i| hashed(self.entries(i)))
+            .map(|i| {
+                if i == T_VISITORS {
+                    Vec::new()
+                } else {
+                    hashed(self.entries(i))
+                }
+            })
             .collect();
-        let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
+        let tables: Vec<&[(u64, &[u8], u64)]> = t
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i == T_VISITORS {
+                    &visitors[..]
+                } else {
+                    &t[..]
+                }
+            })
+            .collect();
         crate::partial::encode_summary(out, &self.numbers, &days, &tables);
     }
 
@@ -389,6 +501,11 @@ impl Summary {
         for (i, (into, from)) in s.tables.iter_mut().zip(&t.tables).enumerate() {
             for (k, n) in from {
                 match i {
+                    T_VISITORS => {
+                        if let Ok(b) = <[u8; 16]>::try_from(&k[..]) {
+                            s.visitors.add(u128::from_be_bytes(b), *n);
+                        }
+                    }
                     T_REQUESTS | T_BYTES | T_TIME_SUM | T_TIME_MAX => {
                         let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0; 4]);
                         let j = request_slot(i);
@@ -401,7 +518,8 @@ impl Summary {
         s
     }
 
-    /// Every key and value of table `i` (see [`SUMMARY_TABLES`]), in no order.
+    /// Every key and value of table `i` (see [`SUMMARY_TABLES`]), in no order (but for the
+    /// visitors, which are in [`Summary::visitors`]).
     pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
         match i {
             T_REQUESTS | T_BYTES => {
@@ -480,11 +598,8 @@ impl Summary {
             }
             n[N_LAST] = n[N_LAST].max(s);
             *self.days.entry(day).or_insert(0) += 1;
-            add(
-                &mut self.tables[T_VISITORS],
-                &visitor_key(day, hour, r.client, r.agent),
-                1,
-            );
+            self.visitors
+                .push(visitor_key(day, hour, r.client, r.agent));
         }
         let t = &mut self.tables;
         add(&mut t[T_CLIENTS], r.client, 1);
@@ -532,6 +647,11 @@ impl Summary {
     pub fn ranked(&self, n: usize, exts: &[String]) -> SummaryTop {
         let mut fold = SummaryFold::new(n, exts);
         for i in 0..SUMMARY_TABLES {
+            if i == T_VISITORS {
+                for (k, c) in self.visitors.counts() {
+                    fold.entry(i, &k.to_be_bytes(), c);
+                }
+            }
             for (k, c) in self.entries(i) {
                 fold.entry(i, k, c);
             }
@@ -583,6 +703,7 @@ impl LineReport for Summary {
             e[3] = e[3].max(v[3]);
         }
         self.requests = big;
+        self.visitors.merge(o.visitors);
     }
 
     fn max_line(c: &SummaryConfig) -> usize {
@@ -643,14 +764,13 @@ impl<'e> SummaryFold<'e> {
     pub fn entry(&mut self, table: usize, k: &[u8], c: u64) {
         match table {
             T_VISITORS => {
-                if let (Ok(d), Some(&h), Ok(v)) = (
-                    <[u8; 4]>::try_from(&k[..4.min(k.len())]),
-                    k.get(4),
-                    <[u8; 16]>::try_from(k.get(5..).unwrap_or(&[])),
-                ) {
-                    let day = u32::from_be_bytes(d);
-                    self.visitor_days.insert((day, u128::from_be_bytes(v)));
-                    *self.visitors_by_hour.entry((day, h)).or_insert(0) += 1;
+                if let Ok(b) = <[u8; 16]>::try_from(k) {
+                    let v = u128::from_be_bytes(b);
+                    let day = (v >> 96) as u32;
+                    let hour = (v >> 88) as u8;
+                    // The visitor on that day: the key without its hour.
+                    self.visitor_days.insert((day, v & ((1u128 << 88) - 1)));
+                    *self.visitors_by_hour.entry((day, hour)).or_insert(0) += 1;
                 }
                 return;
             }

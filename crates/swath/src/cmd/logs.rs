@@ -143,40 +143,49 @@ pub struct SummaryArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Also write a self-contained HTML report (charts included) to OUT.
-    #[arg(long, value_name = "OUT")]
+    #[arg(long, help_heading = "Report options", value_name = "OUT")]
     pub html: Option<PathBuf>,
     /// Keep reading the logs as they grow (as `tail -F`, through rotation and truncation)
     /// and rewrite the --html page every SECONDS; the page reloads itself. Runs until
     /// interrupted.
-    #[arg(long, value_name = "SECONDS", requires = "html", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, help_heading = "Report options", value_name = "SECONDS", requires = "html", value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub follow: Option<u64>,
     /// Print the report as CSV (one row per panel row) instead of text.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, help_heading = "Report options", conflicts_with = "json")]
     pub csv: bool,
     /// The log format: auto (recognised from the first lines), combined, common,
     /// vhost_combined, w3c (IIS), cloudfront, elb, alb, json (Caddy and other JSON lines),
     /// or an Apache LogFormat string ('%h %l %u %t "%r" %>s %b') or nginx log_format string
     /// ('$remote_addr - $remote_user [$time_local] "$request" $status ...').
-    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    #[arg(
+        long,
+        help_heading = "Report options",
+        value_name = "FORMAT",
+        default_value = "auto"
+    )]
     pub format: String,
     /// Leave out requests from this address or CIDR range (repeatable: 10.0.0.0/8, ::1).
-    #[arg(long = "exclude-ip", value_name = "IP[/BITS]", value_parser = parse_net)]
+    #[arg(help_heading = "Report options", long = "exclude-ip", value_name = "IP[/BITS]", value_parser = parse_net)]
     pub exclude_ip: Vec<swath_ops::summary::Net>,
     /// Leave out requests from crawlers and bots (by their user agent).
-    #[arg(long)]
+    #[arg(long, help_heading = "Report options")]
     pub ignore_crawlers: bool,
     /// Leave out requests before this time (YYYY-MM-DD[THH:MM:SS], in the log's time).
-    #[arg(long, value_name = "TIME", value_parser = parse_since)]
+    #[arg(long, help_heading = "Report options", value_name = "TIME", value_parser = parse_since)]
     pub since: Option<u64>,
     /// Leave out requests after this time (a day or hour alone includes all of it).
-    #[arg(long, value_name = "TIME", value_parser = parse_until)]
+    #[arg(long, help_heading = "Report options", value_name = "TIME", value_parser = parse_until)]
     pub until: Option<u64>,
     /// Leave out requests with this status code (repeatable, or comma-separated).
-    #[arg(long = "ignore-status", value_name = "CODE", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(100..1000))]
+    #[arg(help_heading = "Report options", long = "ignore-status", value_name = "CODE", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(100..1000))]
     pub ignore_status: Vec<u16>,
     /// Also count paths ending in .EXT as static files (repeatable; css, js, png, jpg and
     /// about sixty others already are).
-    #[arg(long = "static-file", value_name = "EXT")]
+    #[arg(
+        help_heading = "Report options",
+        long = "static-file",
+        value_name = "EXT"
+    )]
     pub static_file: Vec<String>,
     #[command(flatten)]
     pub partial: PartialArgs,
