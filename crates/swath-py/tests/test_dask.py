@@ -240,3 +240,43 @@ def test_a_file_changed_between_calls_is_read_again(chdir_logs, cli, client, tmp
     assert out_a != out_b
     assert sd.wf2(str(log), client=client).bytes() == out_b
     assert first.bytes() == out_a
+
+
+def _w3c_log(lines):
+    """An IIS (W3C extended) log of `lines` requests, its `#Fields:` line at the top."""
+    head = (
+        "#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n"
+        "#Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip "
+        "cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken\n"
+    )
+    rows = []
+    for i in range(lines):
+        rows.append(
+            f"2024-03-0{1 + i % 3} {i % 24:02}:15:30 10.0.0.1 GET /p{i % 17}.html - 443 - "
+            f"192.0.2.{i % 50} Mozilla/5.0+(X11;+Linux+x86_64) - {[200, 404, 302][i % 3]} 0 0 {i % 90}\n"
+        )
+    return head + "".join(rows)
+
+
+def test_other_formats_cut_anywhere_equal_the_cli(cli, client, tmp_path):
+    """A W3C log and a JSON-lines log, cut into pieces that mostly lack the `#Fields:`
+    line: each piece reads the format from its file's first lines, so the merged report
+    equals the CLI's, times by request included."""
+    import json
+
+    (tmp_path / "iis.log").write_text(_w3c_log(3000))
+    caddy = "".join(
+        json.dumps({"ts": 1709633730 + i * 61, "status": [200, 404][i % 2], "size": i,
+                    "duration": (i % 7) / 1000, "request": {"remote_ip": f"198.51.100.{i % 9}",
+                    "method": "GET", "uri": f"/x{i % 11}", "proto": "HTTP/2.0", "host": "h"}}) + "\n"
+        for i in range(3000)
+    )
+    (tmp_path / "caddy.log").write_text(caddy)
+    for name in ["iis.log", "caddy.log"]:
+        path = str(tmp_path / name)
+        out, err, status = cli("logs", "summary", "--json", path)
+        assert status == 0, err
+        want = json.loads(out)
+        assert want["general"]["lines_failed"] == 0 and want["general"]["requests"] == 3000
+        got = sd.summary([path], client=client, blocksize="20KiB").json()
+        assert got == want, name
