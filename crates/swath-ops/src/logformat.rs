@@ -192,6 +192,16 @@ impl Format {
     }
 }
 
+/// Method, URI and protocol of a summary's request key (`METHOD URI PROTOCOL`, built
+/// with both spaces even when the method or protocol is empty): the method up to the
+/// first space, the protocol after the last, the URI (spaces and all) between.
+pub fn split_key(key: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    match (memchr::memchr(b' ', key), memchr::memrchr(b' ', key)) {
+        (Some(a), Some(b)) if a < b => (&key[..a], &key[a + 1..b], &key[b + 1..]),
+        _ => (b"", key, b""),
+    }
+}
+
 /// Method, URI and protocol of a request line (`GET /a HTTP/1.1`); a line without spaces
 /// is all URI.
 #[inline]
@@ -214,7 +224,13 @@ fn digits(s: &[u8]) -> Option<u64> {
 }
 
 fn make_stamp(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64) -> Option<Stamp> {
-    ((1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && s < 61)
+    // Years of four digits only: a stamp is YYYYMMDDhhmmss.
+    ((1..=9999).contains(&y)
+        && (1..=12).contains(&mo)
+        && (1..=31).contains(&d)
+        && h < 24
+        && mi < 60
+        && s < 61)
         .then(|| ((((y * 100 + mo) * 100 + d) * 100 + h) * 100 + mi) * 100 + s)
 }
 
@@ -257,7 +273,12 @@ pub fn iso_stamp(t: &[u8]) -> Option<Stamp> {
 /// The UTC stamp of a Unix time in seconds (a fraction allowed: `1646861401.5241024`).
 pub fn unix_stamp(t: &[u8]) -> Option<Stamp> {
     let whole = t.split(|&b| b == b'.').next()?;
-    let secs = digits(whole)?;
+    let mut secs = digits(whole)?;
+    // Milliseconds, microseconds or nanoseconds since the epoch (as many JSON loggers
+    // write them): a number of seconds past the year 5138 is read as one of those.
+    while secs > 99_999_999_999 {
+        secs /= 1000;
+    }
     let days = (secs / 86_400) as i64;
     let rest = secs % 86_400;
     // Civil date from days since 1970-01-01 (proleptic Gregorian).
@@ -583,9 +604,11 @@ impl Template {
                         Field::Vhost => r.vhost = v,
                         Field::Client => r.client = v,
                         Field::User => r.user = v,
-                        Field::TimeBracketed | Field::TimeLocal => r.stamp = Some(apache_stamp(v)?),
-                        Field::TimeIso => r.stamp = Some(iso_stamp(v)?),
-                        Field::TimeUnix => r.stamp = Some(unix_stamp(v)?),
+                        // A time that cannot be read leaves the request without one, as
+                        // the built-in combined parser does.
+                        Field::TimeBracketed | Field::TimeLocal => r.stamp = apache_stamp(v),
+                        Field::TimeIso => r.stamp = iso_stamp(v),
+                        Field::TimeUnix => r.stamp = unix_stamp(v),
                         Field::Request => {
                             (r.method, r.uri, r.protocol) = split_request(v);
                         }
@@ -610,10 +633,15 @@ impl Template {
         if at != line.len() {
             return None;
         }
-        // A query logged on its own (`%U%q`) follows its path in the line: one slice.
-        if !query.is_empty() && r.uri.as_ptr_range().end == query.as_ptr() {
+        // A query logged on its own follows its path in the line (`%U%q`, or nginx's
+        // `$uri?$args`): one slice, path, `?` and query.
+        if !query.is_empty() && !r.uri.is_empty() {
             let start = r.uri.as_ptr() as usize - line.as_ptr() as usize;
-            r.uri = &line[start..start + r.uri.len() + query.len()];
+            let end = start + r.uri.len();
+            let q = query.as_ptr() as usize - line.as_ptr() as usize;
+            if q == end || (q == end + 1 && line[end] == b'?') {
+                r.uri = &line[start..q + query.len()];
+            }
         }
         Some(r)
     }
@@ -898,7 +926,7 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
     };
     let times: Option<u64> = (4..7)
         .map(|k| seconds_micros(v[k + o]))
-        .try_fold(0u64, |a, t| Some(a + t?));
+        .try_fold(0u64, |a, t| a.checked_add(t?));
     let request = unquote(v[11 + o]);
     if !v[11 + o].starts_with(b"\"") {
         return Outcome::Malformed;
@@ -1045,7 +1073,9 @@ fn parse_json(line: &[u8], f: impl FnOnce(&Record<'_>)) -> Outcome {
     let micros = if let Some(d) = json_u64(at(&["Duration"])) {
         Some(d / 1000)
     } else {
-        json_seconds(at(&["duration", "request_time", "elapsed"])).map(|s| (s * 1e6) as u64)
+        json_seconds(at(&["duration", "request_time", "elapsed"]))
+            .filter(|s| *s >= 0.0 && s.is_finite())
+            .map(|s| (s * 1e6) as u64)
     };
     let client = json_text(at(&[
         "request.client_ip",
@@ -1284,6 +1314,59 @@ mod tests {
         assert_eq!(
             caddy.unwrap(),
             "localhost|127.0.0.1||Some(20220309213001)|GET|/|HTTP/2.0|200|10900||curl/7.82.0|Some(929)"
+        );
+    }
+
+    /// What a review found: overflowing times, a query after `?`, a time that cannot be
+    /// read, a negative duration, a URI with spaces.
+    #[test]
+    fn hostile_and_odd_fields() {
+        assert_eq!(
+            unix_stamp(b"1709633730123"),
+            Some(20240305101530),
+            "milliseconds"
+        );
+        assert_eq!(
+            unix_stamp(b"1709633730123456789"),
+            Some(20240305101530),
+            "nanoseconds"
+        );
+        assert!(unix_stamp(b"9999999999999999999").is_some_and(|s| stamp_day(s) < 99991231));
+        let elb = br#"2015-05-13T23:39:43.945958Z lb 1.2.3.4:1 10.0.0.1:80 18446744073709.0 18446744073709.0 0.0 200 200 0 29 "GET http://h/ HTTP/1.1" "curl" - -"#;
+        assert!(
+            one(&Format::Elb, elb).unwrap().ends_with("|None"),
+            "times that overflow are no time"
+        );
+        let nginx = Format::named(
+            r#"$remote_addr "$request_method $uri?$args $server_protocol" $status"#,
+            b"",
+        )
+        .unwrap();
+        assert_eq!(
+            one(&nginx, br#"1.2.3.4 "GET /a?b=1 HTTP/1.1" 200"#)
+                .unwrap()
+                .split('|')
+                .nth(5),
+            Some("/a?b=1")
+        );
+        let apache = Format::named(r#"%h %l %u %t "%r" %>s %b"#, b"").unwrap();
+        for bad_time in [
+            &br#"h - - [10/Oct/2000:13:55:3x -0700] "GET / HTTP/1.1" 200 5"#[..],
+            br#"h - - [garbage] "GET / HTTP/1.1" 200 5"#,
+        ] {
+            let (a, b) = (one(&apache, bad_time), one(&Format::Combined, bad_time));
+            assert!(a.is_some() && a == b, "{a:?} {b:?}");
+        }
+        let j = one(
+            &Format::Json,
+            br#"{"status":200,"uri":"/c d e","duration":-1}"#,
+        )
+        .unwrap();
+        assert!(j.ends_with("|None") && j.contains("|/c d e|"), "{j}");
+        assert_eq!(split_key(b" /c d e "), (&b""[..], &b"/c d e"[..], &b""[..]));
+        assert_eq!(
+            split_key(b"GET /a HTTP/1.1"),
+            (&b"GET"[..], &b"/a"[..], &b"HTTP/1.1"[..])
         );
     }
 

@@ -777,7 +777,7 @@ impl TopN {
         TopN {
             n,
             distinct: 0,
-            kept: std::collections::BinaryHeap::with_capacity(n + 1),
+            kept: std::collections::BinaryHeap::with_capacity(n.min(1024) + 1),
         }
     }
 

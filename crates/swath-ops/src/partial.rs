@@ -260,20 +260,21 @@ pub struct SummaryTables {
     /// PROTOCOL`), 404s by request, requests by referrer, by user agent, bytes by request,
     /// visitors (see [`visitor_key`]), requests by virtual host, by remote user, time
     /// taken by request (microseconds, in all), longest time by request (merged by
-    /// maximum: see [`summary_list_max`]).
+    /// maximum: see [`summary_list_max`]), and bytes sent by client, by referrer, by user
+    /// agent, by virtual host, by remote user.
     pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
 /// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
 pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
 /// How many lists after the days a [`SummaryTables`] holds.
-pub const SUMMARY_TABLES: usize = 11;
+pub const SUMMARY_TABLES: usize = 16;
 
 /// Whether the summary's list `i` (0 is the first after the days) merges by maximum
 /// (the longest time by request) rather than by adding.
 #[inline]
 pub fn summary_list_max(i: usize) -> bool {
-    i == SUMMARY_TABLES - 1
+    i == 10
 }
 
 /// How the summary's list `i` merges two values.

@@ -162,7 +162,7 @@ pub fn default_static() -> Vec<String> {
 /// path (before `?` or `#`) ends in `.EXT` for one of `exts` (lower case, compared
 /// without case).
 pub fn is_static(request: &[u8], exts: &[String]) -> bool {
-    let (_, uri, _) = crate::logformat::split_request(request);
+    let (_, uri, _) = crate::logformat::split_key(request);
     let path = uri.split(|&b| b == b'?' || b == b'#').next().unwrap_or(uri);
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let Some(dot) = memchr::memrchr(b'.', name) else {
@@ -296,6 +296,9 @@ pub struct Summary {
     /// The [`SUMMARY_TABLES`] tables, in the order of [`crate::partial::SummaryTables`],
     /// but for the requests and their bytes, which are in `requests` (one lookup a line).
     pub tables: Vec<Table>,
+    /// Requests and bytes by client, referrer, user agent, virtual host and remote user
+    /// (the tables of [`PAIRED`], each hits and bytes in one entry: one lookup a line).
+    pub pairs: Vec<HashMap<crate::logs::Key, [u64; 2]>>,
     /// Requests by visitor and hour ([`visitor_key`]): the [`T_VISITORS`] table.
     pub visitors: Visitors,
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
@@ -424,6 +427,53 @@ pub const T_USERS: usize = 8;
 pub const T_TIME_SUM: usize = 9;
 /// Longest time taken by request (merged by maximum).
 pub const T_TIME_MAX: usize = 10;
+/// Bytes by client.
+pub const T_CLIENT_BYTES: usize = 11;
+/// Bytes by referrer.
+pub const T_REFERRER_BYTES: usize = 12;
+/// Bytes by user agent.
+pub const T_AGENT_BYTES: usize = 13;
+/// Bytes by virtual host.
+pub const T_VHOST_BYTES: usize = 14;
+/// Bytes by remote user.
+pub const T_USER_BYTES: usize = 15;
+
+/// The tables kept as (hits, bytes) in one entry ([`Summary::pairs`]): the hits table and
+/// the bytes table of each.
+const PAIRED: [(usize, usize); 5] = [
+    (T_CLIENTS, T_CLIENT_BYTES),
+    (T_REFERRERS, T_REFERRER_BYTES),
+    (T_AGENTS, T_AGENT_BYTES),
+    (T_VHOSTS, T_VHOST_BYTES),
+    (T_USERS, T_USER_BYTES),
+];
+
+/// Which pair and which of its values table `i` is, if it is one of [`PAIRED`].
+fn paired(i: usize) -> Option<(usize, usize)> {
+    PAIRED.iter().enumerate().find_map(|(p, &(h, b))| {
+        if i == h {
+            Some((p, 0))
+        } else if i == b {
+            Some((p, 1))
+        } else {
+            None
+        }
+    })
+}
+
+/// Adds a request of `bytes` to `key` in a (hits, bytes) table.
+#[inline]
+fn add_pair(t: &mut HashMap<crate::logs::Key, [u64; 2]>, key: &[u8], bytes: u64) {
+    match t.get_mut(&crate::logs::Probe(key)) {
+        Some(v) => {
+            v[0] += 1;
+            v[1] = v[1].saturating_add(bytes);
+        }
+        None => {
+            t.insert(crate::logs::Key::new(key), [1, bytes]);
+        }
+    }
+}
 
 impl Default for Summary {
     fn default() -> Self {
@@ -432,6 +482,7 @@ impl Default for Summary {
             days: HashMap::new(),
             tables: (0..SUMMARY_TABLES).map(|_| Table::default()).collect(),
             requests: HashMap::new(),
+            pairs: (0..PAIRED.len()).map(|_| HashMap::new()).collect(),
             visitors: Visitors::default(),
             key: Vec::new(),
             crawlers: HashMap::new(),
@@ -500,6 +551,11 @@ impl Summary {
         }
         for (i, (into, from)) in s.tables.iter_mut().zip(&t.tables).enumerate() {
             for (k, n) in from {
+                if let Some((p, j)) = paired(i) {
+                    let v = s.pairs[p].entry(crate::logs::Key::new(k)).or_insert([0; 2]);
+                    v[j] = v[j].saturating_add(*n);
+                    continue;
+                }
                 match i {
                     T_VISITORS => {
                         if let Ok(b) = <[u8; 16]>::try_from(&k[..]) {
@@ -521,6 +577,9 @@ impl Summary {
     /// Every key and value of table `i` (see [`SUMMARY_TABLES`]), in no order (but for the
     /// visitors, which are in [`Summary::visitors`]).
     pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
+        if let Some((p, j)) = paired(i) {
+            return Box::new(self.pairs[p].iter().map(move |(k, v)| (k.bytes(), v[j])));
+        }
         match i {
             T_REQUESTS | T_BYTES => {
                 let j = request_slot(i);
@@ -602,17 +661,16 @@ impl Summary {
                 .push(visitor_key(day, hour, r.client, r.agent));
         }
         let t = &mut self.tables;
-        add(&mut t[T_CLIENTS], r.client, 1);
+        let pairs = &mut self.pairs;
+        add_pair(&mut pairs[0], r.client, r.bytes);
+        // Both spaces always, so that a URI with spaces (JSON, W3C) splits back whole
+        // (`logformat::split_key`).
         self.key.clear();
-        if r.method.is_empty() && r.protocol.is_empty() {
-            self.key.extend_from_slice(r.uri);
-        } else {
-            self.key.extend_from_slice(r.method);
-            self.key.push(b' ');
-            self.key.extend_from_slice(r.uri);
-            self.key.push(b' ');
-            self.key.extend_from_slice(r.protocol);
-        }
+        self.key.extend_from_slice(r.method);
+        self.key.push(b' ');
+        self.key.extend_from_slice(r.uri);
+        self.key.push(b' ');
+        self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
         match self.requests.get_mut(&crate::logs::Probe(&self.key)) {
             Some(v) => {
@@ -629,17 +687,10 @@ impl Summary {
         if r.status == 404 {
             add(&mut t[T_NOT_FOUND], &self.key, 1);
         }
-        if !r.referrer.is_empty() && r.referrer != b"-" {
-            add(&mut t[T_REFERRERS], r.referrer, 1);
-        }
-        if !r.agent.is_empty() && r.agent != b"-" {
-            add(&mut t[T_AGENTS], r.agent, 1);
-        }
-        if !r.vhost.is_empty() && r.vhost != b"-" {
-            add(&mut t[T_VHOSTS], r.vhost, 1);
-        }
-        if !r.user.is_empty() && r.user != b"-" {
-            add(&mut t[T_USERS], r.user, 1);
+        for (p, field) in [(1, r.referrer), (2, r.agent), (3, r.vhost), (4, r.user)] {
+            if !field.is_empty() && field != b"-" {
+                add_pair(&mut pairs[p], field, r.bytes);
+            }
         }
     }
 
@@ -704,6 +755,19 @@ impl LineReport for Summary {
         }
         self.requests = big;
         self.visitors.merge(o.visitors);
+        for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
+            let (mut big, small) = if a.len() >= b.len() {
+                (std::mem::take(a), b)
+            } else {
+                (b, std::mem::take(a))
+            };
+            for (k, v) in small {
+                let e = big.entry(k).or_insert([0; 2]);
+                e[0] = e[0].saturating_add(v[0]);
+                e[1] = e[1].saturating_add(v[1]);
+            }
+            *a = big;
+        }
     }
 
     fn max_line(c: &SummaryConfig) -> usize {
@@ -722,13 +786,16 @@ pub struct SummaryFold<'e> {
     tops: Vec<TopN>,
     statics: TopN,
     static_hits: u64,
-    sites: HashMap<Vec<u8>, u64>,
-    browsers: HashMap<String, u64>,
-    browser_versions: HashMap<String, u64>,
-    systems: HashMap<String, u64>,
-    system_versions: HashMap<String, u64>,
-    crawlers: HashMap<String, u64>,
+    /// Hits and bytes by group: sites, browsers, browser versions, systems, system
+    /// versions, crawlers (the `G_*` indices).
+    groups: Vec<HashMap<Vec<u8>, [u64; 2]>>,
     crawler_hits: u64,
+    /// What each agent is, remembered from the agents' hits for their bytes (up to
+    /// [`AGENT_CACHE`] agents; past that they are read again).
+    agents: HashMap<Vec<u8>, Agent>,
+    /// The top rows' keys of each paired table ([`PAIRED`]), and their bytes.
+    wanted_pairs: Vec<hashbrown::HashSet<Vec<u8>>>,
+    pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     visitor_days: hashbrown::HashSet<(u32, u128)>,
     visitors_by_hour: HashMap<(u32, u8), u64>,
     wanted: hashbrown::HashSet<Vec<u8>>,
@@ -745,13 +812,13 @@ impl<'e> SummaryFold<'e> {
             tops: (0..SUMMARY_TABLES).map(|_| TopN::new(n)).collect(),
             statics: TopN::new(n),
             static_hits: 0,
-            sites: HashMap::new(),
-            browsers: HashMap::new(),
-            browser_versions: HashMap::new(),
-            systems: HashMap::new(),
-            system_versions: HashMap::new(),
-            crawlers: HashMap::new(),
+            groups: (0..6).map(|_| HashMap::new()).collect(),
             crawler_hits: 0,
+            agents: HashMap::new(),
+            wanted_pairs: (0..PAIRED.len())
+                .map(|_| hashbrown::HashSet::new())
+                .collect(),
+            pair_bytes: (0..PAIRED.len()).map(|_| Default::default()).collect(),
             visitor_days: hashbrown::HashSet::new(),
             visitors_by_hour: HashMap::new(),
             wanted: hashbrown::HashSet::new(),
@@ -775,7 +842,7 @@ impl<'e> SummaryFold<'e> {
                 return;
             }
             T_REQUESTS if is_static(k, self.exts) => {
-                self.static_hits += c;
+                self.static_hits = self.static_hits.saturating_add(c);
                 self.statics.add(k, c);
             }
             T_BYTES if self.wanted.contains(k) => {
@@ -792,28 +859,71 @@ impl<'e> SummaryFold<'e> {
                 }
                 return;
             }
-            T_REFERRERS => {
-                *self.sites.entry(site(k).to_vec()).or_insert(0) += c;
-            }
+            T_REFERRERS => self.group(G_SITES, site(k), 0, c),
             T_AGENTS => {
                 let a = agent(k);
                 if a.crawler {
-                    self.crawler_hits += c;
-                    *self.crawlers.entry(a.browser.clone()).or_insert(0) += c;
+                    self.crawler_hits = self.crawler_hits.saturating_add(c);
                 }
-                *self.browsers.entry(a.browser).or_insert(0) += c;
-                *self.browser_versions.entry(a.browser_version).or_insert(0) += c;
-                *self.systems.entry(a.os).or_insert(0) += c;
-                *self.system_versions.entry(a.os_version).or_insert(0) += c;
+                self.agent_groups(&a, 0, c);
+                if self.agents.len() < AGENT_CACHE {
+                    self.agents.insert(k.to_vec(), a);
+                }
+            }
+            T_CLIENT_BYTES | T_REFERRER_BYTES | T_AGENT_BYTES | T_VHOST_BYTES | T_USER_BYTES => {
+                if table == T_REFERRER_BYTES {
+                    self.group(G_SITES, site(k), 1, c);
+                }
+                if table == T_AGENT_BYTES {
+                    let a = self.agents.get(k).cloned().unwrap_or_else(|| agent(k));
+                    self.agent_groups(&a, 1, c);
+                }
+                if let Some((p, _)) = paired(table) {
+                    if self.wanted_pairs[p].contains(k) {
+                        self.pair_bytes[p].insert(k.to_vec(), c);
+                    }
+                }
+                return;
             }
             _ => {}
         }
         self.tops[table].add(k, c);
     }
 
+    /// Adds `c` to value `j` (hits 0, bytes 1) of `key` in group `g`.
+    fn group(&mut self, g: usize, key: &[u8], j: usize, c: u64) {
+        if let Some(v) = self.groups[g].get_mut(key) {
+            v[j] = v[j].saturating_add(c);
+        } else {
+            let mut v = [0; 2];
+            v[j] = c;
+            self.groups[g].insert(key.to_vec(), v);
+        }
+    }
+
+    /// Adds `c` to value `j` of an agent's browser, browser version, system, system
+    /// version (and crawler).
+    fn agent_groups(&mut self, a: &Agent, j: usize, c: u64) {
+        if a.crawler {
+            self.group(G_CRAWLERS, a.browser.as_bytes(), j, c);
+        }
+        self.group(G_BROWSERS, a.browser.as_bytes(), j, c);
+        self.group(G_BROWSER_VERSIONS, a.browser_version.as_bytes(), j, c);
+        self.group(G_SYSTEMS, a.os.as_bytes(), j, c);
+        self.group(G_SYSTEM_VERSIONS, a.os_version.as_bytes(), j, c);
+    }
+
     /// The end of table `table`'s keys. After the requests and the 404s, the rows they
-    /// keep (and the static files') are the keys whose bytes the bytes table gives them.
+    /// keep (and the static files') are the keys whose bytes the bytes table gives them;
+    /// after the users, the rows the clients, referrers, agents, virtual hosts and users
+    /// keep are the keys whose bytes their bytes tables give them.
     pub fn end_table(&mut self, table: usize) {
+        if table == T_USERS {
+            for (p, &(hits, _)) in PAIRED.iter().enumerate() {
+                let keys: Vec<Vec<u8>> = self.tops[hits].keys().map(<[u8]>::to_vec).collect();
+                self.wanted_pairs[p].extend(keys);
+            }
+        }
         if table == T_NOT_FOUND {
             for t in [
                 &self.tops[T_REQUESTS],
@@ -828,25 +938,30 @@ impl<'e> SummaryFold<'e> {
     /// The panels, with the numbers and the days.
     pub fn finish(self, numbers: &[u64], days: Vec<(u32, u64)>) -> SummaryTop {
         let n = self.n;
-        let rank = |m: HashMap<String, u64>| {
-            let t: Table = m
-                .into_iter()
-                .map(|(k, v)| (crate::logs::Key::new(k.as_bytes()), v))
+        let mut groups = self.groups.into_iter();
+        let mut group_bytes = Vec::new();
+        let mut rank = |rows: usize| {
+            let g = groups.next().unwrap_or_default();
+            let t: Table = g
+                .iter()
+                .filter(|(_, v)| v[0] > 0)
+                .map(|(k, v)| (crate::logs::Key::new(k), v[0]))
                 .collect();
-            Ranking::of(&t, n)
-        };
-        let rank_all = |m: HashMap<String, u64>| {
-            let t: Table = m
-                .into_iter()
-                .map(|(k, v)| (crate::logs::Key::new(k.as_bytes()), v))
+            let ranking = Ranking::of(&t, rows);
+            let kept: std::collections::BTreeMap<Vec<u8>, u64> = ranking
+                .top
+                .iter()
+                .map(|(k, _)| (k.clone(), g.get(k).map_or(0, |v| v[1])))
                 .collect();
-            Ranking::of(&t, usize::MAX)
+            group_bytes.push(kept);
+            ranking
         };
-        let sites: Table = self
-            .sites
-            .into_iter()
-            .map(|(k, v)| (crate::logs::Key::new(&k), v))
-            .collect();
+        let referring_sites = rank(n);
+        let browsers = rank(usize::MAX);
+        let browser_versions = rank(n);
+        let systems = rank(usize::MAX);
+        let system_versions = rank(n);
+        let crawlers = rank(n);
         let mut per_day: HashMap<u32, u64> = HashMap::new();
         for (d, _) in &self.visitor_days {
             *per_day.entry(*d).or_insert(0) += 1;
@@ -880,12 +995,14 @@ impl<'e> SummaryFold<'e> {
             visitors_by_hour,
             static_files: self.statics.finish(),
             static_hits: self.static_hits,
-            referring_sites: Ranking::of(&sites, n),
-            browsers: rank_all(self.browsers),
-            browser_versions: rank(self.browser_versions),
-            systems: rank_all(self.systems),
-            system_versions: rank(self.system_versions),
-            crawlers: rank(self.crawlers),
+            referring_sites,
+            browsers,
+            browser_versions,
+            systems,
+            system_versions,
+            crawlers,
+            group_bytes,
+            pair_bytes: self.pair_bytes,
             crawler_hits: self.crawler_hits,
             bytes_of: self.bytes_of,
             times_of: self.times_of,
@@ -958,7 +1075,28 @@ pub struct SummaryTop {
     pub bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
     /// Time taken in all and longest (microseconds) for those requests, when logged.
     pub times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
+    /// Bytes of the rows kept of the referring sites, browsers, browser versions,
+    /// systems, system versions and crawlers (the `G_*` indices).
+    pub group_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
+    /// Bytes of the rows kept of the clients, referrers, agents, virtual hosts and users.
+    pub pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
 }
+
+/// Index of the referring sites among [`SummaryTop::group_bytes`].
+pub const G_SITES: usize = 0;
+/// Browsers.
+pub const G_BROWSERS: usize = 1;
+/// Browser versions.
+pub const G_BROWSER_VERSIONS: usize = 2;
+/// Operating systems.
+pub const G_SYSTEMS: usize = 3;
+/// Operating system versions.
+pub const G_SYSTEM_VERSIONS: usize = 4;
+/// Crawlers.
+pub const G_CRAWLERS: usize = 5;
+
+/// How many agents a fold remembers between the agents' hits and their bytes.
+const AGENT_CACHE: usize = 200_000;
 
 impl SummaryTop {
     /// Requests counted.

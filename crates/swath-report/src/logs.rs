@@ -145,8 +145,9 @@ pub fn summary_options(
     statics: &[String],
 ) -> Vec<u8> {
     format!(
-        "logs summary\ntop={top}\nmax-line={}\nformat={}\n{}\nstatic={}",
+        "logs summary\ntop={top}\nmax-line={}\nformat-name={}\nformat={}\n{}\nstatic={}",
         config.max_line,
+        config.format.name(),
         config.format.spec().replace('\n', " "),
         config.filter.spec(),
         statics.join(",")
@@ -321,6 +322,10 @@ pub fn log_format(
         }
         match swath_ops::logformat::detect(head) {
             Some(d) => Ok((d.format.clone(), Some(d))),
+            // A W3C log of its headers only (a fresh IIS log): its fields say what it is.
+            None if swath_ops::logformat::W3c::from_head(head).is_some() => {
+                swath_ops::logformat::Format::named("w3c", head).map(|f| (f, None))
+            }
             None if head.iter().all(u8::is_ascii_whitespace) => {
                 Ok((swath_ops::logformat::Format::Combined, None))
             }

@@ -128,9 +128,8 @@ pub fn report(
                         .collect()
                 })
                 .unwrap_or_else(swath_ops::summary::default_static);
-            let format = crate::logs::partial_option(&merged.options, "format")
-                .map(|f| f.split(' ').next().unwrap_or("").to_string())
-                .unwrap_or_default();
+            let format =
+                crate::logs::partial_option(&merged.options, "format-name").unwrap_or_default();
             let s = swath_ops::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
             let value = crate::summary::model(&s, &format);
             let text = if json {

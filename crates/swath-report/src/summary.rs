@@ -17,6 +17,9 @@ use swath_ops::partial::{
     N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
     N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
 };
+use swath_ops::summary::{
+    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS,
+};
 
 use crate::logs::json_for_script;
 use crate::text::shown;
@@ -35,6 +38,21 @@ pub struct PageInfo {
     pub parse_seconds: f64,
     /// With `--follow`: the page reloads itself every this many seconds.
     pub refresh: Option<u64>,
+}
+
+/// Days since 1970-01-01 of a day `YYYYMMDD` (proleptic Gregorian).
+fn civil_days(d: u32) -> i64 {
+    let (y, m, day) = (
+        i64::from(d / 10000),
+        i64::from(d / 100 % 100),
+        i64::from(d % 100),
+    );
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 fn day_text(d: u32) -> String {
@@ -89,12 +107,31 @@ fn panel(
     p
 }
 
-/// A panel of keys with hits and the hits' share of `total`.
-fn hits_panel(id: &str, title: &str, key: &str, r: &Ranking, total: u64, chart: bool) -> Value {
+type Bytes<'a> = Option<(&'a std::collections::BTreeMap<Vec<u8>, u64>, u64)>;
+
+/// A panel of keys with hits and the hits' share of `total`, and with `bytes` (the rows'
+/// bytes and all bytes) their bytes and share.
+fn hits_panel(
+    id: &str,
+    title: &str,
+    key: &str,
+    r: &Ranking,
+    total: u64,
+    chart: bool,
+    bytes: Bytes<'_>,
+) -> Value {
     let rows = r
         .top
         .iter()
-        .map(|(k, c)| json!({key: lossy(k), "hits": c, "hits_percent": percent(*c, total)}))
+        .map(|(k, c)| {
+            let mut row = json!({key: lossy(k), "hits": c, "hits_percent": percent(*c, total)});
+            if let Some((of, all)) = bytes {
+                let b = of.get(k).copied().unwrap_or(0);
+                row["bytes"] = b.into();
+                row["bytes_percent"] = percent(b, all);
+            }
+            row
+        })
         .collect();
     let key_title = match key {
         "os" => "Operating system",
@@ -102,11 +139,15 @@ fn hits_panel(id: &str, title: &str, key: &str, r: &Ranking, total: u64, chart: 
         "agent" => "User agent",
         k => &format!("{}{}", k[..1].to_ascii_uppercase(), &k[1..]),
     };
-    let columns = vec![
+    let mut columns = vec![
         col(key, key_title, "text"),
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
     ];
+    if bytes.is_some() {
+        columns.push(col("bytes", "Bytes", "bytes"));
+        columns.push(col("bytes_percent", "Bytes %", "percent"));
+    }
     panel(
         id,
         title,
@@ -117,37 +158,46 @@ fn hits_panel(id: &str, title: &str, key: &str, r: &Ranking, total: u64, chart: 
     )
 }
 
-/// A panel of requests (`METHOD URI PROTOCOL`) with hits and bytes.
-fn request_panel(
-    id: &str,
-    title: &str,
-    r: &Ranking,
-    bytes: &std::collections::BTreeMap<Vec<u8>, u64>,
-    total: u64,
-    total_bytes: u64,
-) -> Value {
+/// A panel of requests (`METHOD URI PROTOCOL`) with hits and bytes, and the time taken
+/// (average, longest, in all) when `timed`.
+fn request_panel(id: &str, title: &str, r: &Ranking, s: &SummaryTop, timed: bool) -> Value {
+    let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
         .top
         .iter()
         .map(|(k, c)| {
-            let (m, u, p) = swath_ops::logformat::split_request(k);
-            let b = bytes.get(k).copied().unwrap_or(0);
-            json!({
+            let (m, u, p) = swath_ops::logformat::split_key(k);
+            let b = s.bytes_of.get(k).copied().unwrap_or(0);
+            let mut row = json!({
                 "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),
                 "hits": c, "hits_percent": percent(*c, total),
                 "bytes": b, "bytes_percent": percent(b, total_bytes),
-            })
+            });
+            if timed {
+                let (sum, max) = s.times_of.get(k).copied().unwrap_or((0, 0));
+                row["time_avg_us"] = (sum / (*c).max(1)).into();
+                row["time_max_us"] = max.into();
+                row["time_total_us"] = sum.into();
+            }
+            row
         })
         .collect();
-    let columns = vec![
+    let mut columns = vec![
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
         col("bytes", "Bytes", "bytes"),
         col("bytes_percent", "Bytes %", "percent"),
+    ];
+    if timed {
+        columns.push(col("time_avg_us", "Avg. time", "micros"));
+        columns.push(col("time_max_us", "Max. time", "micros"));
+        columns.push(col("time_total_us", "Cum. time", "micros"));
+    }
+    columns.extend([
         col("method", "Method", "text"),
         col("protocol", "Protocol", "text"),
         col("uri", "Request", "text"),
-    ];
+    ]);
     panel(id, title, r.distinct, columns, rows, None)
 }
 
@@ -170,7 +220,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         "format": format,
         "first": stamp_text(n[N_FIRST]),
         "last": stamp_text(n[N_LAST]),
-        "lines_valid": requests + n[N_FILTERED],
+        "lines_valid": requests.saturating_add(n[N_FILTERED]),
         "lines_failed": n[N_MALFORMED],
         "filtered": n[N_FILTERED],
         "requests": requests,
@@ -214,7 +264,13 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         day_rows,
         Some(("day", "visitors")),
     ));
-    if s.days.len() <= 2 && !s.visitors_by_hour.is_empty() {
+    // By hour too when the log spans less than two days (its days are one, or two in a
+    // row).
+    let span_days = match (s.days.first(), s.days.last()) {
+        (Some(a), Some(b)) => civil_days(b.0) - civil_days(a.0),
+        _ => i64::MAX,
+    };
+    if span_days <= 1 && !s.visitors_by_hour.is_empty() {
         let rows: Vec<Value> = s
             .visitors_by_hour
             .iter()
@@ -232,30 +288,27 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             Some(("hour", "visitors")),
         ));
     }
-    let bytes_of = &s.bytes_of;
+    let timed = n[N_TIMED] > 0;
     panels.push(request_panel(
         "requests",
         "Requested files",
         &s.requests,
-        bytes_of,
-        requests,
-        bytes,
+        s,
+        timed,
     ));
     panels.push(request_panel(
         "static",
         "Static files",
         &s.static_files,
-        bytes_of,
-        requests,
-        bytes,
+        s,
+        timed,
     ));
     panels.push(request_panel(
         "not_found",
         "Not found (404)",
         &s.not_found,
-        bytes_of,
-        requests,
-        bytes,
+        s,
+        timed,
     ));
     panels.push(hits_panel(
         "hosts",
@@ -264,6 +317,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.clients,
         requests,
         true,
+        Some((&s.pair_bytes[0], bytes)),
     ));
     panels.push(hits_panel(
         "os",
@@ -272,6 +326,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.systems,
         requests,
         true,
+        Some((&s.group_bytes[G_SYSTEMS], bytes)),
     ));
     panels.push(hits_panel(
         "os_versions",
@@ -280,6 +335,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.system_versions,
         requests,
         false,
+        Some((&s.group_bytes[G_SYSTEM_VERSIONS], bytes)),
     ));
     panels.push(hits_panel(
         "browsers",
@@ -288,6 +344,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.browsers,
         requests,
         true,
+        Some((&s.group_bytes[G_BROWSERS], bytes)),
     ));
     panels.push(hits_panel(
         "browser_versions",
@@ -296,6 +353,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.browser_versions,
         requests,
         false,
+        Some((&s.group_bytes[G_BROWSER_VERSIONS], bytes)),
     ));
     panels.push(hits_panel(
         "crawlers",
@@ -304,6 +362,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.crawlers,
         requests,
         false,
+        Some((&s.group_bytes[G_CRAWLERS], bytes)),
     ));
     let hour_rows: Vec<Value> = (0..24)
         .map(|h| {
@@ -330,6 +389,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.referring_sites,
         requests,
         false,
+        Some((&s.group_bytes[G_SITES], bytes)),
     ));
     panels.push(hits_panel(
         "referrers",
@@ -338,6 +398,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.referrers,
         requests,
         false,
+        Some((&s.pair_bytes[1], bytes)),
     ));
     let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
@@ -396,6 +457,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             &s.vhosts,
             requests,
             true,
+            Some((&s.pair_bytes[3], bytes)),
         ));
     }
     if s.users.distinct > 0 {
@@ -406,6 +468,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             &s.users,
             requests,
             false,
+            Some((&s.pair_bytes[4], bytes)),
         ));
     }
     panels.push(hits_panel(
@@ -415,6 +478,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         &s.agents,
         requests,
         false,
+        Some((&s.pair_bytes[2], bytes)),
     ));
     let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
         let last_used = (0..width).rev().find(|&k| n[first + k] > 0);
@@ -996,6 +1060,14 @@ th{{cursor:pointer;user-select:none;white-space:nowrap}} th[aria-sort=ascending]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_count_from_1970() {
+        assert_eq!(civil_days(19700101), 0);
+        assert_eq!(civil_days(20000301) - civil_days(20000228), 2);
+        assert_eq!(civil_days(20240101) - civil_days(20231231), 1);
+        assert_eq!(civil_days(20240306), 19788);
+    }
 
     #[test]
     fn numbers_and_axes() {

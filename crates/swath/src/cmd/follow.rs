@@ -111,9 +111,12 @@ fn last_line_end(f: &File, from: u64, size: u64) -> io::Result<u64> {
 
 /// Follows `files` forever, writing the page of their summary to `out` every `every`.
 /// Returns only on an error (a log that cannot be read, a page that cannot be written).
+/// With `pending` (the format to be recognised, and no log had a line yet), nothing is read
+/// until a log has lines to recognise it by.
 pub(crate) fn follow(
     files: &[PathBuf],
     config: &SummaryConfig,
+    pending: bool,
     every: Duration,
     out: &Path,
     how: &crate::cmd::logs::Output<'_>,
@@ -149,11 +152,30 @@ pub(crate) fn follow(
         .collect();
     let mut s = Summary::default();
     let started = Instant::now();
+    let mut config = config.clone();
+    let mut pending = pending;
     loop {
         let round = Instant::now();
-        for t in &mut tails {
-            t.poll(config, &mut s)
-                .with_context(|| format!("{}", t.path.display()))?;
+        if pending {
+            // The first log with a line gives the format.
+            let head = files
+                .iter()
+                .filter_map(|f| swath_engine::Input::open(f).ok())
+                .map(|i| swath_report::logs::head(&i))
+                .find(|h| !h.iter().all(u8::is_ascii_whitespace));
+            if let Some(head) = head {
+                let (format, _) = swath_report::logs::log_format("auto", &head)
+                    .map_err(anyhow::Error::msg)
+                    .context(files[0].display().to_string())?;
+                config.format = format;
+                pending = false;
+            }
+        }
+        if !pending {
+            for t in &mut tails {
+                t.poll(&config, &mut s)
+                    .with_context(|| format!("{}", t.path.display()))?;
+            }
         }
         let info = swath_report::summary::PageInfo {
             inputs: tails
@@ -165,7 +187,7 @@ pub(crate) fn follow(
             refresh: Some(every.as_secs().max(1)),
         };
         let ranked = s.ranked(how.top, how.statics);
-        let model = swath_report::summary::model(&ranked, how.format);
+        let model = swath_report::summary::model(&ranked, config.format.name());
         let page = swath_report::summary::html(&model, Some(&info));
         let o = swath_engine::AtomicOutput::create(out)?;
         o.file()

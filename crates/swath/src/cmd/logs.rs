@@ -573,9 +573,19 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             statics: &statics,
             format: config.format.name(),
         };
+        // No log has a line yet: the format is recognised when one has.
+        let pending = a.format == "auto"
+            && a.common.files.iter().all(|f| {
+                Input::open(f).map_or(true, |i| {
+                    swath_report::logs::head(&i)
+                        .iter()
+                        .all(u8::is_ascii_whitespace)
+                })
+            });
         let followed = crate::cmd::follow::follow(
             &a.common.files,
             &config,
+            pending,
             std::time::Duration::from_secs(secs),
             out,
             &how,

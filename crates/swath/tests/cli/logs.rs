@@ -1515,21 +1515,21 @@ fn summary_counts_every_format() {
     );
     assert_eq!(
         rows("hosts")[0],
-        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0})
+        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0, "bytes": 100, "bytes_percent": 93.46})
     );
     assert_eq!(
         rows("referrers"),
-        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0}])
+        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("referring_sites"),
-        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0}])
+        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("agents"),
         serde_json::json!([
-            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0},
-            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0}
+            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0},
+            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0, "bytes": 7, "bytes_percent": 6.54}
         ])
     );
     assert_eq!(
@@ -1539,7 +1539,7 @@ fn summary_counts_every_format() {
     );
     assert_eq!(
         rows("users"),
-        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0}])
+        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(panel("sizes")["distinct"], 8, "0 B up to 64-127 B");
     for extra in [
@@ -2227,9 +2227,41 @@ fn every_format_is_recognised_and_counted_by_hand() {
             failures.fail(format!("{name}: days {days}"));
         }
         let browsers = panel_rows(&v, "browsers");
-        if browsers[0] != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0})
+        if browsers[0]
+            != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
         {
             failures.fail(format!("{name}: browsers {browsers}"));
+        }
+        let hosts = panel_rows(&v, "hosts");
+        if hosts[0]
+            != serde_json::json!({"host": "192.0.2.10", "hits": 2, "hits_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
+        {
+            failures.fail(format!("{name}: hosts {hosts}"));
+        }
+        // The time taken by request, where the format logs it: IIS in milliseconds, the
+        // others in seconds (/index.html: 15 ms; 0.001048+0.000073+0.000057 s; 0.001+0.002
+        // s; 0.002 s; 0.000929675 s).
+        let want_time = match name {
+            "w3c" => Some(15_000),
+            "elb" => Some(1_178),
+            "alb" => Some(3_000),
+            "cloudfront" => Some(2_000),
+            "json" => Some(929),
+            _ => None,
+        };
+        let index = panel_rows(&v, "requests")
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uri"] == "/index.html")
+            .cloned()
+            .unwrap_or_default();
+        if index.get("time_avg_us").and_then(|t| t.as_u64()) != want_time
+            || index.get("time_max_us").and_then(|t| t.as_u64()) != want_time
+        {
+            failures.fail(format!(
+                "{name}: /index.html times {index}, expected {want_time:?}"
+            ));
         }
         if v["general"]["crawler_requests"] != 2 {
             failures.fail(format!(
@@ -2305,6 +2337,69 @@ fn custom_format_strings_read_the_log_as_the_built_in_format() {
         let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(got, want, "{f}");
     }
+    // Through a partial and swath merge, the format is still named `custom`.
+    let f = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#;
+    let o = swath(
+        &dir,
+        &[
+            "logs",
+            "summary",
+            "--format",
+            f,
+            "--emit-partial",
+            "c.p",
+            "c.log",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let merged = swath(&dir, &["merge", "--json", "c.p"]);
+    let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(merged, want);
+    // A top as large as a number can be: the rows there are, not memory for that many.
+    let o = swath(
+        &dir,
+        &[
+            "logs",
+            "summary",
+            "--json",
+            "--top",
+            "18446744073709551615",
+            "c.log",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A W3C log of its headers only is a W3C log with no requests.
+    dir.write("fresh.log", b"#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n#Date: 2024-03-05 00:00:00\n#Fields: date time c-ip cs-method cs-uri-stem sc-status sc-bytes\n");
+    let o = swath(&dir, &["logs", "summary", "--json", "fresh.log"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (
+            v["general"]["format"].as_str(),
+            v["general"]["requests"].as_u64()
+        ),
+        (Some("w3c"), Some(0))
+    );
+    // A URI with spaces (JSON, W3C) stays whole in the requests panel.
+    dir.write("spaces.json", b"{\"status\":200,\"uri\":\"/c d e\"}\n");
+    let o = swath(&dir, &["logs", "summary", "--json", "spaces.json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(panel_rows(&v, "requests")[0]["uri"], "/c d e");
     let out = swath(&dir, &["logs", "summary", "--format", "%h %t", "c.log"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -2456,6 +2551,43 @@ fn follow_rewrites_the_page_as_the_log_grows_and_rotates() {
     assert!(
         err.contains("swath logs: following f.log; 'f.html' rewritten every 1 s"),
         "{err}"
+    );
+    // A log with no line yet: the format is recognised when lines come.
+    dir.write("later.log", b"");
+    let mut child = Command::new(swath_bin())
+        .args([
+            "logs",
+            "summary",
+            "--follow",
+            "1",
+            "--html",
+            "later.html",
+            "later.log",
+        ])
+        .current_dir(dir.tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    append(
+        "later.log",
+        "{\"status\":200,\"uri\":\"/j\",\"ts\":1709633730}\n",
+    );
+    let mut json_seen = false;
+    for _ in 0..200 {
+        let page = std::fs::read_to_string(dir.path("later.html")).unwrap_or_default();
+        if page.contains("\"format\":\"json\"") && page.contains("\"requests\":1,") {
+            json_seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        json_seen,
+        "the JSON lines were not recognised once they came"
     );
     // Not with standard input, nor without a page.
     let o = swath(

@@ -141,6 +141,19 @@ fn html_report_with_hostile_fields_shows_every_panel_and_runs_no_script_from_the
         let sec = section(&dom, id);
         let rows = p["rows"].as_array().unwrap();
         assert_eq!(sec.matches("<tr").count(), rows.len() + 1, "{id}: {sec}");
+        // The page's own text (what a browser without JavaScript shows) has the table and
+        // the chart already: the script only sorts, pages and switches themes.
+        let source = section(&html, id);
+        assert_eq!(
+            source.matches("<tr").count(),
+            rows.len() + 1,
+            "{id} without JavaScript"
+        );
+        assert_eq!(
+            source.contains("<svg"),
+            sec.contains("<svg"),
+            "{id} without JavaScript"
+        );
         if p.get("chart").is_some() && !rows.is_empty() {
             assert!(sec.contains("<svg class=\"chart\""), "{id}: no chart");
             assert!(sec.contains("class=\"axis-title\""), "{id}: no axis title");
