@@ -158,9 +158,18 @@ fn hits_panel(
     )
 }
 
-/// A panel of requests (`METHOD URI PROTOCOL`) with hits and bytes, and the time taken
-/// (average, longest, in all) when `timed`.
-fn request_panel(id: &str, title: &str, r: &Ranking, s: &SummaryTop, timed: bool) -> Value {
+/// A panel of requests (`METHOD URI PROTOCOL`) with hits and, with `values`, bytes and
+/// the time taken (average, longest, in all) when `timed`. (The bytes and times are the
+/// request's over all its hits: the 404s panel, whose hits are some of them, has none.)
+fn request_panel(
+    id: &str,
+    title: &str,
+    r: &Ranking,
+    s: &SummaryTop,
+    values: bool,
+    timed: bool,
+) -> Value {
+    let timed = timed && values;
     let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
         .top
@@ -171,8 +180,11 @@ fn request_panel(id: &str, title: &str, r: &Ranking, s: &SummaryTop, timed: bool
             let mut row = json!({
                 "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),
                 "hits": c, "hits_percent": percent(*c, total),
-                "bytes": b, "bytes_percent": percent(b, total_bytes),
             });
+            if values {
+                row["bytes"] = b.into();
+                row["bytes_percent"] = percent(b, total_bytes);
+            }
             if timed {
                 let (sum, max) = s.times_of.get(k).copied().unwrap_or((0, 0));
                 row["time_avg_us"] = (sum / (*c).max(1)).into();
@@ -185,9 +197,11 @@ fn request_panel(id: &str, title: &str, r: &Ranking, s: &SummaryTop, timed: bool
     let mut columns = vec![
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
-        col("bytes", "Bytes", "bytes"),
-        col("bytes_percent", "Bytes %", "percent"),
     ];
+    if values {
+        columns.push(col("bytes", "Bytes", "bytes"));
+        columns.push(col("bytes_percent", "Bytes %", "percent"));
+    }
     if timed {
         columns.push(col("time_avg_us", "Avg. time", "micros"));
         columns.push(col("time_max_us", "Max. time", "micros"));
@@ -294,6 +308,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         "Requested files",
         &s.requests,
         s,
+        true,
         timed,
     ));
     panels.push(request_panel(
@@ -301,6 +316,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         "Static files",
         &s.static_files,
         s,
+        true,
         timed,
     ));
     panels.push(request_panel(
@@ -308,6 +324,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         "Not found (404)",
         &s.not_found,
         s,
+        false,
         timed,
     ));
     panels.push(hits_panel(
