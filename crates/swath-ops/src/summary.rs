@@ -1129,7 +1129,7 @@ mod tests {
         whole.block(&config, &log);
         let want = whole.ranked(5, &exts);
         assert_eq!(
-            want.times_of[&b"/a"[..].to_vec()],
+            want.times_of[&b" /a "[..].to_vec()],
             (500_000 + 1_250_000 + 750_000 + 3_000_000, 3_000_000)
         );
         let state = |s: &Summary| {
