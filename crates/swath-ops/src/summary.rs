@@ -797,6 +797,11 @@ pub struct SummaryFold<'e> {
     wanted_pairs: Vec<hashbrown::HashSet<Vec<u8>>>,
     pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     visitor_days: hashbrown::HashSet<(u32, u128)>,
+    /// The agents' parts of visitor keys and what the agents are (for visitors by
+    /// browser and system; up to [`AGENT_CACHE`]).
+    agent_parts: HashMap<u64, Agent>,
+    /// The kept clients' parts of visitor keys.
+    client_parts: HashMap<u64, Vec<u8>>,
     visitors_by_hour: HashMap<(u32, u8), u64>,
     wanted: hashbrown::HashSet<Vec<u8>>,
     bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
@@ -820,6 +825,8 @@ impl<'e> SummaryFold<'e> {
                 .collect(),
             pair_bytes: (0..PAIRED.len()).map(|_| Default::default()).collect(),
             visitor_days: hashbrown::HashSet::new(),
+            agent_parts: HashMap::new(),
+            client_parts: HashMap::new(),
             visitors_by_hour: HashMap::new(),
             wanted: hashbrown::HashSet::new(),
             bytes_of: std::collections::BTreeMap::new(),
@@ -867,6 +874,8 @@ impl<'e> SummaryFold<'e> {
                 }
                 self.agent_groups(&a, 0, c);
                 if self.agents.len() < AGENT_CACHE {
+                    self.agent_parts
+                        .insert(crate::partial::visitor_part(k), a.clone());
                     self.agents.insert(k.to_vec(), a);
                 }
             }
@@ -918,6 +927,12 @@ impl<'e> SummaryFold<'e> {
     /// after the users, the rows the clients, referrers, agents, virtual hosts and users
     /// keep are the keys whose bytes their bytes tables give them.
     pub fn end_table(&mut self, table: usize) {
+        if table == T_CLIENTS {
+            for k in self.tops[T_CLIENTS].keys() {
+                self.client_parts
+                    .insert(crate::partial::visitor_part(k), k.to_vec());
+            }
+        }
         if table == T_USERS {
             for (p, &(hits, _)) in PAIRED.iter().enumerate() {
                 let keys: Vec<Vec<u8>> = self.tops[hits].keys().map(<[u8]>::to_vec).collect();
@@ -963,9 +978,41 @@ impl<'e> SummaryFold<'e> {
         let system_versions = rank(n);
         let crawlers = rank(n);
         let mut per_day: HashMap<u32, u64> = HashMap::new();
-        for (d, _) in &self.visitor_days {
+        let mut client_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
+        let mut group_visitors: Vec<HashMap<&str, u64>> = (0..6).map(|_| HashMap::new()).collect();
+        for (d, v) in &self.visitor_days {
             *per_day.entry(*d).or_insert(0) += 1;
+            let (c, a) = (
+                (v >> 44) as u64 & ((1 << 44) - 1),
+                *v as u64 & ((1 << 44) - 1),
+            );
+            if let Some(k) = self.client_parts.get(&c) {
+                *client_visitors.entry(k.clone()).or_insert(0) += 1;
+            }
+            // A visitor with no agent, or one past the fold's memory, is not counted by
+            // browser or system.
+            if let Some(ag) = self.agent_parts.get(&a) {
+                if ag.crawler {
+                    *group_visitors[G_CRAWLERS].entry(&ag.browser).or_insert(0) += 1;
+                }
+                *group_visitors[G_BROWSERS].entry(&ag.browser).or_insert(0) += 1;
+                *group_visitors[G_BROWSER_VERSIONS]
+                    .entry(&ag.browser_version)
+                    .or_insert(0) += 1;
+                *group_visitors[G_SYSTEMS].entry(&ag.os).or_insert(0) += 1;
+                *group_visitors[G_SYSTEM_VERSIONS]
+                    .entry(&ag.os_version)
+                    .or_insert(0) += 1;
+            }
         }
+        let group_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>> = group_visitors
+            .into_iter()
+            .map(|g| {
+                g.into_iter()
+                    .map(|(k, v)| (k.as_bytes().to_vec(), v))
+                    .collect()
+            })
+            .collect();
         let mut visitors_by_day: Vec<(u32, u64)> = per_day.into_iter().collect();
         visitors_by_day.sort_unstable();
         let mut visitors_by_hour: Vec<(u32, u8, u64)> = self
@@ -1003,6 +1050,8 @@ impl<'e> SummaryFold<'e> {
             crawlers,
             group_bytes,
             pair_bytes: self.pair_bytes,
+            client_visitors,
+            group_visitors,
             crawler_hits: self.crawler_hits,
             bytes_of: self.bytes_of,
             times_of: self.times_of,
@@ -1080,6 +1129,10 @@ pub struct SummaryTop {
     pub group_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     /// Bytes of the rows kept of the clients, referrers, agents, virtual hosts and users.
     pub pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
+    /// Unique visitors of the clients kept.
+    pub client_visitors: std::collections::BTreeMap<Vec<u8>, u64>,
+    /// Unique visitors by group (the `G_*` indices but referring sites), every group.
+    pub group_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
 }
 
 /// Index of the referring sites among [`SummaryTop::group_bytes`].

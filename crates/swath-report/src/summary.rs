@@ -112,19 +112,23 @@ type Bytes<'a> = Option<(&'a std::collections::BTreeMap<Vec<u8>, u64>, u64)>;
 /// A panel of keys with hits and the hits' share of `total`, and with `bytes` (the rows'
 /// bytes and all bytes) their bytes and share.
 fn hits_panel(
-    id: &str,
-    title: &str,
-    key: &str,
+    (id, title, key): (&str, &str, &str),
     r: &Ranking,
     total: u64,
     chart: bool,
     bytes: Bytes<'_>,
+    visitors: Bytes<'_>,
 ) -> Value {
     let rows = r
         .top
         .iter()
         .map(|(k, c)| {
             let mut row = json!({key: lossy(k), "hits": c, "hits_percent": percent(*c, total)});
+            if let Some((of, all)) = visitors {
+                let v = of.get(k).copied().unwrap_or(0);
+                row["visitors"] = v.into();
+                row["visitors_percent"] = percent(v, all);
+            }
             if let Some((of, all)) = bytes {
                 let b = of.get(k).copied().unwrap_or(0);
                 row["bytes"] = b.into();
@@ -144,6 +148,10 @@ fn hits_panel(
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
     ];
+    if visitors.is_some() {
+        columns.push(col("visitors", "Visitors", "count"));
+        columns.push(col("visitors_percent", "Visitors %", "percent"));
+    }
     if bytes.is_some() {
         columns.push(col("bytes", "Bytes", "bytes"));
         columns.push(col("bytes_percent", "Bytes %", "percent"));
@@ -328,58 +336,52 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         timed,
     ));
     panels.push(hits_panel(
-        "hosts",
-        "Visitor hosts",
-        "host",
+        ("hosts", "Visitor hosts", "host"),
         &s.clients,
         requests,
         true,
         Some((&s.pair_bytes[0], bytes)),
+        Some((&s.client_visitors, s.visitors)),
     ));
     panels.push(hits_panel(
-        "os",
-        "Operating systems",
-        "os",
+        ("os", "Operating systems", "os"),
         &s.systems,
         requests,
         true,
         Some((&s.group_bytes[G_SYSTEMS], bytes)),
+        Some((&s.group_visitors[G_SYSTEMS], s.visitors)),
     ));
     panels.push(hits_panel(
-        "os_versions",
-        "Operating system versions",
-        "os",
+        ("os_versions", "Operating system versions", "os"),
         &s.system_versions,
         requests,
         false,
         Some((&s.group_bytes[G_SYSTEM_VERSIONS], bytes)),
+        Some((&s.group_visitors[G_SYSTEM_VERSIONS], s.visitors)),
     ));
     panels.push(hits_panel(
-        "browsers",
-        "Browsers",
-        "browser",
+        ("browsers", "Browsers", "browser"),
         &s.browsers,
         requests,
         true,
         Some((&s.group_bytes[G_BROWSERS], bytes)),
+        Some((&s.group_visitors[G_BROWSERS], s.visitors)),
     ));
     panels.push(hits_panel(
-        "browser_versions",
-        "Browser versions",
-        "browser",
+        ("browser_versions", "Browser versions", "browser"),
         &s.browser_versions,
         requests,
         false,
         Some((&s.group_bytes[G_BROWSER_VERSIONS], bytes)),
+        Some((&s.group_visitors[G_BROWSER_VERSIONS], s.visitors)),
     ));
     panels.push(hits_panel(
-        "crawlers",
-        "Crawlers",
-        "crawler",
+        ("crawlers", "Crawlers", "crawler"),
         &s.crawlers,
         requests,
         false,
         Some((&s.group_bytes[G_CRAWLERS], bytes)),
+        Some((&s.group_visitors[G_CRAWLERS], s.visitors)),
     ));
     let hour_rows: Vec<Value> = (0..24)
         .map(|h| {
@@ -400,22 +402,20 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some(("hour", "hits")),
     ));
     panels.push(hits_panel(
-        "referring_sites",
-        "Referring sites",
-        "site",
+        ("referring_sites", "Referring sites", "site"),
         &s.referring_sites,
         requests,
         false,
         Some((&s.group_bytes[G_SITES], bytes)),
+        None,
     ));
     panels.push(hits_panel(
-        "referrers",
-        "Referrers",
-        "referrer",
+        ("referrers", "Referrers", "referrer"),
         &s.referrers,
         requests,
         false,
         Some((&s.pair_bytes[1], bytes)),
+        None,
     ));
     let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
@@ -468,34 +468,31 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
     ));
     if s.vhosts.distinct > 0 {
         panels.push(hits_panel(
-            "vhosts",
-            "Virtual hosts",
-            "vhost",
+            ("vhosts", "Virtual hosts", "vhost"),
             &s.vhosts,
             requests,
             true,
             Some((&s.pair_bytes[3], bytes)),
+            None,
         ));
     }
     if s.users.distinct > 0 {
         panels.push(hits_panel(
-            "users",
-            "Remote users",
-            "user",
+            ("users", "Remote users", "user"),
             &s.users,
             requests,
             false,
             Some((&s.pair_bytes[4], bytes)),
+            None,
         ));
     }
     panels.push(hits_panel(
-        "agents",
-        "User agents",
-        "agent",
+        ("agents", "User agents", "agent"),
         &s.agents,
         requests,
         false,
         Some((&s.pair_bytes[2], bytes)),
+        None,
     ));
     let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
         let last_used = (0..width).rev().find(|&k| n[first + k] > 0);

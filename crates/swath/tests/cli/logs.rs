@@ -1515,7 +1515,8 @@ fn summary_counts_every_format() {
     );
     assert_eq!(
         rows("hosts")[0],
-        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0, "bytes": 100, "bytes_percent": 93.46})
+        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0, "visitors": 3,
+            "visitors_percent": 60.0, "bytes": 100, "bytes_percent": 93.46})
     );
     assert_eq!(
         rows("referrers"),
@@ -2228,13 +2229,13 @@ fn every_format_is_recognised_and_counted_by_hand() {
         }
         let browsers = panel_rows(&v, "browsers");
         if browsers[0]
-            != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
+            != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7168, "bytes_percent": 93.33})
         {
             failures.fail(format!("{name}: browsers {browsers}"));
         }
         let hosts = panel_rows(&v, "hosts");
         if hosts[0]
-            != serde_json::json!({"host": "192.0.2.10", "hits": 2, "hits_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
+            != serde_json::json!({"host": "192.0.2.10", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7168, "bytes_percent": 93.33})
         {
             failures.fail(format!("{name}: hosts {hosts}"));
         }
