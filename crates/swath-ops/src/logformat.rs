@@ -596,6 +596,7 @@ impl Template {
                                 | Field::Referrer
                                 | Field::Agent
                                 | Field::Skip
+                                | Field::Request
                         )
                     {
                         return None;
@@ -630,9 +631,8 @@ impl Template {
             }
             let _ = pieces.peek();
         }
-        if at != line.len() {
-            return None;
-        }
+        // Text after the format's end is ignored (a field some servers append), as the
+        // built-in combined parser ignores it.
         // A query logged on its own follows its path in the line (`%U%q`, or nginx's
         // `$uri?$args`): one slice, path, `?` and query.
         if !query.is_empty() && !r.uri.is_empty() {
@@ -662,10 +662,9 @@ fn find(rest: &[u8], lit: &[u8], quoted: bool) -> Option<usize> {
                 }
                 continue;
             }
-            if rest[k..].starts_with(lit) {
-                return Some(k);
-            }
-            j = k + 1;
+            // The first unescaped quote ends the field (Apache and nginx escape quotes
+            // inside): what follows must be the literal.
+            return rest[k..].starts_with(lit).then_some(k);
         }
     }
     memchr::memmem::find(rest, lit)
@@ -1368,6 +1367,32 @@ mod tests {
             split_key(b"GET /a HTTP/1.1"),
             (&b"GET"[..], &b"/a"[..], &b"HTTP/1.1"[..])
         );
+    }
+
+    proptest::proptest! {
+        /// The combined format read by its template (the general matcher a custom format
+        /// uses) and by the hand parser agree on any line built from the format's pieces,
+        /// escapes, spaces and stray quotes included.
+        #[test]
+        fn template_reads_what_the_hand_parser_reads(
+            client in "[a-z0-9:.]{1,6}",
+            user in "[a-z-]{1,3}",
+            time in proptest::prop_oneof![proptest::strategy::Just("10/Oct/2000:13:55:36 -0700".to_string()), "[0-9a-z/: -]{0,12}"],
+            request in r#"[A-Z]{0,4}( ?[/a-z?=\\"]{0,8}){0,3}"#,
+            status in "[0-9]{2,4}",
+            bytes in proptest::prop_oneof![proptest::strategy::Just("-".to_string()), "[0-9]{1,5}"],
+            tail in proptest::prop_oneof![
+                proptest::strategy::Just(String::new()),
+                r#" "[a-z:/\\" ]{0,8}" "[a-zA-Z/ ()\\"]{0,10}""#
+            ],
+        ) {
+            let line = format!("{client} - {user} [{time}] \"{request}\" {status} {bytes}{tail}");
+            let combined = Format::named(r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#, b"").unwrap();
+            let common = Format::named(r#"%h %l %u %t "%r" %>s %b"#, b"").unwrap();
+            let hand = one(&Format::Combined, line.as_bytes());
+            let by_template = one(&combined, line.as_bytes()).or_else(|| one(&common, line.as_bytes()));
+            proptest::prop_assert_eq!(by_template, hand, "{}", line);
+        }
     }
 
     #[test]
