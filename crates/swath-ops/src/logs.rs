@@ -115,14 +115,23 @@ pub(crate) fn add(t: &mut Table, key: &[u8], n: u64) {
 }
 
 pub(crate) fn merge_table(into: &mut Table, from: Table) {
+    merge_map(into, from, |a, b| *a = a.saturating_add(b));
+}
+
+/// Adds the entries of `from` into `into` with `add`, walking the smaller map into the
+/// larger (whichever it is).
+pub(crate) fn merge_map<V: Default>(
+    into: &mut HashMap<Key, V>,
+    from: HashMap<Key, V>,
+    add: impl Fn(&mut V, V),
+) {
     let (mut big, small) = if into.len() >= from.len() {
         (std::mem::take(into), from)
     } else {
         (from, std::mem::take(into))
     };
     for (k, v) in small {
-        let e = big.entry(k).or_insert(0);
-        *e = e.saturating_add(v);
+        add(big.entry(k).or_default(), v);
     }
     *into = big;
 }

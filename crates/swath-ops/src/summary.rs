@@ -14,7 +14,9 @@ use std::net::IpAddr;
 use hashbrown::HashMap;
 
 use crate::logformat::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp};
-use crate::logs::{add, merge_table, LineReport, Ranked, Ranking, Table, TopN, DEFAULT_MAX_LINE};
+use crate::logs::{
+    add, merge_map, merge_table, LineReport, Ranked, Ranking, Table, TopN, DEFAULT_MAX_LINE,
+};
 use crate::partial::{
     add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
     N_REQUESTS, N_SIZE_HIST, N_STATUS, N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
@@ -741,32 +743,18 @@ impl LineReport for Summary {
         for (a, b) in self.tables.iter_mut().zip(o.tables) {
             merge_table(a, b);
         }
-        let (mut big, small) = if self.requests.len() >= o.requests.len() {
-            (std::mem::take(&mut self.requests), o.requests)
-        } else {
-            (o.requests, std::mem::take(&mut self.requests))
-        };
-        for (k, v) in small {
-            let e = big.entry(k).or_insert([0; 4]);
+        merge_map(&mut self.requests, o.requests, |e, v| {
             for j in 0..3 {
                 e[j] = e[j].saturating_add(v[j]);
             }
             e[3] = e[3].max(v[3]);
-        }
-        self.requests = big;
+        });
         self.visitors.merge(o.visitors);
         for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
-            let (mut big, small) = if a.len() >= b.len() {
-                (std::mem::take(a), b)
-            } else {
-                (b, std::mem::take(a))
-            };
-            for (k, v) in small {
-                let e = big.entry(k).or_insert([0; 2]);
+            merge_map(a, b, |e, v| {
                 e[0] = e[0].saturating_add(v[0]);
                 e[1] = e[1].saturating_add(v[1]);
-            }
-            *a = big;
+            });
         }
     }
 

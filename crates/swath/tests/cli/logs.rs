@@ -1982,6 +1982,16 @@ fn out_of_memory_is_an_error_not_an_abort() {
 // ---------------------------------------------------------------------------------------
 // Issue 14: every format, recognised; custom format strings; compressed copies.
 
+/// Asserts that a run exited 0, showing its standard error if not.
+fn exited_0(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 const UA_FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0";
 const UA_BOT: &str = "Googlebot/2.1 (+http://www.google.com/bot.html)";
 
@@ -2352,12 +2362,7 @@ fn custom_format_strings_read_the_log_as_the_built_in_format() {
             "c.log",
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exited_0(&o);
     let merged = swath(&dir, &["merge", "--json", "c.p"]);
     let merged: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(merged, want);
@@ -2373,21 +2378,11 @@ fn custom_format_strings_read_the_log_as_the_built_in_format() {
             "c.log",
         ],
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exited_0(&o);
     // A W3C log of its headers only is a W3C log with no requests.
     dir.write("fresh.log", b"#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n#Date: 2024-03-05 00:00:00\n#Fields: date time c-ip cs-method cs-uri-stem sc-status sc-bytes\n");
     let o = swath(&dir, &["logs", "summary", "--json", "fresh.log"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exited_0(&o);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         (
