@@ -260,21 +260,23 @@ pub struct SummaryTables {
     /// PROTOCOL`), 404s by request, requests by referrer, by user agent, bytes by request,
     /// visitors (see [`visitor_key`]), requests by virtual host, by remote user, time
     /// taken by request (microseconds, in all), longest time by request (merged by
-    /// maximum: see [`summary_list_max`]), and bytes sent by client, by referrer, by user
-    /// agent, by virtual host, by remote user.
+    /// maximum: see [`summary_list_max`]), bytes sent by client, by referrer, by user
+    /// agent, by virtual host, by remote user, and requests by row and visitor (see
+    /// [`crate::summary::row_visitor_key`]).
     pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
 /// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
 pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
 /// How many lists after the days a [`SummaryTables`] holds.
-pub const SUMMARY_TABLES: usize = 16;
+pub const SUMMARY_TABLES: usize = 17;
 
 /// Whether the summary's list `i` (0 is the first after the days) merges by maximum
-/// (the longest time by request) rather than by adding.
+/// (the longest time by request, and the row visitors, a set whose values are 1) rather
+/// than by adding.
 #[inline]
 pub fn summary_list_max(i: usize) -> bool {
-    i == 10
+    i == 10 || i == 16
 }
 
 /// How the summary's list `i` merges two values.
@@ -474,7 +476,7 @@ impl Wf2Tables {
 pub const MAGIC: &[u8; 8] = b"SWATHPRT";
 
 /// The format version this code writes and reads.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 
 /// Which report a partial holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1377,10 +1379,10 @@ mod tests {
             Partial::from_bytes(b"PK\x03\x04 zip"),
             Err(PartialError::Foreign)
         );
-        let mut v4 = a.to_bytes();
-        v4[8] = 4;
-        assert_eq!(Partial::from_bytes(&v4), Err(PartialError::Version(4)));
-        for old in [1, 2] {
+        let mut v5 = a.to_bytes();
+        v5[8] = 5;
+        assert_eq!(Partial::from_bytes(&v5), Err(PartialError::Version(5)));
+        for old in [1, 2, 3] {
             let mut v = a.to_bytes();
             v[8] = old;
             assert_eq!(

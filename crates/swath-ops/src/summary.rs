@@ -303,11 +303,16 @@ pub struct Summary {
     pub pairs: Vec<HashMap<crate::logs::Key, [u64; 2]>>,
     /// Requests by visitor and hour ([`visitor_key`]): the [`T_VISITORS`] table.
     pub visitors: Visitors,
+    /// Requests by row and visitor ([`row_visitor_key`]): the [`T_ROW_VISITORS`] table.
+    pub row_visitors: Visitors,
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
     /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line).
     pub requests: HashMap<crate::logs::Key, [u64; 4]>,
     /// A worker's scratch: the request key being built.
     key: Vec<u8>,
+    /// A worker's last row visitors, by their low bits: a row's visitor seen again soon
+    /// (a page's requests, a visitor's referrer) is not appended again.
+    recent: Vec<u128>,
     /// A worker's memory of which agents are crawlers (`--ignore-crawlers`).
     crawlers: HashMap<Vec<u8>, bool>,
 }
@@ -374,9 +379,17 @@ impl Visitors {
         }
     }
 
-    /// `n` requests of visitor `key`.
-    pub fn add(&mut self, key: u128, n: u64) {
-        self.counted = merge_counted(std::mem::take(&mut self.counted), vec![(key, n)]);
+    /// Keys and their requests added at once (in any order; a key may repeat).
+    pub fn add(&mut self, mut keys: Vec<(u128, u64)>) {
+        keys.sort_unstable();
+        let mut runs: Vec<(u128, u64)> = Vec::with_capacity(keys.len());
+        for (k, n) in keys {
+            match runs.last_mut() {
+                Some(l) if l.0 == k => l.1 = l.1.saturating_add(n),
+                _ => runs.push((k, n)),
+            }
+        }
+        self.counted = merge_counted(std::mem::take(&mut self.counted), runs);
     }
 
     fn fold(&mut self) {
@@ -439,6 +452,51 @@ pub const T_AGENT_BYTES: usize = 13;
 pub const T_VHOST_BYTES: usize = 14;
 /// Bytes by remote user.
 pub const T_USER_BYTES: usize = 15;
+/// Requests by row of a panel and visitor ([`row_visitor_key`], in
+/// [`Summary::row_visitors`]): the visitors of each row of the requests, 404s,
+/// referrers, referring sites, virtual hosts and users.
+pub const T_ROW_VISITORS: usize = 16;
+
+/// The requested files' rows among the panels with visitors by row ([`row_visitor_key`],
+/// [`SummaryTop::row_visitors`]); the static files are some of them.
+pub const P_REQUESTS: usize = 0;
+/// The 404s (a request's 404 hits only).
+pub const P_NOT_FOUND: usize = 1;
+/// The referrers.
+pub const P_REFERRERS: usize = 2;
+/// The referring sites ([`site`]).
+pub const P_SITES: usize = 3;
+/// The virtual hosts.
+pub const P_VHOSTS: usize = 4;
+/// The remote users.
+pub const P_USERS: usize = 5;
+/// How many panels have visitors by row in [`T_ROW_VISITORS`].
+pub const ROW_PANELS: usize = 6;
+
+/// How many row visitors a worker remembers to skip repeats ([`Summary`]'s `recent`).
+const RECENT: usize = 4096;
+
+/// The 61 bits of a row's key in a [`row_visitor_key`].
+#[inline]
+pub fn row_part(row: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(row) >> 3
+}
+
+/// The 64 bits of a visitor in a [`row_visitor_key`]: XXH3-64 of its [`visitor_key`]
+/// without the hour (its day, client and agent), the number's 16 bytes little-endian.
+#[inline]
+pub fn visitor_hash(visitor: u128) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&(visitor & !(0xffu128 << 88)).to_le_bytes())
+}
+
+/// A visitor of a row, as a number whose 16 big-endian bytes are the key in the
+/// [`T_ROW_VISITORS`] list: the panel (`P_*`, 3 bits), the row's [`row_part`] (61 bits),
+/// and the [`visitor_hash`]. A row's unique visitors are its keys (hash collisions aside:
+/// 64 bits, the same whichever way the log is cut).
+#[inline]
+pub fn row_visitor_key(panel: usize, row: &[u8], visitor: u64) -> u128 {
+    ((panel as u128) << 125) | (u128::from(row_part(row)) << 64) | u128::from(visitor)
+}
 
 /// The tables kept as (hits, bytes) in one entry ([`Summary::pairs`]): the hits table and
 /// the bytes table of each.
@@ -486,7 +544,9 @@ impl Default for Summary {
             requests: HashMap::new(),
             pairs: (0..PAIRED.len()).map(|_| HashMap::new()).collect(),
             visitors: Visitors::default(),
+            row_visitors: Visitors::default(),
             key: Vec::new(),
+            recent: Vec::new(),
             crawlers: HashMap::new(),
         }
     }
@@ -509,34 +569,28 @@ impl Summary {
         use crate::partial::hashed;
         let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
-        let visitors = hashed(
-            self.visitors
+        let listed =
+            |v: &Visitors| hashed(v.counts().into_iter().map(|(k, n)| (k.to_be_bytes(), n)));
+        let visitors = listed(&self.visitors);
+        // A row's visitors are a set: each once, whatever its requests (repeats are not
+        // all appended), merged by maximum.
+        let row_visitors = hashed(
+            self.row_visitors
                 .counts()
                 .into_iter()
-                .map(|(k, n)| (k.to_be_bytes(), n)),
+                .map(|(k, _)| (k.to_be_bytes(), 1)),
         );
-        let visitors: Vec<(u64, &[u8], u64)> =
-            visitors.iter().map(|(h, k, n)| (*h, &k[..], *n)).collect();
+        fn borrowed(v: &[(u64, [u8; 16], u64)]) -> Vec<(u64, &[u8], u64)> {
+            v.iter().map(|(h, k, n)| (*h, &k[..], *n)).collect()
+        }
         let t: Vec<Vec<(u64, &[u8], u64)>> = (0..SUMMARY_TABLES)
-            .map(|i| {
-                if i == T_VISITORS {
-                    Vec::new()
-                } else {
-                    hashed(self.entries(i))
-                }
+            .map(|i| match i {
+                T_VISITORS => borrowed(&visitors),
+                T_ROW_VISITORS => borrowed(&row_visitors),
+                _ => hashed(self.entries(i)),
             })
             .collect();
-        let tables: Vec<&[(u64, &[u8], u64)]> = t
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                if i == T_VISITORS {
-                    &visitors[..]
-                } else {
-                    &t[..]
-                }
-            })
-            .collect();
+        let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
         crate::partial::encode_summary(out, &self.numbers, &days, &tables);
     }
 
@@ -551,7 +605,17 @@ impl Summary {
                 s.days.insert(u32::from_be_bytes(b), *n);
             }
         }
+        let sixteen = |from: &[(Vec<u8>, u64)]| -> Vec<(u128, u64)> {
+            from.iter()
+                .filter_map(|(k, n)| Some((u128::from_be_bytes(k[..].try_into().ok()?), *n)))
+                .collect()
+        };
         for (i, (into, from)) in s.tables.iter_mut().zip(&t.tables).enumerate() {
+            match i {
+                T_VISITORS => s.visitors.add(sixteen(from)),
+                T_ROW_VISITORS => s.row_visitors.add(sixteen(from)),
+                _ => {}
+            }
             for (k, n) in from {
                 if let Some((p, j)) = paired(i) {
                     let v = s.pairs[p].entry(crate::logs::Key::new(k)).or_insert([0; 2]);
@@ -559,11 +623,7 @@ impl Summary {
                     continue;
                 }
                 match i {
-                    T_VISITORS => {
-                        if let Ok(b) = <[u8; 16]>::try_from(&k[..]) {
-                            s.visitors.add(u128::from_be_bytes(b), *n);
-                        }
-                    }
+                    T_VISITORS | T_ROW_VISITORS => {}
                     T_REQUESTS | T_BYTES | T_TIME_SUM | T_TIME_MAX => {
                         let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0; 4]);
                         let j = request_slot(i);
@@ -577,7 +637,7 @@ impl Summary {
     }
 
     /// Every key and value of table `i` (see [`SUMMARY_TABLES`]), in no order (but for the
-    /// visitors, which are in [`Summary::visitors`]).
+    /// visitors, which are in [`Summary::visitors`] and [`Summary::row_visitors`]).
     pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
         if let Some((p, j)) = paired(i) {
             return Box::new(self.pairs[p].iter().map(move |(k, v)| (k.bytes(), v[j])));
@@ -651,7 +711,7 @@ impl Summary {
             n[N_TIME_MAX] = n[N_TIME_MAX].max(us);
             n[N_TIME_HIST + bucket(us, 32)] += 1;
         }
-        if let Some(s) = r.stamp {
+        let visitor = if let Some(s) = r.stamp {
             let (day, hour) = (stamp_day(s), stamp_hour(s));
             n[N_HOURS + usize::from(hour)] += 1;
             if n[N_FIRST] == 0 || s < n[N_FIRST] {
@@ -659,9 +719,12 @@ impl Summary {
             }
             n[N_LAST] = n[N_LAST].max(s);
             *self.days.entry(day).or_insert(0) += 1;
-            self.visitors
-                .push(visitor_key(day, hour, r.client, r.agent));
-        }
+            let v = visitor_key(day, hour, r.client, r.agent);
+            self.visitors.push(v);
+            Some(v)
+        } else {
+            None
+        };
         let t = &mut self.tables;
         let pairs = &mut self.pairs;
         add_pair(&mut pairs[0], r.client, r.bytes);
@@ -694,16 +757,49 @@ impl Summary {
                 add_pair(&mut pairs[p], field, r.bytes);
             }
         }
+        if let Some(v) = visitor {
+            let v = visitor_hash(v);
+            if self.recent.is_empty() {
+                self.recent = vec![u128::MAX; RECENT];
+            }
+            let (rows, recent) = (&mut self.row_visitors, &mut self.recent[..]);
+            let mut push = |k: u128| {
+                let slot = &mut recent[(k as usize ^ (k >> 64) as usize) % RECENT];
+                if *slot != k {
+                    *slot = k;
+                    rows.push(k);
+                }
+            };
+            push(row_visitor_key(P_REQUESTS, &self.key, v));
+            if r.status == 404 {
+                push(row_visitor_key(P_NOT_FOUND, &self.key, v));
+            }
+            for (p, field) in [
+                (P_REFERRERS, r.referrer),
+                (P_VHOSTS, r.vhost),
+                (P_USERS, r.user),
+            ] {
+                if !field.is_empty() && field != b"-" {
+                    push(row_visitor_key(p, field, v));
+                    if p == P_REFERRERS {
+                        push(row_visitor_key(P_SITES, site(field), v));
+                    }
+                }
+            }
+        }
     }
 
     /// The report's panels of `n` rows, static files by `exts`.
     pub fn ranked(&self, n: usize, exts: &[String]) -> SummaryTop {
         let mut fold = SummaryFold::new(n, exts);
         for i in 0..SUMMARY_TABLES {
-            if i == T_VISITORS {
-                for (k, c) in self.visitors.counts() {
-                    fold.entry(i, &k.to_be_bytes(), c);
-                }
+            let listed = match i {
+                T_VISITORS => Some(&self.visitors),
+                T_ROW_VISITORS => Some(&self.row_visitors),
+                _ => None,
+            };
+            for (k, c) in listed.map(Visitors::counts).unwrap_or_default() {
+                fold.entry(i, &k.to_be_bytes(), c);
             }
             for (k, c) in self.entries(i) {
                 fold.entry(i, k, c);
@@ -750,6 +846,7 @@ impl LineReport for Summary {
             e[3] = e[3].max(v[3]);
         });
         self.visitors.merge(o.visitors);
+        self.row_visitors.merge(o.row_visitors);
         for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
             merge_map(a, b, |e, v| {
                 e[0] = e[0].saturating_add(v[0]);
@@ -791,6 +888,12 @@ pub struct SummaryFold<'e> {
     /// The kept clients' parts of visitor keys.
     client_parts: HashMap<u64, Vec<u8>>,
     visitors_by_hour: HashMap<(u32, u8), u64>,
+    /// The kept agents' parts of visitor keys.
+    agent_keys: HashMap<u64, Vec<u8>>,
+    /// The rows whose visitors are counted, by panel (`P_*`) and [`row_part`].
+    row_wanted: Vec<HashMap<u64, Vec<u8>>>,
+    /// Their visitors.
+    row_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     wanted: hashbrown::HashSet<Vec<u8>>,
     bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
     times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
@@ -816,6 +919,9 @@ impl<'e> SummaryFold<'e> {
             agent_parts: HashMap::new(),
             client_parts: HashMap::new(),
             visitors_by_hour: HashMap::new(),
+            agent_keys: HashMap::new(),
+            row_wanted: (0..ROW_PANELS).map(|_| HashMap::new()).collect(),
+            row_visitors: (0..ROW_PANELS).map(|_| Default::default()).collect(),
             wanted: hashbrown::HashSet::new(),
             bytes_of: std::collections::BTreeMap::new(),
             times_of: std::collections::BTreeMap::new(),
@@ -833,6 +939,17 @@ impl<'e> SummaryFold<'e> {
                     // The visitor on that day: the key without its hour.
                     self.visitor_days.insert((day, v & ((1u128 << 88) - 1)));
                     *self.visitors_by_hour.entry((day, hour)).or_insert(0) += 1;
+                }
+                return;
+            }
+            T_ROW_VISITORS => {
+                if let Ok(b) = <[u8; 16]>::try_from(k) {
+                    let v = u128::from_be_bytes(b);
+                    let panel = (v >> 125) as usize;
+                    let part = (v >> 64) as u64 & ((1 << 61) - 1);
+                    if let Some(row) = self.row_wanted.get(panel).and_then(|w| w.get(&part)) {
+                        *self.row_visitors[panel].entry(row.clone()).or_insert(0) += 1;
+                    }
                 }
                 return;
             }
@@ -914,12 +1031,35 @@ impl<'e> SummaryFold<'e> {
     /// keep (and the static files') are the keys whose bytes the bytes table gives them;
     /// after the users, the rows the clients, referrers, agents, virtual hosts and users
     /// keep are the keys whose bytes their bytes tables give them.
+    /// Then the rows of the panels with visitors by row are the rows whose visitors
+    /// [`T_ROW_VISITORS`] counts (every referring site: their top is made at the end).
     pub fn end_table(&mut self, table: usize) {
-        if table == T_CLIENTS {
-            for k in self.tops[T_CLIENTS].keys() {
-                self.client_parts
-                    .insert(crate::partial::visitor_part(k), k.to_vec());
+        let parts = |t: &TopN| -> Vec<(u64, Vec<u8>)> {
+            t.keys()
+                .map(|k| (crate::partial::visitor_part(k), k.to_vec()))
+                .collect()
+        };
+        let rows = |t: &TopN| -> Vec<(u64, Vec<u8>)> {
+            t.keys().map(|k| (row_part(k), k.to_vec())).collect()
+        };
+        match table {
+            T_CLIENTS => self.client_parts.extend(parts(&self.tops[T_CLIENTS])),
+            T_AGENTS => self.agent_keys.extend(parts(&self.tops[T_AGENTS])),
+            T_NOT_FOUND => {
+                let (requests, statics) = (rows(&self.tops[T_REQUESTS]), rows(&self.statics));
+                self.row_wanted[P_REQUESTS].extend(requests.into_iter().chain(statics));
+                self.row_wanted[P_NOT_FOUND].extend(rows(&self.tops[T_NOT_FOUND]));
             }
+            T_REFERRERS => self.row_wanted[P_REFERRERS].extend(rows(&self.tops[T_REFERRERS])),
+            T_VHOSTS => self.row_wanted[P_VHOSTS].extend(rows(&self.tops[T_VHOSTS])),
+            T_USERS => self.row_wanted[P_USERS].extend(rows(&self.tops[T_USERS])),
+            T_USER_BYTES => {
+                let sites = self.groups[G_SITES]
+                    .keys()
+                    .map(|k| (row_part(k), k.clone()));
+                self.row_wanted[P_SITES].extend(sites);
+            }
+            _ => {}
         }
         if table == T_USERS {
             for (p, &(hits, _)) in PAIRED.iter().enumerate() {
@@ -967,6 +1107,7 @@ impl<'e> SummaryFold<'e> {
         let crawlers = rank(n);
         let mut per_day: HashMap<u32, u64> = HashMap::new();
         let mut client_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
+        let mut agent_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
         let mut group_visitors: Vec<HashMap<&str, u64>> = (0..6).map(|_| HashMap::new()).collect();
         for (d, v) in &self.visitor_days {
             *per_day.entry(*d).or_insert(0) += 1;
@@ -976,6 +1117,9 @@ impl<'e> SummaryFold<'e> {
             );
             if let Some(k) = self.client_parts.get(&c) {
                 *client_visitors.entry(k.clone()).or_insert(0) += 1;
+            }
+            if let Some(k) = self.agent_keys.get(&a) {
+                *agent_visitors.entry(k.clone()).or_insert(0) += 1;
             }
             // A visitor with no agent, or one past the fold's memory, is not counted by
             // browser or system.
@@ -1009,6 +1153,12 @@ impl<'e> SummaryFold<'e> {
             .map(|((d, h), c)| (d, h, c))
             .collect();
         visitors_by_hour.sort_unstable();
+        let mut row_visitors = self.row_visitors;
+        {
+            let sites: hashbrown::HashSet<&[u8]> =
+                referring_sites.top.iter().map(|(k, _)| &k[..]).collect();
+            row_visitors[P_SITES].retain(|k, _| sites.contains(&k[..]));
+        }
         let mut tops = self.tops.into_iter().map(TopN::finish);
         let mut next = || tops.next().unwrap_or_default();
         SummaryTop {
@@ -1039,7 +1189,9 @@ impl<'e> SummaryFold<'e> {
             group_bytes,
             pair_bytes: self.pair_bytes,
             client_visitors,
+            agent_visitors,
             group_visitors,
+            row_visitors,
             crawler_hits: self.crawler_hits,
             bytes_of: self.bytes_of,
             times_of: self.times_of,
@@ -1050,7 +1202,11 @@ impl<'e> SummaryFold<'e> {
 /// The site of a referrer: its host (`https://a.example/x` is `a.example`), or the
 /// referrer itself when it is not a URL.
 pub fn site(referrer: &[u8]) -> &[u8] {
-    let Some(p) = memchr::memmem::find(referrer, b"://") else {
+    // The first `://` (a colon, then two slashes): memchr for the colons, no searcher
+    // built a call (the site is taken on every line with a referrer).
+    let Some(p) = memchr::memchr_iter(b':', referrer)
+        .find(|&p| referrer.get(p + 1..p + 3) == Some(&b"//"[..]))
+    else {
         return referrer;
     };
     let rest = &referrer[p + 3..];
@@ -1119,8 +1275,14 @@ pub struct SummaryTop {
     pub pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     /// Unique visitors of the clients kept.
     pub client_visitors: std::collections::BTreeMap<Vec<u8>, u64>,
+    /// Unique visitors of the user agents kept.
+    pub agent_visitors: std::collections::BTreeMap<Vec<u8>, u64>,
     /// Unique visitors by group (the `G_*` indices but referring sites), every group.
     pub group_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
+    /// Unique visitors of the rows kept of the panels with visitors by row (the `P_*`
+    /// indices: requested and static files, 404s, referrers, referring sites, virtual
+    /// hosts, users).
+    pub row_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
 }
 
 /// Index of the referring sites among [`SummaryTop::group_bytes`].

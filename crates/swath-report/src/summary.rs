@@ -18,7 +18,8 @@ use swath_ops::partial::{
     N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
 };
 use swath_ops::summary::{
-    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS,
+    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
+    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS,
 };
 
 use crate::logs::json_for_script;
@@ -166,17 +167,18 @@ fn hits_panel(
     )
 }
 
-/// A panel of requests (`METHOD URI PROTOCOL`) with hits and, with `values`, bytes and
-/// the time taken (average, longest, in all) when `timed`. (The bytes and times are the
-/// request's over all its hits: the 404s panel, whose hits are some of them, has none.)
+/// A panel of requests (`METHOD URI PROTOCOL`) with hits, unique visitors (of row panel
+/// `rows`, a `P_*` index) and, with `values`, bytes and the time taken (average, longest,
+/// in all) when `timed`. (The bytes and times are the request's over all its hits: the
+/// 404s panel, whose hits are some of them, has none.)
 fn request_panel(
-    id: &str,
-    title: &str,
+    (id, title, rows): (&str, &str, usize),
     r: &Ranking,
     s: &SummaryTop,
     values: bool,
     timed: bool,
 ) -> Value {
+    let visitors = &s.row_visitors[rows];
     let timed = timed && values;
     let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
@@ -189,6 +191,9 @@ fn request_panel(
                 "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),
                 "hits": c, "hits_percent": percent(*c, total),
             });
+            let v = visitors.get(k).copied().unwrap_or(0);
+            row["visitors"] = v.into();
+            row["visitors_percent"] = percent(v, s.visitors);
             if values {
                 row["bytes"] = b.into();
                 row["bytes_percent"] = percent(b, total_bytes);
@@ -205,6 +210,8 @@ fn request_panel(
     let mut columns = vec![
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
+        col("visitors", "Visitors", "count"),
+        col("visitors_percent", "Visitors %", "percent"),
     ];
     if values {
         columns.push(col("bytes", "Bytes", "bytes"));
@@ -312,24 +319,21 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
     }
     let timed = n[N_TIMED] > 0;
     panels.push(request_panel(
-        "requests",
-        "Requested files",
+        ("requests", "Requested files", P_REQUESTS),
         &s.requests,
         s,
         true,
         timed,
     ));
     panels.push(request_panel(
-        "static",
-        "Static files",
+        ("static", "Static files", P_REQUESTS),
         &s.static_files,
         s,
         true,
         timed,
     ));
     panels.push(request_panel(
-        "not_found",
-        "Not found (404)",
+        ("not_found", "Not found (404)", P_NOT_FOUND),
         &s.not_found,
         s,
         false,
@@ -407,7 +411,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         requests,
         false,
         Some((&s.group_bytes[G_SITES], bytes)),
-        None,
+        Some((&s.row_visitors[P_SITES], s.visitors)),
     ));
     panels.push(hits_panel(
         ("referrers", "Referrers", "referrer"),
@@ -415,7 +419,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         requests,
         false,
         Some((&s.pair_bytes[1], bytes)),
-        None,
+        Some((&s.row_visitors[P_REFERRERS], s.visitors)),
     ));
     let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
@@ -473,7 +477,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             requests,
             true,
             Some((&s.pair_bytes[3], bytes)),
-            None,
+            Some((&s.row_visitors[P_VHOSTS], s.visitors)),
         ));
     }
     if s.users.distinct > 0 {
@@ -483,7 +487,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             requests,
             false,
             Some((&s.pair_bytes[4], bytes)),
-            None,
+            Some((&s.row_visitors[P_USERS], s.visitors)),
         ));
     }
     panels.push(hits_panel(
@@ -492,7 +496,7 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         requests,
         false,
         Some((&s.pair_bytes[2], bytes)),
-        None,
+        Some((&s.agent_visitors, s.visitors)),
     ));
     let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
         let last_used = (0..width).rev().find(|&k| n[first + k] > 0);

@@ -1510,8 +1510,9 @@ fn summary_counts_every_format() {
     );
     assert_eq!(
         rows("not_found"),
+        // Two visitors: 1.2.3.4 with UA x on the 10th, host.example with UA x on the 11th.
         serde_json::json!([{"method": "GET", "uri": "/b", "protocol": "HTTP/1.1", "hits": 2,
-            "hits_percent": 40.0}])
+            "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0}])
     );
     assert_eq!(
         rows("hosts")[0],
@@ -1520,27 +1521,30 @@ fn summary_counts_every_format() {
     );
     assert_eq!(
         rows("referrers"),
-        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
+        // Visitors: 1.2.3.4 with UA x on the 10th, 1.2.3.4 with curl on the 11th.
+        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("referring_sites"),
-        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
+        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("agents"),
         serde_json::json!([
-            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0, "bytes": 0, "bytes_percent": 0.0},
-            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0, "bytes": 7, "bytes_percent": 6.54}
+            // UA x: 1.2.3.4 on the 10th, host.example on the 11th; curl: ::1 and 1.2.3.4
+            // on the 11th.
+            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0},
+            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 7, "bytes_percent": 6.54}
         ])
     );
     assert_eq!(
         rows("requests")[3],
         serde_json::json!({"method": "POST", "uri": "/a?q=\\\"1\\\"", "protocol": "HTTP/1.1",
-            "hits": 1, "hits_percent": 20.0, "bytes": 7, "bytes_percent": 6.54})
+            "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 20.0, "bytes": 7, "bytes_percent": 6.54})
     );
     assert_eq!(
         rows("users"),
-        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0, "bytes": 0, "bytes_percent": 0.0}])
+        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 20.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(panel("sizes")["distinct"], 8, "0 B up to 64-127 B");
     for extra in [
@@ -2191,6 +2195,105 @@ fn panel_rows(v: &serde_json::Value, id: &str) -> serde_json::Value {
 /// Each format's sample is recognised (the report names it), every line is
 /// read (none malformed), and every format gives the figures counted by hand; named with
 /// --format, and gzip, zstd, xz and bzip2 copies, give the same report.
+/// Unique visitors by row (a visitor is a client with one agent on one day), counted by
+/// hand on a log where rows share visitors and visitors share rows; the same with the
+/// log cut into pieces by small blocks on several threads.
+#[test]
+fn visitors_by_row_are_counted_by_hand() {
+    let line = |client: &str,
+                day: u8,
+                uri: &str,
+                status: u16,
+                referrer: &str,
+                user: &str,
+                ua: &str| {
+        format!("{client} - {user} [{day:02}/Mar/2024:10:00:00 +0000] \"GET {uri} HTTP/1.1\" {status} 100 \"{referrer}\" \"{ua}\"\n")
+    };
+    let log = [
+        line(
+            "192.0.2.1",
+            5,
+            "/a",
+            200,
+            "https://s1.example/x",
+            "-",
+            "UA-X",
+        ),
+        line(
+            "192.0.2.1",
+            5,
+            "/a",
+            200,
+            "https://s1.example/y",
+            "-",
+            "UA-X",
+        ),
+        line(
+            "192.0.2.2",
+            5,
+            "/a",
+            200,
+            "https://s1.example/x",
+            "-",
+            "UA-X",
+        ),
+        line("192.0.2.1", 6, "/a", 404, "-", "-", "UA-X"),
+        line("192.0.2.1", 5, "/b", 200, "-", "bob", "UA-Y"),
+        line(
+            "192.0.2.2",
+            5,
+            "/a.png",
+            200,
+            "https://s2.example/",
+            "-",
+            "UA-X",
+        ),
+        line("192.0.2.2", 5, "/a.png", 200, "-", "-", "UA-X"),
+    ]
+    .concat();
+    let dir = Dir::new();
+    dir.write("v.log", log.as_bytes());
+    // (panel, key column, key) -> (hits, visitors), counted by hand.
+    let want: &[(&str, &str, &str, u64, u64)] = &[
+        ("requests", "uri", "/a", 4, 3),
+        ("requests", "uri", "/a.png", 2, 1),
+        ("requests", "uri", "/b", 1, 1),
+        ("static", "uri", "/a.png", 2, 1),
+        ("not_found", "uri", "/a", 1, 1),
+        ("referrers", "referrer", "https://s1.example/x", 2, 2),
+        ("referrers", "referrer", "https://s1.example/y", 1, 1),
+        ("referrers", "referrer", "https://s2.example/", 1, 1),
+        ("referring_sites", "site", "s1.example", 3, 2),
+        ("referring_sites", "site", "s2.example", 1, 1),
+        ("users", "user", "bob", 1, 1),
+        ("agents", "agent", "UA-X", 6, 3),
+        ("agents", "agent", "UA-Y", 1, 1),
+        ("hosts", "host", "192.0.2.1", 4, 3),
+    ];
+    for engine in [&[][..], &["--threads", "3", "--block-size", "1"][..]] {
+        let mut args = vec!["logs", "summary", "--json", "v.log"];
+        args.extend_from_slice(engine);
+        let out = swath(&dir, &args);
+        exited_0(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["general"]["unique_visitors"], 4, "{engine:?}");
+        for &(panel, column, key, hits, visitors) in want {
+            let rows = panel_rows(&v, panel);
+            let row = rows
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r[column] == key)
+                .unwrap_or_else(|| panic!("{engine:?}: no row {key} in {panel}: {rows}"));
+            assert_eq!(
+                (row["hits"].as_u64(), row["visitors"].as_u64()),
+                (Some(hits), Some(visitors)),
+                "{engine:?}: {panel} {key}: {row}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_format_is_recognised_and_counted_by_hand() {
     let dir = Dir::new();
