@@ -599,6 +599,17 @@ fn pool(
 /// seccomp filters fail its calls in other ways, and to test the fallback).
 pub const NO_IO_URING: &str = "SWATH_NO_IO_URING";
 
+/// Whether this kernel lets swath set up an io_uring (and why not): what `--version` says
+/// of the io_uring strategies.
+pub fn uring_available() -> Result<(), String> {
+    if std::env::var_os(NO_IO_URING).is_some() {
+        return Err(format!("{NO_IO_URING} is set"));
+    }
+    io_uring::IoUring::new(2)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 enum UringError {
     Unavailable(String),
     Engine(EngineError),

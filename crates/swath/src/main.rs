@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod bench;
 mod cmd;
@@ -74,6 +74,45 @@ enum Command {
     Merge(cmd::partial::MergeArgs),
     /// Print byte ranges that cut files into pieces (`path start end`), for `--range`.
     Split(cmd::partial::SplitArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    Completions(cmd::docs::CompletionsArgs),
+    /// Print the manual page of swath or of one of its commands (`swath man grep`).
+    Man(cmd::docs::ManArgs),
+}
+
+/// What `--version` says: the version, the commit built, and which fast paths this
+/// processor and kernel allow.
+fn version_text() -> String {
+    let avx2 = {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                "yes".to_string()
+            } else {
+                "no (this processor lacks it: portable code)".to_string()
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            "no (not an x86-64 processor: portable code)".to_string()
+        }
+    };
+    let uring = match swath_ops::transform::uring_available() {
+        Ok(()) => "yes".to_string(),
+        Err(e) => format!("no ({e}: positional reads instead)"),
+    };
+    format!(
+        "{} (commit {}, {})\nAVX2: {avx2}\nio_uring: {uring}\ncores: {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("SWATH_COMMIT"),
+        env!("SWATH_BUILD_DATE"),
+        swath_engine::sysinfo::cores()
+    )
+}
+
+/// swath's clap definition, with the long `--version` text.
+fn cli_command() -> clap::Command {
+    Cli::command().long_version(version_text())
 }
 
 fn main() -> ExitCode {
@@ -124,7 +163,10 @@ fn main() -> ExitCode {
     if rest.first().is_some_and(|a| a == "cmp") {
         return cmd::cmp::main("swath cmp", rest[1..].to_vec());
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli_command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e)
             if matches!(
@@ -156,6 +198,8 @@ fn main() -> ExitCode {
         Command::Demo(d) => cmd::demo::run(d),
         Command::Merge(m) => return cmd::partial::merge(m),
         Command::Split(s) => return cmd::partial::split(s),
+        Command::Completions(c) => cmd::docs::completions(c, cli_command()),
+        Command::Man(m) => cmd::docs::man(m, cli_command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -43,6 +43,12 @@ const fn opt(name: &'static str, has_arg: HasArg, key: &'static str) -> LongOpt 
     LongOpt { name, has_arg, key }
 }
 
+/// The long options grep's parser takes (for the completions' check).
+#[cfg(test)]
+pub fn long_options() -> &'static [LongOpt] {
+    LONG
+}
+
 /// GNU grep 3.8's long options, in its table's order (ambiguity messages list them so).
 const LONG: &[LongOpt] = &[
     opt("basic-regexp", HasArg::No, "G"),
@@ -1672,7 +1678,8 @@ fn input_is_output(input: &Input) -> bool {
     input.file_type().is_file() && input.identity() == out
 }
 
-fn help_text(prog: &str) -> String {
+/// GNU grep's `--help` text (with swath's own options), as `prog` says it.
+pub fn help_text(prog: &str) -> String {
     format!(
         "Usage: {prog} [OPTION]... PATTERNS [FILE]...
 Search for PATTERNS in each FILE.

@@ -6,6 +6,7 @@ pub mod cipher;
 pub mod cmp;
 pub mod cp;
 pub mod demo;
+pub mod docs;
 pub mod follow;
 pub mod gen;
 pub mod grep;

@@ -4,6 +4,7 @@ mod badinput;
 mod cipher;
 mod cmp;
 mod demo;
+mod docs;
 mod gen;
 mod grep;
 mod journal;
