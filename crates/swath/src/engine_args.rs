@@ -24,9 +24,10 @@ pub struct EngineArgs {
 /// `--threads`, `--block-size`, `--layout` and `--time`: shared by every command that runs
 /// workers, whatever its own `--strategy` choices are.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Engine options")]
 pub struct WorkerArgs {
-    /// Worker threads (default: one per core). 0 or a negative number selects one thread
-    /// with conventional sequential reads, as compMP's negative thread count.
+    /// Worker threads (default: one per core). 0 or a negative number: one thread reading
+    /// the file from start to end with plain reads.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub threads: Option<i64>,
 

@@ -31,7 +31,20 @@ static ALLOCATOR: oom::Allocator = oom::Allocator;
 /// reports) with the output users rely on, splitting the work across all cores inside one
 /// big file and across many files, and choosing the fastest way to read them.
 #[derive(Parser, Debug)]
-#[command(name = "swath", version, propagate_version = true)]
+#[command(
+    name = "swath",
+    version,
+    propagate_version = true,
+    after_help = "Examples:
+  swath cmp -l old.img new.img          every differing byte, as GNU cmp -l
+  swath grep -rn TODO src               GNU grep's output, on all cores
+  swath wc -l huge.csv                  count lines, on all cores
+  swath logs summary --html r.html access.log.gz
+  swath patch make old.bin new.bin p.swp && swath patch apply old.bin p.swp out.bin
+
+'swath COMMAND --help' explains a command; 'swath man COMMAND | man -l -' is its manual page.
+GUIDE.md explains how swath reads files and the words it uses."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,38 +52,41 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Compare two files byte by byte (GNU cmp compatible, parallel).
+    /// Compare two files byte by byte, as GNU cmp does, on all cores.
     Cmp(Box<cmd::cmp::CmpArgs>),
-    /// Count lines, words, characters and bytes (GNU wc compatible, parallel).
+    /// Count lines, words, characters and bytes, as GNU wc does, on all cores.
     Wc(Box<cmd::wc::WcArgs>),
-    /// Search for patterns in files (GNU grep compatible, parallel); `swath grep --help`.
+    /// Search files for lines matching patterns, as GNU grep does, on all cores.
     #[command(disable_help_flag = true)]
     Grep {
         /// Options, patterns and files, as GNU grep takes them.
         #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<OsString>,
     },
-    /// Transform a file with a Caesar cipher (the seeds' cci family of strategies).
+    /// Transform every byte of a file through a fixed mapping (a shift, or a rotation of
+    /// letters and digits), like tr, on all cores; also in place, safely.
     Cipher(Box<cmd::cipher::CipherArgs>),
-    /// Reports over web-server access logs: the Wide Finder 2 report, a GoAccess-style
-    /// summary.
+    /// Reports over web-server access logs: a GoAccess-style summary (text, JSON, CSV or an
+    /// HTML page), and the Wide Finder 2 report.
     #[command(subcommand)]
     Logs(cmd::logs::LogsCommand),
-    /// Copy a file: reflink, in-kernel copy, or parallel positional I/O; written atomically.
+    /// Copy a file, sharing its blocks when the filesystem can, else on all cores; the copy
+    /// appears whole or not at all.
     Cp(cmd::cp::CpArgs),
     /// Binary patches: make one that turns OLD into NEW, apply it, show what it holds.
     #[command(subcommand)]
     Patch(cmd::patch::PatchCommand),
-    /// Run the seed articles' experiments: tables, CSV/JSON and SVG charts.
+    /// Measure the ways of reading and writing a file on this machine: tables, charts and
+    /// exports (CSV, JSON, Markdown).
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
-    /// Generate reproducible test data.
+    /// Generate reproducible test data: text, mutated copies, access logs.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
-    /// Generate a pair of test files and compare them with swath and GNU cmp.
+    /// Time swath beside the standard tools it replaces, on generated data.
     Demo(cmd::demo::DemoArgs),
-    /// Merge partial results (`--emit-partial`) into the report the one-machine command
-    /// prints.
+    /// Merge partial results of pieces of files (from `--emit-partial`) into the report the
+    /// command prints for the whole files.
     Merge(cmd::partial::MergeArgs),
     /// Print byte ranges that cut files into pieces (`path start end`), for `--range`.
     Split(cmd::partial::SplitArgs),
@@ -154,6 +170,18 @@ fn main() -> ExitCode {
     if invoked_as == "grep" {
         return cmd::grep::main("grep", rest);
     }
+    // `swath help grep` shows grep's own help (its options are not clap's).
+    if rest.first().is_some_and(|a| a == "help") {
+        if let Some(c) = rest.get(1).filter(|_| rest.len() == 2) {
+            let help = vec![OsString::from("--help")];
+            match c.to_str() {
+                Some("grep") => return cmd::grep::main("swath grep", help),
+                Some("wc") => return cmd::wc::main("swath wc", help),
+                Some("cmp") => return cmd::cmp::main("swath cmp", help),
+                _ => {}
+            }
+        }
+    }
     if rest.first().is_some_and(|a| a == "grep") {
         return cmd::grep::main("swath grep", rest[1..].to_vec());
     }
@@ -178,6 +206,18 @@ fn main() -> ExitCode {
             return stdout::Stdout::print_and_exit("swath", stdout::Voice::Swath, &text);
         }
         Err(e) => e.exit(),
+    };
+    // Errors are said in the command's name, as GNU tools say theirs.
+    let prog = match &cli.command {
+        Command::Cipher(_) => "swath cipher",
+        Command::Cp(_) => "swath cp",
+        Command::Logs(_) => "swath logs",
+        Command::Gen(_) => "swath gen",
+        Command::Bench(_) => "swath bench",
+        Command::Demo(_) => "swath demo",
+        Command::Completions(_) => "swath completions",
+        Command::Man(_) => "swath man",
+        _ => "swath",
     };
     let result = match cli.command {
         Command::Cmp(_) => {
@@ -207,7 +247,7 @@ fn main() -> ExitCode {
             if let Some(stdout::Reported(status)) = e.downcast_ref::<stdout::Reported>() {
                 return ExitCode::from(*status);
             }
-            eprintln!("swath: {e:#}");
+            eprintln!("{prog}: {e:#}");
             // An input that changed while read (grew, or was rewritten, under a copy) is status 2, as the
             // engine's readers report it; other failures 1.
             let changed = e.chain().any(|c| {

@@ -18,6 +18,11 @@ use crate::engine_args::{Stopwatch, WorkerArgs};
 
 /// Arguments of `swath cipher`.
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  swath cipher --shift 3 plain.txt secret.txt     every byte + 3 (modulo 256)
+  swath cipher --shift -3 secret.txt plain.txt    back again
+  swath cipher --alphabet --shift 13 a.txt b.txt  ROT13 of letters (and digits by 3)
+  swath cipher --shift 1 --in-place big.img       in place; if interrupted, run it again")]
 pub struct CipherArgs {
     /// Added to every byte, modulo 256 (-255 to 255); a negative shift decrypts.
     #[arg(
@@ -33,13 +38,15 @@ pub struct CipherArgs {
     #[arg(long)]
     alphabet: bool,
 
-    /// stream (cci), mmap (cciMM), threads (cciMT), pool (cciMT_VTP), uring (cciOV/cciEX),
-    /// mmap-threads (cciMTMM), or auto.
+    /// How the file is read and written: stream (one thread, read then write), mmap (the
+    /// file mapped, one thread), threads (workers with positional reads and writes), pool
+    /// (the same with threads started once), uring (io_uring, one thread keeping requests
+    /// in flight), mmap-threads (workers on maps), or auto (chosen from the file).
     #[arg(long, value_name = "STRATEGY", default_value = "auto", value_parser = parse_strategy)]
     strategy: CipherStrategy,
 
-    /// Use the one-byte-at-a-time table kernel instead of vector code (the seeds' non-"Fast"
-    /// variants), to show what the vector kernel gains.
+    /// Transform one byte at a time through a table instead of with vector instructions
+    /// (to measure what they gain).
     #[arg(long)]
     scalar: bool,
 
@@ -60,9 +67,6 @@ pub struct CipherArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "in_place", "shift"])]
     resume: Option<PathBuf>,
 
-    #[command(flatten)]
-    workers: WorkerArgs,
-
     /// The file to transform (`-` for standard input).
     #[arg(required_unless_present = "resume")]
     input: Option<PathBuf>,
@@ -70,6 +74,8 @@ pub struct CipherArgs {
     /// Where to write the result (`-` for standard output).
     #[arg(required_unless_present_any = ["resume", "in_place"])]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 /// Bytes per journaled block of an in-place run when `--block-size` is not given.

@@ -94,8 +94,8 @@ pub struct CmpArgs {
     #[arg(short = 'v', long = "version")]
     version: bool,
 
-    /// Report the first K differences, in file order, then stop (compMP's mismatch table:
-    /// K = 8 is the seed's behaviour). Default: 1, or every difference with -l.
+    /// Report the first K differences, in file order, then stop (a swath option). Default:
+    /// 1, or every difference with -l.
     #[arg(
         long,
         value_name = "K",
@@ -108,15 +108,15 @@ pub struct CmpArgs {
     #[arg(long)]
     json: bool,
 
-    #[command(flatten)]
-    engine: EngineArgs,
-
-    /// FILE1 FILE2 [SKIP1 [SKIP2]]
+    /// The two files to compare, and how many bytes to skip at the start of each.
     #[arg(
         value_name = "FILE1 FILE2 [SKIP1 [SKIP2]]",
         allow_hyphen_values = false
     )]
     operands: Vec<OsString>,
+
+    #[command(flatten)]
+    engine: EngineArgs,
 }
 
 /// What the user asked for, validated.

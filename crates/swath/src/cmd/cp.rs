@@ -14,19 +14,22 @@ use crate::engine_args::{Stopwatch, WorkerArgs};
 
 /// Arguments of `swath cp`.
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  swath cp big.img /backup/          shares the blocks (reflink) when the filesystem can
+  swath cp --sync big.img copy.img   flushed to disk before it appears")]
 pub struct CpArgs {
     /// Flush the copy to disk before renaming it into place.
     #[arg(long)]
     sync: bool,
-
-    #[command(flatten)]
-    workers: WorkerArgs,
 
     /// The file to copy.
     source: PathBuf,
 
     /// The copy, or a directory to copy into.
     dest: PathBuf,
+
+    #[command(flatten)]
+    workers: WorkerArgs,
 }
 
 /// Runs `swath cp`.

@@ -13,10 +13,15 @@ use crate::size::parse_size;
 /// What to generate.
 #[derive(Subcommand, Debug)]
 pub enum GenCommand {
-    /// Random words in lines: `swath gen text [SIZE] OUT` (SIZE defaults to the seeds'
-    /// 640,000,000 bytes; suffixes such as 64M or 1GB are accepted).
+    /// Random words in lines: `swath gen text [SIZE] OUT` (SIZE defaults to 640,000,000
+    /// bytes; suffixes such as 64M or 1GB are accepted).
+    #[command(after_help = "Examples:
+  swath gen text 1G big.txt            1 GiB of random words (the same bytes every time)
+  swath gen text 64M a.txt --seed 7    another text")]
     Text(TextArgs),
     /// A copy of IN with K planted differing bytes, optionally truncated or extended.
+    #[command(after_help = "Example:
+  swath gen mutate big.txt big2.txt --diffs 1000   then: swath cmp -l big.txt big2.txt | wc -l")]
     Mutate(MutateArgs),
     /// An Apache combined-format access log of exactly SIZE bytes, shaped like the Wide
     /// Finder 2 sample: `swath gen log SIZE OUT`.

@@ -34,6 +34,8 @@ pub enum LogsCommand {
     /// 404; an article (a URI matching --article) fetched with 200 or 304 counts a hit, its
     /// client and its referrer (unless `"-"` or a self-referrer). Lines with fewer than 11
     /// fields (or more than --max-line bytes) are skipped and counted on standard error.
+    #[command(after_help = "Example:
+  swath logs wf2 --top 10 access.log")]
     Wf2(Wf2Args),
     /// A GoAccess-style report: a header (date range, requests, unique visitors, bytes,
     /// valid and failed lines) and panels: visitors per day, requested files, static files,
@@ -45,6 +47,11 @@ pub enum LogsCommand {
     /// AWS ELB and ALB logs, JSON lines (Caddy and others), or a format you describe with
     /// an Apache LogFormat or nginx log_format string; by default the format is recognised
     /// from the first lines (and named in the report).
+    #[command(after_help = "Examples:
+  swath logs summary access.log                     the report as text
+  swath logs summary --html report.html access.log.* every rotated log (.gz, .zst, .xz, .bz2 too)
+  swath logs summary --format '%h %l %u %t \"%r\" %>s %b %D' app.log
+  swath logs summary --html r.html --follow 10 /var/log/nginx/access.log")]
     Summary(SummaryArgs),
 }
 
@@ -69,8 +76,6 @@ pub struct CommonArgs {
     /// printed, and the exit status is 2 either way.
     #[arg(long)]
     pub partial: bool,
-    #[command(flatten)]
-    pub engine: EngineArgs,
 }
 
 fn parse_net(s: &str) -> Result<swath_ops::summary::Net, String> {
@@ -114,6 +119,8 @@ pub struct Wf2Args {
     pub self_referrer: String,
     #[command(flatten)]
     pub partial: PartialArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Partial results of a log report, for `swath merge`.
@@ -189,6 +196,8 @@ pub struct SummaryArgs {
     pub static_file: Vec<String>,
     #[command(flatten)]
     pub partial: PartialArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 pub fn run(cmd: LogsCommand) -> Result<std::process::ExitCode> {
@@ -331,7 +340,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         .with_context(|| format!("invalid --article pattern '{}'", a.article))?;
     if let Some(out) = &a.partial.emit_partial {
         return emit_partial(
-            &a.common,
+            (&a.common, &a.engine),
             &a.partial,
             &config,
             out,
@@ -348,13 +357,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         );
     }
     let mut r = Wf2::default();
-    let (failed, last) = gather(
-        &a.common.files,
-        &config,
-        &a.common.engine,
-        &mut r,
-        &mut None,
-    );
+    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut r, &mut None);
     if failed && !a.common.partial {
         return Ok(std::process::ExitCode::from(2));
     }
@@ -362,9 +365,9 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     Ok(finish(
         failed,
         r.malformed,
-        a.common.engine.workers.time,
+        a.engine.workers.time,
         &clock,
-        &a.common.engine,
+        &a.engine,
         last,
     ))
 }
@@ -372,7 +375,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
 /// `logs REPORT --emit-partial OUT [--range START:END] FILE`: the report's tables over one
 /// range of one log (a compressed log whole), written as a partial result.
 fn emit_partial<R: LineReport>(
-    common: &CommonArgs,
+    (common, engine): (&CommonArgs, &EngineArgs),
     a: &PartialArgs,
     config: &R::Config,
     out: &Path,
@@ -393,7 +396,7 @@ fn emit_partial<R: LineReport>(
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }
-        let (failed, _) = gather(files, config, &common.engine, &mut r, &mut None);
+        let (failed, _) = gather(files, config, engine, &mut r, &mut None);
         if failed {
             return Ok(std::process::ExitCode::from(2));
         }
@@ -401,15 +404,8 @@ fn emit_partial<R: LineReport>(
     } else {
         let span = swath_engine::range::line_span(&input, range.0, range.1, b'\n')
             .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
-        report_span(
-            &input,
-            Some(span),
-            config,
-            &common.engine.options(),
-            None,
-            &mut r,
-        )
-        .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+        report_span(&input, Some(span), config, &engine.options(), None, &mut r)
+            .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
         span
     };
     use std::os::unix::ffi::OsStrExt;
@@ -556,7 +552,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     if let Some(out) = &a.partial.emit_partial {
         let options = swath_report::logs::summary_options(a.common.top, &config, &statics);
         return emit_partial(
-            &a.common,
+            (&a.common, &a.engine),
             &a.partial,
             &config,
             out,
@@ -598,13 +594,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     }
     let started = std::time::Instant::now();
     let mut s = Summary::default();
-    let (failed, last) = gather(
-        &a.common.files,
-        &config,
-        &a.common.engine,
-        &mut s,
-        &mut stdin_head,
-    );
+    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut s, &mut stdin_head);
     let parse_seconds = started.elapsed().as_secs_f64();
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
@@ -647,9 +637,9 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     Ok(finish(
         failed,
         s.malformed(),
-        a.common.engine.workers.time,
+        a.engine.workers.time,
         &clock,
-        &a.common.engine,
+        &a.engine,
         last,
     ))
 }

@@ -25,11 +25,19 @@ use crate::stdout::{Stdout, Voice};
 #[derive(Subcommand, Debug)]
 pub enum PatchCommand {
     /// Make PATCH, which turns OLD into NEW (two files, or two directories).
+    #[command(after_help = "Examples:
+  swath patch make v1.img v2.img v2.swp             a patch from v1.img to v2.img
+  swath patch make --level fast old/ new/ tree.swp  two directory trees, at reading speed
+  swath patch make --format vcdiff a b a-b.vcdiff   for xdelta3 -d")]
     Make(MakeArgs),
     /// Rebuild NEW from OLD and PATCH (OLD is checked against the patch first); PATCH may
     /// also be VCDIFF, as `xdelta3 -e -S none` writes it.
+    #[command(after_help = "Example:
+  swath patch apply v1.img v2.swp v2.img   rebuilds v2.img (written whole or not at all)")]
     Apply(ApplyArgs),
     /// Show what PATCH holds: sizes, hashes, counts of each kind of instruction.
+    #[command(after_help = "Example:
+  swath patch info v2.swp --json")]
     Info(InfoArgs),
 }
 

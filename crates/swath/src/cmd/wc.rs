@@ -93,10 +93,11 @@ pub struct WcArgs {
         requires = "emit_partial"
     )]
     operand_index: u32,
+    /// The files to count (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    files: Vec<OsString>,
     #[command(flatten)]
     engine: EngineArgs,
-    /// FILE...
-    files: Vec<OsString>,
 }
 
 /// Runs wc with `args` (without the program name); `prog` prefixes messages.

@@ -111,7 +111,7 @@ fn errors_leave_no_output_and_no_temporary_file() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "swath: missing: No such file or directory\n"
+        "swath cipher: missing: No such file or directory\n"
     );
     assert_eq!(std::fs::read(dir.path("old")).unwrap(), b"keep me");
     std::fs::create_dir(dir.path("d")).unwrap();
@@ -203,7 +203,7 @@ fn cp_copies_keeps_mode_and_refuses_itself() {
     let out = swath(&dir, &["cp", "nope", "dst"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "swath: nope: No such file or directory\n"
+        "swath cp: nope: No such file or directory\n"
     );
     assert_eq!(std::fs::read(dir.path("dst")).unwrap(), data);
     assert!(leftovers(&dir).is_empty());

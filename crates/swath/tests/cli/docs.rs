@@ -182,7 +182,7 @@ fn man_prints_one_page_and_refuses_unknown_commands() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "swath: 'nope' is not a command of swath (try 'swath --help')\n"
+        "swath man: 'nope' is not a command of swath (try 'swath --help')\n"
     );
     let out = swath(&dir, &["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
@@ -206,4 +206,98 @@ fn version_says_the_commit_and_the_fast_paths() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("io_uring: no (SWATH_NO_IO_URING is set"));
+}
+
+/// The commands under `swath` (and under each of them), from the help's "Commands:" lists.
+fn commands(dir: &Dir, path: &[&str]) -> Vec<Vec<String>> {
+    let mut args: Vec<&str> = path.to_vec();
+    args.push("--help");
+    let help = stdout_of(dir, &args);
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in help.lines() {
+        if line == "Commands:" {
+            inside = true;
+            continue;
+        }
+        if inside && !line.starts_with("  ") {
+            break;
+        }
+        // A command's line starts with two spaces and its name; wrapped text has more.
+        if inside && !line.starts_with("   ") {
+            let name = line.split_whitespace().next().unwrap();
+            if name != "help" {
+                let mut p: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+                p.push(name.to_string());
+                out.push(p);
+            }
+        }
+    }
+    let subs: Vec<Vec<String>> = out
+        .iter()
+        .flat_map(|p| {
+            let p: Vec<&str> = p.iter().map(String::as_str).collect();
+            commands(dir, &p)
+        })
+        .collect();
+    out.extend(subs);
+    out
+}
+
+/// Every command's `--help` is in plain words (no name from the articles swath started
+/// from, which only GUIDE.md explains), and its "Engine options" section holds only the
+/// engine's options (not the command's own options or operands).
+#[test]
+fn every_help_is_in_plain_words_with_its_own_options_first() {
+    let dir = Dir::new();
+    let all = commands(&dir, &[]);
+    for want in ["cmp", "grep", "logs summary", "patch make", "gen text"] {
+        assert!(
+            all.iter().any(|c| c.join(" ") == want),
+            "{want} not found in {all:?}"
+        );
+    }
+    let jargon = [
+        "cci",
+        "compMP",
+        "seeds'",
+        "seed's",
+        "seed article",
+        "mismatch table",
+    ];
+    for c in std::iter::once(Vec::new()).chain(all) {
+        let mut args: Vec<&str> = c.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = stdout_of(&dir, &args);
+        for word in jargon {
+            assert!(
+                !help.contains(word),
+                "`swath {}` says {word:?}:\n{help}",
+                c.join(" ")
+            );
+        }
+        let mut engine = false;
+        for line in help.lines() {
+            if !line.starts_with(' ') {
+                engine = line == "Engine options:";
+                continue;
+            }
+            let t = line.trim_start();
+            if engine && line.len() - t.len() < 8 && t.starts_with(['-', '[', '<']) {
+                let option = t.split_whitespace().next().unwrap();
+                assert!(
+                    [
+                        "--threads",
+                        "--block-size",
+                        "--layout",
+                        "--time",
+                        "--strategy"
+                    ]
+                    .contains(&option),
+                    "`swath {}` lists {option} under Engine options:\n{help}",
+                    c.join(" ")
+                );
+            }
+        }
+    }
 }

@@ -61,7 +61,7 @@ fn bad_arguments_are_reported() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "swath: invalid size '12Q'\n"
+        "swath gen: invalid size '12Q'\n"
     );
     let out = swath(&dir, &["gen", "mutate", "nope", "b"]);
     assert_eq!(out.status.code(), Some(1));
