@@ -112,12 +112,23 @@ pub(crate) fn check_room(out: &Path, size: u64) -> Result<(), EngineError> {
 
 /// Writes `size` bytes of random text to `out`.
 pub fn text(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
+    text_counted(out, size, seed, &std::sync::atomic::AtomicU64::new(0))
+}
+
+/// [`text`], adding the bytes written to `done` as chunks are written (for a progress
+/// bar).
+pub fn text_counted(
+    out: &Path,
+    size: u64,
+    seed: u64,
+    done: &std::sync::atomic::AtomicU64,
+) -> Result<(), EngineError> {
     check_room(out, size)?;
     let words = vocabulary(seed);
     let chunks: Vec<(u64, u64, usize)> = (0..size.div_ceil(CHUNK))
         .map(|i| (i, i * CHUNK, (size - i * CHUNK).min(CHUNK) as usize))
         .collect();
-    write_chunks(out, size, &chunks, |i, len| {
+    write_chunks(out, size, &chunks, done, |i, len| {
         text_chunk(&words, seed, i, len)
     })
 }
@@ -129,6 +140,7 @@ pub(crate) fn write_chunks(
     out: &Path,
     size: u64,
     chunks: &[(u64, u64, usize)],
+    done: &std::sync::atomic::AtomicU64,
     make: impl Fn(u64, usize) -> Vec<u8> + Sync,
 ) -> Result<(), EngineError> {
     let name = out.to_string_lossy().into_owned();
@@ -140,6 +152,7 @@ pub(crate) fn write_chunks(
         for &(index, _, len) in chunks {
             io::Write::write_all(&mut w, &make(index, len))
                 .map_err(|e| EngineError::io(&name, e))?;
+            done.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
         }
         return output.commit(false);
     }
@@ -158,6 +171,7 @@ pub(crate) fn write_chunks(
                         let data = make(index, len);
                         file.write_all_at(&data, start)
                             .map_err(|e| EngineError::io(&name, e))?;
+                        done.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
                     }
                 })
             })

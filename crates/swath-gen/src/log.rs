@@ -1464,10 +1464,23 @@ fn chunks(size: u64) -> impl Iterator<Item = (u64, u64, usize)> {
 /// Writes a `size`-byte access log for `seed` to `out` (through a temporary file renamed
 /// into place), generating chunks on every core.
 pub fn generate(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
+    generate_counted(out, size, seed, &std::sync::atomic::AtomicU64::new(0))
+}
+
+/// [`generate`], adding the bytes written to `done` as chunks are written (for a progress
+/// bar).
+pub fn generate_counted(
+    out: &Path,
+    size: u64,
+    seed: u64,
+    done: &std::sync::atomic::AtomicU64,
+) -> Result<(), EngineError> {
     crate::check_room(out, size)?;
     let generator = LogGenerator::new(seed);
     let plan: Vec<(u64, u64, usize)> = chunks(size).collect();
-    crate::write_chunks(out, size, &plan, |index, len| generator.chunk(index, len))
+    crate::write_chunks(out, size, &plan, done, |index, len| {
+        generator.chunk(index, len)
+    })
 }
 
 #[cfg(test)]

@@ -81,6 +81,18 @@ pub fn copy_file(
     out_name: &str,
     threads: usize,
 ) -> Result<CopyMethod, EngineError> {
+    copy_file_counted(input, out, out_name, threads, &AtomicU64::new(0))
+}
+
+/// [`copy_file`], adding each range's bytes to `done` once copied (for a progress bar;
+/// a reflink is done at once, ranges in holes are not counted).
+pub fn copy_file_counted(
+    input: &Input,
+    out: &File,
+    out_name: &str,
+    threads: usize,
+    done: &AtomicU64,
+) -> Result<CopyMethod, EngineError> {
     let len = input
         .len()
         .ok_or_else(|| EngineError::io(input.name(), io::Error::from_raw_os_error(libc::ESPIPE)))?;
@@ -127,6 +139,7 @@ pub fn copy_file(
                                 }
                                 _ => user_copy(input, out, out_name, start, n, &mut buf),
                             })?;
+                            done.fetch_add(n, Ordering::Relaxed);
                         }
                     })
                 })
@@ -140,6 +153,7 @@ pub fn copy_file(
         Ok(()) => CopyMethod::CopyFileRange,
         Err(CopyError::Unsupported) => {
             next.store(0, Ordering::Relaxed);
+            done.store(0, Ordering::Relaxed);
             match run(CopyMethod::Pwrite) {
                 Ok(()) => CopyMethod::Pwrite,
                 Err(CopyError::Engine(e)) => return Err(e),

@@ -32,6 +32,17 @@ pub fn count_input(
     count_span(input, None, enc, need, opts)
 }
 
+/// [`count_input`], adding the bytes read to `progress` as blocks are counted.
+pub fn count_input_counted(
+    input: &Input,
+    enc: Encoding,
+    need: Need,
+    opts: &EngineOptions,
+    progress: &std::sync::atomic::AtomicU64,
+) -> Result<(Tally, Plan, RunStats), EngineError> {
+    count_span_counted(input, None, enc, need, opts, Some(progress))
+}
+
 /// Counts the bytes `[begin, finish)` of `input` (all of it with `None`): a piece of a
 /// partial result.
 pub fn count_span(
@@ -41,12 +52,26 @@ pub fn count_span(
     need: Need,
     opts: &EngineOptions,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
+    count_span_counted(input, span, enc, need, opts, None)
+}
+
+/// [`count_span`], adding the bytes read to `progress` as blocks are counted.
+pub fn count_span_counted(
+    input: &Input,
+    span: Option<(u64, u64)>,
+    enc: Encoding,
+    need: Need,
+    opts: &EngineOptions,
+    progress: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<(Tally, Plan, RunStats), EngineError> {
     let (offset, limit) = span.map_or((0, None), |(b, f)| (b, Some(f - b)));
     let region = Region { input, offset };
     if need == Need::Lines {
-        return count_lines(region, limit, opts);
+        return count_lines(region, limit, opts, progress);
     }
-    let mut job = Job::new(vec![region]).with_zero_runs();
+    let mut job = Job::new(vec![region])
+        .with_zero_runs()
+        .with_progress(progress);
     job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     // Blocks that arrive ahead of the next one wait in the map; the rest are folded at once,
@@ -83,10 +108,13 @@ fn count_lines(
     region: Region<'_>,
     limit: Option<u64>,
     opts: &EngineOptions,
+    progress: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     // A zero run holds no newline: nothing to add.
-    let mut job = Job::new(vec![region]).with_zero_runs();
+    let mut job = Job::new(vec![region])
+        .with_zero_runs()
+        .with_progress(progress);
     job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
     let lines = AtomicU64::new(0);

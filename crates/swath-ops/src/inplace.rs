@@ -219,6 +219,21 @@ pub fn transform_in_place(
     transform_in_place_observed(path, params, &mut |_| {})
 }
 
+/// [`transform_in_place`], adding each block's bytes to `done` as it is finished (for a
+/// progress bar; a resumed run counts only the blocks it does).
+pub fn transform_in_place_counted(
+    path: &Path,
+    params: Option<InPlaceParams>,
+    done: &std::sync::atomic::AtomicU64,
+) -> Result<InPlaceReport, EngineError> {
+    let block = params.map_or(0, |p| p.block_size);
+    transform_in_place_observed(path, params, &mut |step| {
+        if let Step::Done(_) = step {
+            done.fetch_add(block, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+}
+
 /// A step of an in-place run, as [`transform_in_place_observed`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {

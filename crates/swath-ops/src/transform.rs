@@ -106,6 +106,8 @@ pub struct TransformSpec<'a> {
     pub strategy: CipherStrategy,
     /// io_uring queue depth (requests in flight).
     pub queue_depth: u32,
+    /// Bytes transformed so far, for a progress bar (blocks in holes are not counted).
+    pub progress: Option<&'a std::sync::atomic::AtomicU64>,
 }
 
 /// What a transformation did.
@@ -147,7 +149,7 @@ pub fn choose(input: &Input) -> (CipherStrategy, String) {
 /// left a hole of the output.
 fn keeps_zeros(spec: &TransformSpec<'_>) -> bool {
     let mut z = [0u8];
-    apply(spec, &mut z);
+    spec.cipher.apply_scalar(&mut z);
     z[0] == 0
 }
 
@@ -195,6 +197,9 @@ fn blocks_in_hole(input: &Input, start: u64, bs: u64, len: u64) -> u64 {
 }
 
 fn apply(spec: &TransformSpec<'_>, buf: &mut [u8]) {
+    if let Some(p) = spec.progress {
+        p.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
     if spec.scalar {
         spec.cipher.apply_scalar(buf);
     } else {
@@ -203,6 +208,9 @@ fn apply(spec: &TransformSpec<'_>, buf: &mut [u8]) {
 }
 
 fn apply_copy(spec: &TransformSpec<'_>, src: &[u8], dst: &mut [u8]) {
+    if let Some(p) = spec.progress {
+        p.fetch_add(src.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
     if spec.scalar {
         spec.cipher.apply_copy_scalar(src, dst);
     } else {
@@ -768,6 +776,7 @@ mod tests {
             },
             strategy,
             queue_depth: 4,
+            progress: None,
         };
         let report = transform_to_file(&spec, out.as_file(), "out").unwrap();
         assert_eq!(report.bytes, data.len() as u64);
@@ -815,6 +824,7 @@ mod tests {
                 },
                 strategy,
                 queue_depth: 8,
+                progress: None,
             };
             transform_to_file(&spec, out.as_file(), "out").unwrap();
             let o = out.as_file();
@@ -875,6 +885,7 @@ mod tests {
                 },
                 strategy,
                 queue_depth: 4,
+                progress: None,
             };
             transform_to_file(&spec, out.as_file(), "out").unwrap();
             let mut want = dense.clone();
@@ -908,6 +919,7 @@ mod tests {
                 engine: EngineOptions::default(),
                 strategy,
                 queue_depth: 4,
+                progress: None,
             };
             transform_to_file(&spec, out.as_file(), "out").unwrap();
             let meta = out.as_file().metadata().unwrap();
@@ -942,6 +954,7 @@ mod tests {
                 engine: EngineOptions::default(),
                 strategy,
                 queue_depth: 4,
+                progress: None,
             };
             match transform_to_file(&spec, out.as_file(), "out") {
                 Err(EngineError::Modified { .. }) => {}
@@ -965,6 +978,7 @@ mod tests {
                 engine: EngineOptions::default(),
                 strategy,
                 queue_depth: 4,
+                progress: None,
             };
             match transform_to_file(&spec, out.as_file(), "out") {
                 Err(EngineError::Changed { .. }) => {}

@@ -16,6 +16,7 @@ mod engine_args;
 mod getopt;
 mod gnu_args;
 mod gnu_help;
+mod interrupt;
 mod oom;
 mod progress;
 mod size;

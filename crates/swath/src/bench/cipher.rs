@@ -88,6 +88,7 @@ fn transform_once(
         },
         strategy: s,
         queue_depth: 8,
+        progress: None,
     };
     transform_to_file(&spec, &file, &out.to_string_lossy())?;
     drop(file);

@@ -9,7 +9,9 @@ use anyhow::{bail, Result};
 use clap::Args;
 use swath_engine::{AtomicOutput, Input};
 use swath_kernels::transform::Cipher;
-use swath_ops::inplace::{transform_in_place, InPlaceParams, InPlaceReport};
+use swath_ops::inplace::{
+    transform_in_place, transform_in_place_counted, InPlaceParams, InPlaceReport,
+};
 use swath_ops::transform::{
     transform_stream, transform_to_file, CipherStrategy, TransformReport, TransformSpec,
 };
@@ -89,6 +91,7 @@ fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
 pub fn run(args: CipherArgs) -> Result<()> {
     let clock = Stopwatch::start();
     if let Some(file) = &args.resume {
+        say_how_to_resume(file);
         let r = transform_in_place(file, None)?;
         report_in_place(&args, &clock, &r);
         return Ok(());
@@ -102,7 +105,11 @@ pub fn run(args: CipherArgs) -> Result<()> {
             alphabet: args.alphabet,
             block_size: args.workers.block_size.unwrap_or(IN_PLACE_BLOCK) as u64,
         };
-        let r = transform_in_place(&in_path, Some(params))?;
+        say_how_to_resume(&in_path);
+        let len = std::fs::metadata(&in_path).ok().map(|m| m.len());
+        let r = crate::progress::with_progress(len, "swath cipher", |done| {
+            transform_in_place_counted(&in_path, Some(params), done)
+        })?;
         report_in_place(&args, &clock, &r);
         return Ok(());
     }
@@ -113,19 +120,43 @@ pub fn run(args: CipherArgs) -> Result<()> {
         Cipher::bytes(shift)
     };
     let input = Input::open(&in_path)?;
-    let spec = TransformSpec {
-        input: &input,
-        cipher,
-        scalar: args.scalar,
-        engine: args.workers.options(),
-        strategy: args.strategy,
-        queue_depth: args.queue_depth,
-    };
+    // A bar on a terminal for long runs, advanced by every block the strategy transforms.
+    let report = crate::progress::with_progress(input.len(), "swath cipher", |counter| {
+        let spec = TransformSpec {
+            input: &input,
+            cipher,
+            scalar: args.scalar,
+            engine: args.workers.options(),
+            strategy: args.strategy,
+            queue_depth: args.queue_depth,
+            progress: Some(counter),
+        };
+        transform(&args, &spec, &input, &in_path, &out_path)
+    })?;
+    if let Some(note) = &report.fallback {
+        eprintln!("swath cipher: {note}");
+    }
+    if args.workers.time {
+        eprintln!("{}", clock.times());
+        eprintln!("{}", describe(&args, &report));
+    }
+    Ok(())
+}
+
+/// Transforms the input of `spec` into `out_path` (a file written atomically, a device,
+/// or `-` for standard output).
+fn transform(
+    args: &CipherArgs,
+    spec: &TransformSpec<'_>,
+    input: &Input,
+    in_path: &Path,
+    out_path: &Path,
+) -> Result<TransformReport> {
     let report = if out_path.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
         // A write error on standard output is one line and status 2, as for every command.
-        let written = transform_stream(&spec, &mut lock, "standard output").and_then(|r| {
+        let written = transform_stream(spec, &mut lock, "standard output").and_then(|r| {
             lock.flush()
                 .map_err(|e| swath_engine::EngineError::io("standard output", e))
                 .map(|()| r)
@@ -133,7 +164,7 @@ pub fn run(args: CipherArgs) -> Result<()> {
         let mut r = match written {
             Err(swath_engine::EngineError::Io { path, cause }) if path == "standard output" => {
                 eprintln!(
-                    "swath: write error: {}",
+                    "swath cipher: write error: {}",
                     swath_engine::error::os_message(&cause)
                 );
                 return Err(crate::stdout::Reported(2).into());
@@ -150,29 +181,32 @@ pub fn run(args: CipherArgs) -> Result<()> {
         }
         r
     } else {
-        refuse_same_file(&input, &in_path, &out_path)?;
-        let out = AtomicOutput::create(&out_path)?;
+        refuse_same_file(input, in_path, out_path)?;
+        let out = AtomicOutput::create(out_path)?;
         if let Ok(meta) = input.file().metadata() {
             out.set_mode(meta.mode())?;
         }
         let name = out_path.to_string_lossy().into_owned();
         let r = if out.is_direct() {
             // A device or FIFO: neither sized nor written at offsets.
-            transform_stream(&spec, &mut out.file(), &name)?
+            transform_stream(spec, &mut out.file(), &name)?
         } else {
-            transform_to_file(&spec, out.file(), &name)?
+            transform_to_file(spec, out.file(), &name)?
         };
         out.commit(args.sync)?;
         r
     };
-    if let Some(note) = &report.fallback {
-        eprintln!("swath cipher: {note}");
-    }
-    if args.workers.time {
-        eprintln!("{}", clock.times());
-        eprintln!("{}", describe(&args, &report));
-    }
-    Ok(())
+    Ok(report)
+}
+
+/// From here on, an interrupted in-place run on `file` says how to finish it.
+fn say_how_to_resume(file: &Path) {
+    let name = file.to_string_lossy();
+    crate::interrupt::on_interrupt_say(&format!(
+        "swath cipher: interrupted: {name} is partly transformed; its journal keeps it safe. \
+         Finish with: swath cipher --resume {}",
+        crate::interrupt::shell_quote(&name)
+    ));
 }
 
 fn report_in_place(args: &CipherArgs, clock: &Stopwatch, r: &InPlaceReport) {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 use swath_engine::{AtomicOutput, Input};
-use swath_ops::copy::copy_file;
+use swath_ops::copy::copy_file_counted;
 
 use crate::engine_args::{Stopwatch, WorkerArgs};
 
@@ -66,7 +66,9 @@ pub fn run(args: CpArgs) -> Result<()> {
     let method = if out.is_direct() || input.kind() != swath_engine::InputKind::Regular {
         swath_ops::copy::copy_stream(&input, out.file(), &name)?
     } else {
-        copy_file(&input, out.file(), &name, threads)?
+        crate::progress::with_progress(input.len(), "swath cp", |done| {
+            copy_file_counted(&input, out.file(), &name, threads, done)
+        })?
     };
     out.commit(args.sync)?;
     if args.workers.time {

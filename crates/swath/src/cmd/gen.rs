@@ -148,12 +148,16 @@ pub fn run(cmd: GenCommand) -> Result<()> {
                 _ => bail!("usage: swath gen text [SIZE] OUT"),
             };
             check_out_name(out, "text")?;
-            swath_gen::text(&PathBuf::from(out), size, t.seed)?;
+            crate::progress::with_progress(Some(size), "swath gen text", |done| {
+                swath_gen::text_counted(&PathBuf::from(out), size, t.seed, done)
+            })?;
             Ok(())
         }
         GenCommand::Log(l) => {
             check_out_name(l.out.as_os_str(), "log")?;
-            swath_gen::log::generate(&l.out, l.size, l.seed)?;
+            crate::progress::with_progress(Some(l.size), "swath gen log", |done| {
+                swath_gen::log::generate_counted(&l.out, l.size, l.seed, done)
+            })?;
             Ok(())
         }
         GenCommand::Mutate(m) => {

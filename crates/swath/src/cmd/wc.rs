@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use swath_engine::{EngineError, Flow, Input};
 use swath_kernels::wc::Encoding;
-use swath_ops::count::count_input;
+use swath_ops::count::count_input_counted;
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
@@ -496,7 +496,9 @@ fn count_one(
         }
     }
     let need = sel.need();
-    let (t, plan, stats) = count_input(input, enc, need, &engine.options())?;
+    let (t, plan, stats) = crate::progress::with_progress(input.len(), "swath wc", |done| {
+        count_input_counted(input, enc, need, &engine.options(), done)
+    })?;
     let chars = if enc == Encoding::C { t.bytes } else { t.chars };
     Ok((
         [t.lines, t.words, chars, t.bytes, t.max_line()],

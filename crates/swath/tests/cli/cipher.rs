@@ -403,3 +403,72 @@ fn unavailable_io_uring_is_reported_with_the_fallback() {
         "swath cipher: io_uring is unavailable (SWATH_NO_IO_URING is set): used the stream strategy\n"
     );
 }
+
+/// Ctrl-C in the middle of an in-place run says the file is partly transformed and the
+/// exact command that finishes it; that command does.
+#[test]
+fn interrupted_in_place_run_says_how_to_finish() {
+    let dir = Dir::new();
+    let data: Vec<u8> = (0..(16u32 << 20)).map(|i| (i >> 5) as u8).collect();
+    let name = "my file";
+    let journal = dir.path(".my file.swath-journal");
+    let mut interrupted = None;
+    // The signal is sent once the journal exists (the run has begun); a run quicker than
+    // that look is run again on a four times larger file.
+    for round in 0..4 {
+        let data: Vec<u8> = data
+            .iter()
+            .copied()
+            .cycle()
+            .take(data.len() << (2 * round))
+            .collect();
+        std::fs::write(dir.path(name), &data).unwrap();
+        let child = Command::new(swath_bin())
+            .args([
+                "cipher",
+                "--shift",
+                "1",
+                "--in-place",
+                "--block-size",
+                "4K",
+                name,
+            ])
+            .current_dir(dir.tmp.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !journal.exists() && started.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let out = child.wait_with_output().unwrap();
+        if out.status.code() == Some(130) {
+            interrupted = Some((out, data));
+            break;
+        }
+        assert!(out.status.success(), "{out:?}");
+    }
+    let (out, data) = interrupted.expect("no run was interrupted mid-way");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath cipher: interrupted: my file is partly transformed; its journal keeps it safe. \
+         Finish with: swath cipher --resume 'my file'\n"
+    );
+    assert!(journal.exists());
+    let resumed = Command::new("sh")
+        .args([
+            "-c",
+            "swath_bin=\"$0\"; \"$swath_bin\" cipher --resume 'my file'",
+        ])
+        .arg(swath_bin())
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert!(!journal.exists());
+    let want: Vec<u8> = data.iter().map(|b| b.wrapping_add(1)).collect();
+    assert!(std::fs::read(dir.path(name)).unwrap() == want);
+}

@@ -14,6 +14,7 @@ mod messages;
 mod partial;
 mod patch;
 mod patch_tree;
+mod progress;
 mod report_page;
 mod sparse;
 mod util;
