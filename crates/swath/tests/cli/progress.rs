@@ -7,12 +7,13 @@ use std::process::Command;
 
 use crate::util::{swath_bin, Dir};
 
-/// What `swath ARGS` writes on a terminal (script(1)), its output sent to a pipe.
-fn on_terminal(dir: &Dir, args: &str) -> String {
+/// What `swath ARGS` writes on a terminal (script(1)) under `SWATH_PROGRESS=setting`, its
+/// output sent to a pipe.
+fn on_terminal(dir: &Dir, args: &str, setting: &str) -> String {
     let cmd = format!("'{}' {args} | cat > /dev/null", swath_bin().display());
     let o = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
-        .env("SWATH_PROGRESS", "always")
+        .env("SWATH_PROGRESS", setting)
         .current_dir(dir.tmp.path())
         .output()
         .unwrap();
@@ -42,7 +43,7 @@ fn long_commands_draw_a_bar_on_a_terminal_only() {
         ("grep -c zzzz a.txt".to_string(), "a.txt"),
         ("logs summary l.log".to_string(), "l.log"),
     ] {
-        let said = on_terminal(&dir, &args);
+        let said = on_terminal(&dir, &args, "always");
         // The bar: its label, then the bytes done of the whole.
         let bar = format!("{label}: [");
         assert!(said.contains(&bar), "{args}: no bar in {said:?}");
@@ -60,12 +61,5 @@ fn long_commands_draw_a_bar_on_a_terminal_only() {
         .unwrap();
     assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
     // SWATH_PROGRESS=never: no bar on a terminal either.
-    let cmd = format!("'{}' wc a.txt", swath_bin().display());
-    let o = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .env("SWATH_PROGRESS", "never")
-        .current_dir(dir.tmp.path())
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("swath wc: ["));
+    assert!(!on_terminal(&dir, "wc a.txt", "never").contains("swath wc: ["));
 }
