@@ -220,8 +220,8 @@ mod tests {
         assert_eq!(runs.len() as u64, total_runs(&b));
         assert_eq!(ticks, total_runs(&b));
         assert!(runs.iter().any(|r| r.series == "tr"));
-        let summaries = super::super::summarize(&runs);
-        let svg = super::super::chart::line_chart("t", &summaries);
+        let svg = super::super::chart::chart("t", "machine", &runs);
         assert!(svg.starts_with("<svg") && svg.contains("mmap-threads x2"));
+        assert_eq!(svg.matches("class=\"run\"").count(), runs.len());
     }
 }

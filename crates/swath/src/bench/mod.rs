@@ -1,17 +1,16 @@
 //! `swath bench`: the seed articles' experiments, reproducible by any user.
 //!
 //! Each experiment produces [`Run`] records (one per timed run), from which it prints a
-//! table of minimum, median and maximum per configuration, writes the raw runs as CSV and
-//! JSON, and draws an SVG chart of time against block size with one line per series.
+//! table of mean, standard deviation, minimum, median and maximum per configuration, writes
+//! the runs and those figures with the [`machine::Machine`] as CSV, JSON and Markdown
+//! ([`export`]), and draws an SVG chart of every run against block size ([`chart`]).
 
 pub mod chart;
 pub mod cipher;
+pub mod export;
+pub mod machine;
 pub mod write;
 
-use std::io::Write;
-use std::path::Path;
-
-use anyhow::{Context, Result};
 use serde::Serialize;
 
 /// One timed run of one configuration.
@@ -29,7 +28,7 @@ pub struct Run {
     pub seconds: f64,
 }
 
-/// Minimum, median and maximum of one configuration's runs.
+/// Mean, standard deviation, minimum, median and maximum of one configuration's runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     /// The series.
@@ -40,6 +39,10 @@ pub struct Summary {
     pub threads: usize,
     /// Runs measured.
     pub runs: usize,
+    /// Mean, seconds.
+    pub mean: f64,
+    /// Sample standard deviation (divisor runs - 1), seconds; 0 for a single run.
+    pub sd: f64,
     /// Fastest run, seconds.
     pub min: f64,
     /// Median run, seconds.
@@ -67,8 +70,11 @@ pub fn summarize(runs: &[Run]) -> Vec<Summary> {
                 .map(|r| r.seconds)
                 .collect();
             t.sort_by(f64::total_cmp);
+            let (mean, sd) = mean_sd(&t);
             Summary {
                 runs: t.len(),
+                mean,
+                sd,
                 min: t[0],
                 median: median(&t),
                 max: t[t.len() - 1],
@@ -78,6 +84,18 @@ pub fn summarize(runs: &[Run]) -> Vec<Summary> {
             }
         })
         .collect()
+}
+
+/// The mean and sample standard deviation (divisor n - 1; 0 for one value) of `values`.
+pub fn mean_sd(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 {
+        return (mean, 0.0);
+    }
+    // Two passes: the sum of squared deviations, not of squares, keeps the precision.
+    let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (mean, (ss / (n - 1.0)).sqrt())
 }
 
 /// The median of sorted values (mean of the middle two for an even count).
@@ -93,12 +111,12 @@ pub fn median(sorted: &[f64]) -> f64 {
 /// The text table of summaries.
 pub fn table(summaries: &[Summary]) -> String {
     let mut s = format!(
-        "{:<22} {:>10} {:>7} {:>5} {:>10} {:>10} {:>10}\n",
-        "series", "block", "threads", "runs", "min ms", "median ms", "max ms"
+        "{:<22} {:>10} {:>7} {:>5} {:>10} {:>9} {:>10} {:>10} {:>10}\n",
+        "series", "block", "threads", "runs", "mean ms", "sd ms", "min ms", "median ms", "max ms"
     );
     for m in summaries {
         s.push_str(&format!(
-            "{:<22} {:>10} {:>7} {:>5} {:>10.1} {:>10.1} {:>10.1}\n",
+            "{:<22} {:>10} {:>7} {:>5} {:>10.1} {:>9.1} {:>10.1} {:>10.1} {:>10.1}\n",
             m.series,
             if m.block_size == 0 {
                 "-".to_string()
@@ -107,40 +125,14 @@ pub fn table(summaries: &[Summary]) -> String {
             },
             m.threads,
             m.runs,
+            m.mean * 1e3,
+            m.sd * 1e3,
             m.min * 1e3,
             m.median * 1e3,
             m.max * 1e3
         ));
     }
     s
-}
-
-/// Writes `NAME.csv`, `NAME.json` (runs and summaries) and `NAME.svg` into `dir`.
-pub fn save(dir: &Path, name: &str, title: &str, runs: &[Run]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut csv = String::from("series,block_size,threads,run,seconds\n");
-    for r in runs {
-        csv.push_str(&format!(
-            "{},{},{},{},{:.6}\n",
-            r.series, r.block_size, r.threads, r.run, r.seconds
-        ));
-    }
-    write_file(&dir.join(format!("{name}.csv")), csv.as_bytes())?;
-    let json = serde_json::json!({ "title": title, "runs": runs, "summaries": summarize(runs) });
-    write_file(
-        &dir.join(format!("{name}.json")),
-        serde_json::to_string_pretty(&json)?.as_bytes(),
-    )?;
-    let svg = chart::line_chart(title, &summarize(runs));
-    write_file(&dir.join(format!("{name}.svg")), svg.as_bytes())?;
-    Ok(())
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let out = swath_engine::AtomicOutput::create(path)?;
-    out.file().write_all(bytes)?;
-    out.commit(false)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -169,9 +161,12 @@ mod tests {
         let s = summarize(&runs);
         assert_eq!(s.len(), 2);
         assert_eq!(
-            (s[0].min, s[0].median, s[0].max, s[0].runs),
-            (1.0, 2.5, 10.0, 4)
+            (s[0].min, s[0].median, s[0].max, s[0].runs, s[0].mean),
+            (1.0, 2.5, 10.0, 4, 4.0)
         );
+        // Deviations -3, -2, -1, 6: squares 9 + 4 + 1 + 36 = 50, over 3.
+        assert!((s[0].sd - (50.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!((s[1].mean, s[1].sd), (5.0, 0.0));
         assert_eq!(s[1].median, 5.0);
         assert!(table(&s).contains("2500.0"));
     }

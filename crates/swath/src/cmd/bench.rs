@@ -1,16 +1,19 @@
 //! `swath bench`: the seed articles' experiments (`cipher`: the cci family's Table 1 and
-//! Figure 1; `write`: seed 004's parallel writes), with a table on stdout, raw runs as CSV
-//! and JSON, an SVG chart, and a progress bar on a terminal.
+//! Figure 1; `write`: seed 004's parallel writes), with a table on stdout, the runs and
+//! their figures with the machine as CSV, JSON and Markdown, an SVG chart, and a progress
+//! bar on a terminal.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swath_ops::transform::CipherStrategy;
 
-use crate::bench::{self, cipher::CipherBench, write::WriteBench};
+use crate::bench::{
+    self, cipher::CipherBench, export::Report, machine::Machine, write::WriteBench,
+};
 use crate::size::parse_size;
 
 /// Which experiment.
@@ -32,7 +35,7 @@ pub struct CipherBenchArgs {
     /// Scratch directory for generated input and outputs.
     #[arg(long, default_value = "bench-data")]
     dir: PathBuf,
-    /// Where the table, CSV, JSON and SVG go.
+    /// Where the CSV, JSON and Markdown results and the SVG chart go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
     /// Timed runs per configuration.
@@ -58,7 +61,7 @@ pub struct WriteBenchArgs {
     /// Directory for the written file.
     #[arg(long, default_value = "bench-data")]
     dir: PathBuf,
-    /// Where the table, CSV, JSON and SVG go.
+    /// Where the CSV, JSON and Markdown results and the SVG chart go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
     /// Timed runs per configuration (the article used 100).
@@ -142,7 +145,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             bar.finish_and_clear();
             let bytes = std::fs::metadata(&input)?.len();
             let title = format!("cipher --shift 3 of {bytes} bytes: time by block size");
-            finish(&a.out, "cipher", &title, &runs)
+            finish(&a.out, &a.dir, "cipher", &title, &runs)
         }
         BenchCommand::Write(a) => {
             if a.runs == 0 || a.threads.contains(&0) {
@@ -160,20 +163,31 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
             let runs = bench::write::run(&b, || bar.inc(1))?;
             bar.finish_and_clear();
             let title = format!("writing {} bytes in T ranges: time by block size", a.size);
-            finish(&a.out, "write", &title, &runs)
+            finish(&a.out, &a.dir, "write", &title, &runs)
         }
     }
 }
 
-fn finish(out: &std::path::Path, name: &str, title: &str, runs: &[bench::Run]) -> Result<()> {
+/// Prints the table and the machine, then saves the exports and the chart into `out`.
+fn finish(out: &Path, data_dir: &Path, name: &str, title: &str, runs: &[bench::Run]) -> Result<()> {
+    let machine = Machine::detect(data_dir);
     let summaries = bench::summarize(runs);
-    let table = format!("{title}\n{}", bench::table(&summaries));
-    crate::stdout::print_all("swath bench", table.as_bytes())?;
-    bench::save(out, name, title, runs)?;
-    let saved = format!(
-        "raw runs: {0}/{name}.csv, {0}/{name}.json; chart: {0}/{name}.svg\n",
-        out.display()
+    let table = format!(
+        "{title}\non: {}\n{}",
+        machine.describe(),
+        bench::table(&summaries)
     );
+    crate::stdout::print_all("swath bench", table.as_bytes())?;
+    let command = format!("bench {name}");
+    let report = Report {
+        command: &command,
+        title,
+        machine: &machine,
+        runs,
+    };
+    let written = bench::export::save(out, name, &report)?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    let saved = format!("saved: {}\n", names.join(", "));
     crate::stdout::print_all("swath bench", saved.as_bytes())?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Command-line tests of `swath`, in one binary: GNU differential tests and edge cases.
 
 mod badinput;
+mod bench;
 mod cipher;
 mod cmp;
 mod demo;

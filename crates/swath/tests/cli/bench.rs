@@ -1,0 +1,413 @@
+//! `swath bench`: a tiny cipher benchmark (a 256 KiB file, two block sizes, three runs)
+//! whose exports must hold every run and figures that agree with the runs, and whose chart
+//! must be well-formed SVG with one point per run and a look of its own for every series.
+//!
+//! The well-formedness check runs `xmllint` (Debian's libxml2-utils, which CI installs);
+//! without it that one check is skipped with a note.
+
+use crate::util::{swath, Dir};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+/// (series, block size, threads): one configuration.
+type Key = (String, u64, usize);
+
+/// Runs the tiny benchmark in `dir` and returns the runs from `out/cipher.csv`.
+fn tiny_bench(dir: &Dir) -> Vec<(Key, usize, f64)> {
+    let data: Vec<u8> = (0..256 * 1024u32).map(|i| (i * 7) as u8).collect();
+    dir.write("in", &data);
+    let out = swath(
+        dir,
+        &[
+            "bench",
+            "cipher",
+            "--input",
+            "in",
+            "--dir",
+            "data",
+            "--out",
+            "out",
+            "--runs",
+            "3",
+            "--strategies",
+            "stream,threads,pool",
+            "--block-sizes",
+            "4K,64K",
+            "--threads",
+            "1,2",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("cores"), "no machine line: {stdout}");
+    let csv = std::fs::read_to_string(dir.path("out/cipher.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("series,block_size,threads,run,seconds"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 5, "{l}");
+            (
+                (
+                    f[0].to_string(),
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                ),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every configuration the tiny benchmark measures: stream at 2 block sizes, threads and
+/// pool at 2 block sizes x 2 thread counts, tr, dd and cp once each.
+fn expected_configs() -> BTreeSet<Key> {
+    let mut k = BTreeSet::new();
+    for b in [4096, 65536] {
+        k.insert(("stream".into(), b, 1));
+        for t in [1, 2] {
+            k.insert(("threads".into(), b, t));
+            k.insert(("pool".into(), b, t));
+        }
+    }
+    for peer in ["tr", "dd bs=4M (copy)", "cp (copy)"] {
+        k.insert((peer.into(), 0, 1));
+    }
+    k
+}
+
+/// Mean, sample standard deviation, min, median, max.
+fn figures(values: &[f64]) -> [f64; 5] {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = if v.len() > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    let median = if v.len() % 2 == 1 {
+        v[v.len() / 2]
+    } else {
+        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+    };
+    [mean, sd, v[0], median, v[v.len() - 1]]
+}
+
+fn by_config(runs: &[(Key, usize, f64)]) -> BTreeMap<Key, Vec<f64>> {
+    let mut m: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for (k, _, s) in runs {
+        m.entry(k.clone()).or_default().push(*s);
+    }
+    m
+}
+
+fn assert_close(got: f64, want: f64, tolerance: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= tolerance,
+        "{what}: {got} but the runs give {want}"
+    );
+}
+
+/// Every key of a JSON value, recursively.
+fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn bench_exports_hold_every_run_and_figures_recomputed_from_them() {
+    let dir = Dir::new();
+    let runs = tiny_bench(&dir);
+    let groups = by_config(&runs);
+    assert_eq!(
+        groups.keys().cloned().collect::<BTreeSet<_>>(),
+        expected_configs()
+    );
+    assert!(groups.values().all(|v| v.len() == 3));
+    assert!(runs.iter().all(|r| r.2 > 0.0));
+
+    // The summary CSV: one row per configuration, figures of its runs, the machine.
+    let csv = std::fs::read_to_string(dir.path("out/cipher-summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("series,block_size,threads,runs,mean,sd,min,median,max,cpu_model,cores,memory_bytes,kernel,filesystem")
+    );
+    let mut seen = BTreeSet::new();
+    for line in lines {
+        // No field here holds a comma except possibly the CPU model, which comes after.
+        let f: Vec<&str> = line.split(',').collect();
+        let key: Key = (f[0].into(), f[1].parse().unwrap(), f[2].parse().unwrap());
+        let want = figures(&groups[&key]);
+        assert_eq!(f[3], "3", "{line}");
+        for (i, name) in ["mean", "sd", "min", "median", "max"].iter().enumerate() {
+            // The runs CSV and this one both print seconds to 9 decimals.
+            assert_close(f[4 + i].parse().unwrap(), want[i], 2e-9, name);
+        }
+        let tail = &f[f.len() - 4..];
+        assert!(tail[0].parse::<u64>().unwrap() >= 1, "cores: {line}");
+        assert!(tail[1].parse::<u64>().unwrap() > 0, "memory: {line}");
+        assert!(tail[2].starts_with("Linux "), "kernel: {line}");
+        assert!(!tail[3].is_empty(), "file system: {line}");
+        seen.insert(key);
+    }
+    assert_eq!(seen, expected_configs());
+
+    // JSON: schema, swath's version, the machine, every run exactly, figures from them.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path("out/cipher.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["tool"], "swath");
+    assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(json["report"], "bench cipher");
+    assert_eq!(json["unit"], "seconds");
+    let m = &json["machine"];
+    assert!(m["cores"].as_u64().unwrap() >= 1);
+    assert!(m["memory_bytes"].as_u64().unwrap() > 0);
+    assert!(m["kernel"].as_str().unwrap().starts_with("Linux "));
+    assert!(m["filesystem"].is_string());
+    assert!(m.get("cpu_model").is_some());
+    let json_runs = json["runs"].as_array().unwrap();
+    assert_eq!(json_runs.len(), runs.len());
+    let mut exact: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for (r, (key, run, secs)) in json_runs.iter().zip(&runs) {
+        let k: Key = (
+            r["series"].as_str().unwrap().into(),
+            r["block_size"].as_u64().unwrap(),
+            r["threads"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&k, key);
+        assert_eq!(r["run"].as_u64().unwrap() as usize, *run);
+        let s = r["seconds"].as_f64().unwrap();
+        assert_close(s, *secs, 1e-9, "the CSV's run");
+        exact.entry(k).or_default().push(s);
+    }
+    let summaries = json["summaries"].as_array().unwrap();
+    assert_eq!(summaries.len(), expected_configs().len());
+    for s in summaries {
+        let k: Key = (
+            s["series"].as_str().unwrap().into(),
+            s["block_size"].as_u64().unwrap(),
+            s["threads"].as_u64().unwrap() as usize,
+        );
+        let want = figures(&exact[&k]);
+        assert_eq!(s["runs"], 3);
+        for (i, name) in ["mean", "sd", "min", "median", "max"].iter().enumerate() {
+            assert_close(s[*name].as_f64().unwrap(), want[i], 1e-12, name);
+        }
+    }
+    let mut all = Vec::new();
+    keys(&json, &mut all);
+    for k in all {
+        assert!(
+            k.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "key {k:?} is not a plain identifier"
+        );
+    }
+
+    // Markdown: the machine, a summary row per configuration and a row per run (ms).
+    let md = std::fs::read_to_string(dir.path("out/cipher.md")).unwrap();
+    for row in [
+        "| CPU |",
+        "| cores (logical CPUs online) |",
+        "| memory |",
+        "| kernel |",
+    ] {
+        assert!(md.contains(row), "no {row} in\n{md}");
+    }
+    let (summary, every) = md.split_once("## Every run").expect("two tables");
+    let cells = |line: &str| -> Vec<String> {
+        line.trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().replace('\\', ""))
+            .collect()
+    };
+    let key_of = |c: &[String]| -> Key {
+        let block = if c[1] == "-" {
+            0
+        } else {
+            c[1].parse().unwrap()
+        };
+        (c[0].clone(), block, c[2].parse().unwrap())
+    };
+    let mut md_runs: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    let run_rows: Vec<&str> = every
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| series"))
+        .collect();
+    assert_eq!(run_rows.len(), runs.len());
+    for l in run_rows {
+        let c = cells(l);
+        md_runs
+            .entry(key_of(&c))
+            .or_default()
+            .push(c[4].parse().unwrap());
+    }
+    let summary_rows: Vec<&str> = summary
+        .split("## Summary")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| series"))
+        .collect();
+    assert_eq!(summary_rows.len(), expected_configs().len());
+    for l in summary_rows {
+        let c = cells(l);
+        let k = key_of(&c);
+        // Milliseconds to 3 decimals: each printed value is within 0.0005 of its own.
+        let want = figures(&md_runs[&k]);
+        for (i, name) in ["mean", "sd", "min", "median", "max"].iter().enumerate() {
+            assert_close(c[4 + i].parse().unwrap(), want[i], 0.0021, name);
+        }
+    }
+}
+
+/// The x of a marker element: a circle's `cx`, a square's `x` or a path's first point
+/// (each within 5 pixels of the marker's centre).
+fn marker_x(element: &str) -> f64 {
+    let start = ["cx=\"", " x=\"", " d=\"M"]
+        .iter()
+        .find_map(|a| element.find(a).map(|at| at + a.len()))
+        .unwrap_or_else(|| panic!("no x in {element}"));
+    let rest = &element[start..];
+    rest[..rest.find(['"', ',']).unwrap()].parse().unwrap()
+}
+
+fn attr<'a>(element: &'a str, name: &str) -> &'a str {
+    let at = element
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {element}"))
+        + name.len()
+        + 3;
+    let rest = &element[at..];
+    &rest[..rest.find('"').unwrap()]
+}
+
+fn xmllint_ok(svg: &Path) -> Option<bool> {
+    if !Path::new("/usr/bin/xmllint").exists() {
+        eprintln!("note: xmllint not installed (apt-get install libxml2-utils): well-formedness check skipped");
+        return None;
+    }
+    let out = Command::new("/usr/bin/xmllint")
+        .arg("--noout")
+        .arg(svg)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    Some(out.status.success())
+}
+
+#[test]
+fn bench_chart_is_svg_with_a_point_per_run_and_a_look_per_series() {
+    let dir = Dir::new();
+    let runs = tiny_bench(&dir);
+    let path = dir.path("out/cipher.svg");
+    if let Some(ok) = xmllint_ok(&path) {
+        assert!(ok, "the chart is not well-formed XML");
+    }
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !svg.replace("http://www.w3.org/2000/svg", "")
+            .contains("http"),
+        "the chart links outside itself"
+    );
+    assert!(!svg.contains("<script"));
+
+    // One point per run; each series' points share one (colour, marker); series differ.
+    let points: Vec<&str> = svg
+        .split('<')
+        .filter(|e| e.contains("class=\"run\""))
+        .collect();
+    assert_eq!(points.len(), runs.len());
+    let mut looks: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for p in &points {
+        looks
+            .entry(attr(p, "data-series").to_string())
+            .or_default()
+            .insert((attr(p, "data-colour").into(), attr(p, "data-marker").into()));
+    }
+    // stream, threads, threads x2, pool, pool x2, tr, dd, cp.
+    assert_eq!(looks.len(), 8, "{looks:?}");
+    let mut distinct = BTreeSet::new();
+    for (series, l) in &looks {
+        assert_eq!(l.len(), 1, "series {series} drawn in {l:?}");
+        assert!(
+            distinct.insert(l.iter().next().unwrap().clone()),
+            "look reused: {l:?}"
+        );
+    }
+
+    // Axis titles with units; a log time axis exactly when the runs span 10x or more.
+    assert!(svg.contains(">block size (bytes, log scale)</text>"));
+    let fastest = runs.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
+    let slowest = runs.iter().map(|r| r.2).fold(0.0, f64::max);
+    let y_title = svg
+        .split("<text class=\"axis-title\"")
+        .nth(2)
+        .expect("time axis title");
+    assert!(y_title.contains(">time per run ("), "{y_title}");
+    let log = y_title.contains(", log scale)</text>");
+    assert_eq!(log, slowest / fastest >= 10.0, "{fastest}..{slowest} s");
+    let ticks: Vec<f64> = svg
+        .split("<g class=\"y-axis\">")
+        .nth(1)
+        .unwrap()
+        .split("</g>")
+        .next()
+        .unwrap()
+        .split("<text class=\"tick\"")
+        .skip(1)
+        .map(|t| {
+            t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()]
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(ticks.len() >= 3, "{ticks:?}");
+    let one_two_five = |v: f64| {
+        let m = v / 10f64.powf(v.log10().floor());
+        [1.0, 2.0, 5.0].iter().any(|x| (m - x).abs() < 1e-6)
+    };
+    if log {
+        assert!(ticks.iter().all(|&t| one_two_five(t)), "{ticks:?}");
+    } else {
+        assert_eq!(ticks[0], 0.0);
+        let step = ticks[1];
+        assert!(one_two_five(step), "{ticks:?}");
+        for (i, t) in ticks.iter().enumerate() {
+            assert!((t - step * i as f64).abs() < step * 1e-6, "{ticks:?}");
+        }
+    }
+
+    // The legend is right of every point.
+    let legend_x: f64 = svg
+        .split("<g class=\"legend-entry\"><line x1=\"")
+        .skip(1)
+        .map(|s| s[..s.find('"').unwrap()].parse::<f64>().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    let rightmost = points.iter().map(|p| marker_x(p)).fold(0.0, f64::max);
+    assert!(
+        legend_x > rightmost + 5.0,
+        "legend at {legend_x}, a point at {rightmost}"
+    );
+}
