@@ -9,6 +9,7 @@ pub mod demo;
 pub mod follow;
 pub mod gen;
 pub mod grep;
+pub mod grep_json;
 pub mod logs;
 pub mod partial;
 pub mod patch;
