@@ -7,6 +7,7 @@ mod demo;
 mod gen;
 mod grep;
 mod journal;
+mod json;
 mod links;
 mod logs;
 mod messages;
