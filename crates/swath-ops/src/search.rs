@@ -130,6 +130,9 @@ pub struct Selected<'a> {
     pub matches: &'a [Range<usize>],
     /// A context line (GNU's `-` separator), not a selected one.
     pub context: bool,
+    /// The line ends with a line end; false only for a last line the input ends without
+    /// one (JSON output shows the line with its end, as ripgrep's does).
+    pub terminated: bool,
 }
 
 /// What a search found.
@@ -148,6 +151,9 @@ pub struct SearchOutcome {
     /// the binary file's first): after it GNU prints a group separator before the next
     /// file's context output.
     pub used: bool,
+    /// With lines printed (`Mode::Print`): the offset from which the input was taken as
+    /// binary (GNU's rule: the start of the 32 KiB buffer holding its first NUL), if it was.
+    pub binary_from: Option<u64>,
 }
 
 /// A selected line as a worker found it.
@@ -275,6 +281,7 @@ pub fn search(
             resume_at: Some(0),
             run: None,
             used: false,
+            binary_from: None,
         });
     }
     let unordered = o.binary != Binary::WithoutMatch && o.max_count == u64::MAX;
@@ -289,6 +296,7 @@ pub fn search(
             resume_at: None,
             run: Some((plan, stats)),
             used: selected > 0,
+            binary_from: None,
         });
     }
     if o.binary != Binary::WithoutMatch && o.mode == Mode::Exists {
@@ -314,6 +322,7 @@ pub fn search(
             resume_at: None,
             run: Some((plan, stats)),
             used: found,
+            binary_from: None,
         });
     }
     let total = input.len();
@@ -364,6 +373,7 @@ pub fn search(
         resume_at: state.resume_at,
         run: Some((plan, stats)),
         used: state.used,
+        binary_from: state.binary_from,
     })
 }
 
@@ -796,6 +806,7 @@ impl Emitter<'_> {
                         line,
                         matches: &f.ranges[hit.matches.clone()],
                         context: false,
+                        terminated: hit.end < f.end,
                     };
                     // Not text (UTF-8): GNU leaves out what it cannot print, goes on, and
                     // says "binary file matches" after the file.
@@ -869,6 +880,7 @@ impl Emitter<'_> {
                     line: &f.text[c.text.clone()],
                     matches: &f.ranges[c.matches.clone()],
                     context: true,
+                    terminated: c.end < f.end,
                 };
                 if (self.emit)(Event::Line(sel)) == Flow::Stop {
                     self.done = true;
@@ -945,6 +957,8 @@ impl Emitter<'_> {
                 line: &l.text,
                 matches: &l.matches,
                 context: true,
+                // Leading context: a selected line follows it.
+                terminated: true,
             };
             if (self.emit)(Event::Line(sel)) == Flow::Stop {
                 self.done = true;

@@ -12,18 +12,26 @@ use crate::text::shown;
 pub const PARTIAL: &[u8] =
     b"PARTIAL REPORT: some logs could not be read in full (see standard error)\n\n";
 
+/// The layout of the Wide Finder 2 report's JSON (docs/json.md): 2 since its keys are
+/// plain identifiers (`not_found`, not `404s`) and it says its schema, tool and version.
+pub const WF2_SCHEMA: u32 = 2;
+
 /// The Wide Finder 2 report of `r`: text, or JSON (`failed`: marked partial).
 pub fn wf2(r: &Wf2Top, json: bool, failed: bool) -> Vec<u8> {
     let mut out = Vec::new();
     if json {
         let mut v = serde_json::json!({
+            "schema": WF2_SCHEMA,
+            "tool": "swath",
+            "version": env!("CARGO_PKG_VERSION"),
+            "report": "logs wf2",
             "resources": r.hits.distinct,
-            "404s": r.not_found.distinct,
+            "not_found": r.not_found.distinct,
             "clients": r.clients.distinct,
             "malformed": r.malformed,
             "top_uris_by_hits": json_list(&r.hits, "count"),
             "top_uris_by_bytes": json_list(&r.bytes, "bytes"),
-            "top_404s": json_list(&r.not_found, "count"),
+            "top_not_found": json_list(&r.not_found, "count"),
             "top_clients": json_list(&r.clients, "count"),
             "top_referrers": json_list(&r.referrers, "count"),
         });

@@ -105,6 +105,11 @@ impl Stopwatch {
         }
     }
 
+    /// Time since the start.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.start.elapsed()
+    }
+
     /// The first line of a `--time` report: elapsed, user and system seconds.
     pub fn times(&self) -> String {
         let elapsed = self.start.elapsed().as_secs_f64();

@@ -28,7 +28,7 @@ pub enum BenchCommand {
 /// Arguments of `swath bench cipher`.
 #[derive(Args, Debug)]
 pub struct CipherBenchArgs {
-    /// The file to transform (default: DIR/cipher-input, the seeds' 640,000,000-byte text,
+    /// The file to transform (default: DIR/cipher-input, 640,000,000 bytes of generated text,
     /// generated if missing).
     #[arg(long)]
     input: Option<PathBuf>,

@@ -892,9 +892,13 @@ fn json_name(key: &str, name: &std::ffi::OsStr) -> String {
     }
 }
 
+/// The layout of `cmp --json` (docs/json.md).
+const JSON_SCHEMA: u32 = 1;
+
 fn json_head(req: &Request, _names: &[String]) -> String {
     format!(
-        "{{{},{},\"skip1\":{},\"skip2\":{},\"limit\":{},\"differences\":[",
+        "{{\"schema\":{JSON_SCHEMA},\"tool\":\"swath cmp\",\"version\":\"{}\",{},{},\"skip1\":{},\"skip2\":{},\"limit\":{},\"differences\":[",
+        env!("CARGO_PKG_VERSION"),
         json_name("file1", &req.files[0]),
         json_name("file2", &req.files[1]),
         req.skip[0],

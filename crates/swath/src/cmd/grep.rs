@@ -351,6 +351,8 @@ struct Config {
     format: Format,
     engine: EngineOptions,
     time: bool,
+    /// `--json`: ripgrep's JSON Lines instead of GNU's text ([`crate::cmd::grep_json`]).
+    json: bool,
     /// `--max-line`: the longest line gathered from a pipe.
     max_line: usize,
     /// `--emit-partial` and its range.
@@ -440,7 +442,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    if cfg.mode == Mode::Print && (cfg.format.only_matching || cfg.format.color.is_some()) {
+    if cfg.mode == Mode::Print
+        && (cfg.format.only_matching || cfg.format.color.is_some() || cfg.json)
+    {
         if let Err(e) = matcher.use_longest_matches() {
             eprintln!("{prog}: {}", e.message);
             return ExitCode::from(2);
@@ -575,10 +579,10 @@ fn die(prog: &str, msg: &str) -> ExitCode {
 fn take_engine_options(
     prog: &str,
     args: Vec<OsString>,
-) -> Result<(Vec<OsString>, EngineOptions, bool, usize, PartialArgs), ExitCode> {
+) -> Result<(Vec<OsString>, EngineOptions, OwnFlags, usize, PartialArgs), ExitCode> {
     let mut rest = Vec::with_capacity(args.len());
     let mut engine = EngineOptions::default();
-    let mut time = false;
+    let mut flags = OwnFlags::default();
     let mut max_line = swath_ops::search::DEFAULT_MAX_LINE;
     let mut partial = PartialArgs::default();
     let mut it = args.into_iter();
@@ -590,7 +594,11 @@ fn take_engine_options(
         }
         let text = a.to_string_lossy().into_owned();
         if text == "--time" {
-            time = true;
+            flags.time = true;
+            continue;
+        }
+        if text == "--json" {
+            flags.json = true;
             continue;
         }
         let Some((name, inline)) = [
@@ -649,7 +657,16 @@ fn take_engine_options(
             _ => engine.layout = value.parse::<Layout>().map_err(|_| bad("layout"))?,
         }
     }
-    Ok((rest, engine, time, max_line, partial))
+    Ok((rest, engine, flags, max_line, partial))
+}
+
+/// swath's own options without a value.
+#[derive(Debug, Default)]
+struct OwnFlags {
+    /// `--time`.
+    time: bool,
+    /// `--json`.
+    json: bool,
 }
 
 /// `--emit-partial OUT`, `--range START:END`, `--operand-index K` (with `-c`).
@@ -661,7 +678,7 @@ struct PartialArgs {
 }
 
 fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
-    let (args, engine, time, max_line, partial) = take_engine_options(prog, args)?;
+    let (args, engine, flags, max_line, partial) = take_engine_options(prog, args)?;
     let posix = std::env::var_os("POSIXLY_CORRECT").is_some();
     let p = getopt(&args, SHORT, SHORT_KEYS, LONG, posix);
     let mut syntax: Option<Syntax> = None;
@@ -932,6 +949,24 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         }
         _ => false,
     };
+    if flags.json {
+        // ripgrep's choice: these print no lines, so there is nothing for the JSON to hold.
+        let refused = if count {
+            Some("-c (--count)")
+        } else {
+            match list {
+                Some(true) => Some("-l (--files-with-matches)"),
+                Some(false) => Some("-L (--files-without-match)"),
+                None => None,
+            }
+        };
+        if let Some(option) = refused {
+            return Err(usage(
+                prog,
+                Some(&format!("{option} cannot be used with --json")),
+            ));
+        }
+    }
     let mode = if quiet || list.is_some() || stdout_is_dev_null() {
         Mode::Exists
     } else if count {
@@ -973,7 +1008,8 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
         },
         files,
         engine,
-        time,
+        time: flags.time,
+        json: flags.json,
         max_line,
         partial,
         with_filename_given,
@@ -1184,6 +1220,8 @@ struct FileResult {
     /// Given to the pool as a small file, it turned out big: to be searched again on all
     /// cores, its lines streamed, when its turn comes.
     deferred: bool,
+    /// `--json`, when the file printed its messages: its figures, for the summary.
+    json: Option<crate::cmd::grep_json::FileStats>,
 }
 
 /// Files named on the command line smaller than this are searched whole by one worker of
@@ -1321,6 +1359,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     };
     let (mut any_selected, mut any_error) = (false, false);
     let mut last_run = None;
+    let mut json_totals = crate::cmd::grep_json::Totals::default();
     // GNU's `used`, across files: read by a big file's search as it streams.
     let used = AtomicBool::new(false);
     let mut fatal = false;
@@ -1376,6 +1415,9 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             if r.run.is_some() {
                 last_run = r.run;
             }
+            if let Some(stats) = &r.json {
+                json_totals.add(stats);
+            }
             any_selected |= r.selected > 0;
             match cfg.list {
                 // GNU dies in the middle of the file: no count, no name.
@@ -1425,7 +1467,12 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             Flow::Continue
         },
     );
-    let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut out = out.into_inner().unwrap_or_else(|p| p.into_inner());
+    if cfg.json && cfg.mode == Mode::Print && !fatal {
+        let mut last = Vec::new();
+        crate::cmd::grep_json::summary(&mut last, &json_totals, clock.elapsed());
+        out.write(&last);
+    }
     if let Err(status) = out.finish() {
         return ExitCode::from(status);
     }
@@ -1545,10 +1592,13 @@ fn grep_file(
         invert: cfg.invert,
         max_count: cfg.max_count,
         binary: cfg.binary,
-        utf8: cfg.match_opts.utf8,
-        line_numbers: cfg.format.line_number,
-        matches: cfg.format.only_matching || cfg.format.color.is_some(),
-        only_matching: cfg.format.only_matching,
+        // JSON shows a line that is not UTF-8 as its bytes, as ripgrep does, where GNU's
+        // text leaves it out as binary.
+        utf8: cfg.match_opts.utf8 && !cfg.json,
+        line_numbers: cfg.format.line_number || cfg.json,
+        matches: cfg.format.only_matching || cfg.format.color.is_some() || cfg.json,
+        // With JSON every line is whole, its matches beside it (ripgrep ignores -o too).
+        only_matching: cfg.format.only_matching && !cfg.json,
         max_line: cfg.max_line,
     };
     // -T: numbers right-aligned to the width of the file's size (GNU's offset_width).
@@ -1564,9 +1614,26 @@ fn grep_file(
     };
     let mut line = Vec::new();
     let mut overflow = false;
+    let mut json = crate::cmd::grep_json::FileStats::default();
+    let mut begun = false;
+    let started = std::time::Instant::now();
     let mut emit = |ev: Event<'_>| -> Flow {
         line.clear();
         match ev {
+            Event::Line(s) if cfg.json => {
+                if !begun {
+                    crate::cmd::grep_json::begin(&mut line, name);
+                    begun = true;
+                }
+                crate::cmd::grep_json::line(&mut line, name, &s, cfg.format.eol);
+                json.bytes_printed += line.len() as u64;
+                if !s.context {
+                    json.matched_lines += 1;
+                    json.matches += s.matches.len() as u64;
+                }
+            }
+            // JSON has no group separators: each line carries its number.
+            Event::Separator { .. } if cfg.json => {}
             Event::Line(s) => cfg.format.line(&mut line, name, &s, width),
             Event::Separator { first_in_file } => {
                 if first_in_file && !streamed {
@@ -1624,10 +1691,45 @@ fn grep_file(
             res.run = o.run;
             res.used = o.used;
             res.fatal = matcher.pcre_error();
+            let printing = cfg.json && cfg.mode == Mode::Print && res.fatal.is_none();
+            if printing && (begun || o.selected > 0) {
+                json.elapsed = started.elapsed();
+                json.matched_lines = o.selected;
+                json.bytes_searched = res.run.as_ref().map_or(0, |(_, st)| st.extent.len);
+                let mut tail = Vec::new();
+                if !begun {
+                    // Its only selected line lies past the binary turn: no line is shown,
+                    // but the file matched.
+                    crate::cmd::grep_json::begin(&mut tail, name);
+                    json.bytes_printed += tail.len() as u64;
+                }
+                crate::cmd::grep_json::end(&mut tail, name, o.binary_from, &json);
+                match stream {
+                    Some(w) => {
+                        let _ = w.write_all(&tail);
+                    }
+                    None => res.out.extend_from_slice(&tail),
+                }
+                res.json = Some(json);
+            }
         }
         Err(e) => {
             res.error = Some(error_text(name, &e));
             res.error_counts = true;
+            if begun && cfg.json {
+                // The lines printed before the error get their end (and the summary
+                // counts them), so every `begin` has one.
+                json.elapsed = started.elapsed();
+                let mut tail = Vec::new();
+                crate::cmd::grep_json::end(&mut tail, name, None, &json);
+                match stream {
+                    Some(w) => {
+                        let _ = w.write_all(&tail);
+                    }
+                    None => res.out.extend_from_slice(&tail),
+                }
+                res.json = Some(json);
+            }
         }
     }
     if file == "-" {
@@ -1756,6 +1858,9 @@ swath's own options (each file searched on all cores, many files at once):
       --max-line=SIZE       longest line read from a pipe (default 64M); a
                             longer one is an error, exit status 2
       --time                print time and the engine's plan to standard error
+      --json                print the lines found as JSON Lines, the messages of
+                            'rg --json' (begin, match, context, end, summary);
+                            not with -c, -l or -L; -o, -b and -T do not apply
       --emit-partial=OUT    with -c and one FILE: write its count to OUT as a
                             partial result, for 'swath merge'
       --range=START:END     with --emit-partial: only the lines whose first byte

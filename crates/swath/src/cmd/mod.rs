@@ -10,6 +10,7 @@ pub mod docs;
 pub mod follow;
 pub mod gen;
 pub mod grep;
+pub mod grep_json;
 pub mod logs;
 pub mod partial;
 pub mod patch;

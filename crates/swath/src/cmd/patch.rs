@@ -248,9 +248,7 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
         make_file(&a.old, &a.new, patch, &opts, Some(counter))
     })?;
     if a.json {
-        let text = serde_json::to_string(&made).unwrap_or_default();
-        out.write(text.as_bytes());
-        out.write(b"\n");
+        write_json(out, stamped(&made, MAKE_SCHEMA));
     } else if a.dry_run {
         let share = |b: u64| percent(b, made.new_len);
         let c = &made.census;
@@ -381,9 +379,7 @@ fn make_tree(
         swath_patch::tree::make_tree(&a.old, &a.new, patch, &opts, Some(counter))
     })?;
     if a.json {
-        let text = serde_json::to_string(&made).unwrap_or_default();
-        out.write(text.as_bytes());
-        out.write(b"\n");
+        write_json(out, stamped(&made, MAKE_SCHEMA));
     } else if a.dry_run {
         let c = &made.census;
         let text = format!(
@@ -548,9 +544,10 @@ fn info_json(
     c: &swath_patch::apply::Census,
 ) -> serde_json::Map<String, serde_json::Value> {
     let h = &patch.header;
+    let mut m = stamped(&(), INFO_SCHEMA);
     match serde_json::json!({
         "format": "swath",
-        "version": swath_patch::format::VERSION,
+        "format_version": swath_patch::format::VERSION,
         "patch_bytes": patch.len(),
         "old_bytes": h.old_len,
         "old_hash": format!("{:032x}", h.old_hash),
@@ -560,9 +557,32 @@ fn info_json(
         "sections": patch.entries.len(),
         "ops": c,
     }) {
-        serde_json::Value::Object(m) => m,
+        serde_json::Value::Object(fields) => m.extend(fields),
         _ => unreachable!("a json! object literal is an object"),
     }
+    m
+}
+
+/// The layout of `patch make --json` (docs/json.md).
+const MAKE_SCHEMA: u32 = 1;
+
+/// The layout of `patch info --json`: 2 since `version` is swath's (the patch format's is
+/// `format_version`).
+const INFO_SCHEMA: u32 = 2;
+
+/// `report`'s fields (an object's, or none for `()`) after `schema`, `tool` and `version`.
+fn stamped(
+    report: &impl serde::Serialize,
+    schema: u32,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("schema".into(), schema.into());
+    m.insert("tool".into(), "swath patch".into());
+    m.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(report) {
+        m.extend(fields);
+    }
+    m
 }
 
 /// Writes one JSON object and a newline.

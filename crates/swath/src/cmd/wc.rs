@@ -1,6 +1,7 @@
 //! `swath wc`: GNU wc 9.1 compatible counts (output, column widths, messages, exit status),
 //! each file counted on all cores. Invoked through a link named `wc`, messages are prefixed
-//! `wc:`. `--total=WHEN` is the later coreutils' option, as an extension.
+//! `wc:`. `--total=WHEN` is the later coreutils' option, as an extension; `--json` prints the
+//! counts as one JSON document (docs/json.md) instead of GNU's columns.
 
 use std::ffi::OsString;
 use std::io::{self, Read};
@@ -18,7 +19,8 @@ use crate::stdout::{Stdout, Voice};
 use swath_report::wc::{format_line, Selected};
 
 /// GNU wc's long options (getopt resolves abbreviations against these).
-const GNU_LONG_OPTIONS: [(&str, bool); 12] = [
+const GNU_LONG_OPTIONS: [(&str, bool); 13] = [
+    ("json", false),
     ("range", true),
     ("emit-partial", true),
     ("operand-index", true),
@@ -70,6 +72,10 @@ pub struct WcArgs {
     /// When to print a line with total counts: auto (more than one file), always, only, never.
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "only", "never"])]
     total: String,
+    /// Print the counts as one JSON document (the counts asked for, each file's and the
+    /// total; layout in docs/json.md).
+    #[arg(long)]
+    json: bool,
     /// Accepted for compatibility; prints nothing.
     #[arg(long, hide = true)]
     debug: bool,
@@ -147,6 +153,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         };
     }
     if let Some(out) = &a.emit_partial {
+        if a.json {
+            return usage("--json cannot be used with --emit-partial".into());
+        }
         return emit_partial(prog, &a, out, sel);
     }
     // Names: operands, or the NUL-separated list, or standard input without a name.
@@ -182,6 +191,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let mut totals = [0u64; 5];
     let only_total = a.total == "only";
     let mut last_plan = None;
+    // --json: each file's entry, printed as one document at the end.
+    let mut json_files: Vec<JsonFile> = Vec::new();
     // Small regular files are counted whole, several at once, on a pool of workers; large
     // files and standard input one at a time on all cores; results are printed in order.
     let small: Vec<bool> = names
@@ -233,6 +244,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             });
             let counts = match outcome {
                 FileOutcome::EmptyName => {
+                    if a.json {
+                        json_files.push(JsonFile::error(name, "invalid zero-length file name"));
+                    }
                     match &a.files0_from {
                         Some(f) => eprintln!(
                             "{prog}: {}:{}: invalid zero-length file name",
@@ -245,6 +259,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                     return Flow::Continue;
                 }
                 FileOutcome::StdinInStdinList => {
+                    if a.json {
+                        json_files.push(JsonFile::error(
+                            name,
+                            "when reading file names from standard input, no file name of '-' allowed",
+                        ));
+                    }
                     eprintln!(
                         "{prog}: when reading file names from stdin, no file name of '-' allowed"
                     );
@@ -253,11 +273,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 }
                 FileOutcome::OpenError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
+                    if a.json {
+                        json_files.push(JsonFile::error(name, &cause(&e)));
+                    }
                     failed = true;
                     return Flow::Continue;
                 }
                 FileOutcome::ReadError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
+                    if a.json {
+                        json_files.push(JsonFile::error(name, &cause(&e)));
+                        failed = true;
+                        return Flow::Continue;
+                    }
                     failed = true;
                     [0; 5]
                 }
@@ -273,6 +301,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             totals[2] += counts[2];
             totals[3] += counts[3];
             totals[4] = totals[4].max(counts[4]);
+            if a.json {
+                json_files.push(JsonFile::counts(name, &counts, sel));
+                return Flow::Continue;
+            }
             if !only_total {
                 let line = format_line(&counts, sel, width, label.as_deref());
                 out.write(&line);
@@ -288,6 +320,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         return finish(out, failed);
     }
 
+    if a.json {
+        let doc = JsonDoc {
+            schema: JSON_SCHEMA,
+            tool: "swath wc",
+            version: env!("CARGO_PKG_VERSION"),
+            files: json_files,
+            total: (a.total != "never").then(|| JsonCounts::new(&totals, sel)),
+        };
+        let mut text = serde_json::to_vec(&doc).expect("counts serialize");
+        text.push(b'\n');
+        out.write(&text);
+        return finish(out, failed);
+    }
     let print_total = match a.total.as_str() {
         "always" | "only" => true,
         "never" => false,
@@ -456,16 +501,21 @@ fn process(
     }
 }
 
-fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
+/// Why reading a file failed, without its name.
+fn cause(e: &EngineError) -> String {
     let text = e.to_string();
     // The engine names the file as opened ("-" for standard input); GNU names it as given.
-    let cause = match e {
+    match e {
         EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
         _ => text
             .split_once(": ")
             .map(|x| x.1.to_string())
             .unwrap_or(text),
-    };
+    }
+}
+
+fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
+    let cause = cause(e);
     let shown = match name {
         None => "'standard input'".to_string(),
         Some(n) => quote_name(n, utf8),
@@ -571,4 +621,89 @@ fn read_names(f: &OsString) -> io::Result<(Vec<OsString>, bool)> {
         names.pop();
     }
     Ok((names, regular))
+}
+
+/// The layout of `wc --json` (docs/json.md).
+const JSON_SCHEMA: u32 = 1;
+
+/// `wc --json`'s document.
+#[derive(serde::Serialize)]
+struct JsonDoc {
+    schema: u32,
+    tool: &'static str,
+    version: &'static str,
+    files: Vec<JsonFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<JsonCounts>,
+}
+
+/// The counts asked for (the others left out), in GNU's column order.
+#[derive(serde::Serialize)]
+struct JsonCounts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    words: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chars: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_line_length: Option<u64>,
+}
+
+impl JsonCounts {
+    fn new(c: &[u64; 5], sel: Selected) -> JsonCounts {
+        JsonCounts {
+            lines: sel.lines.then_some(c[0]),
+            words: sel.words.then_some(c[1]),
+            chars: sel.chars.then_some(c[2]),
+            bytes: sel.bytes.then_some(c[3]),
+            max_line_length: sel.max.then_some(c[4]),
+        }
+    }
+}
+
+/// One file of `wc --json`: its name and its counts, or why it has none.
+#[derive(serde::Serialize)]
+struct JsonFile {
+    /// The name as given (`-` for standard input), U+FFFD for bytes that are not UTF-8.
+    path: String,
+    /// The name's bytes, only when it is not UTF-8 (as `cmp --json`'s `file1_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_bytes: Option<Vec<u8>>,
+    #[serde(flatten)]
+    counts: Option<JsonCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl JsonFile {
+    fn named(name: &Option<OsString>) -> JsonFile {
+        use std::os::unix::ffi::OsStrExt;
+        let name = name.as_deref().unwrap_or(std::ffi::OsStr::new("-"));
+        let path_bytes = std::str::from_utf8(name.as_bytes())
+            .is_err()
+            .then(|| name.as_bytes().to_vec());
+        JsonFile {
+            path: name.to_string_lossy().into_owned(),
+            path_bytes,
+            counts: None,
+            error: None,
+        }
+    }
+
+    fn counts(name: &Option<OsString>, c: &[u64; 5], sel: Selected) -> JsonFile {
+        JsonFile {
+            counts: Some(JsonCounts::new(c, sel)),
+            ..JsonFile::named(name)
+        }
+    }
+
+    fn error(name: &Option<OsString>, cause: &str) -> JsonFile {
+        JsonFile {
+            error: Some(cause.to_string()),
+            ..JsonFile::named(name)
+        }
+    }
 }

@@ -1370,9 +1370,12 @@ fn json_has_the_same_numbers() {
         };
         let expected = serde_json::json!({
             "resources": t.hits.len(),
-            "404s": t.s404s.len(),
+            "not_found": t.s404s.len(),
             "clients": t.clients.len(),
             "malformed": t.malformed,
+            "schema": 2,
+            "report": "logs wf2",
+            "version": env!("CARGO_PKG_VERSION"),
         });
         for (k, e) in expected.as_object().unwrap() {
             if v.get(k) != Some(e) {
@@ -1382,7 +1385,7 @@ fn json_has_the_same_numbers() {
         let lists = [
             ("top_uris_by_hits", &t.hits, "count"),
             ("top_uris_by_bytes", &t.bytes, "bytes"),
-            ("top_404s", &t.s404s, "count"),
+            ("top_not_found", &t.s404s, "count"),
             ("top_clients", &t.clients, "count"),
             ("top_referrers", &t.referrers, "count"),
         ];
@@ -1419,7 +1422,7 @@ fn json_has_the_same_numbers() {
             .to_string();
         let from_json = format!(
             "{} resources, {} 404s, {} clients",
-            v["resources"], v["404s"], v["clients"]
+            v["resources"], v["not_found"], v["clients"]
         );
         if header != from_json {
             failures.fail(format!(

@@ -9,6 +9,7 @@ mod docs;
 mod gen;
 mod grep;
 mod journal;
+mod json;
 mod links;
 mod logs;
 mod messages;
