@@ -73,6 +73,24 @@ fn draw(counter: &AtomicU64, finished: &AtomicBool, total: u64, label: &str, del
     bar.finish_and_clear();
 }
 
+/// A bar counting `total` runs (for `swath bench`), advanced by the caller; hidden unless
+/// standard error is a terminal (and `SWATH_PROGRESS` is not `never`).
+pub fn runs_bar(total: u64, label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal()
+        || std::env::var("SWATH_PROGRESS").is_ok_and(|s| s == "never")
+    {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix}: [{bar:20}] {pos}/{len} runs, {eta} left")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(label.to_string());
+    bar
+}
+
 /// How long a rate is measured over.
 const WINDOW: Duration = Duration::from_secs(3);
 

@@ -3,12 +3,10 @@
 //! their figures with the machine as CSV, JSON and Markdown, an SVG chart, and a progress
 //! bar on a terminal.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swath_ops::transform::CipherStrategy;
 
 use crate::bench::{
@@ -97,20 +95,6 @@ fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
     }
 }
 
-fn progress(total: u64, label: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix}: [{bar:30}] {pos}/{len} runs, eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_prefix(label.to_string());
-    bar
-}
-
 /// Runs `swath bench`.
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
@@ -140,7 +124,8 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
                 runs: a.runs,
                 peers: !a.no_peers,
             };
-            let bar = progress(bench::cipher::total_runs(&b), "swath bench cipher");
+            let bar =
+                crate::progress::runs_bar(bench::cipher::total_runs(&b), "swath bench cipher");
             let runs = bench::cipher::run(&b, || bar.inc(1))?;
             bar.finish_and_clear();
             let bytes = std::fs::metadata(&input)?.len();
@@ -159,7 +144,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
                 threads: a.threads,
                 runs: a.runs,
             };
-            let bar = progress(bench::write::total_runs(&b), "swath bench write");
+            let bar = crate::progress::runs_bar(bench::write::total_runs(&b), "swath bench write");
             let runs = bench::write::run(&b, || bar.inc(1))?;
             bar.finish_and_clear();
             let title = format!("writing {} bytes in T ranges: time by block size", a.size);
