@@ -67,7 +67,8 @@ enum Command {
     /// Generate reproducible test data.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
-    /// Generate a pair of test files and compare them with swath and GNU cmp.
+    /// Run every command beside the tool it replaces (GNU cmp, wc, grep, ripgrep, tr, cp,
+    /// GoAccess, xdelta3) on generated data: one table of times, answers checked equal.
     Demo(cmd::demo::DemoArgs),
     /// Merge partial results (`--emit-partial`) into the report the one-machine command
     /// prints.

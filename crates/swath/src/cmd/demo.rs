@@ -309,6 +309,11 @@ impl<'a> Demo<'a> {
         if let (Some(p), Some(pa)) = (&peer, &peer_answer) {
             row.peer_time = Some(p.time(self.dir, pa, self.runs)?);
         }
+        // The outputs are no longer needed: their room is the next row's.
+        swath.remove_outputs(self.dir)?;
+        if let Some(p) = &peer {
+            p.remove_outputs(self.dir)?;
+        }
         Ok(row)
     }
 
@@ -443,17 +448,20 @@ impl<'a> Demo<'a> {
 
     /// Applies both patches; both must rebuild NEW.
     fn patch_verdict(&self) -> Result<Verdict> {
-        let apply = self.swath(&["patch", "apply", OLD, "patch.swath", "new.swath"]);
+        let apply = self
+            .swath(&["patch", "apply", OLD, "patch.swath", "new.swath"])
+            .writes("new.swath");
         apply.run(self.dir)?;
         let Some(xdelta3) = self.peer("xdelta3") else {
             bail!("xdelta3 disappeared while the demo ran");
         };
-        Job::new(
+        let unpatch = Job::new(
             &xdelta3,
             "xdelta3",
             &["-d", "-f", "-s", OLD, "patch.xdelta3", "new.xdelta3"],
         )
-        .run(self.dir)?;
+        .writes("new.xdelta3");
+        unpatch.run(self.dir)?;
         let new = self.scratch.file(NEW);
         for (made, by) in [
             ("new.swath", "swath patch apply"),
@@ -463,6 +471,8 @@ impl<'a> Demo<'a> {
                 return Ok(Verdict::Different(format!("{by} did not rebuild {NEW}")));
             }
         }
+        apply.remove_outputs(self.dir)?;
+        unpatch.remove_outputs(self.dir)?;
         let (s, x) = (self.len("patch.swath")?, self.len("patch.xdelta3")?);
         Ok(Verdict::Same(format!(
             "both patches rebuild {NEW} byte for byte (swath patch apply, xdelta3 -d); \

@@ -98,14 +98,7 @@ impl Job {
 
     /// Runs the command once in `dir`: its answer and wall time.
     pub fn run(&self, dir: &Path) -> Result<(Answer, Duration)> {
-        for o in &self.outputs {
-            match std::fs::remove_file(dir.join(o)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| dir.join(o).display().to_string())
-                }
-                _ => {}
-            }
-        }
+        self.remove_outputs(dir)?;
         let mut c = Command::new(&self.program);
         c.args(&self.args).current_dir(dir).stderr(Stdio::piped());
         match &self.stdin {
@@ -151,6 +144,19 @@ impl Job {
             },
             elapsed,
         ))
+    }
+
+    /// Removes the files the command writes, if they are there.
+    pub fn remove_outputs(&self, dir: &Path) -> Result<()> {
+        for o in &self.outputs {
+            match std::fs::remove_file(dir.join(o)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| dir.join(o).display().to_string())
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Runs the command `runs` times after the run that gave `first` (which warmed the
