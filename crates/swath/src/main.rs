@@ -84,7 +84,8 @@ enum Command {
     /// Generate reproducible test data: text, mutated copies, access logs.
     #[command(subcommand)]
     Gen(cmd::gen::GenCommand),
-    /// Time swath beside the standard tools it replaces, on generated data.
+    /// Run every command beside the tool it replaces (GNU cmp, wc, grep, ripgrep, tr, cp,
+    /// GoAccess, xdelta3) on generated data: one table of times, answers checked equal.
     Demo(cmd::demo::DemoArgs),
     /// Merge partial results of pieces of files (from `--emit-partial`) into the report the
     /// command prints for the whole files.

@@ -615,6 +615,12 @@ fn every_json_output_says_its_schema_and_version_and_has_plain_keys() {
         "swath patch",
         2,
     );
+    check_document(
+        "demo",
+        &doc(&["demo", "--json", "--size", "1M", "--runs", "1"]),
+        "swath demo",
+        1,
+    );
     // grep: JSON Lines, ripgrep's messages with plain keys; the summary says the rest.
     let out = run(&["grep", "--json", "-C", "1", "hello", "a", "b", "c"]);
     let m = messages(&out);

@@ -1,0 +1,138 @@
+//! The demo's scratch directory: private (mode 0700, a fresh name made by the tempfile crate
+//! under `$TMPDIR`, else `/tmp`), and removed whatever ends the demo: its end, an error, or
+//! Ctrl-C, SIGTERM and SIGHUP.
+//!
+//! The signals are blocked in every thread of the demo (threads started later inherit the
+//! mask; the commands it runs do not, since the standard library clears the mask in a child
+//! before `exec`) and taken by one thread that waits for them with `sigwait`. That thread
+//! stops the command being timed, removes the directory, and ends the process with status
+//! 128 + the signal's number, as a shell reports a process the signal killed. It runs
+//! ordinary code, not a signal handler, so removing a directory tree there is safe.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+/// Set once a signal asked the demo to stop: errors after that are the signal's doing.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The process id of the command being timed, or 0.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// The private directory every generated file and output lives in.
+pub struct Scratch {
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// Makes the directory and starts the thread that removes it on a signal.
+    pub fn new() -> Result<Scratch> {
+        use std::os::unix::fs::PermissionsExt;
+        // Blocked first, so that a Ctrl-C from here on waits for the thread that cleans up.
+        let set = block_signals()?;
+        let dir = tempfile::Builder::new()
+            .prefix("swath-demo.")
+            .tempdir()
+            .with_context(|| {
+                format!(
+                    "{}: cannot make a scratch directory",
+                    std::env::temp_dir().display()
+                )
+            })?;
+        let path = dir.path().to_path_buf();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| path.display().to_string())?;
+        clean_up_on_signals(set, path.clone())?;
+        Ok(Scratch {
+            dir: Some(dir),
+            path,
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A file in the directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Removes the directory now, reporting a failure (dropping it removes it too, silently).
+    pub fn remove(mut self) -> Result<()> {
+        match self.dir.take() {
+            Some(d) => d
+                .close()
+                .with_context(|| format!("{}: cannot remove", self.path.display())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// True once a signal asked the demo to stop.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Waits for the signal thread to end the process (called when an error is the signal's
+/// doing, so that it is not reported as a failure of its own).
+pub fn wait_for_the_end() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Records the command being timed (0: none), for the signal thread to stop.
+pub fn set_child(pid: u32) {
+    CHILD.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
+}
+
+fn block_signals() -> Result<libc::sigset_t> {
+    // SAFETY: `set` is a valid sigset_t initialised by sigemptyset before use; blocking
+    // signals in this thread has no other effect than queueing them for sigwait.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            anyhow::bail!("cannot block Ctrl-C while the demo sets up its scratch directory");
+        }
+        set
+    };
+    Ok(set)
+}
+
+fn clean_up_on_signals(set: libc::sigset_t, dir: PathBuf) -> Result<()> {
+    std::thread::Builder::new()
+        .name("demo-signals".into())
+        .spawn(move || {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: `set` holds the blocked signals; sigwait writes the one taken into
+            // `sig`, a valid c_int.
+            while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            let child = CHILD.load(Ordering::SeqCst);
+            if child > 0 {
+                // SAFETY: kill has no memory-safety preconditions; the id is that of our
+                // own child, not yet reaped while it is recorded here.
+                unsafe { libc::kill(child, libc::SIGTERM) };
+            }
+            // The main thread may still be writing a file into the directory: try again
+            // until it stays empty.
+            for _ in 0..100 {
+                match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+            std::process::exit(128 + sig);
+        })
+        .context("starting the thread that cleans up after Ctrl-C")?;
+    Ok(())
+}
