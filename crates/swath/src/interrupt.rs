@@ -1,15 +1,81 @@
-//! What an interrupted in-place run tells its user. Ctrl-C (SIGINT), SIGTERM or SIGHUP in
-//! the middle of `cipher --in-place` leaves the file partly transformed and its journal
-//! beside it; the journal makes that safe, but the user must know to finish the run. A
-//! handler prints the exact command and exits with the shell's status for a signal (128 +
-//! its number). The message is made before the run starts, so the handler only writes
-//! bytes (async-signal-safe: `write` and `_exit`).
+//! What swath does when it is interrupted (Ctrl-C, SIGTERM, SIGHUP) in the middle of work
+//! that must not just vanish: the demo removes its scratch directory, and an in-place
+//! transformation says the file is partly done and the exact command that finishes it.
+//!
+//! The signals are blocked in the calling thread (threads started later inherit the mask;
+//! commands swath runs do not, since the standard library clears the mask in a child before
+//! `exec`) and taken by one thread that waits for them with `sigwait`. That thread runs the
+//! caller's action as ordinary code (not in a signal handler, so it may print, kill a child
+//! or remove a directory tree) and ends the process with status 128 + the signal's number,
+//! as a shell reports a process a signal killed.
 
 use std::io::IsTerminal;
-use std::sync::OnceLock;
 
-/// The message the handler writes.
-static MESSAGE: OnceLock<Box<[u8]>> = OnceLock::new();
+use anyhow::{Context, Result};
+
+/// The signals taken.
+const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Interrupting signals blocked in this thread (and the threads it starts), waiting for an
+/// action ([`Blocked::then`]).
+pub struct Blocked(libc::sigset_t);
+
+/// Blocks the interrupting signals: from here on one waits until [`Blocked::then`] takes
+/// it. Call it before starting threads.
+pub fn block() -> Result<Blocked> {
+    // SAFETY: `set` is a valid sigset_t initialised by sigemptyset before use; blocking
+    // signals in this thread has no other effect than queueing them for sigwait.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in SIGNALS {
+            libc::sigaddset(&mut set, sig);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            anyhow::bail!("cannot block Ctrl-C while setting up");
+        }
+        set
+    };
+    Ok(Blocked(set))
+}
+
+impl Blocked {
+    /// On an interrupting signal, runs `action(signal)` on its own thread, then ends the
+    /// process with status 128 + the signal's number.
+    pub fn then(self, action: impl FnOnce(libc::c_int) + Send + 'static) -> Result<()> {
+        let set = self.0;
+        std::thread::Builder::new()
+            .name("swath-signals".into())
+            .spawn(move || {
+                let mut sig: libc::c_int = 0;
+                // SAFETY: `set` holds the blocked signals; sigwait writes the one taken
+                // into `sig`, a valid c_int.
+                while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+                action(sig);
+                std::process::exit(128 + sig);
+            })
+            .context("starting the thread that answers Ctrl-C")?;
+        Ok(())
+    }
+}
+
+/// From now on, an interrupting signal prints `message` (one line) on standard error and
+/// ends the process with status 128 + the signal's number.
+pub fn on_interrupt_say(message: &str) -> Result<()> {
+    // A progress bar may be half drawn on a terminal: the message starts on a clean line.
+    let clear = if std::io::stderr().is_terminal() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    };
+    let line = format!("{clear}{message}\n");
+    block()?.then(move |_| {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(line.as_bytes());
+        let _ = err.flush();
+    })
+}
 
 /// A path quoted for a POSIX shell (single quotes; a quote inside as `'\''`), bare when it
 /// needs no quoting.
@@ -22,41 +88,6 @@ pub fn shell_quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
-}
-
-/// From now on, an interrupting signal prints `message` (one line, ended here) on standard
-/// error and ends the process with status 128 + the signal's number.
-pub fn on_interrupt_say(message: &str) {
-    // A progress bar may be half drawn on a terminal: the message starts on a clean line.
-    let clear = if std::io::stderr().is_terminal() {
-        "\r\x1b[2K"
-    } else {
-        ""
-    };
-    let _ = MESSAGE.set(
-        format!("{clear}{message}\n")
-            .into_bytes()
-            .into_boxed_slice(),
-    );
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: `say_and_exit` only reads a message set before the handler is installed
-        // and calls async-signal-safe functions (write, _exit).
-        unsafe {
-            libc::signal(sig, say_and_exit as *const () as libc::sighandler_t);
-        }
-    }
-}
-
-extern "C" fn say_and_exit(sig: libc::c_int) {
-    if let Some(m) = MESSAGE.get() {
-        // SAFETY: writing a static buffer to descriptor 2; the result is ignored (nothing
-        // else can be done in a handler).
-        unsafe {
-            libc::write(2, m.as_ptr().cast(), m.len());
-        }
-    }
-    // SAFETY: _exit ends the process at once, without running destructors or handlers.
-    unsafe { libc::_exit(128 + sig) }
 }
 
 #[cfg(test)]

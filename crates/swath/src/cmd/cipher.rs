@@ -91,7 +91,7 @@ fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
 pub fn run(args: CipherArgs) -> Result<()> {
     let clock = Stopwatch::start();
     if let Some(file) = &args.resume {
-        say_how_to_resume(file);
+        say_how_to_resume(file)?;
         let r = transform_in_place(file, None)?;
         report_in_place(&args, &clock, &r);
         return Ok(());
@@ -105,7 +105,7 @@ pub fn run(args: CipherArgs) -> Result<()> {
             alphabet: args.alphabet,
             block_size: args.workers.block_size.unwrap_or(IN_PLACE_BLOCK) as u64,
         };
-        say_how_to_resume(&in_path);
+        say_how_to_resume(&in_path)?;
         let len = std::fs::metadata(&in_path).ok().map(|m| m.len());
         let r = crate::progress::with_progress(len, "swath cipher", |done| {
             transform_in_place_counted(&in_path, Some(params), done)
@@ -200,13 +200,13 @@ fn transform(
 }
 
 /// From here on, an interrupted in-place run on `file` says how to finish it.
-fn say_how_to_resume(file: &Path) {
+fn say_how_to_resume(file: &Path) -> Result<()> {
     let name = file.to_string_lossy();
     crate::interrupt::on_interrupt_say(&format!(
         "swath cipher: interrupted: {name} is partly transformed; its journal keeps it safe. \
          Finish with: swath cipher --resume {}",
         crate::interrupt::shell_quote(&name)
-    ));
+    ))
 }
 
 fn report_in_place(args: &CipherArgs, clock: &Stopwatch, r: &InPlaceReport) {

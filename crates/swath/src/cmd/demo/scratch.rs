@@ -2,12 +2,9 @@
 //! under `$TMPDIR`, else `/tmp`), and removed whatever ends the demo: its end, an error, or
 //! Ctrl-C, SIGTERM and SIGHUP.
 //!
-//! The signals are blocked in every thread of the demo (threads started later inherit the
-//! mask; the commands it runs do not, since the standard library clears the mask in a child
-//! before `exec`) and taken by one thread that waits for them with `sigwait`. That thread
-//! stops the command being timed, removes the directory, and ends the process with status
-//! 128 + the signal's number, as a shell reports a process the signal killed. It runs
-//! ordinary code, not a signal handler, so removing a directory tree there is safe.
+//! On a signal ([`crate::interrupt`]), the thread that takes it stops the command being
+//! timed, removes the directory, and ends the process with status 128 + the signal's
+//! number.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -31,7 +28,7 @@ impl Scratch {
     pub fn new() -> Result<Scratch> {
         use std::os::unix::fs::PermissionsExt;
         // Blocked first, so that a Ctrl-C from here on waits for the thread that cleans up.
-        let set = block_signals()?;
+        let blocked = crate::interrupt::block()?;
         let dir = tempfile::Builder::new()
             .prefix("swath-demo.")
             .tempdir()
@@ -44,7 +41,8 @@ impl Scratch {
         let path = dir.path().to_path_buf();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
             .with_context(|| path.display().to_string())?;
-        clean_up_on_signals(set, path.clone())?;
+        let gone = path.clone();
+        blocked.then(move |_| clean_up(gone))?;
         Ok(Scratch {
             dir: Some(dir),
             path,
@@ -90,49 +88,22 @@ pub fn set_child(pid: u32) {
     CHILD.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
 }
 
-fn block_signals() -> Result<libc::sigset_t> {
-    // SAFETY: `set` is a valid sigset_t initialised by sigemptyset before use; blocking
-    // signals in this thread has no other effect than queueing them for sigwait.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, sig);
+/// The action on a signal: stop the command being timed, remove the directory.
+fn clean_up(dir: PathBuf) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let child = CHILD.load(Ordering::SeqCst);
+    if child > 0 {
+        // SAFETY: kill has no memory-safety preconditions; the id is that of our own
+        // child, not yet reaped while it is recorded here.
+        unsafe { libc::kill(child, libc::SIGTERM) };
+    }
+    // The main thread may still be writing a file into the directory: try again until it
+    // stays empty.
+    for _ in 0..100 {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            anyhow::bail!("cannot block Ctrl-C while the demo sets up its scratch directory");
-        }
-        set
-    };
-    Ok(set)
-}
-
-fn clean_up_on_signals(set: libc::sigset_t, dir: PathBuf) -> Result<()> {
-    std::thread::Builder::new()
-        .name("demo-signals".into())
-        .spawn(move || {
-            let mut sig: libc::c_int = 0;
-            // SAFETY: `set` holds the blocked signals; sigwait writes the one taken into
-            // `sig`, a valid c_int.
-            while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
-            INTERRUPTED.store(true, Ordering::SeqCst);
-            let child = CHILD.load(Ordering::SeqCst);
-            if child > 0 {
-                // SAFETY: kill has no memory-safety preconditions; the id is that of our
-                // own child, not yet reaped while it is recorded here.
-                unsafe { libc::kill(child, libc::SIGTERM) };
-            }
-            // The main thread may still be writing a file into the directory: try again
-            // until it stays empty.
-            for _ in 0..100 {
-                match std::fs::remove_dir_all(&dir) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                }
-            }
-            std::process::exit(128 + sig);
-        })
-        .context("starting the thread that cleans up after Ctrl-C")?;
-    Ok(())
+    }
 }
