@@ -74,22 +74,12 @@ fn data(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// Standard base64 with padding (RFC 4648, section 4), as ripgrep encodes bytes.
 fn base64(out: &mut Vec<u8>, bytes: &[u8]) {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]);
-            } else {
-                out.push(b'=');
-            }
-        }
-    }
+    use base64::Engine;
+    out.extend_from_slice(
+        base64::engine::general_purpose::STANDARD
+            .encode(bytes)
+            .as_bytes(),
+    );
 }
 
 /// `{"secs":S,"nanos":N,"human":"0.000017s"}`, or with keys sorted (the summary's).
