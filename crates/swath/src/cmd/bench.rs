@@ -18,8 +18,13 @@ use crate::size::parse_size;
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Every cipher strategy x block size x thread count on one file, beside tr, dd and cp.
+    #[command(after_help = "Examples:
+  swath bench cipher --strategies stream,pool --block-sizes 64K,1M --threads 1,2
+  swath bench cipher --runs 5 --out results      then open results/cipher.svg")]
     Cipher(CipherBenchArgs),
     /// T threads writing their ranges of one 256 MiB file, threads per run vs pre-spawned.
+    #[command(after_help = "Example:
+  swath bench write --runs 20      then open bench-results/write.svg")]
     Write(WriteBenchArgs),
 }
 

@@ -45,7 +45,11 @@ const TROUBLE: u8 = 2;
     after_help = "SKIP values may be followed by suffixes: kB 1000, K 1024, MB 1,000,000, M 1,048,576, \
 GB, G, and so on for T, P, E, Z, Y. KiB, MiB... are 1024-based as K, M.\n\
 If a FILE is '-' or missing, read standard input.\n\
-Exit status is 0 if inputs are the same, 1 if different, 2 if trouble."
+Exit status is 0 if inputs are the same, 1 if different, 2 if trouble.\n\n\
+Examples:\n  \
+swath cmp old.img new.img               the first difference, as GNU cmp\n  \
+swath cmp -l --max-diffs 10 a b         the first 10 differing bytes, in order\n  \
+swath cmp --json a b | jq .differences"
 )]
 pub struct CmpCli {
     #[command(flatten)]

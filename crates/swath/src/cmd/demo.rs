@@ -32,6 +32,9 @@ use timing::{same_contents, Answer, Job};
 
 /// Arguments of `swath demo`.
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  swath demo                      640 MB of text, about half a minute on 2 cores
+  swath demo --size 100M --json   smaller, as one JSON object")]
 pub struct DemoArgs {
     /// Size of the test text (suffixes such as 100M or 1G accepted; at least 1M). The rows
     /// whose peer is slow use a fraction of it, named in the table.

@@ -33,6 +33,8 @@ pub enum GenCommand {
     /// quotes; time stamps from 1 October 2007 that never decrease, with a day and week
     /// profile (a 4G log covers about three days); lines of about 220 bytes, 0.1 % of them
     /// malformed (cut short, binary, empty, CR LF, several KB long).
+    #[command(after_help = "Example:
+  swath gen log 1G access.log      then: swath logs summary --html r.html access.log")]
     Log(LogArgs),
 }
 

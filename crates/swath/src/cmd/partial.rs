@@ -39,7 +39,7 @@ const MAPPED_MAX: usize = 240;
 /// Print byte ranges that cut files into pieces, one `path start end` line each.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Each line is a FILE and a range START END of it (byte offsets), for `--range START:END`.\nRanges are cut evenly by bytes; the commands that take them move each cut to a line end\n(as Hadoop and Dask do), so every line is counted once."
+    after_help = "Each line is a FILE and a range START END of it (byte offsets), for `--range START:END`.\nRanges are cut evenly by bytes; the commands that take them move each cut to a line end\n(as Hadoop and Dask do), so every line is counted once.\n\nExample:\n  swath split --pieces 8 access.log      then one `--range START:END --emit-partial` per line"
 )]
 pub struct SplitArgs {
     /// Pieces per file.

@@ -41,7 +41,8 @@ const GNU_LONG_OPTIONS: [(&str, bool); 13] = [
     name = "wc",
     disable_version_flag = true,
     args_override_self = true,
-    infer_long_args = true
+    infer_long_args = true,
+    after_help = "Examples:\n  swath wc -l huge.csv               lines, counted on all cores\n  swath wc --json *.log | jq .total  the counts as JSON"
 )]
 pub struct WcCli {
     #[command(flatten)]

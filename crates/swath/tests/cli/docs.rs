@@ -276,6 +276,14 @@ fn every_help_is_in_plain_words_with_its_own_options_first() {
                 c.join(" ")
             );
         }
+        // A command that does work (not a group of commands) shows an example or two.
+        if !help.contains("\nCommands:\n") {
+            assert!(
+                help.lines().any(|l| l.starts_with("Example")),
+                "`swath {}` has no example:\n{help}",
+                c.join(" ")
+            );
+        }
         let mut engine = false;
         for line in help.lines() {
             if !line.starts_with(' ') {
