@@ -505,6 +505,60 @@ fn check_document(what: &str, v: &serde_json::Value, tool: &str, schema: u64) {
     let mut bad = Vec::new();
     unsafe_keys(v, "", &mut bad);
     assert!(bad.is_empty(), "{what}: keys jq needs quoted: {bad:?}");
+    // Every key the output has is named in its section of docs/json.md.
+    let section = match (tool, v["report"].as_str()) {
+        ("swath", Some(report)) => format!("## `swath {report} --json`"),
+        ("swath patch", _) => "## `swath patch make --json`".to_string(),
+        (tool, _) => format!("## `{tool} --json`"),
+    };
+    let documented = documented_keys(&section);
+    let mut keys = Vec::new();
+    all_keys(v, &mut keys);
+    let missing: Vec<&String> = keys.iter().filter(|k| !documented.contains(*k)).collect();
+    assert!(
+        missing.is_empty(),
+        "{what}: keys not in docs/json.md's {section}: {missing:?}"
+    );
+}
+
+/// Every identifier in backquotes in the section of docs/json.md that starts with
+/// `heading` (`files[].path` gives `files` and `path`).
+fn documented_keys(heading: &str) -> std::collections::HashSet<String> {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/json.md"),
+    )
+    .unwrap();
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/json.md has no section {heading}"));
+    let rest = &doc[start + heading.len()..];
+    let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|quoted| {
+            quoted
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Every object key in `v`, at any depth.
+fn all_keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.push(k.clone());
+                all_keys(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| all_keys(x, out)),
+        _ => {}
+    }
 }
 
 #[test]
@@ -624,10 +678,18 @@ fn every_json_output_says_its_schema_and_version_and_has_plain_keys() {
     // grep: JSON Lines, ripgrep's messages with plain keys; the summary says the rest.
     let out = run(&["grep", "--json", "-C", "1", "hello", "a", "b", "c"]);
     let m = messages(&out);
+    let documented = documented_keys("## `swath grep --json`");
     for (i, v) in m.iter().enumerate() {
         let mut bad = Vec::new();
         unsafe_keys(v, &format!("line {}", i + 1), &mut bad);
         assert!(bad.is_empty(), "grep: keys jq needs quoted: {bad:?}");
+        let mut keys = Vec::new();
+        all_keys(v, &mut keys);
+        keys.retain(|k| !documented.contains(k));
+        assert!(
+            keys.is_empty(),
+            "grep: keys not in docs/json.md: {keys:?} in {v}"
+        );
     }
     let last = m.last().unwrap();
     assert_eq!(last["type"], "summary");
