@@ -142,6 +142,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    oom::install_thread_start_hook();
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_else(|| OsString::from("swath"));
     let rest: Vec<OsString> = args.collect();

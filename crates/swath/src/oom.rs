@@ -128,6 +128,26 @@ fn left_under_limit() -> Option<u64> {
     Some(lim.rlim_cur.saturating_sub(used))
 }
 
+/// The standard library's panic when a new thread cannot map the small stack its signal
+/// handler needs (the address space is used up): the same one line and status 2 as a
+/// failed allocation, not a panic's lines.
+pub fn install_thread_start_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed to allocate an alternative stack") {
+            // The size of a thread's signal stack (SIGSTKSZ and a guard page), at least.
+            out_of_memory(64 << 10);
+        }
+        default(info)
+    }));
+}
+
 /// Prints `swath: out of memory: needs N MB more, M MB available` and exits with status 2.
 fn out_of_memory(size: usize) -> ! {
     const MB: u64 = 1 << 20;
