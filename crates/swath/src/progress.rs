@@ -15,24 +15,41 @@ const DELAY: Duration = Duration::from_millis(700);
 /// Inputs smaller than this never show a bar.
 const MIN_BYTES: u64 = 256 << 20;
 
+/// When bars are drawn: `SWATH_PROGRESS`, and whether standard error is a terminal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    /// Not a terminal, or `SWATH_PROGRESS=never`.
+    Never,
+    /// For long work on large inputs (the default).
+    Long,
+    /// At once, whatever the size (`SWATH_PROGRESS=always`).
+    Always,
+}
+
+fn setting() -> Setting {
+    if !std::io::stderr().is_terminal() {
+        return Setting::Never;
+    }
+    match std::env::var("SWATH_PROGRESS").as_deref() {
+        Ok("never") => Setting::Never,
+        Ok("always") => Setting::Always,
+        _ => Setting::Long,
+    }
+}
+
 /// Runs `work`, giving it a byte counter to advance; while it runs, draws a bar of the
 /// counter against `total` on a terminal's standard error.
 pub fn with_progress<R>(total: Option<u64>, label: &str, work: impl FnOnce(&AtomicU64) -> R) -> R {
     let counter = AtomicU64::new(0);
-    let setting = std::env::var("SWATH_PROGRESS").unwrap_or_default();
-    let min = if setting == "always" { 0 } else { MIN_BYTES };
-    let show =
-        setting != "never" && total.is_some_and(|t| t >= min) && std::io::stderr().is_terminal();
-    if !show {
-        return work(&counter);
-    }
-    let total = total.unwrap_or(0);
-    let finished = AtomicBool::new(false);
-    let delay = if setting == "always" {
-        Duration::ZERO
-    } else {
-        DELAY
+    let (min, delay) = match setting() {
+        Setting::Never => return work(&counter),
+        Setting::Long => (MIN_BYTES, DELAY),
+        Setting::Always => (0, Duration::ZERO),
     };
+    let Some(total) = total.filter(|&t| t >= min) else {
+        return work(&counter);
+    };
+    let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| draw(&counter, &finished, total, label, delay));
         let result = work(&counter);
@@ -76,9 +93,7 @@ fn draw(counter: &AtomicU64, finished: &AtomicBool, total: u64, label: &str, del
 /// A bar counting `total` runs (for `swath bench`), advanced by the caller; hidden unless
 /// standard error is a terminal (and `SWATH_PROGRESS` is not `never`).
 pub fn runs_bar(total: u64, label: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal()
-        || std::env::var("SWATH_PROGRESS").is_ok_and(|s| s == "never")
-    {
+    if setting() == Setting::Never {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
