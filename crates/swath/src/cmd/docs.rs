@@ -56,7 +56,7 @@ const SHELLS: [(Shell, &str); 5] = [
 pub fn completions(args: CompletionsArgs, cli: Command) -> Result<()> {
     let mut cli = full(cli);
     if let Some(dir) = args.dir {
-        std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+        make_dir(&dir)?;
         for (shell, name) in SHELLS {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cli, "swath", &mut script);
@@ -76,7 +76,7 @@ pub fn completions(args: CompletionsArgs, cli: Command) -> Result<()> {
 pub fn man(args: ManArgs, cli: Command) -> Result<()> {
     let cli = full(cli);
     if let Some(dir) = args.dir {
-        std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+        make_dir(&dir)?;
         for (name, cmd) in pages(&cli, "swath") {
             write_file(&dir.join(format!("{name}.1")), &render(cmd, &name)?)?;
         }
@@ -127,15 +127,33 @@ fn pages<'c>(cmd: &'c Command, name: &str) -> Vec<(String, &'c Command)> {
     out
 }
 
+/// `PATH: cause`, the cause in the system's words (no error number, no second path).
+fn io_error(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    let cause = match e.raw_os_error() {
+        Some(code) => swath_engine::error::os_message(&std::io::Error::from_raw_os_error(code)),
+        // A wrapped error (tempfile's names its path too): its kind, as strerror says it.
+        None => {
+            let kind = e.kind().to_string();
+            let mut c = kind.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or(kind)
+        }
+    };
+    anyhow::anyhow!("{}: {cause}", path.display())
+}
+
+/// Makes directory `dir` (and its parents).
+fn make_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))
+}
+
 /// Writes `bytes` to `path` (replacing it atomically).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("{}: cannot create a file there", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("{}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("{}", path.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io_error(dir, &e))?;
+    tmp.write_all(bytes).map_err(|e| io_error(path, &e))?;
+    tmp.persist(path).map_err(|e| io_error(path, &e.error))?;
     Ok(())
 }
 

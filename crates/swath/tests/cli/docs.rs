@@ -186,6 +186,20 @@ fn man_prints_one_page_and_refuses_unknown_commands() {
     );
     let out = swath(&dir, &["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
+    // A --dir that cannot be made: one line naming it and the cause.
+    dir.write("afile", b"x");
+    let out = swath(&dir, &["man", "--dir", "afile"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath man: afile: File exists\n"
+    );
+    let out = swath(&dir, &["completions", "--dir", "afile/sub"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "swath completions: afile/sub: Not a directory\n"
+    );
 }
 
 #[test]
