@@ -618,17 +618,9 @@ fn shorten(s: &str) -> String {
     out.replace('\n', " ")
 }
 
-/// 1234567 as "1,234,567".
+/// 1234567 as "1,234,567" (the reports' grouping).
 fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    swath_report::summary::grouped(n)
 }
 
 #[cfg(test)]
