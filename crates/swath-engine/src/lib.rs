@@ -18,7 +18,9 @@
 //! - [`memfor`]: the memory-limited parallel for (tasks admitted while their memory needs fit,
 //!   largest first) and the I/O semaphore taken around reading.
 //! - [`output`]: output files written under a temporary name and renamed into place.
+//! - [`pause`]: named pause points that let tests make a race happen every time.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
+//! - [`testing`]: what a test does when this machine cannot make its check.
 //! - [`walk`]: directory trees in the order GNU's `fts` walks them.
 //!
 //! The engine never maps a file without a guard: a mapped file truncated under the reader turns
@@ -34,9 +36,11 @@ pub mod mapguard;
 pub mod memfor;
 pub mod ordered;
 pub mod output;
+pub mod pause;
 pub mod plan;
 pub mod range;
 pub mod sysinfo;
+pub mod testing;
 pub mod walk;
 
 pub use error::EngineError;

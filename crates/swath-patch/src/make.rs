@@ -956,7 +956,7 @@ pub(crate) mod tests {
     #[test]
     fn vcdiff_made_by_make_is_applied_by_xdelta3() {
         if !std::path::Path::new("/usr/bin/xdelta3").exists() {
-            eprintln!("skipped: /usr/bin/xdelta3 is not installed");
+            swath_engine::testing::skip("skipped: /usr/bin/xdelta3 is not installed");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

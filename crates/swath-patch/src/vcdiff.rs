@@ -677,7 +677,7 @@ mod tests {
     #[test]
     fn xdelta3_patches_are_applied() {
         if !std::path::Path::new("/usr/bin/xdelta3").exists() {
-            eprintln!("skipped: /usr/bin/xdelta3 is not installed");
+            swath_engine::testing::skip("skipped: /usr/bin/xdelta3 is not installed");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

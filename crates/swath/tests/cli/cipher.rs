@@ -355,7 +355,7 @@ fn full_disk_is_a_clear_error_and_leaves_nothing() {
         // SAFETY: geteuid has no preconditions.
         let euid = unsafe { libc::geteuid() };
         assert_ne!(euid, 0, "root could not mount a tmpfs");
-        eprintln!("full-disk test skipped: mounting a tmpfs needs root");
+        swath_engine::testing::skip("full-disk test skipped: mounting a tmpfs needs root");
         return;
     };
     dir.write("in", &vec![b'x'; 3 << 20]);

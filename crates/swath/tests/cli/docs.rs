@@ -13,7 +13,7 @@ fn have(tool: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !there {
-        eprintln!("note: {tool} is not installed: its check is skipped");
+        swath_engine::testing::skip(&format!("{tool} is not installed: its check is skipped"));
     }
     there
 }

@@ -655,7 +655,7 @@ fn other_multibyte_locales_are_refused() {
         .arg(locales.join("ja_JP.eucJP"))
         .status();
     if !made.is_ok_and(|s| s.success() || s.code() == Some(1)) {
-        eprintln!("localedef could not make ja_JP.eucJP here: skipped");
+        swath_engine::testing::skip("localedef could not make ja_JP.eucJP here: skipped");
         return;
     }
     dir.write("euc", b"\xb3\xa4\xb3\xa4\n");
@@ -1273,7 +1273,7 @@ fn locales_made_with_localedef() {
             .arg(locales.join(name))
             .status();
         if !made.is_ok_and(|s| s.success() || s.code() == Some(1)) {
-            eprintln!("localedef could not make {name} here: skipped");
+            swath_engine::testing::skip(&format!("localedef could not make {name} here: skipped"));
             return;
         }
     }

@@ -23,7 +23,7 @@ fn in_place(dir: &Dir, prefix: &str, file: &str) -> std::process::Output {
 fn journal_forged_by_another_user_is_refused() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: planting another user's journal needs root");
+        swath_engine::testing::skip("skipped: planting another user's journal needs root");
         return;
     }
     let dir = Dir::new();
@@ -66,7 +66,9 @@ fn journal_and_lock_hold_for_an_unprivileged_user() {
     use std::os::fd::AsRawFd;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: running as nobody and planting another user's journal need root");
+        swath_engine::testing::skip(
+            "skipped: running as nobody and planting another user's journal need root",
+        );
         return;
     }
     let dir = Dir::new();
@@ -126,7 +128,7 @@ fn journal_and_lock_cases_as_root_and_nobody_with_protected_symlinks_0_and_1() {
     use crate::util::{is_root, swath_as, ProtectedSymlinks};
     use std::os::fd::AsRawFd;
     if !is_root() {
-        eprintln!("skipped: planting another user's files, acting as nobody and setting the sysctl need root");
+        swath_engine::testing::skip("skipped: planting another user's files, acting as nobody and setting the sysctl need root");
         return;
     }
     let dir = Dir::new();

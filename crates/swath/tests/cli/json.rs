@@ -34,7 +34,9 @@ fn rg() -> Option<&'static str> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("ripgrep (rg) is not installed here: the comparison with rg --json is skipped");
+        swath_engine::testing::skip(
+            "ripgrep (rg) is not installed here: the comparison with rg --json is skipped",
+        );
     }
     found.then_some("rg")
 }

@@ -110,7 +110,9 @@ fn planted_links_follow_protected_symlinks(named: Named) {
 #[test]
 fn output_link_planted_in_a_sticky_directory_follows_protected_symlinks() {
     if !is_root() {
-        eprintln!("skipped: planting another user's link and setting the sysctl need root");
+        swath_engine::testing::skip(
+            "skipped: planting another user's link and setting the sysctl need root",
+        );
         return;
     }
     planted_links_follow_protected_symlinks(Named::PlantedLink);
@@ -123,7 +125,9 @@ fn output_link_planted_in_a_sticky_directory_follows_protected_symlinks() {
 #[test]
 fn output_link_chain_through_a_sticky_directory_follows_protected_symlinks() {
     if !is_root() {
-        eprintln!("skipped: planting another user's link and setting the sysctl need root");
+        swath_engine::testing::skip(
+            "skipped: planting another user's link and setting the sysctl need root",
+        );
         return;
     }
     planted_links_follow_protected_symlinks(Named::OwnLinkToPlantedLink);

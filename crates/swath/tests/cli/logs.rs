@@ -1148,7 +1148,9 @@ fn several_files_stdin_and_gzip() {
                 t.malformed,
             );
         }
-        other => eprintln!("skipped the gzip cases: gzip -k whole.log gave {other:?}"),
+        other => swath_engine::testing::skip(&format!(
+            "skipped the gzip cases: gzip -k whole.log gave {other:?}"
+        )),
     }
     failures.finish();
 }
@@ -2706,7 +2708,7 @@ fn follow_rewrites_the_page_as_the_log_grows_and_rotates() {
 #[test]
 fn the_format_recognised_is_said_on_a_terminal() {
     if !Path::new("/usr/bin/script").exists() {
-        eprintln!("note: script(1) not installed: terminal test skipped");
+        swath_engine::testing::skip("script(1) not installed: terminal test skipped");
         return;
     }
     let dir = Dir::new();

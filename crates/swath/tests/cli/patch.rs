@@ -229,7 +229,7 @@ fn wrong_old_newer_version_and_bad_arguments() {
 fn full_disk_during_apply_leaves_nothing() {
     let dir = Dir::new();
     let Some(fs) = SmallFs::mount(&dir, "256k") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
+        swath_engine::testing::skip("skipped: mounting a tmpfs needs root");
         return;
     };
     let (old, new) = pair(1_000_000, 7);
@@ -279,7 +279,7 @@ fn apply_through_maps_gives_new_too() {
 #[test]
 fn vcdiff_both_ways_with_xdelta3() {
     if !std::path::Path::new("/usr/bin/xdelta3").exists() {
-        eprintln!("skipped: /usr/bin/xdelta3 is not installed");
+        swath_engine::testing::skip("skipped: /usr/bin/xdelta3 is not installed");
         return;
     }
     let dir = Dir::new();

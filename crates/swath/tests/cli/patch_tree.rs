@@ -499,7 +499,7 @@ fn patch_tree_wrong_old_tree_non_empty_target_and_special_files() {
 fn patch_tree_full_disk_during_apply_leaves_nothing() {
     let dir = Dir::new();
     let Some(fs) = SmallFs::mount(&dir, "256k") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
+        swath_engine::testing::skip("skipped: mounting a tmpfs needs root");
         return;
     };
     let (o, n) = (dir.path("old"), dir.path("new"));
@@ -537,7 +537,7 @@ fn as_nobody(dir: &Dir, args: &str) -> std::process::Output {
 fn patch_tree_permissions_as_root_and_as_nobody() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: running as nobody needs root");
+        swath_engine::testing::skip("skipped: running as nobody needs root");
         return;
     }
     let dir = Dir::new();

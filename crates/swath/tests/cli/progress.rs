@@ -24,7 +24,7 @@ fn on_terminal(dir: &Dir, args: &str, setting: &str) -> String {
 #[test]
 fn long_commands_draw_a_bar_on_a_terminal_only() {
     if !Path::new("/usr/bin/script").exists() {
-        eprintln!("note: script(1) not installed: terminal test skipped");
+        swath_engine::testing::skip("script(1) not installed: terminal test skipped");
         return;
     }
     let dir = Dir::new();

@@ -16,8 +16,8 @@ fn chromium() -> Option<PathBuf> {
         .map(PathBuf::from)
         .find(|p| p.exists());
     if found.is_none() && std::env::var_os("SWATH_SKIP_BROWSER").is_some_and(|v| v == "1") {
-        eprintln!(
-            "note: chromium not installed and SWATH_SKIP_BROWSER=1: report page test skipped"
+        swath_engine::testing::skip(
+            "chromium not installed and SWATH_SKIP_BROWSER=1: report page test skipped",
         );
         return None;
     }

@@ -249,3 +249,68 @@ pub fn without_format_line(stderr: &[u8]) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// A swath process started with `SWATH_PAUSE=POINT:FIFO` (see `swath_engine::pause`): it stops
+/// at the point named until the test has done what the race needs.
+#[allow(dead_code)] // the race tests of the hardening issue use it
+pub struct Paused {
+    pub child: std::process::Child,
+    fifo: PathBuf,
+    held: Option<std::fs::File>,
+}
+
+#[allow(dead_code)]
+impl Paused {
+    /// Starts `cmd` (its output captured) so that it waits at `point`, the FIFO made in `dir`.
+    pub fn spawn(mut cmd: Command, dir: &Path, point: &str) -> Paused {
+        let fifo = dir.join(format!(".pause-{point}"));
+        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(fifo.as_os_str()))
+            .unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        let child = cmd
+            .env("SWATH_PAUSE", format!("{point}:{}", fifo.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Paused {
+            child,
+            fifo,
+            held: None,
+        }
+    }
+
+    /// Waits until the process is at the point (true), or has ended without reaching it
+    /// (false). The open of the FIFO for writing succeeds only once swath has opened it for
+    /// reading, which it does at the point and nowhere else.
+    pub fn reached(&mut self) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.fifo)
+            {
+                Ok(f) => {
+                    self.held = Some(f);
+                    return true;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                    if self.child.try_wait().unwrap().is_some() {
+                        return false;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => panic!("opening the pause FIFO: {e}"),
+            }
+        }
+    }
+
+    /// Lets the process go on, and waits for its end.
+    pub fn resume(mut self) -> std::process::Output {
+        self.held = None;
+        self.child.wait_with_output().unwrap()
+    }
+}
