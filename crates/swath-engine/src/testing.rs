@@ -6,13 +6,36 @@
 /// Reports that the calling test skips its check for `reason`; panics (failing the test)
 /// when `SWATH_TEST_STRICT=1` is set.
 pub fn skip(reason: &str) {
-    if strict() {
-        panic!("check skipped: {reason} (SWATH_TEST_STRICT=1: scripts/test installs every tool the tests need and runs as root)");
+    if let Err(failure) = skip_or_fail(strict(), reason) {
+        panic!("{failure}");
+    }
+}
+
+/// The note a skipped check prints, or under `strict` the failure it is.
+fn skip_or_fail(strict: bool, reason: &str) -> Result<(), String> {
+    if strict {
+        return Err(format!(
+            "check skipped: {reason} (SWATH_TEST_STRICT=1: scripts/test installs every tool \
+             the tests need and runs as root)"
+        ));
     }
     eprintln!("skipped: {reason}");
+    Ok(())
 }
 
 /// True when skipped checks are failures (`SWATH_TEST_STRICT=1`).
 pub fn strict() -> bool {
     std::env::var_os("SWATH_TEST_STRICT").is_some_and(|v| v == "1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skipped_check_fails_under_strict() {
+        assert_eq!(skip_or_fail(false, "no rg here"), Ok(()));
+        let err = skip_or_fail(true, "no rg here").unwrap_err();
+        assert!(err.starts_with("check skipped: no rg here ("), "{err}");
+    }
 }

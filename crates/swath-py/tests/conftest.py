@@ -72,3 +72,34 @@ def chdir_logs(logs, monkeypatch):
     monkeypatch.chdir(logs)
     return logs
 
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under SWATH_TEST_STRICT=1 (scripts/test, after installing every tool the tests
+    need) a skipped test is a check never made, and so a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("SWATH_TEST_STRICT") == "1" and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"skipped under SWATH_TEST_STRICT=1: {report.longrepr}"
+
+
+@pytest.fixture(scope="session")
+def run_python_unprivileged():
+    """Runs Python code in a new process that file modes apply to: as `nobody` (through
+    setpriv, which scripts/test-deps installs) when the tests run as root, since root reads
+    any file; returns the CompletedProcess (text)."""
+    import shutil
+    import sys
+
+    def run(code):
+        cmd = [sys.executable, "-c", code]
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.fail("setpriv (util-linux) is needed to drop root: scripts/test-deps")
+            cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    return run

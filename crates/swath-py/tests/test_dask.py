@@ -120,13 +120,25 @@ def test_xz_and_bzip2_logs_are_one_range_each(chdir_logs, cli, client, tmp_path)
     assert swath.compression(b"1.2.3.4 - -") is None
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_unreadable_file_fails_the_job(chdir_logs, client, tmp_path):
+def test_unreadable_file_fails_the_job(tmp_path, run_python_unprivileged):
+    # In a process that the file's mode applies to (as nobody when the tests run as root),
+    # with a cluster of its own in that process.
     locked = tmp_path / "locked.log"
     locked.write_bytes(b"x\n")
     locked.chmod(0)
-    with pytest.raises(swath.SwathError, match=r"locked\.log: Permission denied"):
-        sd.wc(["a.log", str(locked)], client=client)
+    tmp_path.chmod(0o755)
+    code = (
+        "import swath, swath.dask as sd\n"
+        "from distributed import Client, LocalCluster\n"
+        "with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,\n"
+        "                  dashboard_address=':0') as c, Client(c) as client:\n"
+        "    try:\n"
+        f"        sd.wc([{str(locked)!r}], client=client)\n"
+        "    except swath.SwathError as e:\n"
+        "        print(e)\n"
+    )
+    out = run_python_unprivileged(code)
+    assert out.stdout == f"{locked}: Permission denied\n", out.stderr
 
 
 def test_fsspec_urls_are_read_through_fsspec(chdir_logs, cli):

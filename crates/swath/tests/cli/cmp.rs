@@ -578,6 +578,7 @@ fn write_error_on_stdout() {
     let dir = text_pair_dir();
     let full = std::path::Path::new("/dev/full");
     if !full.exists() {
+        swath_engine::testing::skip("/dev/full is not there");
         return;
     }
     for args in ["-l a many", "a one", "-l a first", "a short"] {

@@ -18,6 +18,7 @@ mod patch;
 mod patch_tree;
 mod progress;
 mod report_page;
+mod setup;
 mod sparse;
 mod util;
 mod wc;
