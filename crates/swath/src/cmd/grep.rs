@@ -1529,8 +1529,19 @@ fn grep_file(
     let (file, name) = (file.as_os_str(), &name[..]);
     let streamed = stream.is_some();
     let mut res = FileResult::default();
+    let skip_devices =
+        cfg.devices == Devices::Skip || (cfg.devices == Devices::ReadCommandLine && !command_line);
+    swath_engine::pause::at("grep-open");
     let input = if file == "-" {
         Input::stdin(String::from_utf8_lossy(name).into_owned())
+    } else if skip_devices {
+        // As GNU: where devices are left out, the open does not wait for one (a FIFO with
+        // no writer, or one put in place of a file found in a tree); its type is seen below.
+        let (at, base) = match dir {
+            Some((dir, base)) => (Some(dir.fd()), base.as_os_str()),
+            None => (None, file),
+        };
+        Input::open_nonblocking(at, base, Path::new(file), *nofollow, *real_dev)
     } else if let Some((dir, base)) = dir {
         Input::open_at(dir.fd(), base, Path::new(file), *nofollow, *real_dev)
     } else if *nofollow {
@@ -1561,8 +1572,6 @@ fn grep_file(
         let special = ft.is_some_and(|t| {
             t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
         });
-        let skip_devices = cfg.devices == Devices::Skip
-            || (cfg.devices == Devices::ReadCommandLine && !command_line);
         let is_dir = ft.is_some_and(|t| t.is_dir());
         if (special && skip_devices)
             || (is_dir && cfg.directories == Directories::Skip)

@@ -1,0 +1,216 @@
+//! `swath grep` against GNU grep 3.8 where GNU grep's own tests found it failing (issue 26,
+//! items 18 to 22): a `-P` probe of the empty string, devices and FIFOs under `-D skip`, `-i`
+//! in a unibyte locale with three case forms of one letter (Greek sigma in ISO-8859-7),
+//! nesting as deep as GNU's stack allows, and write errors when the caller ignores SIGPIPE.
+//!
+//! Each case is a shell command line that calls `grep` (or `wc`, `cmp`) from PATH, run once
+//! with GNU's tools and once with swath's: standard output, standard error and the exit
+//! status must be the same ([`crate::util::same_as_gnu_sh_env`]).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::util::{same_as_gnu_sh_env, swath_bin, Dir, Outcome, Paused};
+
+const C: &[(&str, &str)] = &[("LC_ALL", "C")];
+
+fn mkfifo(path: &Path) {
+    let c =
+        std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 19: devices and FIFOs under -D
+
+/// `-D skip` leaves a FIFO without opening it for good: GNU opens with `O_NONBLOCK` and looks
+/// at what it opened, so a FIFO nobody writes to does not block it. (`timeout` only keeps a
+/// blocked grep from hanging the test: GNU answers at once.) `-D read`, and the default for
+/// files named on the command line, still read a FIFO.
+#[test]
+fn devices_and_fifos_under_d_skip_are_left_without_blocking() {
+    let dir = Dir::new();
+    dir.write("file", b"foo\nbar\n");
+    mkfifo(&dir.path("fifo"));
+    std::fs::create_dir(dir.path("tree")).unwrap();
+    dir.write("tree/file", b"foo\n");
+    mkfifo(&dir.path("tree/fifo"));
+    for script in [
+        "timeout 60 grep -D skip foo fifo; echo $?",
+        "timeout 60 grep -D skip -H foo fifo file /dev/null; echo $?",
+        "timeout 60 grep -D skip -c foo file fifo; echo $?",
+        "timeout 60 grep -D skip -L foo fifo file; echo $?",
+        "timeout 60 grep -r -D skip foo fifo tree | sort; echo $?",
+        "timeout 60 grep --devices=skip -v foo /dev/null fifo; echo $?",
+        "timeout 60 grep -r foo tree | sort; echo $?",
+        // Read, with a writer: the FIFO is opened (blocking) and read to its end.
+        "echo foo > fifo & timeout 60 grep -D read foo fifo; echo $?; wait",
+        "echo foo > fifo & timeout 60 grep -c foo fifo file; echo $?; wait",
+        "echo foo > fifo & timeout 60 grep -D read -H foo - < fifo; echo $?; wait",
+    ] {
+        same_as_gnu_sh_env(&dir, script, C);
+    }
+}
+
+/// A file of a tree swapped for a FIFO between the walk and the open (another user's tree,
+/// root's `grep -r`): GNU's open of a file found in a tree has `O_NONBLOCK` (devices found
+/// there are skipped), so the FIFO is seen and left; a blocking open would wait forever.
+#[test]
+fn a_file_swapped_for_a_fifo_during_grep_r_is_left() {
+    let dir = Dir::new();
+    std::fs::create_dir(dir.path("tree")).unwrap();
+    dir.write("tree/a", b"foo\n");
+    let mut cmd = Command::new("timeout");
+    cmd.arg("60")
+        .arg(swath_bin())
+        .args(["grep", "-r", "foo", "tree"])
+        .current_dir(dir.tmp.path());
+    let mut p = Paused::spawn(cmd, dir.tmp.path(), "grep-open");
+    assert!(p.reached(), "grep never reached the open of tree/a");
+    std::fs::remove_file(dir.path("tree/a")).unwrap();
+    mkfifo(&dir.path("tree/a"));
+    let out = p.resume();
+    assert_eq!(
+        Outcome::from(out),
+        Outcome {
+            stdout: String::new(),
+            stderr: String::new(),
+            status: Some(1)
+        }
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 22: write errors with SIGPIPE ignored
+
+/// Runs `sh -c SCRIPT` with the tools of `bin_dir` first in PATH and standard output a pipe
+/// whose reading end is already closed: every write to it fails with EPIPE, or raises
+/// SIGPIPE where that is not ignored (the script ignores it with `trap '' PIPE`).
+fn into_closed_pipe(dir: &Dir, bin_dir: &Path, script: &str) -> Outcome {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .env("LC_ALL", "C")
+        .current_dir(dir.tmp.path())
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .output()
+        .unwrap()
+        .into()
+}
+
+/// With SIGPIPE ignored by the caller, a write to a closed pipe fails with EPIPE and GNU's
+/// tools report it (`grep: write error: Broken pipe`, status 2; `wc: write error`, 1; `cmp:
+/// standard output: Broken pipe`, 2); with SIGPIPE at its default the same write ends them
+/// (a shell says 141).
+#[test]
+fn write_to_a_closed_pipe_as_gnu_with_sigpipe_ignored_or_not() {
+    let dir = Dir::new();
+    dir.write("a", b"foo\nbar\nfoo bar\n");
+    dir.write("b", b"foo\nbaz\n");
+    let lines: String = (0..20_000).map(|i| format!("{i}\n")).collect();
+    dir.write("many", lines.as_bytes());
+    dir.write("other", &lines.as_bytes()[..50_000]);
+    std::fs::create_dir(dir.path("d")).unwrap();
+    dir.write("d/x", b"foo\n");
+    let [gnu, swath] = dir.bin_dirs();
+    for trap in ["trap '' PIPE; ", ""] {
+        for cmd in [
+            "grep foo a",
+            "grep -c foo a",
+            "grep -r foo d",
+            "grep -n 1 many",
+            "yes foo | grep foo",
+            "grep --help",
+            "grep -q foo a",
+            "wc a",
+            "wc -l many a",
+            "wc --help",
+            "cmp a b",
+            "cmp -l many other",
+            "cmp a a",
+        ] {
+            let script = format!("{trap}{cmd}; echo \"status $?\" >&2");
+            let want = into_closed_pipe(&dir, &gnu, &script);
+            let got = into_closed_pipe(&dir, &swath, &script);
+            assert_eq!(got, want, "sh -c {script:?} into a closed pipe");
+        }
+    }
+}
+
+/// swath's own commands with SIGPIPE ignored: one line, `swath CMD: write error: Broken
+/// pipe`, and status 2 (no panic, no death by signal); with SIGPIPE at its default they die
+/// of it, as the GNU tools do.
+#[test]
+fn swath_commands_report_a_closed_pipe_when_sigpipe_is_ignored() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = Dir::new();
+    dir.write("a", b"foo\nbar\n");
+    dir.write("b", b"foo\nbaz\n");
+    for setup in [
+        &["gen", "log", "20000", "access.log"][..],
+        &["patch", "make", "a", "b", "p.swp"],
+    ] {
+        let made = crate::util::swath(&dir, setup);
+        assert!(made.status.success(), "{setup:?}: {made:?}");
+    }
+    let swath = swath_bin();
+    for (args, prog) in [
+        ("grep foo a", "swath grep"),
+        ("wc a", "swath wc"),
+        ("logs summary access.log", "swath logs"),
+        ("logs summary --csv access.log", "swath logs"),
+        ("patch info p.swp", "swath patch"),
+        ("cipher --shift 1 a -", "swath cipher"),
+        ("merge --help", "swath"),
+        ("man grep", "swath man"),
+        ("completions bash", "swath completions"),
+        ("split a --pieces 2", "swath split"),
+        ("--help", "swath"),
+    ] {
+        for (trap, want) in [
+            (
+                "trap '' PIPE; ",
+                format!(
+                    "{prog}: write error{}\n",
+                    if prog == "swath wc" {
+                        ""
+                    } else {
+                        ": Broken pipe"
+                    }
+                ),
+            ),
+            ("", String::new()),
+        ] {
+            let script = format!("{trap}exec '{}' {args}", swath.display());
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let out = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&script)
+                .current_dir(dir.tmp.path())
+                .stdin(Stdio::null())
+                .stdout(writer)
+                .output()
+                .unwrap();
+            let stderr = crate::util::without_format_line(&out.stderr);
+            if trap.is_empty() {
+                assert_eq!(
+                    (out.status.signal(), stderr.as_str()),
+                    (Some(libc::SIGPIPE), ""),
+                    "{script}"
+                );
+            } else {
+                assert_eq!(
+                    (out.status.code(), stderr),
+                    (Some(if prog == "swath wc" { 1 } else { 2 }), want),
+                    "{script}"
+                );
+            }
+        }
+    }
+}
