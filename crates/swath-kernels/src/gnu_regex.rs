@@ -176,14 +176,24 @@ impl GnuRegex {
             re_nsub: 0,
             bits: 0,
         });
-        // SAFETY: malloc of the 256-byte fastmap glibc fills (and regfree frees).
-        buf.fastmap = unsafe { libc::malloc(256) }.cast();
+        if self.syntax & RE_ICASE == 0 {
+            // SAFETY: malloc of the 256-byte fastmap glibc fills (and regfree frees).
+            buf.fastmap = unsafe { libc::malloc(256) }.cast();
+        }
+        // With RE_ICASE glibc builds the fastmap from the pattern's upper case and its
+        // lower case only: in el_GR.ISO-8859-7 a `\(σ\)\1` would never be tried at a `ς`
+        // (whose upper case is Σ too). GNU grep gives glibc no fastmap for -i; nor does swath.
         let _guard = COMPILE.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the global is only written under COMPILE; the pattern pointer and length
-        // describe `self.pattern`; the buffer is zeroed as glibc requires.
+        // describe `self.pattern` (never a dangling pointer: see `c_ptr`); the buffer is
+        // zeroed as glibc requires.
         let err = unsafe {
             re_syntax_options = self.syntax;
-            re_compile_pattern(self.pattern.as_ptr().cast(), self.pattern.len(), &mut *buf)
+            re_compile_pattern(
+                crate::ffi::c_ptr(&self.pattern).cast(),
+                self.pattern.len(),
+                &mut *buf,
+            )
         };
         let regs = Box::new(Registers {
             num_regs: 0,
@@ -227,7 +237,7 @@ impl GnuRegex {
         let len = c_int::try_from(line.len()).ok()?;
         let from = c_int::try_from(from).ok()?;
         self.with(|c| {
-            let s = line.as_ptr().cast::<c_char>();
+            let s = crate::ffi::c_ptr(line).cast::<c_char>();
             c.buf.bits &= !NOT_EOL;
             // SAFETY: the string pointer and length describe `line`; the buffer and
             // registers are this thread's.

@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod count;
+mod ffi;
 pub mod gnu_regex;
 pub mod logs;
 pub mod pattern;

@@ -1777,7 +1777,6 @@ mod wctype {
         pub fn towupper(wc: u32) -> u32;
         pub fn towlower(wc: u32) -> u32;
         pub fn toupper(c: i32) -> i32;
-        pub fn tolower(c: i32) -> i32;
     }
 }
 
@@ -1791,18 +1790,16 @@ const LONESOME_LOWER: [u32; 19] = [
 /// dfa.c's `case_folded_counterparts`: the characters `-i` lets `c` stand for besides itself,
 /// by glibc's `towupper`/`towlower` in the current locale (not Unicode's case folding: the
 /// Kelvin sign is not a `k`, and in Turkish `i` pairs with `İ`, not `I`). In a unibyte locale,
-/// `toupper`/`tolower` of the byte.
+/// every byte whose `toupper` is `c`'s (dfa.c's `setbit_case_fold_c`; kwset and glibc's
+/// `RE_ICASE` compare upper cases too): in ISO-8859-7 each of Σ, σ and ς stands for all three.
 fn case_counterparts(c: u32, utf8: bool) -> Vec<u32> {
     let mut out = Vec::new();
     if !utf8 {
         if c < 256 {
-            // SAFETY: toupper/tolower take any value of an unsigned char.
-            let (u, l) = unsafe { (wctype::toupper(c as i32), wctype::tolower(c as i32)) };
-            for x in [u as u32, l as u32] {
-                if x != c && x < 256 && !out.contains(&x) {
-                    out.push(x);
-                }
-            }
+            // SAFETY: toupper takes any value of an unsigned char.
+            let upper = |b: u32| unsafe { wctype::toupper(b as i32) };
+            let uc = upper(c);
+            out.extend((0..256).filter(|&b| b != c && upper(b) == uc));
         }
         return out;
     }

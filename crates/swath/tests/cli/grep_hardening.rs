@@ -13,12 +13,39 @@ use std::process::{Command, Stdio};
 use crate::util::{same_as_gnu_sh_env, swath_bin, Dir, Outcome, Paused};
 
 const C: &[(&str, &str)] = &[("LC_ALL", "C")];
+const UTF8: &[(&str, &str)] = &[("LC_ALL", "C.UTF-8")];
 
 fn mkfifo(path: &Path) {
     let c =
         std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).unwrap();
     // SAFETY: mkfifo with a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 18: -P and the empty string
+
+/// A look-behind at the start of an empty subject: swath probes whether the pattern matches
+/// the empty string once, at compile time, and PCRE2's JIT looks at the bytes before the
+/// subject for it (with an empty slice's dangling pointer, 0x1: a crash).
+#[test]
+fn perl_look_behind_on_an_empty_subject() {
+    let dir = Dir::new();
+    dir.write("lines", b"aab\n\nb\nab\n");
+    for env in [C, UTF8] {
+        for script in [
+            "echo x | grep -P '(?<=aa)b*'; echo $?",
+            "printf '\\n' | grep -P -c '(?<=aa)b*'",
+            "grep -P -n '(?<=aa)b*' lines",
+            "grep -P -o '(?<=a)b*' lines; echo $?",
+            "grep -P -c '(?<!a)' lines",
+            "grep -P -x '(?<=a)' lines; echo $?",
+            "grep -P -v -n '(?<=\\w{3})' lines",
+            "printf '' | grep -P -c '(?<=aa)'",
+        ] {
+            same_as_gnu_sh_env(&dir, script, env);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -78,6 +105,79 @@ fn a_file_swapped_for_a_fifo_during_grep_r_is_left() {
             stderr: String::new(),
             status: Some(1)
         }
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 20: -i in a unibyte locale
+
+/// Makes el_GR.ISO-8859-7 in the scratch directory (`None`, the check skipped, when
+/// localedef cannot).
+fn greek_locale(dir: &Dir) -> Option<String> {
+    let locales = dir.path("locales");
+    std::fs::create_dir(&locales).unwrap();
+    let made = Command::new("localedef")
+        .args(["-f", "ISO-8859-7", "-i", "el_GR"])
+        .arg(locales.join("el_GR.ISO-8859-7"))
+        .status();
+    if !made.is_ok_and(|s| s.success() || s.code() == Some(1)) {
+        swath_engine::testing::skip("localedef could not make el_GR.ISO-8859-7 here: skipped");
+        return None;
+    }
+    Some(locales.to_str().unwrap().to_string())
+}
+
+/// In ISO-8859-7 the capital sigma Σ (0xD3) is the upper case of both σ (0xF3) and the final
+/// ς (0xF2). GNU's `-i` matches every byte whose upper case is the pattern byte's (dfa.c's
+/// `setbit_case_fold_c`, kwset's `toupper` table, glibc's `RE_ICASE`), so each of the three
+/// finds all three; and with a back-reference glibc's matcher runs without the fastmap that
+/// it builds wrongly under `RE_ICASE` (it would skip lines that start with ς).
+#[test]
+fn unibyte_case_folding_takes_every_byte_with_the_same_upper_case() {
+    let dir = Dir::new();
+    let Some(loc) = greek_locale(&dir) else {
+        return;
+    };
+    dir.write(
+        "sigma",
+        b"\xd3\n\xf3\n\xf2\nx\n\xd3\xf3\xf2\n\xf2\xf2\n\xf3\xf3\n\xd3\xd3\nab \xf2\xf2 \xd3\xf3\n\
+          \xf2\xd3\n\xe1\xc1\nA a\n",
+    );
+    let patterns: [&[u8]; 14] = [
+        b"\xd3",
+        b"\xf3",
+        b"\xf2",
+        b"[\xf2]",
+        b"[\xd3x]",
+        b"[^\xf3]",
+        b"\xf3\xf3*",
+        b"\\(\xf3\\)\\1",
+        b"\\(\xd3\\)\\1",
+        b"\\(\xf2\\)\\1",
+        b"\\(\xf2\\).*\\1",
+        b"\xe1",
+        b"\\(a\\) \\1",
+        b"\xd3\\|x",
+    ];
+    let env = [("LOCPATH", loc.as_str()), ("LC_ALL", "el_GR.ISO-8859-7")];
+    for (i, p) in patterns.iter().enumerate() {
+        let file = format!("p{i}");
+        dir.write(&file, &[*p, b"\n"].concat());
+        for opts in ["-i", "-ic", "-io", "-in", "-ix", "-iv", "-iF -c", "-iF -o"] {
+            // The output in hexadecimal: ISO-8859-7 is not UTF-8 (the outcome's text).
+            same_as_gnu_sh_env(
+                &dir,
+                &format!("grep {opts} -f {file} sigma > out; echo $?; od -An -tx1 out"),
+                &env,
+            );
+        }
+    }
+    dir.write("e0", b"(\xf3)\\1\n");
+    dir.write("e1", b"(\xf2|x)\\1\n");
+    same_as_gnu_sh_env(
+        &dir,
+        "grep -E -i -o -f e0 sigma > out; echo $?; od -An -tx1 out; grep -E -ic -e x -f e1 sigma",
+        &env,
     );
 }
 
