@@ -124,6 +124,11 @@ struct Compiled {
     regs: Box<Registers>,
 }
 
+// SAFETY: a compiled pattern is memory glibc allocated for it, tied to no thread; it is
+// moved from the thread that compiled it (one with a deep enough stack) to the one that
+// matches with it, and only ever used by one thread at a time.
+unsafe impl Send for Compiled {}
+
 impl Drop for Compiled {
     fn drop(&mut self) {
         // SAFETY: the buffer was filled by re_compile_pattern (regfree frees what it
@@ -162,7 +167,10 @@ impl GnuRegex {
             line,
             utf8,
         };
-        r.compile().map(|_| r)
+        let checked = crate::search::with_stack_for(crate::search::group_opens(pattern), || {
+            r.compile().map(drop)
+        });
+        checked.map(|()| r)
     }
 
     fn compile(&self) -> Result<Compiled, String> {
@@ -223,7 +231,10 @@ impl GnuRegex {
                     if c.len() == 8 {
                         c.remove(0);
                     }
-                    c.push(self.compile().ok()?);
+                    // glibc's reader recurses about 700 bytes a group: a deep pattern is
+                    // compiled where that fits (a matching thread has 2 MiB).
+                    let groups = crate::search::group_opens(&self.pattern);
+                    c.push(crate::search::with_stack_for(groups, || self.compile()).ok()?);
                     c.len() - 1
                 }
             };
@@ -360,6 +371,35 @@ mod tests {
         // -w: a shorter match at the same start, then later starts.
         assert_eq!(find(r"\(a*\)\1", false, true, "aaaa aa"), Some(0..4));
         assert_eq!(find(r"\(b\)\1", false, true, "abb bb"), Some(4..6));
+    }
+
+    #[test]
+    fn empty_patterns_and_lines() {
+        assert_eq!(find("", false, false, ""), Some(0..0));
+        assert_eq!(find(r"\(a*\)\1", false, false, ""), Some(0..0));
+        assert_eq!(find(r"\(a\)\1", false, false, ""), None);
+    }
+
+    #[test]
+    fn deep_patterns_compile_on_threads_with_small_stacks() {
+        // 10,000 groups: glibc's reader needs about 7 MiB of stack for them, a matching
+        // thread has 2 MiB.
+        let p = format!("{}a{}\\1", "(".repeat(10_000), ")".repeat(10_000));
+        let r = std::sync::Arc::new(GnuRegex::new(
+            p.as_bytes(),
+            true,
+            false,
+            false,
+            false,
+            false,
+        ));
+        let found = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || r.as_ref().as_ref().unwrap().find(b"xaay", 0))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(found, Some(1..3));
     }
 
     #[test]

@@ -410,6 +410,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let errors = swath_kernels::search::pattern_errors(&cfg.patterns, cfg.match_opts);
     if !errors.is_empty() {
         for (i, e) in errors {
+            if e.is_stack_overflow() {
+                // GNU's parsers died there: no file and line, no later pattern's error.
+                eprint_bytes(prog, e.message.as_bytes());
+                break;
+            }
             let at = match &cfg.sources[i] {
                 Some((file, line)) => [&file[..], format!(":{line}: ").as_bytes()].concat(),
                 None => Vec::new(),

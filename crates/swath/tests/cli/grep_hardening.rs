@@ -182,6 +182,50 @@ fn unibyte_case_folding_takes_every_byte_with_the_same_upper_case() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Item 21: deep nesting
+
+/// GNU's test `stack-overflow`: 30,000 `(` overflow the stack of GNU's parsers, and grep
+/// says `grep: stack overflow` (status 2) whether the groups are closed or not; a balanced
+/// pattern 10,000 groups deep (under GNU's limit, about 12,400 with an 8 MiB stack) matches
+/// as any other. An error in an earlier pattern is reported first.
+#[test]
+fn nesting_as_deep_as_gnu_reads_it() {
+    let dir = Dir::new();
+    let deep = |n: usize, open: &str, close: &str| {
+        format!("{}a{}\n", open.repeat(n), close.repeat(n)).into_bytes()
+    };
+    dir.write("open30k", "(".repeat(30_000).as_bytes());
+    dir.write("open30k-bre", r"\(".repeat(30_000).as_bytes());
+    dir.write("deep10k", &deep(10_000, "(", ")"));
+    dir.write("deep10k-bre", &deep(10_000, r"\(", r"\)"));
+    dir.write("alt10k", &deep(10_000, "(b|", ")"));
+    dir.write(
+        "backref10k",
+        &[&deep(10_000, "(", ")")[..], b"\\1"].concat(),
+    );
+    dir.write("deep30k", &deep(30_000, "(", ")"));
+    dir.write("hay", b"a\naa\nb\nxa ay\nbab\n");
+    for env in [C, UTF8] {
+        for script in [
+            "grep -E -f open30k hay; echo $?",
+            "grep -f open30k-bre hay; echo $?",
+            "grep -E -f deep30k hay; echo $?",
+            "grep -E -e '(' -f open30k hay; echo $?",
+            "grep -E -c -f deep10k hay",
+            "grep -E -n -o -f deep10k hay",
+            "grep -E -i -w -f deep10k hay",
+            "grep -x -n -f deep10k-bre hay",
+            "grep -c -f deep10k-bre -e b hay",
+            "grep -E -c -f alt10k hay",
+            "grep -E -o -f backref10k hay",
+            "grep -E -c -w -f backref10k hay",
+        ] {
+            same_as_gnu_sh_env(&dir, script, env);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Item 22: write errors with SIGPIPE ignored
 
 /// Runs `sh -c SCRIPT` with the tools of `bin_dir` first in PATH and standard output a pipe
