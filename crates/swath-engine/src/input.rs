@@ -122,18 +122,50 @@ impl Input {
         nofollow: bool,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
+        Self::open_in(Some(dir), name, path, nofollow, 0, real_dev)
+    }
+
+    /// Opens `name` in the directory `dir` (`None`: the working directory), shown as `path`,
+    /// with `O_NONBLOCK`, for a caller that leaves devices, FIFOs and sockets aside (GNU
+    /// grep's `-D skip`, and files found in a tree): such a file opens at once (a FIFO nobody
+    /// writes to, a device that would wait), and the caller sees its type
+    /// ([`Input::file_type`]) and leaves it. What such a caller reads is a regular file or a
+    /// directory, for which the flag changes nothing. `nofollow` and `real_dev` as for
+    /// [`Input::open_at`].
+    pub fn open_nonblocking(
+        dir: Option<std::os::fd::BorrowedFd<'_>>,
+        name: &std::ffi::OsStr,
+        path: &Path,
+        nofollow: bool,
+        real_dev: Option<u64>,
+    ) -> Result<Input, EngineError> {
+        Self::open_in(dir, name, path, nofollow, libc::O_NONBLOCK, real_dev)
+    }
+
+    /// `openat` of `name` in `dir` (`None`: the working directory) for reading, with `flags`
+    /// added.
+    fn open_in(
+        dir: Option<std::os::fd::BorrowedFd<'_>>,
+        name: &std::ffi::OsStr,
+        path: &Path,
+        nofollow: bool,
+        flags: libc::c_int,
+        real_dev: Option<u64>,
+    ) -> Result<Input, EngineError> {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         use std::os::unix::ffi::OsStrExt;
         let display = path.to_string_lossy().into_owned();
         let c = std::ffi::CString::new(name.as_bytes())
             .map_err(|_| EngineError::io(&display, io::Error::from(io::ErrorKind::InvalidInput)))?;
-        let flags = libc::O_RDONLY
+        let flags = flags
+            | libc::O_RDONLY
             | libc::O_NOCTTY
             | libc::O_CLOEXEC
             | if nofollow { libc::O_NOFOLLOW } else { 0 };
-        // SAFETY: `dir` is an open descriptor and `c` a NUL-terminated name; the result is
-        // checked before use.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
+        let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+        // SAFETY: `dir` is an open descriptor (or AT_FDCWD) and `c` a NUL-terminated name;
+        // the result is checked before use.
+        let fd = unsafe { libc::openat(dir, c.as_ptr(), flags) };
         if fd < 0 {
             return Err(EngineError::io(&display, io::Error::last_os_error()));
         }

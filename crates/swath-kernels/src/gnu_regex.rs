@@ -124,6 +124,11 @@ struct Compiled {
     regs: Box<Registers>,
 }
 
+// SAFETY: a compiled pattern is memory glibc allocated for it, tied to no thread; it is
+// moved from the thread that compiled it (one with a deep enough stack) to the one that
+// matches with it, and only ever used by one thread at a time.
+unsafe impl Send for Compiled {}
+
 impl Drop for Compiled {
     fn drop(&mut self) {
         // SAFETY: the buffer was filled by re_compile_pattern (regfree frees what it
@@ -162,7 +167,10 @@ impl GnuRegex {
             line,
             utf8,
         };
-        r.compile().map(|_| r)
+        let checked = crate::search::with_stack_for(crate::search::group_opens(pattern), || {
+            r.compile().map(drop)
+        });
+        checked.map(|()| r)
     }
 
     fn compile(&self) -> Result<Compiled, String> {
@@ -176,14 +184,24 @@ impl GnuRegex {
             re_nsub: 0,
             bits: 0,
         });
-        // SAFETY: malloc of the 256-byte fastmap glibc fills (and regfree frees).
-        buf.fastmap = unsafe { libc::malloc(256) }.cast();
+        if self.syntax & RE_ICASE == 0 {
+            // SAFETY: malloc of the 256-byte fastmap glibc fills (and regfree frees).
+            buf.fastmap = unsafe { libc::malloc(256) }.cast();
+        }
+        // With RE_ICASE glibc builds the fastmap from the pattern's upper case and its
+        // lower case only: in el_GR.ISO-8859-7 a `\(σ\)\1` would never be tried at a `ς`
+        // (whose upper case is Σ too). GNU grep gives glibc no fastmap for -i; nor does swath.
         let _guard = COMPILE.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the global is only written under COMPILE; the pattern pointer and length
-        // describe `self.pattern`; the buffer is zeroed as glibc requires.
+        // describe `self.pattern` (never a dangling pointer: see `c_ptr`); the buffer is
+        // zeroed as glibc requires.
         let err = unsafe {
             re_syntax_options = self.syntax;
-            re_compile_pattern(self.pattern.as_ptr().cast(), self.pattern.len(), &mut *buf)
+            re_compile_pattern(
+                crate::ffi::c_ptr(&self.pattern).cast(),
+                self.pattern.len(),
+                &mut *buf,
+            )
         };
         let regs = Box::new(Registers {
             num_regs: 0,
@@ -213,7 +231,10 @@ impl GnuRegex {
                     if c.len() == 8 {
                         c.remove(0);
                     }
-                    c.push(self.compile().ok()?);
+                    // glibc's reader recurses about 700 bytes a group: a deep pattern is
+                    // compiled where that fits (a matching thread has 2 MiB).
+                    let groups = crate::search::group_opens(&self.pattern);
+                    c.push(crate::search::with_stack_for(groups, || self.compile()).ok()?);
                     c.len() - 1
                 }
             };
@@ -227,7 +248,7 @@ impl GnuRegex {
         let len = c_int::try_from(line.len()).ok()?;
         let from = c_int::try_from(from).ok()?;
         self.with(|c| {
-            let s = line.as_ptr().cast::<c_char>();
+            let s = crate::ffi::c_ptr(line).cast::<c_char>();
             c.buf.bits &= !NOT_EOL;
             // SAFETY: the string pointer and length describe `line`; the buffer and
             // registers are this thread's.
@@ -350,6 +371,35 @@ mod tests {
         // -w: a shorter match at the same start, then later starts.
         assert_eq!(find(r"\(a*\)\1", false, true, "aaaa aa"), Some(0..4));
         assert_eq!(find(r"\(b\)\1", false, true, "abb bb"), Some(4..6));
+    }
+
+    #[test]
+    fn empty_patterns_and_lines() {
+        assert_eq!(find("", false, false, ""), Some(0..0));
+        assert_eq!(find(r"\(a*\)\1", false, false, ""), Some(0..0));
+        assert_eq!(find(r"\(a\)\1", false, false, ""), None);
+    }
+
+    #[test]
+    fn deep_patterns_compile_on_threads_with_small_stacks() {
+        // 10,000 groups: glibc's reader needs about 7 MiB of stack for them, a matching
+        // thread has 2 MiB.
+        let p = format!("{}a{}\\1", "(".repeat(10_000), ")".repeat(10_000));
+        let r = std::sync::Arc::new(GnuRegex::new(
+            p.as_bytes(),
+            true,
+            false,
+            false,
+            false,
+            false,
+        ));
+        let found = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || r.as_ref().as_ref().unwrap().find(b"xaay", 0))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(found, Some(1..3));
     }
 
     #[test]

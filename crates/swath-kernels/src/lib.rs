@@ -1,4 +1,6 @@
-//! swath's hot kernels: pure functions over byte slices, with no I/O and no threads.
+//! swath's hot kernels: pure functions over byte slices, with no I/O and no threads (but for
+//! one, for a pattern nested thousands of groups deep: it is read on a thread whose stack
+//! holds it).
 //!
 //! Each kernel has a one-line naive reference (`*_naive`) that the fast version is tested
 //! against over inputs padded to hit every alignment and length, and a criterion benchmark
@@ -15,6 +17,7 @@
 
 pub mod compare;
 pub mod count;
+mod ffi;
 pub mod gnu_regex;
 pub mod logs;
 pub mod pattern;

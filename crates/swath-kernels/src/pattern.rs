@@ -54,6 +54,12 @@ impl PatternError {
             message: message.into(),
         }
     }
+
+    /// True when GNU grep would have overflowed its stack reading the pattern: it then says
+    /// only `grep: stack overflow` (no pattern file and line) and stops at once.
+    pub fn is_stack_overflow(&self) -> bool {
+        self.message == STACK_OVERFLOW
+    }
 }
 
 impl fmt::Display for PatternError {
@@ -153,12 +159,23 @@ pub fn translate_folded(
 /// glibc's `RE_DUP_MAX`: the largest count an interval may have.
 const RE_DUP_MAX: i32 = 0x7fff;
 
-/// Deeper nesting of groups, or of repetitions (`a{2}{2}`), than this is refused, to bound
-/// the recursion (an unoptimised build needs about 4 KiB of stack per group, and patterns
-/// are read on the main thread's 8 MiB). GNU grep goes deeper, and dies with `stack
-/// overflow` somewhere past a few thousand groups; an unbalanced pattern that deep (10,000
-/// `(`) gets GNU's `Unmatched ( or \(` here too.
-pub const MAX_NESTING: usize = 1000;
+/// The deepest nesting of groups read. GNU grep reads a pattern with recursive parsers
+/// (glibc's and the DFA's) on its 8 MiB main stack, and gnulib's `c-stack` turns their
+/// overflow into `grep: stack overflow`, status 2: that happens at about 12,470 nested
+/// groups, balanced or not (so 12,000 `(` with nothing closed are `Unmatched ( or \(`, and
+/// 30,000 are a stack overflow). Deeper than this, swath says GNU's words
+/// ([`STACK_OVERFLOW`]) without reading on. The search module reads patterns this deep on a
+/// thread with a stack made for them.
+pub const MAX_NESTING: usize = 12_000;
+
+/// The deepest nesting of repetitions (`a{2}{2}`) read: each level doubles what GNU builds,
+/// and it runs out of memory long before this.
+const MAX_REPEAT_NESTING: usize = 1000;
+
+/// GNU grep's message when its parsers overflow the stack (a pattern nested deeper than
+/// [`MAX_NESTING`]), printed as `grep: stack overflow` without the pattern's file and line;
+/// grep stops there.
+pub const STACK_OVERFLOW: &str = "stack overflow";
 
 /// glibc's `regerror` texts, and the DFA's own messages (lower case, as grep prints them).
 mod msg {
@@ -174,7 +191,8 @@ mod msg {
     pub const ERANGE: &str = "Invalid range end";
     pub const ESIZE: &str = "Regular expression too big";
     pub const ERPAREN: &str = "Unmatched ) or \\)";
-    pub const STACK: &str = "nesting more than 1000 levels deep is not supported";
+    pub const STACK: &str = super::STACK_OVERFLOW;
+    pub const REPEATS: &str = "nesting more than 1000 levels deep is not supported";
     pub const DFA_UNBALANCED_BRACKET: &str = "unbalanced [";
     pub const DFA_UNBALANCED_OPEN: &str = "unbalanced (";
     pub const DFA_UNBALANCED_CLOSE: &str = "unbalanced )";
@@ -237,57 +255,6 @@ struct Pat<'a> {
 }
 
 impl<'a> Pat<'a> {
-    /// More groups opened than closed in the whole pattern (bracket expressions and
-    /// escaped characters skipped): what glibc reports as `Unmatched ( or \(`.
-    fn groups_unbalanced(&self) -> bool {
-        let b = self.bytes;
-        let (mut open, mut i) = (0i64, 0usize);
-        while i < b.len() {
-            match b[i] {
-                b'\\' if i + 1 < b.len() => {
-                    if !self.ere {
-                        match b[i + 1] {
-                            b'(' => open += 1,
-                            b')' => open -= 1,
-                            _ => {}
-                        }
-                    }
-                    i += 2;
-                    continue;
-                }
-                b'(' if self.ere => open += 1,
-                b')' if self.ere && open > 0 => open -= 1,
-                b'[' => {
-                    // Skip the bracket expression: a leading `^` and `]` are members.
-                    let mut j = i + 1;
-                    if b.get(j) == Some(&b'^') {
-                        j += 1;
-                    }
-                    if b.get(j) == Some(&b']') {
-                        j += 1;
-                    }
-                    while j < b.len() && b[j] != b']' {
-                        if b[j] == b'[' && matches!(b.get(j + 1), Some(b':' | b'.' | b'=')) {
-                            let close = b[j + 1];
-                            j += 2;
-                            while j + 1 < b.len() && !(b[j] == close && b[j + 1] == b']') {
-                                j += 1;
-                            }
-                            j += 2;
-                            continue;
-                        }
-                        j += 1;
-                    }
-                    i = j + 1;
-                    continue;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        open > 0
-    }
-
     fn new(bytes: &'a [u8], ere: bool, utf8: bool) -> Pat<'a> {
         let syms = decode(bytes, utf8);
         let mut offs = Vec::with_capacity(syms.len() + 1);
@@ -879,8 +846,11 @@ impl<'p, 'a> Glibc<'p, 'a> {
         let mut node = Some(node);
         while matches!(self.tok.kind, Star | Plus | Question | OpenInterval) {
             node = self.dup_op(node)?;
-            if node.as_ref().is_some_and(|n| repeat_depth(n) > MAX_NESTING) {
-                return Err(msg::STACK);
+            if node
+                .as_ref()
+                .is_some_and(|n| repeat_depth(n) > MAX_REPEAT_NESTING)
+            {
+                return Err(msg::REPEATS);
             }
         }
         Ok(node)
@@ -888,12 +858,8 @@ impl<'p, 'a> Glibc<'p, 'a> {
 
     fn sub_exp(&mut self, nest: usize) -> Parsed<Node> {
         if nest > MAX_NESTING {
-            // glibc would read on to the end and find the groups unclosed.
-            return Err(if self.p.groups_unbalanced() {
-                msg::EPAREN
-            } else {
-                msg::STACK
-            });
+            // GNU's parsers overflow their stack before they see whether the groups close.
+            return Err(msg::STACK);
         }
         let index = self.nsub;
         self.nsub += 1;
@@ -1653,8 +1619,8 @@ impl<'p, 'a> Dfa<'p, 'a> {
                 _ => return Ok(node),
             };
             node = repeat(node, min, max);
-            if repeat_depth(&node) > MAX_NESTING {
-                return Err(msg::STACK);
+            if repeat_depth(&node) > MAX_REPEAT_NESTING {
+                return Err(msg::REPEATS);
             }
             self.next()?;
         }
@@ -1777,7 +1743,6 @@ mod wctype {
         pub fn towupper(wc: u32) -> u32;
         pub fn towlower(wc: u32) -> u32;
         pub fn toupper(c: i32) -> i32;
-        pub fn tolower(c: i32) -> i32;
     }
 }
 
@@ -1791,18 +1756,16 @@ const LONESOME_LOWER: [u32; 19] = [
 /// dfa.c's `case_folded_counterparts`: the characters `-i` lets `c` stand for besides itself,
 /// by glibc's `towupper`/`towlower` in the current locale (not Unicode's case folding: the
 /// Kelvin sign is not a `k`, and in Turkish `i` pairs with `İ`, not `I`). In a unibyte locale,
-/// `toupper`/`tolower` of the byte.
+/// every byte whose `toupper` is `c`'s (dfa.c's `setbit_case_fold_c`; kwset and glibc's
+/// `RE_ICASE` compare upper cases too): in ISO-8859-7 each of Σ, σ and ς stands for all three.
 fn case_counterparts(c: u32, utf8: bool) -> Vec<u32> {
     let mut out = Vec::new();
     if !utf8 {
         if c < 256 {
-            // SAFETY: toupper/tolower take any value of an unsigned char.
-            let (u, l) = unsafe { (wctype::toupper(c as i32), wctype::tolower(c as i32)) };
-            for x in [u as u32, l as u32] {
-                if x != c && x < 256 && !out.contains(&x) {
-                    out.push(x);
-                }
-            }
+            // SAFETY: toupper takes any value of an unsigned char.
+            let upper = |b: u32| unsafe { wctype::toupper(b as i32) };
+            let uc = upper(c);
+            out.extend((0..256).filter(|&b| b != c && upper(b) == uc));
         }
         return out;
     }
@@ -2404,8 +2367,9 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
 
     /// Nesting limits, on a thread with room for them.
     fn deep_nesting() {
-        let too_deep = "nesting more than 1000 levels deep is not supported";
-        // Balanced but too deep: refused; unclosed that deep: glibc's own message.
+        let too_deep = STACK_OVERFLOW;
+        // Too deep, balanced or not: GNU's stack overflow; unclosed but not that deep:
+        // glibc's own message.
         let deep =
             |open: &str, close: &str, n: usize| format!("{}a{}", open.repeat(n), close.repeat(n));
         assert_eq!(
@@ -2428,6 +2392,7 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
             error(&[b'('; 10_000], Syntax::Extended, false),
             "Unmatched ( or \\("
         );
+        assert_eq!(error(&[b'('; 30_000], Syntax::Extended, false), too_deep);
         assert_eq!(
             error("\\(".repeat(10_000).as_bytes(), Syntax::Basic, true),
             "Unmatched ( or \\("
@@ -2624,10 +2589,10 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
             error("[[=é=]]".as_bytes(), Syntax::Basic, true),
             "Invalid collation character"
         );
-        // Deep patterns recurse about 4 KiB a group in an unoptimised build: more than a
-        // test thread's 2 MiB (grep reads patterns on its 8 MiB main thread).
+        // Deep patterns recurse up to 4 KiB a group in the tests' build: more than a test
+        // thread's 2 MiB (the search module reads them on a thread made for them).
         std::thread::Builder::new()
-            .stack_size(32 << 20)
+            .stack_size((MAX_NESTING + 2) * (4 << 10))
             .spawn(deep_nesting)
             .unwrap()
             .join()
@@ -2723,11 +2688,16 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
 
     #[test]
     fn deep_and_long_patterns_are_fine() {
-        // As deep as allowed, on a thread with a small stack.
+        // As deep as allowed, from a thread with a small stack: read where it fits.
         let nested = format!("{}a{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
         let translated = std::thread::Builder::new()
             .stack_size(2 << 20)
-            .spawn(move || translate(nested.as_bytes(), Syntax::Extended, true))
+            .spawn(move || {
+                let groups = crate::search::group_opens(nested.as_bytes());
+                crate::search::with_stack_for(groups, || {
+                    translate(nested.as_bytes(), Syntax::Extended, true)
+                })
+            })
             .unwrap()
             .join()
             .unwrap();
@@ -2738,7 +2708,7 @@ a$b\na$)x\na^b\n^a\n\\a\n\\\n-\n]\n[a]\n:a:\n\xc3\xa9\n\xc3\xa9\xc3\xa9\na\xc3\x
         assert_eq!(tr(&zeros, Syntax::Extended, false), "b");
         let dollars = "$".repeat(100_000);
         assert!(translate(dollars.as_bytes(), Syntax::Basic, false).is_ok());
-        let repeats = format!("a{}", "{2}".repeat(MAX_NESTING + 1));
+        let repeats = format!("a{}", "{2}".repeat(MAX_REPEAT_NESTING + 1));
         for syntax in [Syntax::Extended, Syntax::Basic] {
             let pattern = if syntax == Syntax::Basic {
                 repeats.replace('{', "\\{").replace('}', "\\}")

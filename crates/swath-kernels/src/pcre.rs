@@ -99,11 +99,11 @@ impl Pcre {
             | if caseless { CASELESS } else { 0 }
             | if utf { UTF | MATCH_INVALID_UTF } else { 0 };
         let (mut code_err, mut offset) = (0i32, 0usize);
-        // SAFETY: the pattern pointer and length describe `wrapped`, alive for the call;
-        // the error outputs are ours.
+        // SAFETY: the pattern pointer and length describe `wrapped`, alive for the call (or,
+        // for an empty pattern, point into a static buffer); the error outputs are ours.
         let code = unsafe {
             pcre2_compile_8(
-                wrapped.as_ptr(),
+                crate::ffi::c_ptr(&wrapped),
                 wrapped.len(),
                 flags,
                 &mut code_err,
@@ -166,12 +166,13 @@ impl Pcre {
             let st = &mut states[k];
             let mut deeper = false;
             loop {
-                // SAFETY: subject pointer and length describe `subject`; the match data
-                // and context belong to this thread's state for this pattern.
+                // SAFETY: subject pointer and length describe `subject` (an empty one: a
+                // pointer into a static buffer, never a dangling one); the match data and
+                // context belong to this thread's state for this pattern.
                 let e = unsafe {
                     pcre2_match_8(
                         self.code,
-                        subject.as_ptr(),
+                        crate::ffi::c_ptr(subject),
                         subject.len(),
                         start,
                         options,
@@ -352,6 +353,18 @@ mod tests {
         assert_eq!(find(r"a\Kb", b"ab", false), Some(1..2));
         assert_eq!(find(r"a++a", b"aaaa", false), None);
         assert_eq!(find(r"(\w)\1", b"abccd", false), Some(2..4));
+    }
+
+    #[test]
+    fn look_behind_at_the_start_of_an_empty_subject() {
+        // Compiling probes the empty string: once with a dangling pointer, which PCRE2's JIT
+        // stepped back from and crashed on.
+        for utf in [false, true] {
+            assert_eq!(find(r"(?<=aa)b*", b"", utf), None);
+            assert_eq!(find(r"(?<=aa)b*", b"aab", utf), Some(2..3));
+            assert_eq!(find(r"(?<!a)", b"", utf), Some(0..0));
+            assert_eq!(find("", b"", utf), Some(0..0));
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod gnu_help;
 mod interrupt;
 mod oom;
 mod progress;
+mod sigpipe;
 mod size;
 mod stdout;
 
@@ -134,12 +135,13 @@ fn cli_command() -> clap::Command {
 }
 
 fn main() -> ExitCode {
-    // Die quietly on a closed pipe, as the GNU tools do, instead of reporting EPIPE; and turn
-    // an exceeded file-size limit into an EFBIG error we report (and clean up after) rather
-    // than a SIGXFSZ that kills the process mid-write.
-    // SAFETY: setting signal dispositions before any thread starts.
+    // On a closed pipe, die quietly or report EPIPE as the caller chose (by the SIGPIPE
+    // disposition it left us), as the GNU tools do; and turn an exceeded file-size limit
+    // into an EFBIG error we report (and clean up after) rather than a SIGXFSZ that kills
+    // the process mid-write.
+    sigpipe::restore_inherited();
+    // SAFETY: setting a signal disposition before any thread starts.
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     oom::install_thread_start_hook();

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Arg, ArgAction, Command};
 use clap_complete::Shell;
 
@@ -69,7 +69,7 @@ pub fn completions(args: CompletionsArgs, cli: Command) -> Result<()> {
     };
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cli, "swath", &mut script);
-    print(&script)
+    print("swath completions", &script)
 }
 
 /// `swath man`.
@@ -97,7 +97,7 @@ pub fn man(args: ManArgs, cli: Command) -> Result<()> {
             ),
         }
     }
-    print(&render(cmd, &name)?)
+    print("swath man", &render(cmd, &name)?)
 }
 
 /// The page of `cmd`, titled `name` (`swath-logs-summary`).
@@ -157,12 +157,10 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Prints `bytes` on standard output.
-fn print(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|_| out.flush())
-        .context("standard output")
+/// Prints `bytes` on standard output for `prog`: a write error is one line (`PROG: write
+/// error: CAUSE`) and status 2, as for every command.
+fn print(prog: &str, bytes: &[u8]) -> Result<()> {
+    Ok(crate::stdout::print_all(prog, bytes)?)
 }
 
 /// swath's command with `grep`'s options: clap parses only `grep`'s words, so its

@@ -410,6 +410,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let errors = swath_kernels::search::pattern_errors(&cfg.patterns, cfg.match_opts);
     if !errors.is_empty() {
         for (i, e) in errors {
+            if e.is_stack_overflow() {
+                // GNU's parsers died there: no file and line, no later pattern's error.
+                eprint_bytes(prog, e.message.as_bytes());
+                break;
+            }
             let at = match &cfg.sources[i] {
                 Some((file, line)) => [&file[..], format!(":{line}: ").as_bytes()].concat(),
                 None => Vec::new(),
@@ -1529,8 +1534,19 @@ fn grep_file(
     let (file, name) = (file.as_os_str(), &name[..]);
     let streamed = stream.is_some();
     let mut res = FileResult::default();
+    let skip_devices =
+        cfg.devices == Devices::Skip || (cfg.devices == Devices::ReadCommandLine && !command_line);
+    swath_engine::pause::at("grep-open");
     let input = if file == "-" {
         Input::stdin(String::from_utf8_lossy(name).into_owned())
+    } else if skip_devices {
+        // As GNU: where devices are left out, the open does not wait for one (a FIFO with
+        // no writer, or one put in place of a file found in a tree); its type is seen below.
+        let (at, base) = match dir {
+            Some((dir, base)) => (Some(dir.fd()), base.as_os_str()),
+            None => (None, file),
+        };
+        Input::open_nonblocking(at, base, Path::new(file), *nofollow, *real_dev)
     } else if let Some((dir, base)) = dir {
         Input::open_at(dir.fd(), base, Path::new(file), *nofollow, *real_dev)
     } else if *nofollow {
@@ -1561,8 +1577,6 @@ fn grep_file(
         let special = ft.is_some_and(|t| {
             t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
         });
-        let skip_devices = cfg.devices == Devices::Skip
-            || (cfg.devices == Devices::ReadCommandLine && !command_line);
         let is_dir = ft.is_some_and(|t| t.is_dir());
         if (special && skip_devices)
             || (is_dir && cfg.directories == Directories::Skip)

@@ -77,7 +77,8 @@ pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let what = |e: &dyn std::fmt::Display| format!("cannot write '{}': {e}", path.display());
     let out = swath_engine::AtomicOutput::create(path).map_err(|e| what(&e))?;
     let mut f = out.file();
-    f.write_all(bytes).map_err(|e| what(&e))?;
+    f.write_all(bytes)
+        .map_err(|e| what(&swath_engine::error::os_message(&e)))?;
     out.commit(false).map_err(|e| what(&e))
 }
 
