@@ -2,14 +2,15 @@
 //! directory on the output's path swapped for a link to a root-only directory between the
 //! moment swath opens its output and the moment it renames it into place (made to happen
 //! every time with the pause points of `swath_engine::pause`), the same under an in-place
-//! run's journal, and a signal the moment a temporary name exists.
+//! run's journal, a signal the moment a temporary name exists, and the modes of the files
+//! `man --dir` and `completions --dir` write.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{is_root, swath_bin, Dir, Paused};
+use crate::util::{is_root, swath, swath_bin, Dir, Paused};
 
 const NOBODY: u32 = 65534;
 
@@ -289,6 +290,64 @@ fn signal_when_the_temporary_name_appears_leaves_nothing() {
             "signal {sig}: left behind"
         );
     }
+}
+
+/// The mode of every file in `dir`.
+fn modes(dir: &Path) -> Vec<(String, u32)> {
+    let mut m: Vec<(String, u32)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().mode() & 0o7777,
+            )
+        })
+        .collect();
+    m.sort();
+    m
+}
+
+/// `man --dir` and `completions --dir` write their files with the umask's mode (0644 under
+/// 022, 0600 under 077), as any installed file; they were 0600 whatever the umask, so the
+/// pages and scripts installed were unreadable to other users.
+#[test]
+fn pages_and_completions_get_the_umasks_mode() {
+    let dir = Dir::new();
+    for (umask, want) in [("022", 0o644), ("077", 0o600)] {
+        for what in ["man", "completions"] {
+            let into = dir.path(&format!("{what}-{umask}"));
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("umask {umask} && exec \"$0\" {what} --dir \"$1\""))
+                .arg(swath_bin())
+                .arg(&into)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{what} --dir: {out:?}");
+            let got = modes(&into);
+            assert!(got.len() >= 5, "{what}: {got:?}");
+            for (name, mode) in got {
+                assert_eq!(
+                    mode, want,
+                    "{what} --dir under umask {umask}: {name} has mode {mode:o}"
+                );
+            }
+        }
+    }
+    // Replacing an existing file keeps its mode, as any swath output does.
+    let into = dir.path("man-022");
+    std::fs::set_permissions(into.join("swath.1"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let into = into.to_str().unwrap().to_owned();
+    let out = swath(&dir, &["man", "--dir", &into]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::metadata(dir.path("man-022/swath.1"))
+            .unwrap()
+            .mode()
+            & 0o777,
+        0o640
+    );
 }
 
 /// Root's `swath cipher --in-place home/sub/f` (nobody's directory) while nobody swaps `sub`
