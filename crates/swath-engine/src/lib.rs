@@ -8,6 +8,7 @@
 //! - [`plan`]: choosing a [`Method`] (sequential `read`, positional `pread`, `mmap`) from the
 //!   requested [`Strategy`], the file sizes, the available memory and page-cache residency, and
 //!   cutting the work into blocks handed to threads by a [`Layout`].
+//! - [`dirfd`]: directories held by descriptor, opened following links or none.
 //! - [`exec`]: the executor that runs a kernel over every block of a [`Job`] on all workers,
 //!   stopping early on request, and reporting I/O errors and files that change while read.
 //! - [`firstk`]: the speculative "first K results in file order" table whose cut-off lets workers
@@ -27,6 +28,7 @@
 //! into [`EngineError::Shrank`], never into SIGBUS.
 #![deny(missing_docs)]
 
+pub mod dirfd;
 pub mod error;
 pub mod exec;
 pub mod firstk;

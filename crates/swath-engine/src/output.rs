@@ -4,53 +4,106 @@
 //! a temporary name beside the target is used instead, renamed into place when complete and
 //! removed if anything goes wrong, including SIGINT, SIGTERM and SIGHUP (a handler unlinks
 //! every registered temporary file, then lets the signal take its default course); only a
-//! SIGKILL can leave that one behind.
+//! SIGKILL can leave that one behind. The handlers are installed before the first file is
+//! made, and a signal that arrives while a temporary name is being created, linked, renamed
+//! or removed waits for the end of that step (a few system calls), so no moment leaves a
+//! name behind that the handler does not know.
+//!
+//! The target's directory is opened once, when the output is created ([`crate::dirfd`]),
+//! and every later step (the temporary file, its owner, its name, the rename into place,
+//! the removal on failure or on a signal) is made relative to that descriptor: another user
+//! who renames or swaps a directory of the path while swath writes (a slow source gives
+//! them time) cannot redirect the output into a directory of their choosing, just as GNU
+//! cp, which opens its destination once, writes where it opened.
 //!
 //! A symbolic link is written through (the file it points to is replaced, the link stays),
 //! under the rule the kernel applies to `open()` when `fs.protected_symlinks` is 1: a link in
 //! a sticky directory that others may write into (`/tmp`) is followed only when it belongs
 //! to the user or to the directory's owner. The rule holds for every link of a chain (a link
 //! of the user's own that leads to another user's link in `/tmp` is refused too), and the
-//! file written is the one the kernel itself resolves the chain to. Without that check,
-//! another user's link planted in `/tmp` made root's output replace the file it pointed to.
+//! file written is the one the kernel itself resolves the chain to: the directory of that
+//! file is then opened following no further link and checked to hold that very file
+//! (device and inode), else the output is refused. Without the first check, another user's
+//! link planted in `/tmp` made root's output replace the file it pointed to; without the
+//! second, a directory swapped on the resolved path did.
 //! A target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
 //! written directly, since renaming over it would replace the device node or pipe with a
 //! plain file.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
+
+use crate::dirfd::Dir;
 use crate::error::EngineError;
 
-/// Temporary files that a fatal signal must remove.
+/// A temporary name that a fatal signal must remove: the directory it is in (held open by
+/// its output until the name is gone) and the name there.
+struct TempName {
+    dir: RawFd,
+    name: CString,
+}
+
+/// Temporary names that a fatal signal must remove.
 const TEMP_SLOTS: usize = 32;
 #[allow(clippy::declare_interior_mutable_const)]
-const NO_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] = [NO_PATH; TEMP_SLOTS];
+const NO_TEMP: AtomicPtr<TempName> = AtomicPtr::new(std::ptr::null_mut());
+static TEMP_NAMES: [AtomicPtr<TempName>; TEMP_SLOTS] = [NO_TEMP; TEMP_SLOTS];
 static HANDLERS: Once = Once::new();
+/// Steps under way that create, name, rename or remove a temporary file (and register or
+/// unregister it): a fatal signal that arrives meanwhile waits for their end.
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+/// The fatal signal that arrived, if any (0: none).
+static PENDING: AtomicI32 = AtomicI32::new(0);
 
 /// Removes every temporary output file still being written. It allocates nothing and only
-/// calls `unlink`, so it may run in a signal handler or where memory ran out, just before
+/// calls `unlinkat`, so it may run in a signal handler or where memory ran out, just before
 /// the process ends.
 pub fn remove_temporary_outputs() {
-    for slot in TEMP_PATHS.iter() {
+    for slot in TEMP_NAMES.iter() {
         let p = slot.load(Ordering::Acquire);
         if !p.is_null() {
-            // SAFETY: `p` is a NUL-terminated path owned by the registry until unregistered;
-            // unlink is async-signal-safe.
-            unsafe { libc::unlink(p) };
+            // SAFETY: `p` is a registered TempName, freed only inside a guarded step, and
+            // no guarded step runs once a fatal signal is pending (see `guarded`); its
+            // directory stays open while it is registered. unlinkat is async-signal-safe.
+            unsafe { libc::unlinkat((*p).dir, (*p).name.as_ptr(), 0) };
         }
     }
 }
 
-extern "C" fn remove_temps_and_die(sig: libc::c_int) {
+/// Removes the temporary files and ends the process by signal `sig`, as if no handler
+/// had been there (outside the handler: at the end of a step that held the signal back).
+fn die(sig: libc::c_int) -> ! {
     remove_temporary_outputs();
-    // SAFETY: restoring the default action and re-raising are async-signal-safe.
+    // SAFETY: restoring the default action, unblocking the signal in this thread, raising
+    // it and exiting only act on this process, with a valid signal set.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+        libc::_exit(128 + sig)
+    }
+}
+
+extern "C" fn on_fatal_signal(sig: libc::c_int) {
+    PENDING.store(sig, Ordering::SeqCst);
+    if BUSY.load(Ordering::SeqCst) > 0 {
+        // A step is creating or removing a temporary name: it ends the process when done.
+        return;
+    }
+    remove_temporary_outputs();
+    // SAFETY: restoring the default action and re-raising are async-signal-safe; the
+    // signal, blocked while its handler runs, is delivered as the handler returns.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
@@ -69,7 +122,9 @@ fn install_handlers() {
                     continue;
                 }
                 let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = remove_temps_and_die as *const () as usize;
+                sa.sa_sigaction = on_fatal_signal as *const () as usize;
+                // A deferred signal must not cut the step's system calls short.
+                sa.sa_flags = libc::SA_RESTART;
                 libc::sigemptyset(&mut sa.sa_mask);
                 libc::sigaction(sig, &sa, std::ptr::null_mut());
             }
@@ -77,28 +132,112 @@ fn install_handlers() {
     });
 }
 
-fn register_temp(path: &Path) -> Option<usize> {
+/// Runs `step`, which creates, links, renames or removes a temporary name and registers or
+/// unregisters it, with fatal signals held back until it ends: a signal that arrives
+/// meanwhile then removes every registered name and ends the process. A step never starts
+/// once a fatal signal has arrived. The handlers are installed first.
+fn guarded<T>(step: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            if BUSY.fetch_sub(1, Ordering::SeqCst) == 1 {
+                let sig = PENDING.load(Ordering::SeqCst);
+                if sig != 0 {
+                    die(sig);
+                }
+            }
+        }
+    }
     install_handlers();
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?.into_raw();
-    for (i, slot) in TEMP_PATHS.iter().enumerate() {
+    BUSY.fetch_add(1, Ordering::SeqCst);
+    let leave = Leave;
+    if PENDING.load(Ordering::SeqCst) != 0 {
+        drop(leave);
+        // Another step under way ends the process when it is done.
+        loop {
+            std::thread::park();
+        }
+    }
+    let out = step();
+    drop(leave);
+    out
+}
+
+/// Registers the temporary name `name` in `dir` for the signal handler (inside a guarded
+/// step); `None` when every slot is taken.
+fn register_temp(dir: &Dir, name: &OsStr) -> Option<usize> {
+    let name = CString::new(name.as_bytes()).ok()?;
+    let entry = Box::into_raw(Box::new(TempName {
+        dir: dir.as_raw_fd(),
+        name,
+    }));
+    for (i, slot) in TEMP_NAMES.iter().enumerate() {
         if slot
-            .compare_exchange(std::ptr::null_mut(), c, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                std::ptr::null_mut(),
+                entry,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok()
         {
             return Some(i);
         }
     }
-    // SAFETY: `c` came from CString::into_raw above and was not stored anywhere.
-    drop(unsafe { CString::from_raw(c) });
+    // SAFETY: `entry` came from Box::into_raw above and was not stored anywhere.
+    drop(unsafe { Box::from_raw(entry) });
     None
 }
 
-fn unregister_temp(slot: usize) {
-    let p = TEMP_PATHS[slot].swap(std::ptr::null_mut(), Ordering::AcqRel);
+/// Forgets a registered temporary name (inside a guarded step).
+fn unregister_temp(slot: Option<usize>) {
+    let Some(slot) = slot else { return };
+    let p = TEMP_NAMES[slot].swap(std::ptr::null_mut(), Ordering::AcqRel);
     if !p.is_null() {
-        // SAFETY: `p` came from CString::into_raw in register_temp and is no longer shared.
-        drop(unsafe { CString::from_raw(p) });
+        // SAFETY: `p` came from Box::into_raw in register_temp and is no longer shared: the
+        // handler reads entries only when no guarded step runs.
+        drop(unsafe { Box::from_raw(p) });
     }
+}
+
+/// A fresh temporary name beside the entry `entry`: `.ENTRY.<pid><count><nanoseconds>.swath-tmp`
+/// (the entry's name cut short enough for the whole to fit a file name).
+fn temp_name(entry: &OsStr) -> OsString {
+    use std::sync::atomic::AtomicU64;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let bytes = entry.as_bytes();
+    let mut n = b".".to_vec();
+    n.extend_from_slice(&bytes[..bytes.len().min(200)]);
+    n.extend_from_slice(
+        format!(
+            ".{}{:x}{:x}.swath-tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            nanos
+        )
+        .as_bytes(),
+    );
+    <OsString as std::os::unix::ffi::OsStringExt>::from_vec(n)
+}
+
+/// Tries `make` on fresh temporary names until one does not exist yet.
+fn with_fresh_name<T>(
+    entry: &OsStr,
+    mut make: impl FnMut(&OsStr) -> rustix::io::Result<T>,
+) -> io::Result<(OsString, T)> {
+    for _ in 0..100 {
+        let temp = temp_name(entry);
+        match make(&temp) {
+            Ok(t) => return Ok((temp, t)),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
 }
 
 /// An output file under construction. Dropping it without [`AtomicOutput::commit`] removes
@@ -107,8 +246,11 @@ fn unregister_temp(slot: usize) {
 pub struct AtomicOutput {
     /// Always `Some` until `commit` takes it.
     temp: Option<Sink>,
-    target: PathBuf,
-    slot: Option<usize>,
+    /// The output as the user named it, for messages.
+    name: String,
+    /// Where the output goes: the directory, held from `create` on, and the name in it
+    /// (`None` for a target written directly).
+    place: Option<(Dir, OsString)>,
     /// The mode of the regular file being replaced, if there was one.
     existing: Option<u32>,
 }
@@ -142,8 +284,13 @@ fn umask() -> u32 {
 /// Where the bytes go.
 #[derive(Debug)]
 enum Sink {
-    /// A temporary file renamed over the target by `commit`.
-    Temp(tempfile::NamedTempFile),
+    /// A temporary file `temp` in the output's directory, renamed over the target by
+    /// `commit` (registered for the signal handler in `slot`).
+    Temp {
+        file: File,
+        temp: OsString,
+        slot: Option<usize>,
+    },
     /// The target itself, a device or FIFO, opened for writing.
     Direct(File),
     /// A file with no name yet (`O_TMPFILE`), linked into place by `commit`.
@@ -235,135 +382,337 @@ fn check_link_chain(target: &Path, name: &str) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// The file a symbolic link `target` leads to, resolved by the kernel itself (an `O_PATH`
-/// open, which applies `fs.protected_symlinks` to every link of the chain, then the path of
-/// what it opened), so that no link can be swapped between the check and the resolution.
-fn resolve_link(target: &Path, name: &str) -> Result<PathBuf, EngineError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH)
-        .open(target);
-    let file = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(EngineError::io(
-                name,
-                io::Error::other("not writing through dangling symlink"),
-            ))
-        }
-        Err(e) => return Err(EngineError::io(name, e)),
-    };
-    let proc = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
-    match std::fs::read_link(proc) {
-        Ok(p) if p.is_absolute() => Ok(p),
-        // No /proc: the resolution the standard library does (check_link_chain has applied
-        // the kernel's rule to the chain already).
-        _ => std::fs::canonicalize(target).map_err(|e| EngineError::io(name, e)),
-    }
-}
-
 /// An unnamed file in `dir` (`O_TMPFILE`, created 0666 less the umask), or `None` where the
 /// filesystem or kernel has none, or `/proc` is not there to link it into place.
-fn unnamed_in(dir: &Path) -> Option<File> {
-    use std::os::unix::fs::OpenOptionsExt;
+fn unnamed_in(dir: &Dir) -> Option<File> {
     if !Path::new("/proc/self/fd").is_dir() {
         return None;
     }
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(0o666)
-        .custom_flags(libc::O_TMPFILE)
-        .open(dir)
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+    rustix::fs::openat(dir, ".", flags, Mode::from_raw_mode(0o666))
         .ok()
+        .map(File::from)
 }
 
-/// A named temporary file `.NAME.<random>.swath-tmp` in `dir` (created 0666 less the umask).
-fn named_temp_in(
-    dir: &Path,
-    target: &Path,
-    name: &str,
-) -> Result<tempfile::NamedTempFile, EngineError> {
-    let file_name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    tempfile::Builder::new()
-        .prefix(&format!(".{file_name}."))
-        .suffix(".swath-tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)
-        // The cause alone: tempfile's message names the temporary file, not the target.
-        .map_err(|e| {
-            let errno = io::Error::last_os_error();
-            let cause = if errno.kind() == e.kind() {
-                errno
-            } else {
-                io::Error::from(e.kind())
-            };
-            EngineError::io(name, cause)
+/// A named temporary file `.ENTRY.<unique>.swath-tmp` in `dir` (created 0666 less the
+/// umask, never through a link), registered for the signal handler.
+fn named_temp_in(dir: &Dir, entry: &OsStr) -> io::Result<Sink> {
+    guarded(|| {
+        let flags =
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let (temp, fd) = with_fresh_name(entry, |temp| {
+            rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666))
+        })?;
+        let slot = register_temp(dir, &temp);
+        crate::pause::at("output-temp-named");
+        Ok(Sink::Temp {
+            file: File::from(fd),
+            temp,
+            slot,
         })
+    })
 }
 
-/// Gives the unnamed `file` the name `target`: linked under a fresh temporary name in the
-/// target's directory (`linkat` through `/proc/self/fd`, which cannot replace a name), then
-/// renamed over the target. The temporary name lives for two system calls, registered for
-/// the signal handler meanwhile.
-fn link_into_place(file: &File, target: &Path) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    use std::sync::atomic::AtomicU64;
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let from =
-        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(io::Error::other)?;
-    let mut base = std::ffi::OsString::from(".");
-    base.push(target.file_name().unwrap_or_default());
-    for _ in 0..100 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let mut n = base.clone();
-        n.push(format!(
-            ".{}{:x}{:x}.swath-tmp",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed),
-            nanos
-        ));
-        let temp = dir.join(n);
-        let to = CString::new(temp.as_os_str().as_bytes()).map_err(io::Error::other)?;
-        // SAFETY: linkat with two valid NUL-terminated paths.
-        let rc = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        if rc != 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::AlreadyExists {
-                continue;
-            }
-            return Err(e);
-        }
-        let slot = register_temp(&temp);
-        let renamed = std::fs::rename(&temp, target);
+/// Renames the temporary name `temp` over `entry` in `dir` (removing it if that fails) and
+/// forgets it.
+fn rename_into_place(
+    dir: &Dir,
+    temp: &OsStr,
+    entry: &OsStr,
+    slot: Option<usize>,
+) -> io::Result<()> {
+    guarded(|| {
+        let renamed = rustix::fs::renameat(dir, temp, dir, entry);
         if renamed.is_err() {
-            let _ = std::fs::remove_file(&temp);
+            let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
         }
-        if let Some(s) = slot {
-            unregister_temp(s);
+        unregister_temp(slot);
+        renamed.map_err(io::Error::from)
+    })
+}
+
+/// Gives the unnamed `file` the name `entry` in `dir`: linked under a fresh temporary name
+/// (`linkat` through `/proc/self/fd`, which cannot replace a name), then renamed over the
+/// target. The temporary name lives for two system calls, registered for the signal handler
+/// meanwhile.
+fn link_into_place(file: &File, dir: &Dir, entry: &OsStr) -> io::Result<()> {
+    let from = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let (temp, slot) = guarded(|| {
+        let (temp, ()) = with_fresh_name(entry, |temp| {
+            rustix::fs::linkat(CWD, from.as_str(), dir, temp, AtFlags::SYMLINK_FOLLOW)
+        })?;
+        let slot = register_temp(dir, &temp);
+        crate::pause::at("output-temp-named");
+        Ok::<_, io::Error>((temp, slot))
+    })?;
+    rename_into_place(dir, &temp, entry, slot)
+}
+
+/// The error for an output whose directory changed between the resolution of its link and
+/// the opening of that directory.
+fn moved(name: &str) -> EngineError {
+    EngineError::io(
+        name,
+        io::Error::other(
+            "the directory of the file the link leads to changed while swath opened it \
+             (renamed or replaced by a link): not writing",
+        ),
+    )
+}
+
+/// True when `a` and `b` are the same file.
+fn same_file(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+/// The kind of file a `stat` describes.
+fn kind(st: &rustix::fs::Stat) -> FileType {
+    FileType::from_raw_mode(st.st_mode)
+}
+
+/// The target itself (a device, a FIFO, a terminal, which the `O_PATH` descriptor `obj`
+/// holds), opened for writing through that descriptor, so that it is the very file found;
+/// by `path` where there is no `/proc`.
+fn open_direct(obj: &impl AsFd, path: &Path) -> io::Result<File> {
+    let proc = format!("/proc/self/fd/{}", obj.as_fd().as_raw_fd());
+    let via = if Path::new(&proc).exists() {
+        Path::new(&proc)
+    } else {
+        path
+    };
+    std::fs::OpenOptions::new().write(true).open(via)
+}
+
+impl AtomicOutput {
+    /// Creates the output: an unnamed file in the target's directory where the filesystem
+    /// has them (`O_TMPFILE`), else a named temporary file there. The directory is opened
+    /// here, once; everything later happens in it.
+    pub fn create(target: &Path) -> Result<Self, EngineError> {
+        let name = target.to_string_lossy().into_owned();
+        let err = |e: io::Error| EngineError::io(&name, e);
+        if let Some(fd) = descriptor_path(target) {
+            // `/dev/stdout` and the like mean the descriptor this process already has (a
+            // file opened for appending, a terminal, a pipe): written through a duplicate of
+            // it, never reopened or replaced.
+            // SAFETY: F_DUPFD_CLOEXEC on any number only duplicates or fails (EBADF).
+            let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+            if dup < 0 {
+                return Err(err(io::Error::last_os_error()));
+            }
+            // SAFETY: `dup` is a descriptor just created for this File alone.
+            let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+            return Ok(AtomicOutput::direct(file, name));
         }
-        return renamed;
+        check_link_chain(target, &name)?;
+        let (dir, entry) = Dir::holding(target).map_err(err)?;
+        let entry = entry.ok_or_else(|| err(io::Error::from_raw_os_error(libc::EISDIR)))?;
+        let (dir, entry, existing) =
+            match rustix::fs::statat(&dir, &entry, AtFlags::SYMLINK_NOFOLLOW) {
+                Err(rustix::io::Errno::NOENT) => (dir, entry, None),
+                Err(e) => return Err(err(e.into())),
+                Ok(st) if kind(&st) == FileType::Symlink => {
+                    // Resolved by the kernel itself (an O_PATH open, which applies
+                    // fs.protected_symlinks to every link of the chain), once.
+                    let obj = match rustix::fs::openat(
+                        &dir,
+                        &entry,
+                        OFlags::PATH | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    ) {
+                        Ok(o) => o,
+                        Err(rustix::io::Errno::NOENT) => {
+                            return Err(err(io::Error::other(
+                                "not writing through dangling symlink",
+                            )))
+                        }
+                        Err(e) => return Err(err(e.into())),
+                    };
+                    let st = rustix::fs::fstat(&obj).map_err(|e| err(e.into()))?;
+                    match kind(&st) {
+                        FileType::RegularFile => {}
+                        FileType::Directory => {
+                            return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
+                        }
+                        _ => {
+                            let file = open_direct(&obj, target).map_err(err)?;
+                            return Ok(AtomicOutput::direct(file, name));
+                        }
+                    }
+                    let resolved = resolved_path(&obj, target).map_err(err)?;
+                    crate::pause::at("output-resolved");
+                    // The resolved file's directory, opened following no further link and
+                    // holding that very file: a directory swapped meanwhile is refused.
+                    let (Some(parent), Some(file_name)) = (resolved.parent(), resolved.file_name())
+                    else {
+                        return Err(moved(&name));
+                    };
+                    let dir = Dir::open_nofollow(parent).map_err(|_| moved(&name))?;
+                    match rustix::fs::statat(&dir, file_name, AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(found) if same_file(&found, &st) => {}
+                        _ => return Err(moved(&name)),
+                    }
+                    (dir, file_name.to_os_string(), Some(st))
+                }
+                Ok(st) if kind(&st) == FileType::RegularFile => (dir, entry, Some(st)),
+                Ok(st) if kind(&st) == FileType::Directory => {
+                    return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
+                }
+                Ok(st) => {
+                    // A device or FIFO: written directly, if it is still the one looked at.
+                    let obj = rustix::fs::openat(
+                        &dir,
+                        &entry,
+                        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )
+                    .map_err(|e| err(e.into()))?;
+                    let now = rustix::fs::fstat(&obj).map_err(|e| err(e.into()))?;
+                    if !same_file(&now, &st) {
+                        return Err(err(io::Error::other(
+                            "replaced by another file while swath opened it: not writing",
+                        )));
+                    }
+                    let file = open_direct(&obj, target).map_err(err)?;
+                    return Ok(AtomicOutput::direct(file, name));
+                }
+            };
+        // An existing file is replaced only if it could be written in place (as GNU cp
+        // opens it), and the new one gets its permission bits and, where allowed, owner.
+        if existing.is_some() {
+            rustix::fs::accessat(&dir, &entry, rustix::fs::Access::WRITE_OK, AtFlags::empty())
+                .map_err(|e| err(e.into()))?;
+        }
+        // The usual reasons the temporary file cannot be made, reported for the target.
+        rustix::fs::accessat(
+            &dir,
+            ".",
+            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+            AtFlags::empty(),
+        )
+        .map_err(|e| err(e.into()))?;
+        // A file with no name (O_TMPFILE) where the filesystem has them: a run killed with
+        // SIGKILL leaves nothing behind. Linked into place through /proc/self/fd at commit.
+        #[cfg(test)]
+        let unnamed = if tests::NAMED_ONLY.get() {
+            None
+        } else {
+            unnamed_in(&dir)
+        };
+        #[cfg(not(test))]
+        let unnamed = unnamed_in(&dir);
+        let sink = match unnamed {
+            Some(file) => {
+                // Installed before any name exists (linked at commit).
+                install_handlers();
+                Sink::Unnamed(file)
+            }
+            None => named_temp_in(&dir, &entry).map_err(err)?,
+        };
+        let out = AtomicOutput {
+            temp: Some(sink),
+            name,
+            place: Some((dir, entry)),
+            existing: existing.map(|st| st.st_mode),
+        };
+        if let Some(st) = existing {
+            let f = out.file();
+            let _ = f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                st.st_mode & 0o777,
+            ));
+            // Only root may give a file away; otherwise the new file is the writer's.
+            let _ = std::os::unix::fs::fchown(f, Some(st.st_uid), Some(st.st_gid));
+        }
+        crate::pause::at("output-created");
+        Ok(out)
     }
-    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+
+    /// An output written directly into `file` (a device, a FIFO, a descriptor).
+    fn direct(file: File, name: String) -> AtomicOutput {
+        AtomicOutput {
+            temp: Some(Sink::Direct(file)),
+            name,
+            place: None,
+            existing: None,
+        }
+    }
+
+    /// The file to write into: the temporary file, or a device or FIFO target itself.
+    pub fn file(&self) -> &File {
+        match self.sink() {
+            Sink::Temp { file, .. } | Sink::Unnamed(file) | Sink::Direct(file) => file,
+        }
+    }
+
+    /// True when the target is written directly (a device or FIFO): nothing is renamed, and
+    /// what was written before a failure stays written.
+    pub fn is_direct(&self) -> bool {
+        matches!(self.sink(), Sink::Direct(_))
+    }
+
+    fn sink(&self) -> &Sink {
+        self.temp
+            .as_ref()
+            .expect("the temporary file lives until commit")
+    }
+
+    /// Gives a new output the permission bits `mode` (for example the input's), as GNU cp
+    /// does: without the set-user-ID, set-group-ID and sticky bits, less the umask. A file
+    /// being replaced keeps its own bits, and a device or FIFO written directly its own.
+    pub fn set_mode(&self, mode: u32) -> Result<(), EngineError> {
+        use std::os::unix::fs::PermissionsExt;
+        if self.is_direct() || self.existing.is_some() {
+            return Ok(());
+        }
+        self.file()
+            .set_permissions(std::fs::Permissions::from_mode(mode & 0o777 & !umask()))
+            .map_err(|e| EngineError::io(&self.name, e))
+    }
+
+    /// Flushes to disk when `sync` is true, then renames the file over the target.
+    pub fn commit(mut self, sync: bool) -> Result<(), EngineError> {
+        if sync {
+            self.file()
+                .sync_all()
+                .map_err(|e| EngineError::io(&self.name, e))?;
+        }
+        let sink = self
+            .temp
+            .take()
+            .expect("the temporary file lives until commit");
+        let result = match (sink, &self.place) {
+            (Sink::Temp { temp, slot, .. }, Some((dir, entry))) => {
+                rename_into_place(dir, &temp, entry, slot)
+            }
+            (Sink::Unnamed(file), Some((dir, entry))) => link_into_place(&file, dir, entry),
+            _ => Ok(()),
+        };
+        result.map_err(|e| EngineError::io(&self.name, e))
+    }
+}
+
+/// The path of the file the `O_PATH` descriptor `obj` holds (from `/proc/self/fd`), or,
+/// without `/proc`, the standard library's resolution of `target` (the directory check
+/// that follows holds either way).
+fn resolved_path(obj: &impl AsFd, target: &Path) -> io::Result<PathBuf> {
+    let proc = format!("/proc/self/fd/{}", obj.as_fd().as_raw_fd());
+    match std::fs::read_link(proc) {
+        Ok(p) if p.is_absolute() => Ok(p),
+        _ => std::fs::canonicalize(target),
+    }
+}
+
+impl Drop for AtomicOutput {
+    fn drop(&mut self) {
+        // A named temporary file not committed is removed (an unnamed one has no name).
+        if let (Some(Sink::Temp { temp, slot, .. }), Some((dir, _))) =
+            (self.temp.take(), &self.place)
+        {
+            guarded(|| {
+                let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
+                unregister_temp(slot);
+            });
+        }
+    }
 }
 
 /// Reserves the blocks of `[start, start + len)` of `out` (named `name`) on the disk, so
@@ -496,184 +845,101 @@ impl std::ops::DerefMut for RangeMap {
     }
 }
 
-impl AtomicOutput {
-    /// Creates the output: an unnamed file in the target's directory where the filesystem
-    /// has them (`O_TMPFILE`), else a named temporary file there.
-    pub fn create(target: &Path) -> Result<Self, EngineError> {
-        let name = target.to_string_lossy().into_owned();
-        if descriptor_path(target).is_none() {
-            check_link_chain(target, &name)?;
-        }
-        if let Some(fd) = descriptor_path(target) {
-            // `/dev/stdout` and the like mean the descriptor this process already has (a
-            // file opened for appending, a terminal, a pipe): written through a duplicate of
-            // it, never reopened or replaced.
-            // SAFETY: F_DUPFD_CLOEXEC on any number only duplicates or fails (EBADF).
-            let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-            if dup < 0 {
-                return Err(EngineError::io(&name, io::Error::last_os_error()));
-            }
-            // SAFETY: `dup` is a descriptor just created for this File alone.
-            let file = unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(dup) };
-            return Ok(AtomicOutput {
-                temp: Some(Sink::Direct(file)),
-                target: target.to_path_buf(),
-                slot: None,
-                existing: None,
-            });
-        }
-        // What the path names, links followed (`/dev/stdout` to a pipe included).
-        if let Ok(m) = std::fs::metadata(target) {
-            if !m.is_file() && !m.is_dir() {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(target)
-                    .map_err(|e| EngineError::io(&name, e))?;
-                return Ok(AtomicOutput {
-                    temp: Some(Sink::Direct(file)),
-                    target: target.to_path_buf(),
-                    slot: None,
-                    existing: None,
-                });
-            }
-        }
-        let resolved;
-        let target = match std::fs::symlink_metadata(target) {
-            Ok(m) if m.file_type().is_symlink() => {
-                resolved = resolve_link(target, &name)?;
-                resolved.as_path()
-            }
-            _ => target,
-        };
-        // An existing file is replaced only if it could be written in place (as GNU cp
-        // opens it), and the new one gets its permission bits and, where allowed, owner.
-        let existing = std::fs::metadata(target).ok().filter(|m| m.is_file());
-        if existing.is_some() {
-            let c = CString::new(target.as_os_str().as_bytes())
-                .map_err(|e| EngineError::io(&name, io::Error::other(e)))?;
-            // SAFETY: access with a valid NUL-terminated path.
-            if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-                return Err(EngineError::io(&name, io::Error::last_os_error()));
-            }
-        }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        // The usual reasons the temporary file cannot be made, reported for the target.
-        let c = CString::new(dir.as_os_str().as_bytes())
-            .map_err(|e| EngineError::io(&name, io::Error::other(e)))?;
-        // SAFETY: access with a valid NUL-terminated path.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-            return Err(EngineError::io(&name, io::Error::last_os_error()));
-        }
-        // A file with no name (O_TMPFILE) where the filesystem has them: a run killed with
-        // SIGKILL leaves nothing behind. Linked into place through /proc/self/fd at commit.
-        let (sink, slot) = match unnamed_in(dir) {
-            Some(file) => (Sink::Unnamed(file), None),
-            None => {
-                let temp = named_temp_in(dir, target, &name)?;
-                let slot = register_temp(temp.path());
-                (Sink::Temp(temp), slot)
-            }
-        };
-        let existing = existing.map(|m| {
-            use std::os::unix::fs::MetadataExt;
-            let f = match &sink {
-                Sink::Temp(t) => t.as_file(),
-                Sink::Unnamed(f) | Sink::Direct(f) => f,
-            };
-            let _ = f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(
-                m.mode() & 0o777,
-            ));
-            // Only root may give a file away; otherwise the new file is the writer's.
-            let _ = std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid()));
-            m.mode()
-        });
-        Ok(AtomicOutput {
-            temp: Some(sink),
-            target: target.to_path_buf(),
-            slot,
-            existing,
-        })
-    }
-
-    /// The file to write into: the temporary file, or a device or FIFO target itself.
-    pub fn file(&self) -> &File {
-        match self.sink() {
-            Sink::Temp(t) => t.as_file(),
-            Sink::Unnamed(f) | Sink::Direct(f) => f,
-        }
-    }
-
-    /// True when the target is written directly (a device or FIFO): nothing is renamed, and
-    /// what was written before a failure stays written.
-    pub fn is_direct(&self) -> bool {
-        matches!(self.sink(), Sink::Direct(_))
-    }
-
-    fn sink(&self) -> &Sink {
-        self.temp
-            .as_ref()
-            .expect("the temporary file lives until commit")
-    }
-
-    /// Gives a new output the permission bits `mode` (for example the input's), as GNU cp
-    /// does: without the set-user-ID, set-group-ID and sticky bits, less the umask. A file
-    /// being replaced keeps its own bits, and a device or FIFO written directly its own.
-    pub fn set_mode(&self, mode: u32) -> Result<(), EngineError> {
-        use std::os::unix::fs::PermissionsExt;
-        if self.is_direct() || self.existing.is_some() {
-            return Ok(());
-        }
-        self.file()
-            .set_permissions(std::fs::Permissions::from_mode(mode & 0o777 & !umask()))
-            .map_err(|e| EngineError::io(self.target.to_string_lossy(), e))
-    }
-
-    /// Flushes to disk when `sync` is true, then renames the file over the target.
-    pub fn commit(mut self, sync: bool) -> Result<(), EngineError> {
-        let name = self.target.to_string_lossy().into_owned();
-        if sync {
-            self.file()
-                .sync_all()
-                .map_err(|e| EngineError::io(&name, e))?;
-        }
-        let slot = self.slot.take();
-        let sink = self
-            .temp
-            .take()
-            .expect("the temporary file lives until commit");
-        let result = match sink {
-            Sink::Temp(temp) => temp
-                .persist(&self.target)
-                .map(|_| ())
-                .map_err(|e| EngineError::io(&name, io::Error::from(e))),
-            Sink::Unnamed(file) => {
-                link_into_place(&file, &self.target).map_err(|e| EngineError::io(&name, e))
-            }
-            Sink::Direct(_) => Ok(()),
-        };
-        if let Some(s) = slot {
-            unregister_temp(s);
-        }
-        result
-    }
-}
-
-impl Drop for AtomicOutput {
-    fn drop(&mut self) {
-        // The temporary file itself is removed by NamedTempFile's own drop.
-        if let Some(s) = self.slot.take() {
-            unregister_temp(s);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    thread_local! {
+        /// Makes `create` use a named temporary file, as on a filesystem without
+        /// `O_TMPFILE`.
+        pub(super) static NAMED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Runs `f` once with an unnamed temporary file (where the filesystem has them) and
+    /// once with a named one.
+    fn with_each_sink(mut f: impl FnMut(&str)) {
+        for named in [false, true] {
+            NAMED_ONLY.set(named);
+            f(if named { "named" } else { "unnamed" });
+        }
+        NAMED_ONLY.set(false);
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn the_output_goes_into_the_directory_opened_whatever_is_renamed_meanwhile() {
+        with_each_sink(|sink| {
+            let t = tempfile::tempdir().unwrap();
+            let a = t.path().join("a");
+            std::fs::create_dir(&a).unwrap();
+            let out = AtomicOutput::create(&a.join("out")).unwrap();
+            out.file().write_all(b"data").unwrap();
+            // The directory renamed away and another put in its place (or a link).
+            std::fs::rename(&a, t.path().join("moved")).unwrap();
+            std::fs::create_dir(t.path().join("elsewhere")).unwrap();
+            std::os::unix::fs::symlink(t.path().join("elsewhere"), &a).unwrap();
+            out.commit(false).unwrap();
+            assert_eq!(names(&t.path().join("moved")), ["out"], "{sink}");
+            assert_eq!(
+                std::fs::read(t.path().join("moved/out")).unwrap(),
+                b"data",
+                "{sink}"
+            );
+            assert!(names(&t.path().join("elsewhere")).is_empty(), "{sink}");
+
+            // Dropped without commit: the temporary name (if any) is removed from the
+            // directory opened, not from the one now at the path.
+            let b = t.path().join("b");
+            std::fs::create_dir(&b).unwrap();
+            let out = AtomicOutput::create(&b.join("out")).unwrap();
+            if sink == "named" {
+                let n = names(&b);
+                assert_eq!(n.len(), 1, "{n:?}");
+                assert!(
+                    n[0].starts_with(".out.") && n[0].ends_with(".swath-tmp"),
+                    "{n:?}"
+                );
+            }
+            std::fs::rename(&b, t.path().join("b2")).unwrap();
+            std::fs::create_dir(&b).unwrap();
+            drop(out);
+            assert!(names(&t.path().join("b2")).is_empty(), "{sink}");
+            assert!(names(&b).is_empty(), "{sink}");
+        });
+    }
+
+    #[test]
+    fn the_named_temporary_file_keeps_every_behaviour() {
+        NAMED_ONLY.set(true);
+        commit_replaces_and_drop_discards();
+        a_symlink_is_written_through_and_kept();
+        a_replaced_file_keeps_its_mode_and_a_new_one_loses_special_bits();
+        missing_directory_is_a_clear_error();
+        NAMED_ONLY.set(false);
+    }
+
+    #[test]
+    fn a_long_name_gets_a_temporary_name_that_fits() {
+        let t = tempfile::tempdir().unwrap();
+        let target = t.path().join("x".repeat(255));
+        with_each_sink(|sink| {
+            let out = AtomicOutput::create(&target).unwrap();
+            out.file().write_all(sink.as_bytes()).unwrap();
+            out.commit(false).unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), sink.as_bytes());
+            assert_eq!(names(t.path()).len(), 1);
+        });
+    }
 
     #[test]
     fn commit_replaces_and_drop_discards() {

@@ -33,13 +33,16 @@
 //! the file's owner permissions and none for others) before anything is written into it. An
 //! exclusive lock on the file is held for the whole run, so two runs never interleave.
 
-use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+#[cfg(test)]
+use std::fs::OpenOptions;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use swath_engine::dirfd::Dir;
 use swath_engine::EngineError;
 use swath_kernels::transform::Cipher;
 
@@ -133,10 +136,11 @@ fn lock(file: &File, name: &str) -> Result<(), EngineError> {
     Err(EngineError::io(name, e))
 }
 
-/// Opens an existing journal if it may be trusted for `file` (`meta`), `None` if there is
-/// none.
+/// Opens an existing journal (the entry `jentry` of the file's directory `dir`) if it may be
+/// trusted for `file` (`meta`), `None` if there is none.
 fn open_journal(
-    jpath: &Path,
+    dir: &Dir,
+    jentry: &OsStr,
     jname: &str,
     meta: &std::fs::Metadata,
 ) -> Result<Option<File>, EngineError> {
@@ -156,12 +160,7 @@ fn open_journal(
             "the journal belongs to user {uid}, neither you nor the file's owner"
         ))
     };
-    let j = match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(jpath)
-    {
+    let j = match dir.open_file(jentry, libc::O_RDWR | libc::O_NOFOLLOW, 0) {
         Ok(j) => j,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -172,7 +171,8 @@ fn open_journal(
         }
         Err(e) => {
             // Another user's journal that this user may not even open: say whose it is.
-            if let Ok(jm) = std::fs::symlink_metadata(jpath) {
+            let link = dir.open_file(jentry, libc::O_PATH | libc::O_NOFOLLOW, 0);
+            if let Ok(jm) = link.and_then(|l| l.metadata()) {
                 if foreign(jm.uid()) {
                     return foreign_owner(jm.uid());
                 }
@@ -252,11 +252,11 @@ fn transform_in_place_observed(
 ) -> Result<InPlaceReport, EngineError> {
     let name = path.to_string_lossy().into_owned();
     let io_err = |e: io::Error| EngineError::io(&name, e);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io_err)?;
+    // The file's directory, opened once: the file, its journal and the journal's removal
+    // are all in it, whatever another user renames or swaps on the path meanwhile.
+    let (dir, entry) = Dir::holding(path).map_err(io_err)?;
+    let entry = entry.ok_or_else(|| io_err(io::Error::from_raw_os_error(libc::EISDIR)))?;
+    let file = dir.open_file(&entry, libc::O_RDWR, 0).map_err(io_err)?;
     let meta = file.metadata().map_err(io_err)?;
     if !meta.is_file() {
         return Err(EngineError::io(
@@ -276,8 +276,9 @@ fn transform_in_place_observed(
     };
     let jpath = journal_path(path);
     let jname = jpath.to_string_lossy().into_owned();
+    let jentry = journal_path(Path::new(&entry)).into_os_string();
     let jerr = |e: io::Error| EngineError::io(&jname, e);
-    let existing = open_journal(&jpath, &jname, &meta)?;
+    let existing = open_journal(&dir, &jentry, &jname, &meta)?;
     let fresh = existing.is_none();
     let (journal, params, header_sum, done, restored) = match existing {
         Some(j) => {
@@ -341,20 +342,21 @@ fn transform_in_place_observed(
                     io::Error::other("no interrupted transformation to resume"),
                 ));
             };
-            let created = create_journal(&jpath, &p, binding, meta.mode() & 0o600);
+            let created = create_journal_in(&dir, &jentry, &p, binding, meta.mode() & 0o600);
             match created {
                 Ok((j, sum)) => (j, p, sum, 0, false),
                 Err(e) => {
                     // A journal that could not be written whole (a full disk, a file-size
                     // limit) is removed: nothing was changed yet.
                     if e.kind() != io::ErrorKind::AlreadyExists {
-                        let _ = std::fs::remove_file(&jpath);
+                        let _ = dir.unlink(&jentry);
                     }
                     return Err(jerr(e));
                 }
             }
         }
     };
+    swath_engine::pause::at("inplace-journal-open");
     let bs = params.block_size.max(1);
     let blocks = len.div_ceil(bs);
     let cipher = params.cipher();
@@ -419,14 +421,14 @@ fn transform_in_place_observed(
         if !touched {
             // Nothing was changed: no journal to block the next run.
             drop(journal);
-            let _ = std::fs::remove_file(&jpath);
-            sync_dir(&jpath);
+            let _ = dir.unlink(&jentry);
+            dir.sync();
         }
         return Err(e);
     }
     drop(journal);
-    std::fs::remove_file(&jpath).map_err(jerr)?;
-    sync_dir(&jpath);
+    dir.unlink(&jentry).map_err(jerr)?;
+    dir.sync();
     // Bytes appended during the run were not transformed: say so (the file is whole up to
     // its starting length).
     let now = file.metadata().map_err(io_err)?.len();
@@ -486,34 +488,33 @@ fn write_data_only(file: &File, bytes: &[u8], start: u64, len: u64) -> io::Resul
     Ok(())
 }
 
-fn sync_dir(path: &Path) {
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-}
-
-/// Creates the journal exclusively (never through a link, `mode` from the first byte on),
-/// writes its header and returns it with the header's checksum.
+/// [`create_journal_in`] for the journal `path` (its directory opened as named).
+#[cfg(test)]
 fn create_journal(
     path: &Path,
     p: &InPlaceParams,
     b: Binding,
     mode: u32,
 ) -> io::Result<(File, u64)> {
-    let j = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
+    let (dir, entry) = Dir::holding(path)?;
+    let entry = entry.ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
+    create_journal_in(&dir, &entry, p, b, mode)
+}
+
+/// Creates the journal `entry` in `dir` exclusively (never through a link, `mode` from the
+/// first byte on), writes its header and returns it with the header's checksum.
+fn create_journal_in(
+    dir: &Dir,
+    entry: &OsStr,
+    p: &InPlaceParams,
+    b: Binding,
+    mode: u32,
+) -> io::Result<(File, u64)> {
+    let j = dir.open_file(
+        entry,
+        libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+        mode,
+    )?;
     let mut h = Vec::with_capacity(64);
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&p.shift.to_le_bytes());
@@ -527,7 +528,7 @@ fn create_journal(
     h.extend_from_slice(&done_slot(0, b.mtime, sum));
     j.write_all_at(&h, 0)?;
     j.sync_all()?;
-    sync_dir(path);
+    dir.sync();
     Ok((j, sum))
 }
 

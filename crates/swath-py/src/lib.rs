@@ -1,6 +1,6 @@
 //! `swath._swath`: the extension module of swath's Python package.
 //!
-//! Four calls, each the same code the command-line tool runs (crate `swath-report`):
+//! The calls, each the same code the command-line tool runs (crate `swath-report`):
 //!
 //! - `partial(kind, path, start=0, end=None, *, index=0, **options) -> bytes`: the partial
 //!   result (docs/partial-format.md) of one byte range of one file, as
@@ -9,7 +9,8 @@
 //!   a span of a file read elsewhere (an object store) and copied to the file at `path`;
 //! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
 //! - `render(partial, fmt="text") -> bytes` (one partial or a list): the report `swath
-//!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`).
+//!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`);
+//! - `write_output(path, data)`: a file written as every swath output is (`Result.html()`).
 //!
 //! Every call releases the GIL while it reads or merges. Errors raise `swath.SwathError`
 //! with one line naming the file and the cause.
@@ -340,6 +341,22 @@ fn render<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// Writes `data` to the file `path` as every swath output is written (the command's
+/// `logs summary --html` page included, `swath_engine::AtomicOutput`): replaced atomically,
+/// never half-written, a new file with the umask's mode, an existing file's mode and owner
+/// kept, a link written through under the kernel's `fs.protected_symlinks` rule. An error
+/// names `path` and the cause.
+#[pyfunction]
+fn write_output(py: Python<'_>, path: PathBuf, data: PyBackedBytes) -> PyResult<()> {
+    py.detach(|| {
+        let out = swath_engine::AtomicOutput::create(&path)?;
+        std::io::Write::write_all(&mut out.file(), &data)
+            .map_err(|e| swath_engine::EngineError::io(path.to_string_lossy(), e))?;
+        out.commit(false)
+    })
+    .map_err(|e| SwathError::new_err(e.to_string()))
+}
+
 /// The compression a file starting with `head` is in (`"gzip"`, `"zstd"`, `"xz"`,
 /// `"bzip2"`), by its magic bytes (the first `MAGIC_LEN`), or `None`: such a file is
 /// one range, read whole.
@@ -357,6 +374,7 @@ fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(compression, m)?)?;
+    m.add_function(wrap_pyfunction!(write_output, m)?)?;
     m.add("MAGIC_LEN", swath_report::logs::MAGIC_LEN)?;
     Ok(())
 }

@@ -104,19 +104,11 @@ class Result:
         return _json.loads(self._render("json"))
 
     def html(self, path: Union[str, os.PathLike]) -> None:
-        """Writes the ``logs summary`` page to ``path`` (atomically: a temporary file in
-        the same directory, renamed into place)."""
-        page = self._render("html")
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".swath-page-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(page)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        """Writes the ``logs summary`` page to ``path`` as ``swath logs summary --html``
+        writes it: atomically (complete or not at all), a new page with the umask's mode,
+        an existing page's mode kept, a symbolic link written through. A page that cannot
+        be written raises :class:`swath.SwathError` naming ``path`` and the cause."""
+        _swath.write_output(os.fspath(path), self._render("html"))
 
     def __str__(self) -> str:
         return self.text()

@@ -131,7 +131,7 @@ fn pages<'c>(cmd: &'c Command, name: &str) -> Vec<(String, &'c Command)> {
 fn io_error(path: &Path, e: &std::io::Error) -> anyhow::Error {
     let cause = match e.raw_os_error() {
         Some(code) => swath_engine::error::os_message(&std::io::Error::from_raw_os_error(code)),
-        // A wrapped error (tempfile's names its path too): its kind, as strerror says it.
+        // An error with no number: its kind, as strerror says it.
         None => {
             let kind = e.kind().to_string();
             let mut c = kind.chars();
@@ -148,12 +148,14 @@ fn make_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))
 }
 
-/// Writes `bytes` to `path` (replacing it atomically).
+/// Writes `bytes` to `path` as every swath output is written (replaced atomically, with the
+/// umask's mode for a new file, an existing file's mode kept).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io_error(dir, &e))?;
-    tmp.write_all(bytes).map_err(|e| io_error(path, &e))?;
-    tmp.persist(path).map_err(|e| io_error(path, &e.error))?;
+    let out = swath_engine::AtomicOutput::create(path)?;
+    out.file()
+        .write_all(bytes)
+        .map_err(|e| io_error(path, &e))?;
+    out.commit(false)?;
     Ok(())
 }
 

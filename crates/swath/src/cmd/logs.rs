@@ -702,12 +702,19 @@ pub(crate) fn summary_report(
     }
     if let (Some(out), false) = (how.html, failed) {
         let page = swath_report::summary::html(&model, info);
-        let o = swath_engine::AtomicOutput::create(out)?;
-        let mut f = o.file();
-        f.write_all(page.as_bytes())
-            .with_context(|| format!("cannot write '{}'", out.display()))?;
-        o.commit(false)
-            .with_context(|| format!("cannot write '{}'", out.display()))?;
+        let written = (|| {
+            let o = swath_engine::AtomicOutput::create(out)?;
+            let mut f = o.file();
+            f.write_all(page.as_bytes())
+                .with_context(|| format!("cannot write '{}'", out.display()))?;
+            o.commit(false)
+                .with_context(|| format!("cannot write '{}'", out.display()))
+        })();
+        // A page that cannot be written is one line and status 2, as with --follow.
+        if let Err(e) = written {
+            eprintln!("swath logs: {e:#}");
+            return Err(crate::stdout::Reported(2).into());
+        }
     }
     Ok(())
 }

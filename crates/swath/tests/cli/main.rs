@@ -14,6 +14,7 @@ mod json;
 mod links;
 mod logs;
 mod messages;
+mod outputs;
 mod partial;
 mod patch;
 mod patch_tree;
