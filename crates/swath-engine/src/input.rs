@@ -112,35 +112,26 @@ impl Input {
         Self::from_file_on(name, file, false, real_dev)
     }
 
-    /// Opens `name` in the directory `dir` (a walk's [`crate::walk::DirHandle`]), shown as
-    /// `path`; without following a final symbolic link when `nofollow`. See
-    /// [`Input::open_nofollow_on`] for `real_dev`.
+    /// Opens the entry `at` of a walk ([`crate::walk::At`]: its directory held open and its
+    /// name there), shown as `path`; without following a symbolic link when `nofollow`.
+    /// See [`Input::open_nofollow_on`] for `real_dev`.
     pub fn open_at(
-        dir: std::os::fd::BorrowedFd<'_>,
-        name: &std::ffi::OsStr,
+        at: &crate::walk::At,
         path: &Path,
         nofollow: bool,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        use std::os::unix::ffi::OsStrExt;
+        use crate::dirs::Links;
         let display = path.to_string_lossy().into_owned();
-        let c = std::ffi::CString::new(name.as_bytes())
-            .map_err(|_| EngineError::io(&display, io::Error::from(io::ErrorKind::InvalidInput)))?;
-        let flags = libc::O_RDONLY
-            | libc::O_NOCTTY
-            | libc::O_CLOEXEC
-            | if nofollow { libc::O_NOFOLLOW } else { 0 };
-        // SAFETY: `dir` is an open descriptor and `c` a NUL-terminated name; the result is
-        // checked before use.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(EngineError::io(&display, io::Error::last_os_error()));
-        }
-        // SAFETY: a non-negative result is a descriptor this call opened and nothing else
-        // owns.
-        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        Self::from_file_on(display, file, false, real_dev)
+        let links = if nofollow {
+            Links::Refuse
+        } else {
+            Links::Follow
+        };
+        let fd = at
+            .open(libc::O_RDONLY | libc::O_NOCTTY, links)
+            .map_err(|e| EngineError::io(&display, e))?;
+        Self::from_file_on(display, File::from(fd), false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).
