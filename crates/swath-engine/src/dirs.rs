@@ -165,6 +165,23 @@ fn openat(dir: BorrowedFd<'_>, name: &[u8], flags: i32, mode: u32) -> io::Result
     owned(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) })
 }
 
+/// Opens the directory at `path`, as the user named it (a link there is followed, as GNU
+/// tools follow their operands), for reading its entries and opening beneath it.
+pub fn open_dir(path: &std::path::Path) -> io::Result<OwnedFd> {
+    let c = cstr(path.as_os_str().as_bytes())?;
+    // SAFETY: open with a NUL-terminated path; the result is checked.
+    owned(unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY
+                | libc::O_DIRECTORY
+                | libc::O_NOCTTY
+                | libc::O_NONBLOCK
+                | libc::O_CLOEXEC,
+        )
+    })
+}
+
 /// Opens the directory `name` of `dir` for reading its entries, not following a link there
 /// unless `links` says so (a link is then "Not a directory", as for GNU's `fts`).
 pub fn open_dir_at(dir: BorrowedFd<'_>, name: &[u8], links: Links) -> io::Result<OwnedFd> {

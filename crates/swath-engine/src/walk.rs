@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -231,26 +231,7 @@ struct Level {
 /// receives each thing found and says whether to go on.
 pub fn walk(root: &OsStr, opts: &Options, visit: &mut dyn FnMut(Found<'_>) -> Step) {
     let root = trimmed(root);
-    let fd = std::ffi::CString::new(root.as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-        .and_then(|c| {
-            // SAFETY: open with a NUL-terminated path; the result is checked.
-            let fd = unsafe {
-                libc::open(
-                    c.as_ptr(),
-                    libc::O_RDONLY
-                        | libc::O_DIRECTORY
-                        | libc::O_NOCTTY
-                        | libc::O_NONBLOCK
-                        | libc::O_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: a descriptor open just returned, owned by nothing else.
-            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-        });
+    let fd = dirs::open_dir(Path::new(root));
     match fd {
         Ok(fd) => walk_fd(fd, root, opts, visit),
         Err(error) => {
