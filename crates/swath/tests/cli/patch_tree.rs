@@ -894,3 +894,51 @@ fn patch_tree_apply_leaves_runs_of_zeros_as_holes_as_file_apply_does() {
         .unwrap();
     assert!(same.success());
 }
+
+/// `patch apply OLD PATCH NEW` where NEW is PATCH or OLD (the same file, through a link
+/// too): refused in one line naming both, status 2, nothing written (file and tree
+/// patches).
+#[test]
+fn patch_apply_refuses_a_new_that_is_the_patch_or_old() {
+    let dir = Dir::new();
+    dir.write("old", &bytes(5000, 1));
+    dir.write("new", &bytes(5200, 1));
+    ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
+    let p = std::fs::read(dir.path("p")).unwrap();
+    std::os::unix::fs::symlink("p", dir.path("plink")).unwrap();
+    for (new, what) in [
+        (
+            "p",
+            "'p' and 'p' are the same file (NEW would replace PATCH)",
+        ),
+        (
+            "plink",
+            "'p' and 'plink' are the same file (NEW would replace PATCH)",
+        ),
+        (
+            "old",
+            "'old' and 'old' are the same file (NEW would replace OLD)",
+        ),
+    ] {
+        fails(&swath(&dir, &["patch", "apply", "old", "p", new]), what);
+        assert_eq!(std::fs::read(dir.path("p")).unwrap(), p, "{new}");
+        assert_eq!(std::fs::read(dir.path("old")).unwrap(), bytes(5000, 1));
+    }
+    file(&dir.path("to"), "a", &bytes(3000, 2), 0o644);
+    file(&dir.path("tn"), "a", &bytes(3100, 2), 0o644);
+    std::fs::create_dir(dir.path("empty")).unwrap();
+    ok(&swath(&dir, &["patch", "make", "to", "tn", "tp"]));
+    ok(&swath(&dir, &["patch", "make", "empty", "tn", "tpe"]));
+    let tp = std::fs::read(dir.path("tp")).unwrap();
+    fails(
+        &swath(&dir, &["patch", "apply", "to", "tp", "tp"]),
+        "'tp' and 'tp' are the same file (NEW would replace PATCH)",
+    );
+    assert_eq!(std::fs::read(dir.path("tp")).unwrap(), tp);
+    fails(
+        &swath(&dir, &["patch", "apply", "empty", "tpe", "empty"]),
+        "'empty' and 'empty' are the same file (NEW would replace OLD)",
+    );
+    assert_eq!(std::fs::read_dir(dir.path("empty")).unwrap().count(), 0);
+    assert!(leftovers(dir.tmp.path()).is_empty());
+}
