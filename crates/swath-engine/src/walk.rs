@@ -95,7 +95,6 @@ pub struct Entry<'a> {
     dir: &'a Arc<DirHandle>,
     root: &'a Arc<DirHandle>,
     share: bool,
-    rel_from_root: &'a [u8],
 }
 
 impl Entry<'_> {
@@ -118,7 +117,7 @@ impl Entry<'_> {
         } else {
             At {
                 dir: self.root.clone(),
-                name: OsStr::from_bytes(self.rel_from_root).to_owned(),
+                name: OsStr::from_bytes(self.rel).to_owned(),
             }
         }
     }
@@ -130,7 +129,7 @@ pub enum Found<'a> {
     /// An entry of the tree.
     Entry(Entry<'a>),
     /// A directory that could not be opened or read, or an entry that could not be
-    /// `stat`ed (the root itself when its path is empty).
+    /// `stat`ed (the root itself when `rel` is empty).
     Error {
         /// Its path.
         path: &'a OsStr,
@@ -482,7 +481,6 @@ impl Walker {
             dir,
             root: &self.root,
             share,
-            rel_from_root: self.buf.get(self.base..).unwrap_or(b""),
         }));
         match step {
             Step::Stop => return false,

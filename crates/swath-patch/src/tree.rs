@@ -10,7 +10,8 @@
 //! NEW at all: the manifest names the old file and apply copies it.
 //!
 //! Make runs the seed's pipeline:
-//! 1. Both trees walked (links recorded, never followed; special files refused).
+//! 1. Both trees walked through directory descriptors ([`swath_engine::walk`], sorted, no
+//!    recursion, any depth; links recorded, never followed; special files refused).
 //! 2. The old files' signatures by the memory-limited parallel for
 //!    ([`swath_engine::memfor`]), each file read under the I/O semaphore and cut into
 //!    chunks outside it (the CDC restarts at each file's start), then one [`ChunkTable`]
@@ -19,8 +20,8 @@
 //! 4. NEW cut into sections: whole small files packed together up to the section length,
 //!    a larger file in sections of its own; sections matched and encoded on all cores by
 //!    [`make_section`] (the file patch's own), in batches written in order.
-//! 5. The manifest, the section table, the header; then every entry walked is checked
-//!    again: a tree that changed while read is an error, not a wrong patch.
+//! 5. The manifest, the section table, the header; then both trees are walked again and
+//!    every entry compared: a tree that changed while read is an error, not a wrong patch.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -28,7 +29,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -1070,11 +1071,6 @@ pub fn old_entries_of(w: &[Walked]) -> Vec<OldEntry> {
         .collect()
 }
 
-/// Where `PathBuf`s of a tree's entries are built (for messages and tests).
-pub fn join(root: &Path, rel: &[u8]) -> PathBuf {
-    root.join(std::ffi::OsStr::from_bytes(rel))
-}
-
 /// The "speed of light" of a tree's make: the time to read every regular file of both
 /// trees (one reader per tree, 16 MiB reads) while the patch's bytes are written
 /// ([`crate::make::speed_of_light`] with nothing to read), on the same files and machine.
@@ -1271,6 +1267,11 @@ mod tests {
         new.push(("d1/link".into(), Spec::Link("../nowhere/at all".into())));
         new.push(("abs-link".into(), Spec::Link("/etc/passwd".into())));
         (old, new)
+    }
+
+    /// `root/rel` as a path (the test trees are shallow).
+    fn join(root: &Path, rel: &[u8]) -> std::path::PathBuf {
+        root.join(std::ffi::OsStr::from_bytes(rel))
     }
 
     /// What a tree holds, for comparison: (path, kind, mode, bytes or target, time).
