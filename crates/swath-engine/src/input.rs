@@ -112,67 +112,64 @@ impl Input {
         Self::from_file_on(name, file, false, real_dev)
     }
 
-    /// Opens `name` in the directory `dir` (a walk's [`crate::walk::DirHandle`]), shown as
-    /// `path`; without following a final symbolic link when `nofollow`. See
-    /// [`Input::open_nofollow_on`] for `real_dev`.
+    /// Opens the entry `at` of a walk ([`crate::walk::At`]: its directory held open and its
+    /// name there), shown as `path`; without following a symbolic link when `nofollow`.
+    /// See [`Input::open_nofollow_on`] for `real_dev`.
     pub fn open_at(
-        dir: std::os::fd::BorrowedFd<'_>,
-        name: &std::ffi::OsStr,
+        at: &crate::walk::At,
         path: &Path,
         nofollow: bool,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        Self::open_in(Some(dir), name, path, nofollow, 0, real_dev)
+        Self::open_at_with(at, path, nofollow, 0, real_dev)
     }
 
-    /// Opens `name` in the directory `dir` (`None`: the working directory), shown as `path`,
-    /// with `O_NONBLOCK`, for a caller that leaves devices, FIFOs and sockets aside (GNU
-    /// grep's `-D skip`, and files found in a tree): such a file opens at once (a FIFO nobody
-    /// writes to, a device that would wait), and the caller sees its type
+    /// Opens a file with `O_NONBLOCK`, for a caller that leaves devices, FIFOs and sockets
+    /// aside (GNU grep's `-D skip`, and files found in a tree): such a file opens at once (a
+    /// FIFO nobody writes to, a device that would wait), and the caller sees its type
     /// ([`Input::file_type`]) and leaves it. What such a caller reads is a regular file or a
-    /// directory, for which the flag changes nothing. `nofollow` and `real_dev` as for
-    /// [`Input::open_at`].
+    /// directory, for which the flag changes nothing. The file is the walk's entry `at` when
+    /// there is one, else `path`; `nofollow` and `real_dev` as for [`Input::open_at`].
     pub fn open_nonblocking(
-        dir: Option<std::os::fd::BorrowedFd<'_>>,
-        name: &std::ffi::OsStr,
+        at: Option<&crate::walk::At>,
         path: &Path,
         nofollow: bool,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        Self::open_in(dir, name, path, nofollow, libc::O_NONBLOCK, real_dev)
+        if let Some(at) = at {
+            return Self::open_at_with(at, path, nofollow, libc::O_NONBLOCK, real_dev);
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let display = path.to_string_lossy().into_owned();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(
+                libc::O_NONBLOCK | libc::O_NOCTTY | if nofollow { libc::O_NOFOLLOW } else { 0 },
+            )
+            .open(path)
+            .map_err(|e| EngineError::io(&display, e))?;
+        Self::from_file_on(display, file, false, real_dev)
     }
 
-    /// `openat` of `name` in `dir` (`None`: the working directory) for reading, with `flags`
-    /// added.
-    fn open_in(
-        dir: Option<std::os::fd::BorrowedFd<'_>>,
-        name: &std::ffi::OsStr,
+    /// [`Input::open_at`] with `flags` added to the open's.
+    fn open_at_with(
+        at: &crate::walk::At,
         path: &Path,
         nofollow: bool,
         flags: libc::c_int,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        use std::os::unix::ffi::OsStrExt;
+        use crate::dirs::Links;
         let display = path.to_string_lossy().into_owned();
-        let c = std::ffi::CString::new(name.as_bytes())
-            .map_err(|_| EngineError::io(&display, io::Error::from(io::ErrorKind::InvalidInput)))?;
-        let flags = flags
-            | libc::O_RDONLY
-            | libc::O_NOCTTY
-            | libc::O_CLOEXEC
-            | if nofollow { libc::O_NOFOLLOW } else { 0 };
-        let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-        // SAFETY: `dir` is an open descriptor (or AT_FDCWD) and `c` a NUL-terminated name;
-        // the result is checked before use.
-        let fd = unsafe { libc::openat(dir, c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(EngineError::io(&display, io::Error::last_os_error()));
-        }
-        // SAFETY: a non-negative result is a descriptor this call opened and nothing else
-        // owns.
-        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        Self::from_file_on(display, file, false, real_dev)
+        let links = if nofollow {
+            Links::Refuse
+        } else {
+            Links::Follow
+        };
+        let fd = at
+            .open(libc::O_RDONLY | libc::O_NOCTTY | flags, links)
+            .map_err(|e| EngineError::io(&display, e))?;
+        Self::from_file_on(display, File::from(fd), false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).

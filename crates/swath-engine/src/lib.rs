@@ -22,13 +22,17 @@
 //! - [`pause`]: named pause points that let tests make a race happen every time.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
 //! - [`testing`]: what a test does when this machine cannot make its check.
-//! - [`walk`]: directory trees in the order GNU's `fts` walks them.
+//! - [`dirs`]: directories through descriptors: opening beneath one at any depth, reading
+//!   names, removing a tree with `unlinkat`.
+//! - [`walk`]: directory trees walked through descriptors, in the order GNU's `fts` walks them
+//!   (or sorted).
 //!
 //! The engine never maps a file without a guard: a mapped file truncated under the reader turns
 //! into [`EngineError::Shrank`], never into SIGBUS.
 #![deny(missing_docs)]
 
 pub mod dirfd;
+pub mod dirs;
 pub mod error;
 pub mod exec;
 pub mod firstk;

@@ -1,23 +1,36 @@
-//! Directory trees walked in the order GNU tools walk them with gnulib's `fts`: depth first,
-//! each directory's entries in the order the file system returns them (no sorting), except
-//! that a directory of more than 10,000 entries is taken in inode order on file systems where
-//! that speeds reading up (gnulib sorts so, unless the file system is tmpfs, NFS or CIFS).
+//! Directory trees walked through directory descriptors, without recursion, in the order
+//! GNU tools walk them with gnulib's `fts` ([`Order::Fts`]: depth first, each directory's
+//! entries in the order the file system returns them, except that a directory of more than
+//! 10,000 entries is taken in inode order on file systems where that speeds reading up,
+//! as gnulib does unless the file system is tmpfs, NFS or CIFS), or with each directory's
+//! names sorted by their bytes ([`Order::Sorted`], swath patch's trees).
+//!
+//! Each directory is opened relative to its parent's descriptor (`O_NOFOLLOW | O_DIRECTORY`
+//! when links are not followed), never by its path: a directory another user swaps for a
+//! link while the walk runs is "Not a directory" (as for `fts`), not a way into a directory
+//! the walk never meant to enter; and a tree deeper than PATH_MAX is walked whole. The walk
+//! holds the descriptors of its deepest directories only; it goes back up to one it let go
+//! through the `..` of the one below, checked to be the directory it left (or, when links
+//! are followed, by its path from the root, checked likewise).
 //!
 //! The walk itself is sequential (the order is the output's order); what is found is handed
 //! to the caller one entry at a time, so the caller can search files on other threads while
-//! the walk goes on. Symbolic links are followed as `fts` follows them: never
-//! ([`Follow::Never`], `FTS_PHYSICAL`), or always ([`Follow::Always`], `FTS_LOGICAL`), a
-//! directory that is its own ancestor then being reported instead of entered.
+//! the walk goes on, each opened later relative to its directory ([`At`]). Symbolic links are
+//! followed as `fts` follows them: never ([`Follow::Never`], `FTS_PHYSICAL`), or always
+//! ([`Follow::Always`], `FTS_LOGICAL`), a directory that is its own ancestor then being
+//! reported instead of entered.
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{DirEntryExt, MetadataExt};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use crate::dirs::{self, Links};
 
 /// How symbolic links met inside a tree are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +41,32 @@ pub enum Follow {
     Always,
 }
 
+/// The order of each directory's entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// As `fts` takes them (the file system's order; inode order for large directories).
+    Fts,
+    /// Names sorted by their bytes.
+    Sorted,
+}
+
+/// How to walk.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Links followed or not.
+    pub follow: Follow,
+    /// The order of each directory's entries.
+    pub order: Order,
+    /// Every entry `stat`ed (`lstat` when links are not followed) and the result given
+    /// with it; otherwise only entries whose kind the directory does not tell are.
+    pub stat: bool,
+}
+
 /// What an entry is, as the walk knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A directory: reported before it is entered.
+    Dir,
     /// A regular file.
     File,
     /// A symbolic link (only with [`Follow::Never`]).
@@ -41,78 +77,123 @@ pub enum Kind {
     Dangling,
 }
 
+/// An entry found, borrowed from the walk for the time of the call that reports it.
+#[derive(Debug)]
+pub struct Entry<'a> {
+    /// Its path: the root joined with the names below it, as `fts` joins them.
+    pub path: &'a OsStr,
+    /// Its path below the root (the names joined with `/`).
+    pub rel: &'a [u8],
+    /// Its name.
+    pub name: &'a OsStr,
+    /// How deep it is: 1 for the root's entries.
+    pub depth: usize,
+    /// What it is.
+    pub kind: Kind,
+    /// Its `stat` (`lstat` with [`Follow::Never`]), when [`Options::stat`] asks for it.
+    pub stat: Option<&'a libc::stat>,
+    dir: &'a Arc<DirHandle>,
+    root: &'a Arc<DirHandle>,
+    share: bool,
+}
+
+impl Entry<'_> {
+    /// The directory holding the entry (open for the time of the call).
+    pub fn dir(&self) -> BorrowedFd<'_> {
+        self.dir.fd()
+    }
+
+    /// How to open the entry later, on another thread: its directory held open and its
+    /// name there, so that a directory renamed or swapped meanwhile cannot redirect the
+    /// open (when too many directories are held already, the walk's root and the path
+    /// below it, resolved then without following links, or following them with
+    /// [`Follow::Always`]).
+    pub fn at(&self) -> At {
+        if self.share {
+            At {
+                dir: self.dir.clone(),
+                name: self.name.to_owned(),
+            }
+        } else {
+            At {
+                dir: self.root.clone(),
+                name: OsStr::from_bytes(self.rel).to_owned(),
+            }
+        }
+    }
+}
+
 /// One thing the walk reports, in traversal order.
 #[derive(Debug)]
-pub enum Found {
-    /// A non-directory entry: its path (the root joined with the names below it, as `fts`
-    /// joins them) and kind.
-    Entry {
-        /// The path.
-        path: OsString,
-        /// What it is.
-        kind: Kind,
-        /// The directory it was found in, held open, and its name there: opening `name`
-        /// relative to it costs one name lookup instead of one per component of `path`, and
-        /// a directory renamed or replaced meanwhile cannot redirect the open. `None` when
-        /// the directory could not be held (see [`DirHandle`]).
-        dir: Option<(Arc<DirHandle>, OsString)>,
-    },
-    /// A directory that could not be read (or stat'ed).
+pub enum Found<'a> {
+    /// An entry of the tree.
+    Entry(Entry<'a>),
+    /// A directory that could not be opened or read, or an entry that could not be
+    /// `stat`ed (the root itself when `rel` is empty).
     Error {
         /// Its path.
-        path: OsString,
+        path: &'a OsStr,
+        /// Its path below the root.
+        rel: &'a [u8],
         /// Why.
         error: io::Error,
     },
     /// A directory that is one of its own ancestors (reached through a link): not entered.
     Loop {
         /// Its path.
-        path: OsString,
+        path: &'a OsStr,
+        /// Its path below the root.
+        rel: &'a [u8],
     },
 }
 
-/// Directories held open at once at most (by entries not yet searched): beyond, entries
-/// come without their directory and are opened by path, so a walk far ahead of the search
-/// never runs out of descriptors.
+/// What the caller says after each thing found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Go on (into the entry, if it is a directory).
+    Continue,
+    /// Go on, but not into this directory.
+    Skip,
+    /// Stop the walk.
+    Stop,
+}
+
+/// An entry to open later: a directory of the walk held open and a name in it (or the
+/// walk's root and a path below it).
+#[derive(Debug, Clone)]
+pub struct At {
+    dir: Arc<DirHandle>,
+    name: OsString,
+}
+
+impl At {
+    /// Opens the entry with `flags`, following links or not as `links` says.
+    pub fn open(&self, flags: i32, links: Links) -> io::Result<OwnedFd> {
+        dirs::open_beneath(self.dir.fd(), self.name.as_bytes(), flags, 0, links)
+    }
+}
+
+/// Directories held open at once by entries not yet opened, at most: beyond, entries come
+/// with the walk's root and their path below it, so a walk far ahead of the search never
+/// runs out of descriptors.
 const MAX_HELD_DIRS: usize = 256;
+
+/// Directories of the walk's own way down held open at once (the deepest).
+const KEEP_LEVELS: usize = 32;
 
 /// Directories held open now.
 static HELD_DIRS: AtomicUsize = AtomicUsize::new(0);
 
-/// A directory of the walk held open (`O_PATH`: no read permission is used, nothing is
-/// read through it) for opening its entries relative to it.
+/// A directory of the walk held open.
 #[derive(Debug)]
 pub struct DirHandle {
     fd: OwnedFd,
 }
 
 impl DirHandle {
-    /// Opens the directory at `path`, unless [`MAX_HELD_DIRS`] are held already or it cannot
-    /// be opened.
-    fn open(path: &[u8]) -> Option<Arc<DirHandle>> {
-        if HELD_DIRS.fetch_add(1, Ordering::Relaxed) >= MAX_HELD_DIRS {
-            HELD_DIRS.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        let fd = std::ffi::CString::new(path).ok().and_then(|c| {
-            // SAFETY: `c` is a NUL-terminated path; the result is checked before use.
-            let fd = unsafe {
-                libc::open(
-                    c.as_ptr(),
-                    libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                )
-            };
-            // SAFETY: a non-negative result is a descriptor this call opened and nothing
-            // else owns.
-            (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
-        });
-        match fd {
-            Some(fd) => Some(Arc::new(DirHandle { fd })),
-            None => {
-                HELD_DIRS.fetch_sub(1, Ordering::Relaxed);
-                None
-            }
-        }
+    fn new(fd: OwnedFd) -> Arc<DirHandle> {
+        HELD_DIRS.fetch_add(1, Ordering::Relaxed);
+        Arc::new(DirHandle { fd })
     }
 
     /// The directory's descriptor.
@@ -130,190 +211,344 @@ impl Drop for DirHandle {
 /// gnulib's `_FTS_INODE_SORT_DIR_ENTRIES_THRESHOLD`.
 const INODE_SORT_THRESHOLD: usize = 10_000;
 
+/// A directory on the walk's way down.
+struct Level {
+    /// Held while among the deepest [`KEEP_LEVELS`]; opened again when the walk is back.
+    handle: Option<Arc<DirHandle>>,
+    id: (u64, u64),
+    names: Vec<dirs::Name>,
+    next: usize,
+    /// Its path's length in the walk's path buffer.
+    path_len: usize,
+    depth: usize,
+    /// Whether its entries hold it for their opening ([`MAX_HELD_DIRS`]).
+    share: bool,
+}
+
 /// Walks the directory `root` (its path as given; trailing slashes beyond one are dropped, as
-/// `fts_open` drops them). `skip_dir(name)` is asked for each directory below the root, with
-/// its name, and `skip(name)` for every other entry: true leaves it out. `found` receives
-/// each entry and returns false to stop the walk.
-pub fn walk(
-    root: &OsStr,
-    follow: Follow,
-    skip_dir: &mut dyn FnMut(&OsStr) -> bool,
-    skip: &mut dyn FnMut(&OsStr) -> bool,
-    found: &mut dyn FnMut(Found) -> bool,
-) {
-    let mut r = root.as_bytes();
-    while r.len() > 2 && r.ends_with(b"//") {
-        r = &r[..r.len() - 1];
-    }
-    let root = OsStr::from_bytes(r);
-    let meta = match fs::metadata(root) {
-        Ok(m) => m,
+/// `fts_open` drops them; a link there is followed, as `fts` follows its arguments). `visit`
+/// receives each thing found and says whether to go on.
+pub fn walk(root: &OsStr, opts: &Options, visit: &mut dyn FnMut(Found<'_>) -> Step) {
+    let root = trimmed(root);
+    let fd = dirs::open_dir(Path::new(root));
+    match fd {
+        Ok(fd) => walk_fd(fd, root, opts, visit),
         Err(error) => {
-            found(Found::Error {
-                path: root.to_owned(),
+            visit(Found::Error {
+                path: root,
+                rel: b"",
+                error,
+            });
+        }
+    }
+}
+
+/// [`walk`] of the directory already open as `root` (named `path`).
+pub fn walk_fd(
+    root: OwnedFd,
+    path: &OsStr,
+    opts: &Options,
+    visit: &mut dyn FnMut(Found<'_>) -> Step,
+) {
+    let path = trimmed(path);
+    let buf = path.as_bytes().to_vec();
+    // Where the names below the root start in the buffer.
+    let base = if buf.ends_with(b"/") {
+        buf.len()
+    } else {
+        buf.len() + 1
+    };
+    let id = match dirs::identity(root.as_fd()) {
+        Ok(id) => id,
+        Err(error) => {
+            visit(Found::Error {
+                path,
+                rel: b"",
                 error,
             });
             return;
         }
     };
-    let mut ancestors = vec![(meta.dev(), meta.ino())];
+    let root = DirHandle::new(root);
     let mut w = Walker {
-        follow,
-        skip_dir,
-        skip,
-        found,
-        stopped: false,
+        opts: *opts,
+        root: root.clone(),
+        buf,
+        base,
+        levels: Vec::new(),
+        ancestors: HashSet::new(),
     };
-    w.dir(root.as_bytes().to_vec(), &mut ancestors);
+    let len = w.buf.len();
+    if !w.enter(root, id, len, 0, visit) {
+        return;
+    }
+    w.run(visit);
 }
 
-struct Walker<'a> {
-    follow: Follow,
-    skip_dir: &'a mut dyn FnMut(&OsStr) -> bool,
-    skip: &'a mut dyn FnMut(&OsStr) -> bool,
-    found: &'a mut dyn FnMut(Found) -> bool,
-    stopped: bool,
+fn trimmed(root: &OsStr) -> &OsStr {
+    let mut r = root.as_bytes();
+    while r.len() > 2 && r.ends_with(b"//") {
+        r = &r[..r.len() - 1];
+    }
+    OsStr::from_bytes(r)
 }
 
-impl Walker<'_> {
-    fn report(&mut self, f: Found) {
-        if !self.stopped && !(self.found)(f) {
-            self.stopped = true;
+struct Walker {
+    opts: Options,
+    root: Arc<DirHandle>,
+    /// The path of the entry at hand (the root's path, then names joined by `/`).
+    buf: Vec<u8>,
+    base: usize,
+    levels: Vec<Level>,
+    /// Identities of the directories on the way down.
+    ancestors: HashSet<(u64, u64)>,
+}
+
+impl Walker {
+    fn rel(&self) -> &[u8] {
+        self.buf.get(self.base..).unwrap_or(b"")
+    }
+
+    /// Reads the directory `handle` (identity `id`, path `buf[..path_len]`) and puts it on
+    /// the way down; false when the caller said stop.
+    fn enter(
+        &mut self,
+        handle: Arc<DirHandle>,
+        id: (u64, u64),
+        path_len: usize,
+        depth: usize,
+        visit: &mut dyn FnMut(Found<'_>) -> Step,
+    ) -> bool {
+        let (mut names, error) = dirs::read_names(handle.fd());
+        if let Some(error) = error {
+            let step = visit(Found::Error {
+                path: OsStr::from_bytes(&self.buf[..path_len]),
+                rel: self.buf.get(self.base..path_len).unwrap_or(b""),
+                error,
+            });
+            if step == Step::Stop {
+                return false;
+            }
+        }
+        match self.opts.order {
+            Order::Sorted => names.sort_unstable_by(|a, b| a.name.cmp(&b.name)),
+            Order::Fts => {
+                if names.len() > INODE_SORT_THRESHOLD && inode_sort_helps(handle.fd()) {
+                    names.sort_by_key(|n| n.ino);
+                }
+            }
+        }
+        let share = HELD_DIRS.load(Ordering::Relaxed) <= MAX_HELD_DIRS;
+        self.ancestors.insert(id);
+        self.levels.push(Level {
+            handle: Some(handle),
+            id,
+            names,
+            next: 0,
+            path_len,
+            depth,
+            share,
+        });
+        let n = self.levels.len();
+        if n > KEEP_LEVELS {
+            self.levels[n - KEEP_LEVELS - 1].handle = None;
+        }
+        true
+    }
+
+    fn run(&mut self, visit: &mut dyn FnMut(Found<'_>) -> Step) {
+        while let Some(top) = self.levels.last_mut() {
+            if top.next == top.names.len() {
+                let done = self.levels.pop().expect("a level");
+                self.ancestors.remove(&done.id);
+                if !self.back(&done, visit) {
+                    return;
+                }
+                continue;
+            }
+            let k = top.next;
+            top.next += 1;
+            let (depth, path_len, share) = (top.depth + 1, top.path_len, top.share);
+            let dir = top.handle.clone().expect("the deepest directory is held");
+            let name = std::mem::take(&mut top.names[k].name);
+            let dtype = top.names[k].kind;
+            self.buf.truncate(path_len);
+            if !self.buf.ends_with(b"/") {
+                self.buf.push(b'/');
+            }
+            self.buf.extend_from_slice(name.as_bytes());
+            if !self.entry(&dir, &name, dtype, depth, share, visit) {
+                return;
+            }
         }
     }
 
-    /// Reads the directory at `path` (whose identity is the last of `ancestors`) and walks
-    /// its entries.
-    fn dir(&mut self, path: Vec<u8>, ancestors: &mut Vec<(u64, u64)>) {
-        let rd = match fs::read_dir(OsStr::from_bytes(&path)) {
-            Ok(rd) => rd,
+    /// Goes back up from `done` to the directory above it, opening that one again when it
+    /// was let go; false (the walk ends) when it cannot be.
+    fn back(&mut self, done: &Level, visit: &mut dyn FnMut(Found<'_>) -> Step) -> bool {
+        let Some(up) = self.levels.last() else {
+            return true;
+        };
+        if up.handle.is_some() {
+            return true;
+        }
+        if up.depth == 0 {
+            let root = self.root.clone();
+            self.levels.last_mut().expect("a level").handle = Some(root);
+            return true;
+        }
+        let reopened = match self.opts.follow {
+            Follow::Never => dirs::reopen_parent(
+                done.handle.as_ref().expect("the deepest is held").fd(),
+                up.id,
+            ),
+            Follow::Always => {
+                let rel = self.buf.get(self.base..up.path_len).unwrap_or(b"").to_vec();
+                dirs::open_beneath(
+                    self.root.fd(),
+                    &rel,
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOCTTY | libc::O_NONBLOCK,
+                    0,
+                    Links::Follow,
+                )
+                .and_then(|fd| {
+                    if dirs::identity(fd.as_fd())? == up.id {
+                        Ok(fd)
+                    } else {
+                        Err(io::Error::from_raw_os_error(libc::ENOENT))
+                    }
+                })
+            }
+        };
+        match reopened {
+            Ok(fd) => {
+                self.levels.last_mut().expect("a level").handle = Some(DirHandle::new(fd));
+                true
+            }
             Err(error) => {
-                self.report(Found::Error {
-                    path: OsString::from_vec(path),
+                // The tree moved under the walk: it ends here rather than go elsewhere.
+                let path_len = up.path_len;
+                visit(Found::Error {
+                    path: OsStr::from_bytes(&self.buf[..path_len]),
+                    rel: self.buf.get(self.base..path_len).unwrap_or(b""),
                     error,
                 });
-                return;
+                false
             }
-        };
-        let mut entries: Vec<(OsString, u64, Option<fs::FileType>)> = Vec::new();
-        for e in rd {
-            match e {
-                Ok(e) => entries.push((e.file_name(), e.ino(), e.file_type().ok())),
+        }
+    }
+
+    /// The entry `name` of `dir`, its path in the buffer: reported, and entered when it is
+    /// a directory the caller wants; false when the caller said stop.
+    fn entry(
+        &mut self,
+        dir: &Arc<DirHandle>,
+        name: &OsStr,
+        dtype: dirs::DirType,
+        depth: usize,
+        share: bool,
+        visit: &mut dyn FnMut(Found<'_>) -> Step,
+    ) -> bool {
+        let follow = self.opts.follow == Follow::Always;
+        let n = name.as_bytes();
+        let mut stat = None;
+        let mut kind = kind_of_dtype(dtype);
+        if self.opts.stat || kind.is_none() || (kind == Some(Kind::Symlink) && follow) {
+            match dirs::stat_at(dir.fd(), n, follow) {
+                Ok(st) => {
+                    kind = Some(kind_of_mode(st.st_mode));
+                    stat = Some(st);
+                }
+                Err(_) if follow && (kind == Some(Kind::Symlink) || is_link(dir.fd(), n)) => {
+                    kind = Some(Kind::Dangling);
+                    if self.opts.stat {
+                        stat = dirs::stat_at(dir.fd(), n, false).ok();
+                    }
+                }
                 Err(error) => {
-                    self.report(Found::Error {
-                        path: OsString::from_vec(path.clone()),
-                        error,
-                    });
-                    break;
+                    return self.report_error(error, visit);
                 }
             }
         }
-        // Held only while entries found here may still be opened through it.
-        let held = DirHandle::open(&path);
-        if entries.len() > INODE_SORT_THRESHOLD && inode_sort_helps(OsStr::from_bytes(&path)) {
-            entries.sort_by_key(|e| e.1);
+        let kind = kind.expect("known or stat'ed");
+        let step = visit(Found::Entry(Entry {
+            path: OsStr::from_bytes(&self.buf),
+            rel: self.buf.get(self.base..).unwrap_or(b""),
+            name,
+            depth,
+            kind,
+            stat: stat.as_ref(),
+            dir,
+            root: &self.root,
+            share,
+        }));
+        match step {
+            Step::Stop => return false,
+            Step::Skip => return true,
+            Step::Continue if kind != Kind::Dir => return true,
+            Step::Continue => {}
         }
-        // fts joins names to the directory's path with one slash.
-        let base = if path.ends_with(b"/") {
-            path.clone()
-        } else {
-            [&path[..], b"/"].concat()
+        crate::pause::at("walk-enter-dir");
+        let links = if follow { Links::Follow } else { Links::Refuse };
+        let opened = dirs::open_dir_at(dir.fd(), n, links)
+            .and_then(|fd| dirs::identity(fd.as_fd()).map(|id| (fd, id)));
+        let (fd, id) = match opened {
+            Ok(x) => x,
+            Err(error) => return self.report_error(error, visit),
         };
-        for (name, _, ft) in entries {
-            if self.stopped {
-                return;
-            }
-            let child = [&base[..], name.as_bytes()].concat();
-            let child_os = OsStr::from_bytes(&child);
-            let mut ft = ft;
-            let is_link = ft.is_some_and(|t| t.is_symlink());
-            if ft.is_none() || (is_link && self.follow == Follow::Always) {
-                let meta = match self.follow {
-                    Follow::Always => fs::metadata(child_os),
-                    Follow::Never => fs::symlink_metadata(child_os),
-                };
-                match meta {
-                    Ok(m) => ft = Some(m.file_type()),
-                    Err(_) if is_link => {
-                        if !(self.skip)(&name) {
-                            self.report(Found::Entry {
-                                path: child_os.to_owned(),
-                                kind: Kind::Dangling,
-                                dir: held.clone().map(|d| (d, name.clone())),
-                            });
-                        }
-                        continue;
-                    }
-                    Err(error) => {
-                        self.report(Found::Error {
-                            path: child_os.to_owned(),
-                            error,
-                        });
-                        continue;
-                    }
-                }
-            }
-            let ft = ft.expect("file type known");
-            if ft.is_dir() {
-                if (self.skip_dir)(&name) {
-                    continue;
-                }
-                let id = match fs::metadata(child_os) {
-                    Ok(m) => (m.dev(), m.ino()),
-                    Err(error) => {
-                        self.report(Found::Error {
-                            path: child_os.to_owned(),
-                            error,
-                        });
-                        continue;
-                    }
-                };
-                if ancestors.contains(&id) {
-                    self.report(Found::Loop {
-                        path: child_os.to_owned(),
-                    });
-                    continue;
-                }
-                ancestors.push(id);
-                self.dir(child, ancestors);
-                ancestors.pop();
-                continue;
-            }
-            if (self.skip)(&name) {
-                continue;
-            }
-            use std::os::unix::fs::FileTypeExt;
-            let kind = if ft.is_symlink() {
-                Kind::Symlink
-            } else if ft.is_file() {
-                Kind::File
-            } else if ft.is_char_device() || ft.is_block_device() || ft.is_fifo() || ft.is_socket()
-            {
-                Kind::Special
-            } else {
-                Kind::File
-            };
-            self.report(Found::Entry {
-                path: child_os.to_owned(),
-                kind,
-                dir: held.clone().map(|d| (d, name)),
+        if self.ancestors.contains(&id) {
+            let step = visit(Found::Loop {
+                path: OsStr::from_bytes(&self.buf),
+                rel: self.rel(),
             });
+            return step != Step::Stop;
         }
+        let len = self.buf.len();
+        self.enter(DirHandle::new(fd), id, len, depth, visit)
+    }
+
+    /// Reports `error` about the entry at hand; false when the caller said stop.
+    fn report_error(&self, error: io::Error, visit: &mut dyn FnMut(Found<'_>) -> Step) -> bool {
+        visit(Found::Error {
+            path: OsStr::from_bytes(&self.buf),
+            rel: self.rel(),
+            error,
+        }) != Step::Stop
+    }
+}
+
+fn is_link(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    dirs::stat_at(dir, name, false).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK)
+}
+
+fn kind_of_dtype(t: dirs::DirType) -> Option<Kind> {
+    match t {
+        libc::DT_DIR => Some(Kind::Dir),
+        libc::DT_REG => Some(Kind::File),
+        libc::DT_LNK => Some(Kind::Symlink),
+        libc::DT_CHR | libc::DT_BLK | libc::DT_FIFO | libc::DT_SOCK => Some(Kind::Special),
+        _ => None,
+    }
+}
+
+fn kind_of_mode(mode: libc::mode_t) -> Kind {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFLNK => Kind::Symlink,
+        libc::S_IFCHR | libc::S_IFBLK | libc::S_IFIFO | libc::S_IFSOCK => Kind::Special,
+        _ => Kind::File,
     }
 }
 
 /// gnulib's `dirent_inode_sort_may_be_useful`: false on tmpfs, NFS and CIFS.
-fn inode_sort_helps(dir: &OsStr) -> bool {
+fn inode_sort_helps(dir: BorrowedFd<'_>) -> bool {
     const TMPFS: i64 = 0x0102_1994;
     const NFS: i64 = 0x6969;
     const CIFS: i64 = 0xFF53_4D42;
-    let Ok(c) = std::ffi::CString::new(dir.as_bytes()) else {
-        return true;
-    };
-    // SAFETY: statfs writes into the zeroed struct we own; `c` is a valid C string.
+    // SAFETY: fstatfs writes into the zeroed struct we own; `dir` is a live descriptor.
     let kind = unsafe {
         let mut st: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut st) != 0 {
+        if libc::fstatfs(std::os::fd::AsRawFd::as_raw_fd(&dir), &mut st) != 0 {
             return true;
         }
         st.f_type as i64
@@ -331,25 +566,31 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    fn collect(root: &Path, follow: Follow) -> Vec<String> {
-        let mut out = Vec::new();
-        walk(
-            root.as_os_str(),
+    fn options(follow: Follow, order: Order) -> Options {
+        Options {
             follow,
-            &mut |_| false,
-            &mut |_| false,
-            &mut |f| {
-                out.push(match f {
-                    Found::Entry { path, kind, .. } => {
-                        format!("{kind:?} {}", path.to_string_lossy())
-                    }
-                    Found::Error { path, .. } => format!("error {}", path.to_string_lossy()),
-                    Found::Loop { path } => format!("loop {}", path.to_string_lossy()),
-                });
-                true
-            },
-        );
+            order,
+            stat: false,
+        }
+    }
+
+    /// What a walk reports, directories left out, one line each.
+    fn collect_in(root: &Path, follow: Follow, order: Order) -> Vec<String> {
+        let mut out = Vec::new();
+        walk(root.as_os_str(), &options(follow, order), &mut |f| {
+            out.push(match f {
+                Found::Entry(e) if e.kind == Kind::Dir => return Step::Continue,
+                Found::Entry(e) => format!("{:?} {}", e.kind, e.path.to_string_lossy()),
+                Found::Error { path, .. } => format!("error {}", path.to_string_lossy()),
+                Found::Loop { path, .. } => format!("loop {}", path.to_string_lossy()),
+            });
+            Step::Continue
+        });
         out
+    }
+
+    fn collect(root: &Path, follow: Follow) -> Vec<String> {
+        collect_in(root, follow, Order::Fts)
     }
 
     /// The walk against `find`, which also lists entries in directory-read order, depth
@@ -386,7 +627,6 @@ mod tests {
     #[test]
     fn entries_open_through_their_directory_handle() {
         use std::io::Read;
-        use std::os::fd::{AsRawFd, FromRawFd};
         let t = tempfile::tempdir().unwrap();
         let r = t.path();
         fs::create_dir_all(r.join("a/b")).unwrap();
@@ -396,25 +636,20 @@ mod tests {
         let mut found = Vec::new();
         walk(
             r.as_os_str(),
-            Follow::Never,
-            &mut |_| false,
-            &mut |_| false,
+            &options(Follow::Never, Order::Fts),
             &mut |f| {
-                if let Found::Entry { path, dir, .. } = f {
-                    found.push((path, dir.expect("directory held")));
+                if let Found::Entry(e) = f {
+                    if e.kind != Kind::Dir {
+                        found.push((e.path.to_owned(), e.at()));
+                    }
                 }
-                true
+                Step::Continue
             },
         );
         assert_eq!(found.len(), 3);
         fs::rename(r.join("a"), r.join("moved")).unwrap();
-        for (path, (dir, name)) in &found {
-            let c = std::ffi::CString::new(name.as_bytes()).unwrap();
-            // SAFETY: a live descriptor and a NUL-terminated name; the result is checked.
-            let fd = unsafe { libc::openat(dir.fd().as_raw_fd(), c.as_ptr(), libc::O_RDONLY) };
-            assert!(fd >= 0, "{path:?}");
-            // SAFETY: `fd` was just opened and is owned by nothing else.
-            let mut file = unsafe { fs::File::from_raw_fd(fd) };
+        for (path, at) in &found {
+            let mut file = fs::File::from(at.open(libc::O_RDONLY, Links::Refuse).unwrap());
             let mut got = String::new();
             file.read_to_string(&mut got).unwrap();
             let rel = Path::new(path).strip_prefix(r).unwrap();
@@ -458,5 +693,111 @@ mod tests {
         let root = format!("{}///", t.path().display());
         let got = collect(Path::new(&root), Follow::Never);
         assert_eq!(got, vec![format!("File {}/f", t.path().display())]);
+    }
+}
+
+#[cfg(test)]
+mod deep_tests {
+    use super::*;
+
+    /// A chain `depth` deep, made through descriptors: at each level a directory `a` and,
+    /// after it in byte order, a file `z` (so the walk comes back up to every level after
+    /// the deepest, through directories it let go).
+    fn chain(root: &Path, depth: usize) {
+        let mut at: OwnedFd = fs::File::open(root).unwrap().into();
+        for _ in 0..depth {
+            drop(
+                dirs::open_beneath(
+                    at.as_fd(),
+                    b"z",
+                    libc::O_CREAT | libc::O_WRONLY,
+                    0o644,
+                    Links::Refuse,
+                )
+                .unwrap(),
+            );
+            let c = dirs::cstr(b"a").unwrap();
+            // SAFETY: mkdirat with a live descriptor and a NUL-terminated name.
+            let rc =
+                unsafe { libc::mkdirat(std::os::fd::AsRawFd::as_raw_fd(&at), c.as_ptr(), 0o755) };
+            assert_eq!(rc, 0);
+            at = dirs::open_dir_at(at.as_fd(), b"a", Links::Refuse).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_tree_past_path_max_is_walked_whole_in_sorted_order_either_way_of_following() {
+        let t = tempfile::tempdir().unwrap();
+        let depth = 2100;
+        chain(t.path(), depth);
+        for follow in [Follow::Never, Follow::Always] {
+            let mut depths = Vec::new();
+            let mut max_len = 0;
+            walk(
+                t.path().as_os_str(),
+                &Options {
+                    follow,
+                    order: Order::Sorted,
+                    stat: true,
+                },
+                &mut |f| {
+                    match f {
+                        Found::Entry(e) => {
+                            assert!(e.stat.is_some());
+                            if e.kind == Kind::File {
+                                depths.push(e.depth);
+                                max_len = max_len.max(e.path.len());
+                                // Each opens through its directory, however deep.
+                                e.at().open(libc::O_RDONLY, Links::Refuse).unwrap();
+                            }
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                    Step::Continue
+                },
+            );
+            // Sorted: `a` (and all below it) before `z`, so the deepest file comes first.
+            let want: Vec<usize> = (1..=depth).rev().collect();
+            assert_eq!(depths, want, "{follow:?}");
+            assert!(max_len > libc::PATH_MAX as usize);
+        }
+        dirs::remove_tree(fs::File::open(t.path()).unwrap().as_fd(), OsStr::new("a")).unwrap();
+    }
+
+    #[test]
+    fn entries_held_past_the_limit_open_from_the_root() {
+        let t = tempfile::tempdir().unwrap();
+        for k in 0..MAX_HELD_DIRS + 20 {
+            let d = t.path().join(format!("d{k}"));
+            fs::create_dir(&d).unwrap();
+            fs::write(d.join("f"), format!("{k}")).unwrap();
+        }
+        let mut found = Vec::new();
+        walk(
+            t.path().as_os_str(),
+            &Options {
+                follow: Follow::Never,
+                order: Order::Sorted,
+                stat: false,
+            },
+            &mut |f| {
+                if let Found::Entry(e) = f {
+                    if e.kind == Kind::File {
+                        found.push((e.rel.to_vec(), e.at()));
+                    }
+                }
+                Step::Continue
+            },
+        );
+        assert_eq!(found.len(), MAX_HELD_DIRS + 20);
+        assert!(HELD_DIRS.load(Ordering::Relaxed) <= MAX_HELD_DIRS + KEEP_LEVELS + 2);
+        for (rel, at) in &found {
+            let got = std::io::read_to_string(fs::File::from(
+                at.open(libc::O_RDONLY, Links::Refuse).unwrap(),
+            ))
+            .unwrap();
+            let k = &rel[1..rel.len() - 2];
+            assert_eq!(got.as_bytes(), k);
+        }
     }
 }

@@ -215,23 +215,31 @@ pub fn walk_order(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
-/// Checks one relative path: not empty, not absolute, no empty, `.` or `..` component, no
-/// NUL byte.
-pub fn check_path(p: &[u8]) -> Result<(), Invalid> {
+/// Checks the relative path `p`, whose first `known` bytes (whole components, or none) were
+/// checked before: not empty, not absolute, no empty, `.` or `..` component, no name longer
+/// than [`NAME_MAX`], no NUL byte. Only the bytes past `known` are looked at.
+pub fn check_path(p: &[u8], known: usize) -> Result<(), Invalid> {
     let shown = || String::from_utf8_lossy(p).into_owned();
     if p.is_empty() {
         return bad("an empty path");
     }
-    if p[0] == b'/' {
+    if known == 0 && p[0] == b'/' {
         return bad(format!("an absolute path {:?}", shown()));
     }
-    if p.contains(&0) {
+    if p[known..].contains(&0) {
         return bad(format!("a NUL byte in the path {:?}", shown()));
     }
-    for c in p.split(|&b| b == b'/') {
+    let fresh = if known == 0 { p } else { &p[known + 1..] };
+    for c in fresh.split(|&b| b == b'/') {
         if c.is_empty() || c == b"." || c == b".." {
             return bad(format!(
                 "the path {:?} has an empty, '.' or '..' component",
+                shown()
+            ));
+        }
+        if c.len() > NAME_MAX {
+            return bad(format!(
+                "the path {:?} has a name longer than {NAME_MAX} bytes",
                 shown()
             ));
         }
@@ -827,10 +835,39 @@ impl Script {
     }
 
     /// The new tree, from the script and the old tree's walk `old` (whose hash the caller
+    /// has checked), every path whole: [`Script::resolve_tree`]'s tree, for tools and tests
+    /// (apply holds no path whole).
+    pub fn resolve(&self, old: &[OldEntry], new_len: u64) -> Result<Manifest, Invalid> {
+        let t = self.resolve_tree(old, new_len)?;
+        let mut paths: Vec<Vec<u8>> = Vec::with_capacity(t.len());
+        let mut new = Vec::with_capacity(t.len());
+        for i in 0..t.len() {
+            let mut p = match t.parent(i) {
+                Some(up) => [&paths[up][..], b"/"].concat(),
+                None => Vec::new(),
+            };
+            p.extend_from_slice(t.name(i));
+            paths.push(p.clone());
+            new.push(NewEntry {
+                path: p,
+                kind: t.nodes[i].kind.clone(),
+                meta: t.nodes[i].meta,
+            });
+        }
+        Ok(Manifest {
+            root: self.root,
+            old: old.to_vec(),
+            new,
+        })
+    }
+
+    /// The new tree, from the script and the old tree's walk `old` (whose hash the caller
     /// has checked): every path and parent checked, no duplicates, references to old files
     /// that exist, the script consuming the walk exactly, the files made by sections adding
-    /// up to `new_len` (the header's), every count as the summary says.
-    pub fn resolve(&self, old: &[OldEntry], new_len: u64) -> Result<Manifest, Invalid> {
+    /// up to `new_len` (the header's), every count as the summary says. Each entry is held
+    /// as its parent and its name, never as a whole path, and found by them: memory and
+    /// time are linear in the manifest's size and the old walk's, however deep the tree.
+    pub fn resolve_tree(&self, old: &[OldEntry], new_len: u64) -> Result<NewTree, Invalid> {
         let s = &self.summary;
         if old.len() as u64 != s.old_entries {
             return bad("the old tree has another number of entries");
@@ -854,17 +891,28 @@ impl Script {
                 files += 1;
             }
         }
+        // Old files by path, for an inserted file at an old file's path (not deleted).
+        let old_file_at: HashMap<&[u8], usize> = old
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.kind, OldKind::File(_)))
+            .map(|(o, e)| (e.path.as_slice(), file_of[o]))
+            .collect();
+        let longest_old_file = old_file_at.keys().map(|p| p.len()).max().unwrap_or(0);
+        let mut kept_file = vec![false; old_files.len()];
         // Every entry not kept takes a byte of the ops column at least: what bounds the
         // allocations, whatever the summary claims.
         let most = (old.len() + cols.cols[C_OPS].len()).min(s.new_entries as usize);
-        let mut new: Vec<NewEntry> = Vec::with_capacity(most);
-        let mut dirs: HashSet<Vec<u8>> = HashSet::new();
-        let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(most);
+        let mut tree = NewTree {
+            root: self.root,
+            nodes: Vec::with_capacity(most),
+            names: Vec::new(),
+        };
+        let mut placer = Placer::default();
         let mut meta = MetaCoder::new(&self.root);
         let mut o = 0usize;
         let mut made = 0u64;
         let mut expect = 0usize;
-        let mut prev: Vec<u8> = Vec::new();
         while !cols.done(C_OPS) {
             let t = cols.varint(C_OPS)?;
             let (n, op) = (t >> 2, t & 3);
@@ -883,6 +931,7 @@ impl Script {
                             OldKind::Dir => Kind::Dir,
                             OldKind::File(len) => {
                                 expect = file_of[o] + 1;
+                                kept_file[file_of[o]] = true;
                                 Kind::File {
                                     len: *len,
                                     source: Source::Old(file_of[o]),
@@ -892,29 +941,32 @@ impl Script {
                         };
                         o += 1;
                         let m = meta.get(&mut cols, &kind)?;
-                        push_entry(&mut new, &mut dirs, &mut seen, e.path.clone(), kind, m, s)?;
-                        prev.clone_from(&new.last().expect("pushed").path);
+                        placer.whole(&e.path);
+                        placer.place(&mut tree, kind, m, s)?;
                     }
                 }
                 _ => {
-                    let (path, old_len) = if op == OP_REPLACE {
+                    let replaced = if op == OP_REPLACE {
                         let Some(e) = old.get(o) else {
                             return bad("an entry replaces one past the old tree's end");
                         };
                         o += 1;
-                        let len = match e.kind {
-                            OldKind::File(n) => n as i64,
-                            _ => 0,
-                        };
-                        (e.path.clone(), len)
+                        placer.whole(&e.path);
+                        Some((o - 1, e))
                     } else {
                         let shared = cols.varint(C_PATHS)?;
-                        if shared > prev.len() as u64 {
+                        if shared > placer.path.len() as u64 {
                             return bad("a path shares more than the previous one has");
                         }
-                        let mut p = prev[..shared as usize].to_vec();
-                        p.extend_from_slice(cols.bytes(C_PATHS)?);
-                        (p, 0)
+                        placer.set(shared as usize, cols.bytes(C_PATHS)?);
+                        None
+                    };
+                    let old_len = match replaced {
+                        Some((_, e)) => match e.kind {
+                            OldKind::File(n) => n as i64,
+                            _ => 0,
+                        },
+                        None => 0,
                     };
                     let kind = match n {
                         KIND_DIR => Kind::Dir,
@@ -948,7 +1000,7 @@ impl Script {
                             if target.is_empty() || target.contains(&0) {
                                 return bad(format!(
                                     "the link {:?} has an invalid target",
-                                    String::from_utf8_lossy(&path)
+                                    String::from_utf8_lossy(&placer.path)
                                 ));
                             }
                             Kind::Link { target }
@@ -956,13 +1008,28 @@ impl Script {
                         _ => {
                             return bad(format!(
                                 "{:?} is of an unknown kind",
-                                String::from_utf8_lossy(&path)
+                                String::from_utf8_lossy(&placer.path)
                             ))
                         }
                     };
+                    // A new file at an old file's path: that old file is not deleted.
+                    if matches!(kind, Kind::File { .. }) {
+                        match replaced {
+                            Some((r, e)) => {
+                                if let OldKind::File(_) = e.kind {
+                                    kept_file[file_of[r]] = true;
+                                }
+                            }
+                            None if placer.path.len() <= longest_old_file => {
+                                if let Some(&f) = old_file_at.get(placer.path.as_slice()) {
+                                    kept_file[f] = true;
+                                }
+                            }
+                            None => {}
+                        }
+                    }
                     let m = meta.get(&mut cols, &kind)?;
-                    push_entry(&mut new, &mut dirs, &mut seen, path, kind, m, s)?;
-                    prev.clone_from(&new.last().expect("pushed").path);
+                    placer.place(&mut tree, kind, m, s)?;
                 }
             }
         }
@@ -975,49 +1042,237 @@ impl Script {
         if made != new_len {
             return bad("the new files do not add up to NEW's length in the header");
         }
-        let m = Manifest {
-            root: self.root,
-            old: old.to_vec(),
-            new,
+        let mut got = Summary {
+            old_entries: old.len() as u64,
+            old_files: old_files.len() as u64,
+            old_dirs: 1 + old.iter().filter(|e| e.kind == OldKind::Dir).count() as u64,
+            new_entries: tree.len() as u64,
+            deleted_files: kept_file.iter().filter(|&&k| !k).count() as u64,
+            ..Summary::default()
         };
-        if m.summary() != *s {
+        for node in &tree.nodes {
+            match &node.kind {
+                Kind::Dir => got.new_dirs += 1,
+                Kind::Link { .. } => got.new_links += 1,
+                Kind::File { len, source } => {
+                    got.new_files += 1;
+                    if let Source::Old(_) = source {
+                        got.whole_files += 1;
+                        got.whole_bytes += len;
+                    }
+                }
+            }
+        }
+        if got != *s {
             return bad("its counts are not the tree's");
         }
-        Ok(m)
+        Ok(tree)
     }
 }
 
-/// Checks and adds one new entry: a valid path, its parent a directory made before it,
-/// never listed before, no more entries than the summary says.
-fn push_entry(
-    new: &mut Vec<NewEntry>,
-    dirs: &mut HashSet<Vec<u8>>,
-    seen: &mut HashSet<Vec<u8>>,
+/// The longest name a path of a tree may have (Linux's NAME_MAX): no file system takes a
+/// longer one, and the bound keeps what apply holds linear in the manifest's size.
+pub const NAME_MAX: usize = 255;
+
+/// One entry of a [`NewTree`].
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Its parent's index (`usize::MAX` for an entry of the root).
+    parent: usize,
+    /// How deep it is: 1 for an entry of the root.
+    depth: usize,
+    /// Where its name is in the tree's names.
+    name: (usize, usize),
+    /// What it is.
+    pub kind: Kind,
+    /// Mode and time.
+    pub meta: Meta,
+}
+
+/// A new tree as apply holds it: each entry its parent's index and its own name, in
+/// creation order (a directory before what it holds); a path is made whole only to name an
+/// entry in a message, or to open it. (Held whole, the paths of a 20 KB manifest listing
+/// `a/a/a/...` 20,000 deep would take 400 MB.)
+#[derive(Debug, Clone, Default)]
+pub struct NewTree {
+    /// The new tree's root directory's mode and time.
+    pub root: Meta,
+    nodes: Vec<Node>,
+    names: Vec<u8>,
+}
+
+impl NewTree {
+    /// Entries (the root not counted).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when the tree is its root alone.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Entry `i`.
+    pub fn node(&self, i: usize) -> &Node {
+        &self.nodes[i]
+    }
+
+    /// The entries, in creation order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Entry `i`'s parent (`None`: the root).
+    pub fn parent(&self, i: usize) -> Option<usize> {
+        let p = self.nodes[i].parent;
+        (p != usize::MAX).then_some(p)
+    }
+
+    /// How deep entry `i` is (1 for an entry of the root).
+    pub fn depth(&self, i: usize) -> usize {
+        self.nodes[i].depth
+    }
+
+    /// Entry `i`'s name.
+    pub fn name(&self, i: usize) -> &[u8] {
+        let (a, n) = self.nodes[i].name;
+        &self.names[a..a + n]
+    }
+
+    /// Entry `i`'s path below the root, made whole.
+    pub fn path(&self, i: usize) -> Vec<u8> {
+        let mut up = vec![i];
+        let mut at = i;
+        while let Some(p) = self.parent(at) {
+            up.push(p);
+            at = p;
+        }
+        let mut out = Vec::new();
+        for (k, &n) in up.iter().rev().enumerate() {
+            if k > 0 {
+                out.push(b'/');
+            }
+            out.extend_from_slice(self.name(n));
+        }
+        out
+    }
+}
+
+/// Where each new entry goes: the last entry's path (the manifest codes each against the
+/// one before), the entries on the way to it, and every entry by its parent and name.
+#[derive(Default)]
+struct Placer {
+    /// The entry at hand's path.
     path: Vec<u8>,
-    kind: Kind,
-    meta: Meta,
-    s: &Summary,
-) -> Result<(), Invalid> {
-    if new.len() as u64 >= s.new_entries {
-        return bad("more entries than it says");
+    /// The entries on the way to the last one placed, with where each one's path ends in
+    /// `path` (so the last is that entry itself).
+    way: Vec<(usize, usize)>,
+    /// Every entry, found by (parent, name).
+    index: hashbrown::HashTable<usize>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl Placer {
+    /// The next path: the first `shared` bytes of the last one, then `rest`. The way is
+    /// kept as far as the two share whole components.
+    fn set(&mut self, shared: usize, rest: &[u8]) {
+        let slash = rest.first() == Some(&b'/');
+        while let Some(&(end, _)) = self.way.last() {
+            if end < shared || (end == shared && slash) {
+                break;
+            }
+            self.way.pop();
+        }
+        self.path.truncate(shared);
+        self.path.extend_from_slice(rest);
     }
-    check_path(&path)?;
-    let shown = || String::from_utf8_lossy(&path).into_owned();
-    let up = parent(&path);
-    if !up.is_empty() && !dirs.contains(up) {
-        return bad(format!(
-            "the parent of {:?} is not a directory created before it",
-            shown()
-        ));
+
+    /// The next path, given whole.
+    fn whole(&mut self, p: &[u8]) {
+        let shared = self.path.iter().zip(p).take_while(|(a, b)| a == b).count();
+        self.set(shared, &p[shared..]);
     }
-    if !seen.insert(path.clone()) {
-        return bad(format!("{:?} is listed twice", shown()));
+
+    fn hash(&self, parent: usize, name: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one((parent, name))
     }
-    if kind == Kind::Dir {
-        dirs.insert(path.clone());
+
+    /// Checks the path at hand and adds its entry: a valid path, its parent a directory
+    /// made before it, never listed before, no more entries than the summary says. Only
+    /// the components past the way are looked at (the others were, for an entry before).
+    fn place(
+        &mut self,
+        tree: &mut NewTree,
+        kind: Kind,
+        meta: Meta,
+        s: &Summary,
+    ) -> Result<(), Invalid> {
+        if tree.nodes.len() as u64 >= s.new_entries {
+            return bad("more entries than it says");
+        }
+        let p = &self.path;
+        let shown = || String::from_utf8_lossy(p).into_owned();
+        let cut = self.way.last().map_or(0, |w| w.0);
+        check_path(p, cut)?;
+        let fresh = if cut == 0 { &p[..] } else { &p[cut + 1..] };
+        let not_under_dir = || {
+            bad(format!(
+                "the parent of {:?} is not a directory created before it",
+                shown()
+            ))
+        };
+        let mut parent = self.way.last().map_or(usize::MAX, |w| w.1);
+        let mut end = cut;
+        let comps: Vec<&[u8]> = fresh.split(|&b| b == b'/').collect();
+        let mut way = Vec::new();
+        for (k, c) in comps.iter().enumerate() {
+            if parent != usize::MAX && tree.nodes[parent].kind != Kind::Dir {
+                return not_under_dir();
+            }
+            end += usize::from(end > 0) + c.len();
+            let h = self.hash(parent, c);
+            let found = self
+                .index
+                .find(h, |&i| tree.nodes[i].parent == parent && tree.name(i) == *c);
+            match found {
+                Some(&i) if k + 1 < comps.len() => {
+                    way.push((end, i));
+                    parent = i;
+                }
+                Some(_) => return bad(format!("{:?} is listed twice", shown())),
+                None if k + 1 < comps.len() => return not_under_dir(),
+                None => {
+                    let i = tree.nodes.len();
+                    let depth = if parent == usize::MAX {
+                        1
+                    } else {
+                        tree.nodes[parent].depth + 1
+                    };
+                    tree.nodes.push(Node {
+                        parent,
+                        depth,
+                        name: (tree.names.len(), c.len()),
+                        kind,
+                        meta,
+                    });
+                    tree.names.extend_from_slice(c);
+                    let nodes = &tree.nodes;
+                    let names = &tree.names;
+                    let hasher = &self.hasher;
+                    self.index.insert_unique(h, i, |&j| {
+                        use std::hash::BuildHasher;
+                        let (a, n) = nodes[j].name;
+                        hasher.hash_one((nodes[j].parent, &names[a..a + n]))
+                    });
+                    way.push((end, i));
+                    self.way.extend(way);
+                    return Ok(());
+                }
+            }
+        }
+        unreachable!("a path has a last component")
     }
-    new.push(NewEntry { path, kind, meta });
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1136,6 +1391,29 @@ mod tests {
             .is_err());
     }
 
+    /// Apply's tree holds each entry as its parent and name: the paths made from them are
+    /// the manifest's.
+    #[test]
+    fn the_tree_holds_parents_and_names_not_paths() {
+        let m = sample();
+        let t = Script::parse(m.encode(&digests()))
+            .unwrap()
+            .resolve_tree(&m.old, 42)
+            .unwrap();
+        assert_eq!(t.len(), m.new.len());
+        for (i, e) in m.new.iter().enumerate() {
+            assert_eq!(t.path(i), e.path);
+            assert_eq!(t.node(i).kind, e.kind);
+            assert_eq!(
+                t.depth(i),
+                1 + e.path.iter().filter(|&&b| b == b'/').count()
+            );
+            assert_eq!(t.name(i), last_name(&e.path));
+        }
+        assert_eq!(t.parent(1), Some(0));
+        assert_eq!(t.parent(5), None);
+    }
+
     #[test]
     fn an_unchanged_tree_costs_a_few_bytes() {
         let old: Vec<OldEntry> = (0..1000)
@@ -1237,6 +1515,8 @@ mod tests {
             (b"a/l/passwd", "not a directory"),
             // A parent never created.
             (b"zz/x", "not a directory"),
+            // A name no file system takes.
+            (&[b'n'; 256], "longer than 255 bytes"),
         ] {
             let mut mm = sample();
             mm.new.push(NewEntry {

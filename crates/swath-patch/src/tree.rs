@@ -10,7 +10,8 @@
 //! NEW at all: the manifest names the old file and apply copies it.
 //!
 //! Make runs the seed's pipeline:
-//! 1. Both trees walked (links recorded, never followed; special files refused).
+//! 1. Both trees walked through directory descriptors ([`swath_engine::walk`], sorted, no
+//!    recursion, any depth; links recorded, never followed; special files refused).
 //! 2. The old files' signatures by the memory-limited parallel for
 //!    ([`swath_engine::memfor`]), each file read under the I/O semaphore and cut into
 //!    chunks outside it (the CDC restarts at each file's start), then one [`ChunkTable`]
@@ -19,21 +20,21 @@
 //! 4. NEW cut into sections: whole small files packed together up to the section length,
 //!    a larger file in sections of its own; sections matched and encoded on all cores by
 //!    [`make_section`] (the file patch's own), in batches written in order.
-//! 5. The manifest, the section table, the header; then every entry walked is checked
-//!    again: a tree that changed while read is an error, not a wrong patch.
+//! 5. The manifest, the section table, the header; then both trees are walked again and
+//!    every entry compared: a tree that changed while read is an error, not a wrong patch.
 
 use std::collections::{HashMap, VecDeque};
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use swath_engine::dirs::{self, Links};
 use swath_engine::memfor::{memory_limited_for, IoSemaphore};
 use swath_engine::{AtomicOutput, EngineError};
 use xxhash_rust::xxh3::xxh3_128;
@@ -119,87 +120,18 @@ pub struct TreeMade {
 }
 
 // ---------------------------------------------------------------------------------------
-// Opening beneath a directory without following links.
-
-fn cstr(b: &[u8]) -> io::Result<CString> {
-    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-/// Opens `path` (relative, `/`-separated) beneath the directory `dir` following no
-/// symbolic link in any component and never leaving `dir` (`openat2` with
-/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`; component by component with `O_NOFOLLOW` on a
-/// kernel without it). A link anywhere on the way is `ELOOP`.
-pub fn open_beneath(dir: &OwnedFd, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
-    let c = cstr(path)?;
-    // SAFETY: open_how is plain data; zeroed is a valid value that is then filled in.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
-    how.mode = if flags & libc::O_CREAT != 0 {
-        u64::from(mode)
-    } else {
-        0
-    };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: openat2 with a valid directory descriptor, a NUL-terminated path and an
-    // open_how of the size passed.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd >= 0 {
-        // SAFETY: a descriptor openat2 just returned, owned by nobody else.
-        return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-    }
-    let e = io::Error::last_os_error();
-    if !matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) {
-        return Err(e);
-    }
-    // No openat2 (or a filter forbids it): one component at a time.
-    let comps: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
-    let mut cur: Option<OwnedFd> = None;
-    for (k, comp) in comps.iter().enumerate() {
-        if comp.is_empty() || *comp == b"." || *comp == b".." {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        let last = k + 1 == comps.len();
-        let f = if last {
-            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC
-        } else {
-            libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_PATH
-        };
-        let c = cstr(comp)?;
-        let at = cur.as_ref().unwrap_or(dir).as_raw_fd();
-        // SAFETY: openat with a valid directory descriptor and a NUL-terminated name.
-        let fd = unsafe { libc::openat(at, c.as_ptr(), f, mode as libc::c_uint) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a descriptor openat just returned.
-        cur = Some(unsafe { OwnedFd::from_raw_fd(fd) });
-    }
-    cur.ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
-}
+// Opening.
 
 /// Opens a directory the user named (following links, as `diff -r` does for its operands).
 pub fn open_root(path: &Path) -> io::Result<OwnedFd> {
-    let c = cstr(path.as_os_str().as_bytes())?;
-    // SAFETY: open with a NUL-terminated path.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor open just returned.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    dirs::open_dir(path)
+}
+
+/// Opens `path` (relative, `/`-separated, of any length) beneath the directory `dir`,
+/// following no symbolic link in any component and never leaving `dir`
+/// ([`swath_engine::dirs::open_beneath`]). A link anywhere on the way is refused.
+pub fn open_beneath(dir: &OwnedFd, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    dirs::open_beneath(dir.as_fd(), path, flags, mode, Links::Refuse)
 }
 
 /// `root/rel` as shown to the user.
@@ -442,102 +374,117 @@ pub struct Walked {
     pub stamp: (i64, i64, i64, i64),
 }
 
-fn meta_of(m: &std::fs::Metadata) -> Meta {
-    Meta {
-        mode: m.mode() & 0o7777,
-        mtime: m.mtime(),
-        mtime_nsec: m.mtime_nsec().clamp(0, 999_999_999) as u32,
+/// A walked entry at `path` of kind `kind` whose `lstat` is `st`.
+fn walked_of(path: Vec<u8>, kind: WalkedKind, st: &libc::stat) -> Walked {
+    Walked {
+        path,
+        kind,
+        meta: Meta {
+            mode: st.st_mode & 0o7777,
+            mtime: st.st_mtime,
+            mtime_nsec: st.st_mtime_nsec.clamp(0, 999_999_999) as u32,
+        },
+        id: (st.st_dev, st.st_ino),
+        stamp: (st.st_mtime, st.st_mtime_nsec, st.st_ctime, st.st_ctime_nsec),
     }
 }
 
-fn stamp_of(m: &std::fs::Metadata) -> (i64, i64, i64, i64) {
-    (m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
-}
-
-/// Every entry under `root` (named `name` in messages), depth first, each directory before
-/// what it holds, names sorted by their bytes; links are recorded, never followed; a device,
-/// FIFO or socket is refused naming it. Returns the root's own metadata too.
-pub fn walk(root: &Path, name: &str) -> Result<(std::fs::Metadata, Vec<Walked>), PatchError> {
-    let root_meta = std::fs::metadata(root).map_err(|e| PatchError::io(name, e))?;
-    if !root_meta.is_dir() {
-        return Err(PatchError::io(
-            name,
-            io::Error::from_raw_os_error(libc::ENOTDIR),
-        ));
-    }
-    Ok((root_meta, walk_dir(root, name, &[])?))
-}
-
-/// The entries under `rel` (a directory of the tree at `root`), in walk order: the
-/// directory's entries are looked at in parallel and its subdirectories walked in parallel,
-/// the results joined in order.
-fn walk_dir(root: &Path, name: &str, rel: &[u8]) -> Result<Vec<Walked>, PatchError> {
-    use rayon::prelude::*;
-    let (dir, shown_dir) = if rel.is_empty() {
-        (root.to_path_buf(), name.to_string())
+/// `root/rel` as shown to the user (the root itself when `rel` is empty).
+fn shown_rel(root: &str, rel: &[u8]) -> String {
+    if rel.is_empty() {
+        root.to_string()
     } else {
-        (join(root, rel), shown(name, rel))
+        shown(root, rel)
+    }
+}
+
+/// Every entry under the directory `root` (named `name` in messages), depth first, each
+/// directory before what it holds, names sorted by their bytes; links are recorded, never
+/// followed; a device, FIFO or socket is refused naming it. Returns the root too, as an
+/// entry of empty path.
+pub fn walk(root: &Path, name: &str) -> Result<(Walked, Vec<Walked>), PatchError> {
+    let fd = open_root(root).map_err(|e| PatchError::io(name, e))?;
+    walk_open(&fd, name)
+}
+
+/// [`walk`] of the directory open as `root`.
+pub fn walk_open(root: &OwnedFd, name: &str) -> Result<(Walked, Vec<Walked>), PatchError> {
+    let mut out = Vec::new();
+    let top = walk_with(root, name, &mut |w| {
+        out.push(w);
+        Ok(())
+    })?;
+    Ok((top, out))
+}
+
+/// Walks the directory open as `root` through descriptors (no recursion, no path
+/// resolved: any depth) and gives each entry, in walk order, to `each`; returns the root
+/// as an entry of empty path. The first error (the walk's, or `each`'s) ends it.
+fn walk_with(
+    root: &OwnedFd,
+    name: &str,
+    each: &mut dyn FnMut(Walked) -> Result<(), PatchError>,
+) -> Result<Walked, PatchError> {
+    use swath_engine::walk::{walk_fd, Found, Kind as EntryKind, Options, Order, Step};
+    let st = dirs::fstat(root.as_fd()).map_err(|e| PatchError::io(name, e))?;
+    let top = walked_of(Vec::new(), WalkedKind::Dir, &st);
+    let fd = root.try_clone().map_err(|e| PatchError::io(name, e))?;
+    let opts = Options {
+        follow: swath_engine::walk::Follow::Never,
+        order: Order::Sorted,
+        stat: true,
     };
-    let mut names: Vec<Vec<u8>> = std::fs::read_dir(&dir)
-        .map_err(|e| PatchError::io(&shown_dir, e))?
-        .map(|e| {
-            e.map(|e| e.file_name().as_bytes().to_vec())
-                .map_err(|e| PatchError::io(&shown_dir, e))
-        })
-        .collect::<Result<_, _>>()?;
-    names.sort_unstable();
-    let parts: Vec<Vec<Walked>> = names
-        .par_iter()
-        .map(|n| -> Result<Vec<Walked>, PatchError> {
-            let rel = if rel.is_empty() {
-                n.clone()
-            } else {
-                [rel, b"/", n].concat()
-            };
-            let full = join(root, &rel);
-            let what = shown(name, &rel);
-            let m = std::fs::symlink_metadata(&full).map_err(|e| PatchError::io(&what, e))?;
-            let ft = m.file_type();
-            let kind = if ft.is_dir() {
-                WalkedKind::Dir
-            } else if ft.is_file() {
-                WalkedKind::File(m.len())
-            } else if ft.is_symlink() {
-                let t = std::fs::read_link(&full).map_err(|e| PatchError::io(&what, e))?;
-                WalkedKind::Link(t.as_os_str().as_bytes().to_vec())
-            } else {
-                use std::os::unix::fs::FileTypeExt;
-                let which = if ft.is_fifo() {
-                    "a FIFO"
-                } else if ft.is_socket() {
-                    "a socket"
-                } else if ft.is_block_device() {
-                    "a block device"
-                } else {
-                    "a character device"
+    let mut failed = None;
+    walk_fd(fd, std::ffi::OsStr::new(name), &opts, &mut |found| {
+        let r = match found {
+            Found::Entry(e) => {
+                let st = e.stat.expect("every entry is stat'ed");
+                let kind = match e.kind {
+                    EntryKind::Dir => Ok(WalkedKind::Dir),
+                    EntryKind::File => Ok(WalkedKind::File(st.st_size as u64)),
+                    EntryKind::Symlink => dirs::read_link_at(e.dir(), e.name.as_bytes())
+                        .map(WalkedKind::Link)
+                        .map_err(|x| PatchError::io(&shown(name, e.rel), x)),
+                    EntryKind::Special | EntryKind::Dangling => {
+                        Err(special(&shown(name, e.rel), st))
+                    }
                 };
-                return Err(PatchError::io(
-                    &what,
-                    io::Error::other(format!(
-                        "{which}: swath patch handles regular files, directories and symbolic links only"
-                    )),
-                ));
-            };
-            let is_dir = kind == WalkedKind::Dir;
-            let mut out = vec![Walked {
-                path: rel.clone(),
-                kind,
-                meta: meta_of(&m),
-                id: (m.dev(), m.ino()),
-                stamp: stamp_of(&m),
-            }];
-            if is_dir {
-                out.extend(walk_dir(root, name, &rel)?);
+                kind.and_then(|k| each(walked_of(e.rel.to_vec(), k, st)))
             }
-            Ok(out)
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(parts.into_iter().flatten().collect())
+            Found::Error { rel, error, .. } => Err(PatchError::io(&shown_rel(name, rel), error)),
+            Found::Loop { rel, .. } => Err(PatchError::io(
+                &shown(name, rel),
+                io::Error::other("a directory inside itself (a loop of mounts)"),
+            )),
+        };
+        match r {
+            Ok(()) => Step::Continue,
+            Err(e) => {
+                failed = Some(e);
+                Step::Stop
+            }
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(top),
+    }
+}
+
+/// The refusal of a device, FIFO or socket at `what` (whose `lstat` is `st`).
+fn special(what: &str, st: &libc::stat) -> PatchError {
+    let which = match st.st_mode & libc::S_IFMT {
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFBLK => "a block device",
+        _ => "a character device",
+    };
+    PatchError::io(
+        what,
+        io::Error::other(format!(
+            "{which}: swath patch handles regular files, directories and symbolic links only"
+        )),
+    )
 }
 
 /// The regular files of a walk, to read as one address space (each checked, when opened,
@@ -555,39 +502,44 @@ pub fn files_of(w: &[Walked]) -> Vec<TreeFile> {
         .collect()
 }
 
-/// Checks that every walked entry (and the root) is as it was: a tree that changed while
-/// it was read makes an error, not a patch of a state that never existed.
+/// Checks that every walked entry (and the root, open as `root`) is as it was, walking the
+/// tree again: a tree that changed while it was read makes an error, not a patch of a
+/// state that never existed.
 fn check_unchanged(
-    root: &Path,
+    root: &OwnedFd,
     name: &str,
     root_stamp: (i64, i64, i64, i64),
     walked: &[Walked],
 ) -> Result<(), PatchError> {
-    let m = std::fs::metadata(root).map_err(|e| PatchError::io(name, e))?;
-    if stamp_of(&m) != root_stamp {
-        return Err(PatchError::Engine(EngineError::Modified {
-            path: name.to_string(),
-        }));
-    }
-    use rayon::prelude::*;
-    walked.par_iter().try_for_each(|w| {
+    let modified = |path: String| PatchError::Engine(EngineError::Modified { path });
+    let mut k = 0usize;
+    let top = walk_with(root, name, &mut |now| {
+        let Some(w) = walked.get(k) else {
+            return Err(modified(shown(name, crate::manifest::parent(&now.path))));
+        };
+        k += 1;
+        if now.path != w.path {
+            return Err(modified(shown_rel(name, crate::manifest::parent(&w.path))));
+        }
         let what = shown(name, &w.path);
-        let m = std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(&w.path)))
-            .map_err(|e| PatchError::io(&what, e))?;
-        if let WalkedKind::File(len) = w.kind {
-            if m.is_file() && m.len() != len {
+        if let (WalkedKind::File(len), WalkedKind::File(now_len)) = (&w.kind, &now.kind) {
+            if len != now_len {
                 return Err(PatchError::Engine(EngineError::Changed {
                     path: what,
-                    before: len,
-                    after: m.len(),
+                    before: *len,
+                    after: *now_len,
                 }));
             }
         }
-        if (m.dev(), m.ino()) != w.id || stamp_of(&m) != w.stamp {
-            return Err(PatchError::Engine(EngineError::Modified { path: what }));
+        if now.id != w.id || now.stamp != w.stamp {
+            return Err(modified(what));
         }
         Ok(())
-    })
+    })?;
+    if top.stamp != root_stamp || k != walked.len() {
+        return Err(modified(name.to_string()));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -693,13 +645,17 @@ pub fn make_tree(
         }
     };
     let t0 = Instant::now();
-    let ((old_root_meta, old_walk), (new_root_meta, new_walk)) = pool
-        .install(|| Ok::<_, PatchError>((walk(old_dir, &old_name)?, walk(new_dir, &new_name)?)))?;
-    let old = TreeReader::new(
-        open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?,
-        &old_name,
-        files_of(&old_walk),
-    );
+    let old_root = open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?;
+    let new_root = open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?;
+    let (old_walked, new_walked) = pool.install(|| {
+        rayon::join(
+            || walk_open(&old_root, &old_name),
+            || walk_open(&new_root, &new_name),
+        )
+    });
+    let ((old_top, old_walk), (new_top, new_walk)) = (old_walked?, new_walked?);
+    let copy = |fd: &OwnedFd, name: &str| fd.try_clone().map_err(|e| PatchError::io(name, e));
+    let old = TreeReader::new(old_root, &old_name, files_of(&old_walk));
     let sem = IoSemaphore::new(opts.io_readers);
     let io_chunk = mo.io_chunk.max(1 << 16) as u64;
 
@@ -773,11 +729,7 @@ pub fn make_tree(
     // New files that may equal an old one (same length): hashed to find out.
     let t1 = Instant::now();
     let new_files = files_of(&new_walk);
-    let new_all = TreeReader::new(
-        open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?,
-        &new_name,
-        new_files.clone(),
-    );
+    let new_all = TreeReader::new(copy(&new_root, &new_name)?, &new_name, new_files.clone());
     let candidates: Vec<usize> = (0..new_files.len())
         .filter(|&i| new_files[i].len > 0 && old_lens.contains_key(&new_files[i].len))
         .collect();
@@ -819,7 +771,7 @@ pub fn make_tree(
         .filter(|&i| sources[i] == Source::Sections)
         .collect();
     let new = TreeReader::new(
-        open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?,
+        new_root,
         &new_name,
         sectioned.iter().map(|&i| new_files[i].clone()).collect(),
     );
@@ -972,7 +924,7 @@ pub fn make_tree(
         ..TreeMade::default()
     };
     let manifest = Manifest {
-        root: meta_of(&new_root_meta),
+        root: new_top.meta,
         old: old_entries,
         new: new_walk
             .iter()
@@ -1019,10 +971,14 @@ pub fn make_tree(
     made.census = census;
     made.match_secs = t1.elapsed().as_secs_f64();
 
-    pool.install(|| {
-        check_unchanged(old_dir, &old_name, stamp_of(&old_root_meta), &old_walk)?;
-        check_unchanged(new_dir, &new_name, stamp_of(&new_root_meta), &new_walk)
-    })?;
+    let (old_same, new_same) = pool.install(|| {
+        rayon::join(
+            || check_unchanged(old.root(), &old_name, old_top.stamp, &old_walk),
+            || check_unchanged(new.root(), &new_name, new_top.stamp, &new_walk),
+        )
+    });
+    old_same?;
+    new_same?;
     if let Some((o, _)) = out {
         o.commit(false)?;
     }
@@ -1115,11 +1071,6 @@ pub fn old_entries_of(w: &[Walked]) -> Vec<OldEntry> {
         .collect()
 }
 
-/// Where `PathBuf`s of a tree's entries are built (for messages and tests).
-pub fn join(root: &Path, rel: &[u8]) -> PathBuf {
-    root.join(std::ffi::OsStr::from_bytes(rel))
-}
-
 /// The "speed of light" of a tree's make: the time to read every regular file of both
 /// trees (one reader per tree, 16 MiB reads) while the patch's bytes are written
 /// ([`crate::make::speed_of_light`] with nothing to read), on the same files and machine.
@@ -1131,11 +1082,12 @@ pub fn speed_of_light_tree(
 ) -> io::Result<std::time::Duration> {
     let started = Instant::now();
     let read_tree = |root: &Path| -> io::Result<()> {
-        let (_, walked) = walk(root, "").map_err(io::Error::other)?;
+        let fd = open_root(root)?;
+        let (_, walked) = walk_open(&fd, "").map_err(io::Error::other)?;
         let mut buf = vec![0u8; 16 << 20];
         for w in walked {
             if let WalkedKind::File(_) = w.kind {
-                let mut f = File::open(join(root, &w.path))?;
+                let mut f = File::from(open_beneath(&fd, &w.path, libc::O_RDONLY, 0)?);
                 while io::Read::read(&mut f, &mut buf)? > 0 {}
             }
         }
@@ -1220,7 +1172,7 @@ mod tests {
                 tv_sec: 1_600_000_000 + (seed % 1000) as i64 * 1000 + k as i64,
                 tv_nsec: (k as i64 * 7919) % 1_000_000_000,
             };
-            let c = CString::new(full.as_os_str().as_bytes()).unwrap();
+            let c = std::ffi::CString::new(full.as_os_str().as_bytes()).unwrap();
             // SAFETY: a NUL-terminated path and two timespecs.
             let rc = unsafe {
                 libc::utimensat(
@@ -1317,15 +1269,20 @@ mod tests {
         (old, new)
     }
 
+    /// `root/rel` as a path (the test trees are shallow).
+    fn join(root: &Path, rel: &[u8]) -> std::path::PathBuf {
+        root.join(std::ffi::OsStr::from_bytes(rel))
+    }
+
     /// What a tree holds, for comparison: (path, kind, mode, bytes or target, time).
     fn listing(root: &Path) -> Vec<Listed> {
         let (rm, walked) = walk(root, "t").unwrap();
         let mut out = vec![(
             String::new(),
             'd',
-            rm.mode() & 0o7777,
+            rm.meta.mode,
             Vec::new(),
-            (rm.mtime(), rm.mtime_nsec()),
+            (rm.meta.mtime, i64::from(rm.meta.mtime_nsec)),
         )];
         for w in walked {
             let full = join(root, &w.path);
@@ -1487,19 +1444,24 @@ mod tests {
             1,
         );
         let walked = || {
-            let (m, w) = walk(&t, "t").unwrap();
-            (stamp_of(&m), w)
+            let (top, w) = walk(&t, "t").unwrap();
+            (top.stamp, w)
         };
+        let root_fd = open_root(&t).unwrap();
         let (root, w) = walked();
-        check_unchanged(&t, "t", root, &w).unwrap();
+        check_unchanged(&root_fd, "t", root, &w).unwrap();
         // Rewritten in place, same length: its times moved.
         std::fs::write(t.join("d/f"), b"9876543210").unwrap();
-        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        let e = check_unchanged(&root_fd, "t", root, &w)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
         // Grown.
         let (root, w) = walked();
         std::fs::write(t.join("g"), b"abcd").unwrap();
-        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        let e = check_unchanged(&root_fd, "t", root, &w)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("t/g: file changed size while being read (was 3 bytes, now 4)"),
             "{e}"
@@ -1507,12 +1469,16 @@ mod tests {
         // A file added to a directory.
         let (root, w) = walked();
         std::fs::write(t.join("d/new"), b"x").unwrap();
-        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        let e = check_unchanged(&root_fd, "t", root, &w)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t/d: file changed as we read it"), "{e}");
         // A file removed.
         let (root, w) = walked();
         std::fs::remove_file(t.join("g")).unwrap();
-        let e = check_unchanged(&t, "t", root, &w).unwrap_err().to_string();
+        let e = check_unchanged(&root_fd, "t", root, &w)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t: ") || e.starts_with("t/g: "), "{e}");
         // And through make: an old file replaced (another inode, as an editor saves it)
         // between the walk and the read is refused when opened.

@@ -3,47 +3,50 @@
 //! 1. The patch's header, table, manifest record and manifest are checked (the manifest's
 //!    syntax as hostile input, [`crate::manifest::Script::parse`]).
 //! 2. NEW_DIR must not exist, or be an empty directory.
-//! 3. OLD_DIR is walked by `make`'s rules ([`crate::tree::walk`]) and every file hashed in
-//!    parallel: names, kinds, lengths, link targets and contents must make OLD's hash
-//!    ([`crate::manifest::old_hash`]); when they do not, the directory digests name the
-//!    first directory that differs.
+//! 3. OLD_DIR is walked by `make`'s rules ([`crate::tree::walk`], through descriptors, at
+//!    any depth) and every file hashed in parallel: names, kinds, lengths, link targets and
+//!    contents must make OLD's hash ([`crate::manifest::old_hash`]); when they do not, the
+//!    directory digests name the first directory that differs.
 //! 4. The manifest is resolved against the walk (paths, parents, references, counts, all
-//!    checked: [`crate::manifest::Script::resolve`]), and every section is checked to lie
-//!    inside one file or hold whole files.
-//! 5. The tree is built in a private directory beside NEW_DIR (`mkdtemp`, mode 0700, on
-//!    the same filesystem), every entry created relative to its parent's descriptor
-//!    (`mkdirat`, `symlinkat`, `openat` with `O_CREAT | O_EXCL | O_NOFOLLOW`; parents opened
-//!    with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), so no path of the patch can
-//!    reach outside it.
-//! 6. Sections are applied on all cores, each writing its slices into the files it holds;
-//!    whole old files are copied; every file is hashed and the tree must make NEW's hash.
+//!    checked: [`crate::manifest::Script::resolve_tree`]) into a tree of parents and names,
+//!    no path held whole, and every section is checked to lie inside one file or hold whole
+//!    files.
+//! 5. The tree is built in a private directory beside NEW_DIR (made relative to NEW_DIR's
+//!    directory, held open, mode 0700, a random name as `mkdtemp` makes), every entry
+//!    created relative to its parent's descriptor (`mkdirat`, `symlinkat`, `openat` with
+//!    `O_CREAT | O_EXCL | O_NOFOLLOW`), each parent reached from the one before without
+//!    following a link ([`DirChain`]), so no path of the patch can reach outside it, and
+//!    no depth is too deep.
+//! 6. Sections are applied on all cores, each writing its slices into the files it holds
+//!    (runs of zeros left as holes, as a file's apply leaves them: [`write_sparse`]); whole
+//!    old files are copied; every file is hashed and the tree must make NEW's hash.
 //! 7. Modes and times are set (files and links, then directories deepest first), and the
-//!    directory is renamed to NEW_DIR. On any error the temporary tree is removed.
+//!    directory is renamed to NEW_DIR. On any error the temporary tree is removed, relative
+//!    to descriptors ([`swath_engine::dirs::remove_tree`]).
 //!
 //! As root, set-user-ID and set-group-ID bits are not restored: a patch from someone else
 //! would otherwise make root-owned set-user-ID programs of its choosing.
 
 use std::collections::HashMap;
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
+use swath_engine::dirs::{self, Links};
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::apply::PatchFile;
+use crate::apply::{write_sparse, PatchFile};
 use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
-use crate::manifest::{parent, Kind, Manifest, Meta, Source};
+use crate::manifest::{Kind, Meta, NewTree, Source};
 use crate::section::{apply_section, SectionError};
-use crate::tree::{
-    files_of, old_entries_of, open_beneath, open_root, shown, tree_error, TreeReader,
-};
+use crate::tree::{files_of, old_entries_of, open_root, shown, tree_error, walk_open, TreeReader};
 
 /// What a tree application did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -62,78 +65,136 @@ pub struct TreeApplied {
     pub sections: usize,
 }
 
-/// The temporary tree: removed when dropped unless kept.
-struct TempTree {
-    path: PathBuf,
+/// The private tree, `name` in the directory `parent`: removed when dropped unless kept
+/// (through descriptors, whatever its depth, its links never followed).
+struct TempTree<'a> {
+    parent: &'a OwnedFd,
+    name: Vec<u8>,
     keep: bool,
 }
 
-impl Drop for TempTree {
+impl Drop for TempTree<'_> {
     fn drop(&mut self) {
         if !self.keep {
-            remove_tree(&self.path);
+            let _ = dirs::remove_tree(self.parent.as_fd(), OsStr::from_bytes(&self.name));
         }
     }
 }
 
-/// Removes a tree swath built (its directories made writable first, links not followed:
-/// a link put in its place is removed, never what it points to).
-fn remove_tree(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            let _ = std::fs::remove_file(p);
-            return;
+/// Makes the private directory `.BASE.swath-tmp.XXXXXX` (mode 0700, the X's random, as
+/// `mkdtemp` makes them) in `parent`, relative to its descriptor; returns its name.
+fn make_private(parent: &OwnedFd, base: &[u8]) -> io::Result<Vec<u8>> {
+    const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    for _ in 0..100 {
+        let mut random = [0u8; 6];
+        // SAFETY: getrandom fills the buffer we own, of the length passed.
+        let n = unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
+        if n != random.len() as isize {
+            return Err(io::Error::last_os_error());
         }
-        Err(_) => return,
-    }
-    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
-    if let Ok(rd) = std::fs::read_dir(p) {
-        for e in rd.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => remove_tree(&e.path()),
-                _ => {
-                    let _ = std::fs::remove_file(e.path());
-                }
-            }
+        let mut name = [&b"."[..], base, b".swath-tmp."].concat();
+        name.extend(random.iter().map(|&r| LETTERS[r as usize % LETTERS.len()]));
+        let c = cstr(&name)?;
+        // SAFETY: mkdirat with a live directory descriptor and a NUL-terminated name.
+        match check(unsafe { libc::mkdirat(parent.as_raw_fd(), c.as_ptr(), 0o700) }) {
+            Ok(()) => return Ok(name),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+            Err(e) => return Err(e),
         }
     }
-    let _ = std::fs::remove_dir(p);
+    Err(io::Error::from_raw_os_error(libc::EEXIST))
 }
 
 fn cstr(b: &[u8]) -> io::Result<CString> {
-    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    dirs::cstr(b)
 }
 
-fn last_name(p: &[u8]) -> &[u8] {
-    match p.iter().rposition(|&b| b == b'/') {
-        Some(i) => &p[i + 1..],
-        None => p,
-    }
-}
+/// Directories of the new tree held open at once below the ones kept at intervals.
+const CHAIN_HELD: usize = 64;
 
-/// Parent directories of the entries, opened beneath the root; the last one is kept, since
-/// entries come in creation order and siblings follow each other.
-struct Parents<'a> {
+/// Every this many levels a directory of the way stays open, so one let go is reopened
+/// from at most this many levels above it.
+const CHAIN_SPACING: usize = 64;
+
+/// The directories on the way to the one last used, open, for making and finishing the
+/// entries of a [`NewTree`] relative to their parent's descriptor: entries come in
+/// creation order (or its reverse), so an entry's parent is found by moving along the way,
+/// never by resolving its path. The deepest [`CHAIN_HELD`] directories of the way are held,
+/// and one every [`CHAIN_SPACING`] levels above them; one let go is opened again from the
+/// nearest held above it, without following a link.
+struct DirChain<'a> {
     root: &'a OwnedFd,
-    last: Option<(Vec<u8>, OwnedFd)>,
+    tree: &'a NewTree,
+    way: Vec<(usize, Option<OwnedFd>)>,
 }
 
-impl Parents<'_> {
-    /// The descriptor of `path`'s parent and `path`'s last component.
-    fn of(&mut self, path: &[u8]) -> io::Result<(i32, CString)> {
-        let up = parent(path);
-        let name = cstr(last_name(path))?;
-        if up.is_empty() {
-            return Ok((self.root.as_raw_fd(), name));
+impl<'a> DirChain<'a> {
+    fn new(root: &'a OwnedFd, tree: &'a NewTree) -> DirChain<'a> {
+        DirChain {
+            root,
+            tree,
+            way: Vec::new(),
         }
-        if self.last.as_ref().is_none_or(|(p, _)| p != up) {
-            let fd = open_beneath(self.root, up, libc::O_DIRECTORY | libc::O_RDONLY, 0)?;
-            self.last = Some((up.to_vec(), fd));
+    }
+
+    /// The descriptor of entry `i`'s parent directory.
+    fn parent_of(&mut self, i: usize) -> io::Result<BorrowedFd<'_>> {
+        let Some(target) = self.tree.parent(i) else {
+            return Ok(self.root.as_fd());
+        };
+        // The part of the way that leads to the target, then down to it.
+        let mut down = Vec::new();
+        let mut at = Some(target);
+        while let Some(n) = at {
+            let d = self.tree.depth(n);
+            if d <= self.way.len() && self.way[d - 1].0 == n {
+                break;
+            }
+            down.push(n);
+            at = self.tree.parent(n);
         }
-        let fd = self.last.as_ref().expect("just set").1.as_raw_fd();
-        Ok((fd, name))
+        self.way.truncate(at.map_or(0, |n| self.tree.depth(n)));
+        let tree = self.tree;
+        for &n in down.iter().rev() {
+            let fd = dirs::open_dir_at(self.last()?, tree.name(n), Links::Refuse)?;
+            self.way.push((n, Some(fd)));
+            let len = self.way.len();
+            if len > CHAIN_HELD && !(len - CHAIN_HELD).is_multiple_of(CHAIN_SPACING) {
+                self.way[len - CHAIN_HELD - 1].1 = None;
+            }
+        }
+        self.last()
+    }
+
+    /// The deepest directory of the way, opened again if it was let go.
+    fn last(&mut self) -> io::Result<BorrowedFd<'_>> {
+        let Some(k) = self.way.len().checked_sub(1) else {
+            return Ok(self.root.as_fd());
+        };
+        if self.way[k].1.is_none() {
+            let held = self.way[..k].iter().rposition(|w| w.1.is_some());
+            let from = held.map_or(0, |h| h + 1);
+            let mut rel = Vec::new();
+            for (n, _) in &self.way[from..=k] {
+                if !rel.is_empty() {
+                    rel.push(b'/');
+                }
+                rel.extend_from_slice(self.tree.name(*n));
+            }
+            let at = match held {
+                Some(h) => self.way[h].1.as_ref().expect("held").as_fd(),
+                None => self.root.as_fd(),
+            };
+            let fd = dirs::open_beneath(
+                at,
+                &rel,
+                libc::O_RDONLY | libc::O_DIRECTORY,
+                0,
+                Links::Refuse,
+            )?;
+            self.way[k].1 = Some(fd);
+        }
+        Ok(self.way[k].1.as_ref().expect("held").as_fd())
     }
 }
 
@@ -151,45 +212,61 @@ mod sys {
     use super::check;
     use std::ffi::CString;
     use std::io;
-    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
     /// A directory `name` in `dir`, mode 0700 until finished.
-    pub fn mkdir(dir: i32, name: &CString) -> io::Result<()> {
+    pub fn mkdir(dir: BorrowedFd<'_>, name: &CString) -> io::Result<()> {
         // SAFETY: mkdirat with a directory descriptor and a NUL-terminated name.
-        check(unsafe { libc::mkdirat(dir, name.as_ptr(), 0o700) })
+        check(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o700) })
     }
 
     /// A symbolic link `name` in `dir` to `target`.
-    pub fn symlink(target: &CString, dir: i32, name: &CString) -> io::Result<()> {
+    pub fn symlink(target: &CString, dir: BorrowedFd<'_>, name: &CString) -> io::Result<()> {
         // SAFETY: symlinkat with two NUL-terminated strings and a directory descriptor.
-        check(unsafe { libc::symlinkat(target.as_ptr(), dir, name.as_ptr()) })
+        check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })
     }
 
-    /// An empty file `name` in `dir`, which must not exist (not even as a link), mode 0600.
-    pub fn create(dir: i32, name: &CString) -> io::Result<()> {
+    /// A file `name` in `dir`, which must not exist (not even as a link), mode 0600, `len`
+    /// bytes long: what is never written reads as zeros, and takes no space (a hole).
+    pub fn create(dir: BorrowedFd<'_>, name: &CString, len: u64) -> io::Result<()> {
         let flags =
             libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: openat with a directory descriptor and a NUL-terminated name.
-        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, 0o600 as libc::c_uint) };
+        let fd =
+            unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, 0o600 as libc::c_uint) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: a descriptor openat just returned, owned here and closed at once.
-        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        if len > 0 {
+            file.set_len(len)?;
+        }
         Ok(())
     }
 
     /// Sets `name`'s permission bits (`name` is a file or directory swath made).
-    pub fn chmod(dir: i32, name: &CString, mode: u32) -> io::Result<()> {
+    pub fn chmod(dir: BorrowedFd<'_>, name: &CString, mode: u32) -> io::Result<()> {
         // SAFETY: fchmodat with a directory descriptor and a NUL-terminated name.
-        check(unsafe { libc::fchmodat(dir, name.as_ptr(), mode, 0) })
+        check(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) })
     }
 
     /// Sets `name`'s times, not following a link.
-    pub fn set_times(dir: i32, name: &CString, t: &[libc::timespec; 2]) -> io::Result<()> {
+    pub fn set_times(
+        dir: BorrowedFd<'_>,
+        name: &CString,
+        t: &[libc::timespec; 2],
+    ) -> io::Result<()> {
         // SAFETY: utimensat with a directory descriptor, a NUL-terminated name and two
         // timespecs.
-        check(unsafe { libc::utimensat(dir, name.as_ptr(), t.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) })
+        check(unsafe {
+            libc::utimensat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                t.as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        })
     }
 }
 
@@ -264,7 +341,7 @@ pub fn apply_tree(
         ),
         _ => PatchError::io(&old_name, e),
     })?;
-    let (_, walked) = crate::tree::walk(old_dir, &old_name)?;
+    let (_, walked) = walk_open(&old_root, &old_name)?;
     let old_entries = old_entries_of(&walked);
     let old = TreeReader::new(old_root, &old_name, files_of(&walked));
     drop(walked);
@@ -287,12 +364,12 @@ pub fn apply_tree(
         });
     }
     let m = script
-        .resolve(&old_entries, h.new_len)
+        .resolve_tree(&old_entries, h.new_len)
         .map_err(|e| PatchError::invalid(patch.name(), e.0))?;
     drop(old_entries);
     let parts = plan_parts(patch, &m)?;
 
-    // The private tree beside NEW_DIR.
+    // The private tree beside NEW_DIR, made and removed relative to its directory.
     let dir = match new_dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -301,29 +378,16 @@ pub fn apply_tree(
         .file_name()
         .map(|n| n.as_bytes().to_vec())
         .unwrap_or_default();
-    let mut template = dir.as_os_str().as_bytes().to_vec();
-    template.extend_from_slice(b"/.");
-    template.extend_from_slice(&base);
-    template.extend_from_slice(b".swath-tmp.XXXXXX\0");
-    // SAFETY: mkdtemp fills in the XXXXXX of a NUL-terminated template it may modify.
-    let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
-    if made.is_null() {
-        return Err(PatchError::io(&new_name, io::Error::last_os_error()));
-    }
-    template.pop();
+    let parent = open_root(dir).map_err(|e| PatchError::io(&new_name, e))?;
     let temp = TempTree {
-        path: PathBuf::from(std::ffi::OsStr::from_bytes(&template)),
+        parent: &parent,
+        name: make_private(&parent, &base).map_err(|e| PatchError::io(&new_name, e))?,
         keep: false,
     };
-    // Opened without following a link: nothing but the directory mkdtemp made.
-    let root = open_beneath(
-        &open_root(dir).map_err(|e| PatchError::io(&new_name, e))?,
-        last_name(&template),
-        libc::O_DIRECTORY | libc::O_RDONLY,
-        0,
-    )
-    .map_err(|e| PatchError::io(&new_name, e))?;
-    let at_new = |rel: &[u8]| shown(&new_name, rel);
+    // Opened without following a link: nothing but the directory just made.
+    let root = dirs::open_dir_at(parent.as_fd(), &temp.name, Links::Refuse)
+        .map_err(|e| PatchError::io(&new_name, e))?;
+    let at_new = |i: usize| shown(&new_name, &m.path(i));
 
     // Every entry, relative to its parent's descriptor.
     let mut done = TreeApplied {
@@ -331,37 +395,34 @@ pub fn apply_tree(
         new_len: h.new_len,
         ..TreeApplied::default()
     };
-    let mut parents = Parents {
-        root: &root,
-        last: None,
-    };
-    for e in &m.new {
-        let (pfd, name) = parents
-            .of(&e.path)
-            .map_err(|x| PatchError::io(&at_new(&e.path), x))?;
-        let r = match &e.kind {
-            Kind::Dir => {
-                done.dirs += 1;
-                sys::mkdir(pfd, &name)
+    let mut chain = DirChain::new(&root, &m);
+    for (i, e) in m.nodes().iter().enumerate() {
+        let r = cstr(m.name(i)).and_then(|name| {
+            let pfd = chain.parent_of(i)?;
+            match &e.kind {
+                Kind::Dir => {
+                    done.dirs += 1;
+                    sys::mkdir(pfd, &name)
+                }
+                Kind::Link { target } => {
+                    done.links += 1;
+                    cstr(target).and_then(|t| sys::symlink(&t, pfd, &name))
+                }
+                Kind::File { len, .. } => {
+                    done.files += 1;
+                    sys::create(pfd, &name, *len)
+                }
             }
-            Kind::Link { target } => {
-                done.links += 1;
-                cstr(target).and_then(|t| sys::symlink(&t, pfd, &name))
-            }
-            Kind::File { .. } => {
-                done.files += 1;
-                sys::create(pfd, &name)
-            }
-        };
-        r.map_err(|x| PatchError::io(&at_new(&e.path), x))?;
+        });
+        r.map_err(|x| PatchError::io(&at_new(i), x))?;
     }
-    drop(parents);
+    drop(chain);
 
     // The files' bytes: sections on all cores, whole old files copied.
-    let sectioned: Vec<usize> = (0..m.new.len())
+    let sectioned: Vec<usize> = (0..m.len())
         .filter(|&i| {
             matches!(
-                m.new[i].kind,
+                m.node(i).kind,
                 Kind::File {
                     source: Source::Sections,
                     ..
@@ -370,9 +431,9 @@ pub fn apply_tree(
         })
         .collect();
     let open_new = |i: usize, flags: i32| -> Result<File, PatchError> {
-        open_beneath(&root, &m.new[i].path, flags, 0)
+        dirs::open_beneath(root.as_fd(), &m.path(i), flags, 0, Links::Refuse)
             .map(File::from)
-            .map_err(|x| PatchError::io(&at_new(&m.new[i].path), x))
+            .map_err(|x| PatchError::io(&at_new(i), x))
     };
     let advance = |n: u64| {
         if let Some(p) = progress {
@@ -396,8 +457,8 @@ pub fn apply_tree(
                     let i = sectioned[p.file];
                     let bytes = &made[p.at..p.at + p.len];
                     let f = open_new(i, libc::O_WRONLY)?;
-                    f.write_all_at(bytes, p.file_off)
-                        .map_err(|x| PatchError::io(&at_new(&m.new[i].path), x))?;
+                    write_sparse(&f, bytes, p.file_off)
+                        .map_err(|x| PatchError::io(&at_new(i), x))?;
                     if p.whole {
                         hashes.push((i, slice_hash(bytes, PIECE)));
                     }
@@ -408,8 +469,8 @@ pub fn apply_tree(
         )
         .collect::<Result<_, _>>()?;
     let mut hashes: HashMap<usize, u128> = whole.into_iter().flatten().collect();
-    let copies: Vec<(usize, usize)> = (0..m.new.len())
-        .filter_map(|i| match m.new[i].kind {
+    let copies: Vec<(usize, usize)> = (0..m.len())
+        .filter_map(|i| match m.node(i).kind {
             Kind::File {
                 source: Source::Old(k),
                 ..
@@ -438,8 +499,7 @@ pub fn apply_tree(
                         }
                         _ => PatchError::io(&old.shown(k), e),
                     })?;
-                    to.write_all_at(buf, off)
-                        .map_err(|x| PatchError::io(&at_new(&m.new[i].path), x))?;
+                    write_sparse(&to, buf, off).map_err(|x| PatchError::io(&at_new(i), x))?;
                     sums.push(xxh3_128(buf));
                     off += n as u64;
                 }
@@ -458,12 +518,12 @@ pub fn apply_tree(
             let f = open_new(i, libc::O_RDONLY)?;
             file_hash(&f, file_len(&m, i), PIECE)
                 .map(|x| (i, x))
-                .map_err(|x| PatchError::io(&at_new(&m.new[i].path), x))
+                .map_err(|x| PatchError::io(&at_new(i), x))
         })
         .collect::<Result<_, _>>()?;
     hashes.extend(spread);
     let mut new_sums = Vec::new();
-    for (i, e) in m.new.iter().enumerate() {
+    for (i, e) in m.nodes().iter().enumerate() {
         if let Kind::File { len, .. } = e.kind {
             let x = match hashes.get(&i) {
                 Some(&x) => x,
@@ -487,44 +547,43 @@ pub fn apply_tree(
             m.mode
         }
     };
-    let mut parents = Parents {
-        root: &root,
-        last: None,
-    };
-    let order = m
-        .new
-        .iter()
-        .filter(|e| e.kind != Kind::Dir)
-        .chain(m.new.iter().rev().filter(|e| e.kind == Kind::Dir));
-    for e in order {
-        let (pfd, name) = parents
-            .of(&e.path)
-            .map_err(|x| PatchError::io(&at_new(&e.path), x))?;
-        let t = times(&e.meta);
-        let r = if matches!(e.kind, Kind::Link { .. }) {
-            sys::set_times(pfd, &name, &t)
-        } else {
-            sys::chmod(pfd, &name, mode_of(&e.meta)).and_then(|()| sys::set_times(pfd, &name, &t))
-        };
-        r.map_err(|x| PatchError::io(&at_new(&e.path), x))?;
+    let mut chain = DirChain::new(&root, &m);
+    let is_dir = |i: &usize| m.node(*i).kind == Kind::Dir;
+    let order = (0..m.len())
+        .filter(|i| !is_dir(i))
+        .chain((0..m.len()).rev().filter(is_dir));
+    for i in order {
+        let e = m.node(i);
+        let r = cstr(m.name(i)).and_then(|name| {
+            let pfd = chain.parent_of(i)?;
+            let t = times(&e.meta);
+            if matches!(e.kind, Kind::Link { .. }) {
+                sys::set_times(pfd, &name, &t)
+            } else {
+                sys::chmod(pfd, &name, mode_of(&e.meta))
+                    .and_then(|()| sys::set_times(pfd, &name, &t))
+            }
+        });
+        r.map_err(|x| PatchError::io(&at_new(i), x))?;
     }
-    drop(parents);
+    drop(chain);
     let t = times(&m.root);
     let name = cstr(b".").map_err(|x| PatchError::io(&new_name, x))?;
-    sys::chmod(root.as_raw_fd(), &name, mode_of(&m.root))
-        .and_then(|()| sys::set_times(root.as_raw_fd(), &name, &t))
+    sys::chmod(root.as_fd(), &name, mode_of(&m.root))
+        .and_then(|()| sys::set_times(root.as_fd(), &name, &t))
         .map_err(|x| PatchError::io(&new_name, x))?;
 
-    // Into place: never over anything but the empty directory that was there.
-    let from = cstr(temp.path.as_os_str().as_bytes()).map_err(|x| PatchError::io(&new_name, x))?;
-    let to = cstr(new_dir.as_os_str().as_bytes()).map_err(|x| PatchError::io(&new_name, x))?;
+    // Into place, relative to the directory held open: never over anything but the empty
+    // directory that was there.
+    let from = cstr(&temp.name).map_err(|x| PatchError::io(&new_name, x))?;
+    let to = cstr(&base).map_err(|x| PatchError::io(&new_name, x))?;
     let flags = if existed { 0 } else { libc::RENAME_NOREPLACE };
-    // SAFETY: renameat2 with two NUL-terminated paths relative to the working directory.
+    // SAFETY: renameat2 with a live directory descriptor and two NUL-terminated names.
     check(unsafe {
         libc::renameat2(
-            libc::AT_FDCWD,
+            parent.as_raw_fd(),
             from.as_ptr(),
-            libc::AT_FDCWD,
+            parent.as_raw_fd(),
             to.as_ptr(),
             flags,
         )
@@ -560,8 +619,8 @@ fn le_list(sums: &[u128]) -> Vec<u8> {
     v
 }
 
-fn file_len(m: &Manifest, i: usize) -> u64 {
-    match m.new[i].kind {
+fn file_len(m: &NewTree, i: usize) -> u64 {
+    match m.node(i).kind {
         Kind::File { len, .. } => len,
         _ => 0,
     }
@@ -570,7 +629,7 @@ fn file_len(m: &Manifest, i: usize) -> u64 {
 /// Which slices of which files each section makes, checking that every section lies
 /// inside one file or holds whole files (a forged table cannot make a section write across
 /// a file's end).
-fn plan_parts(patch: &PatchFile, m: &Manifest) -> Result<Vec<Vec<Part>>, PatchError> {
+fn plan_parts(patch: &PatchFile, m: &NewTree) -> Result<Vec<Vec<Part>>, PatchError> {
     let bad = || {
         PatchError::invalid(
             patch.name(),
@@ -580,7 +639,7 @@ fn plan_parts(patch: &PatchFile, m: &Manifest) -> Result<Vec<Vec<Part>>, PatchEr
     let mut parts: Vec<Vec<Part>> = vec![Vec::new(); patch.entries.len()];
     let mut start = 0u64;
     let mut file = 0usize;
-    for e in &m.new {
+    for e in m.nodes() {
         let Kind::File {
             len,
             source: Source::Sections,

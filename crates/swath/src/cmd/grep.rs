@@ -1256,8 +1256,8 @@ enum Target {
         nofollow: bool,
         /// Found in a tree whose root is on this device, not a pseudo file system.
         real_dev: Option<u64>,
-        /// Found in a tree: its directory, held open, and its name there.
-        dir: Option<(std::sync::Arc<swath_engine::walk::DirHandle>, OsString)>,
+        /// Found in a tree: where to open it (its directory held open, and its name there).
+        at: Option<swath_engine::walk::At>,
     },
     /// A message from a walk: an error (exit status 2) or a warning.
     Note { text: Vec<u8>, error: bool },
@@ -1268,7 +1268,7 @@ enum Target {
 /// pool; a file found in a tree is taken as small without a stat, and a big one comes back
 /// from the pool deferred). Stops when `feed` returns false.
 fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
-    use swath_engine::walk::{walk, Follow, Found, Kind};
+    use swath_engine::walk::{walk, Follow, Found, Kind, Options, Order, Step};
     for op in &cfg.files {
         let recurse = cfg.directories == Directories::Recurse
             && op != "-"
@@ -1282,7 +1282,7 @@ fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
                 command_line: true,
                 nofollow: false,
                 real_dev: None,
-                dir: None,
+                at: None,
             };
             if !feed(target, pooled) {
                 return;
@@ -1302,49 +1302,53 @@ fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
         };
         let real_dev = swath_engine::input::real_filesystem_dev(Path::new(op));
         let mut going = true;
-        walk(
-            op,
-            cfg.follow,
-            &mut |name| excluded(&cfg.exclude_dirs, name.as_bytes(), true),
-            &mut |name| excluded(&cfg.excludes, name.as_bytes(), true),
-            &mut |found| {
-                let target = match found {
+        let opts = Options {
+            follow: cfg.follow,
+            order: Order::Fts,
+            stat: false,
+        };
+        walk(op, &opts, &mut |found| {
+            let target = match found {
+                Found::Entry(e) => match e.kind {
+                    Kind::Dir if excluded(&cfg.exclude_dirs, e.name.as_bytes(), true) => {
+                        return Step::Skip
+                    }
+                    Kind::Dir => return Step::Continue,
+                    _ if excluded(&cfg.excludes, e.name.as_bytes(), true) => return Step::Continue,
                     // GNU opens a link it does not follow with O_NOFOLLOW and says nothing
                     // of the ELOOP.
-                    Found::Entry {
-                        kind: Kind::Symlink,
-                        ..
-                    } => return true,
-                    Found::Entry {
-                        kind: Kind::Special,
-                        ..
-                    } if cfg.devices != Devices::Read => return true,
-                    Found::Entry { path, dir, .. } => Target::File {
-                        name: show(&path),
-                        path,
+                    Kind::Symlink => return Step::Continue,
+                    Kind::Special if cfg.devices != Devices::Read => return Step::Continue,
+                    _ => Target::File {
+                        name: show(e.path),
+                        path: e.path.to_owned(),
                         command_line: false,
                         nofollow: cfg.follow == Follow::Never,
                         real_dev,
-                        dir,
+                        at: Some(e.at()),
                     },
-                    Found::Error { path, error } => Target::Note {
-                        text: [
-                            &show(&path)[..],
-                            b": ",
-                            swath_engine::error::os_message(&error).as_bytes(),
-                        ]
-                        .concat(),
-                        error: true,
-                    },
-                    Found::Loop { path } => Target::Note {
-                        text: [&show(&path)[..], b": warning: recursive directory loop"].concat(),
-                        error: false,
-                    },
-                };
-                going = feed(target, true);
-                going
-            },
-        );
+                },
+                Found::Error { path, error, .. } => Target::Note {
+                    text: [
+                        &show(path)[..],
+                        b": ",
+                        swath_engine::error::os_message(&error).as_bytes(),
+                    ]
+                    .concat(),
+                    error: true,
+                },
+                Found::Loop { path, .. } => Target::Note {
+                    text: [&show(path)[..], b": warning: recursive directory loop"].concat(),
+                    error: false,
+                },
+            };
+            going = feed(target, true);
+            if going {
+                Step::Continue
+            } else {
+                Step::Stop
+            }
+        });
         if !going {
             return;
         }
@@ -1526,7 +1530,7 @@ fn grep_file(
         command_line,
         nofollow,
         real_dev,
-        dir,
+        at,
     } = target
     else {
         unreachable!("messages are not searched");
@@ -1542,13 +1546,9 @@ fn grep_file(
     } else if skip_devices {
         // As GNU: where devices are left out, the open does not wait for one (a FIFO with
         // no writer, or one put in place of a file found in a tree); its type is seen below.
-        let (at, base) = match dir {
-            Some((dir, base)) => (Some(dir.fd()), base.as_os_str()),
-            None => (None, file),
-        };
-        Input::open_nonblocking(at, base, Path::new(file), *nofollow, *real_dev)
-    } else if let Some((dir, base)) = dir {
-        Input::open_at(dir.fd(), base, Path::new(file), *nofollow, *real_dev)
+        Input::open_nonblocking(at.as_ref(), Path::new(file), *nofollow, *real_dev)
+    } else if let Some(at) = at {
+        Input::open_at(at, Path::new(file), *nofollow, *real_dev)
     } else if *nofollow {
         Input::open_nofollow_on(Path::new(file), *real_dev)
     } else {

@@ -450,8 +450,29 @@ fn looks_like_vcdiff(p: &std::path::Path) -> bool {
         && swath_patch::vcdiff::is_vcdiff(&head)
 }
 
+/// Refuses a NEW that is PATCH or OLD itself (the same file, by device and inode, through
+/// links too): the rebuilt file or tree would replace what it is being made from.
+fn refuse_new_in_place(a: &ApplyArgs) -> Result<(), PatchError> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let Some(new) = id(&a.new) else {
+        return Ok(());
+    };
+    for (other, what) in [(&a.patch, "PATCH"), (&a.old, "OLD")] {
+        if id(other) == Some(new) {
+            return Err(PatchError::Usage(format!(
+                "'{}' and '{}' are the same file (NEW would replace {what})",
+                other.display(),
+                a.new.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn apply(a: ApplyArgs) -> Result<(), PatchError> {
     let started = Instant::now();
+    refuse_new_in_place(&a)?;
     if looks_like_vcdiff(&a.patch) {
         let done = swath_patch::apply::apply_vcdiff_file(&a.old, &a.patch, &a.new)?;
         if a.time {

@@ -236,20 +236,34 @@ fn forge(
     old: &Path,
     change: impl FnOnce(&mut swath_patch::manifest::Manifest),
 ) -> Vec<u8> {
-    use swath_patch::format::{encode_tail, encode_tree_record, Header, TREE_RECORD_LEN};
+    let (h, _, _, raw) = manifest_in(good);
+    let script = swath_patch::manifest::Script::parse(raw).unwrap();
+    let (_, walked) = swath_patch::tree::walk(old, "old").unwrap();
+    let old_entries = swath_patch::tree::old_entries_of(&walked);
+    let mut m = script.resolve(&old_entries, h.new_len).unwrap();
+    change(&mut m);
+    forge_raw(good, &m.encode(&script.digests()))
+}
+
+/// The tree patch `good`'s header, where its manifest and its table start, and its
+/// manifest decoded.
+fn manifest_in(good: &[u8]) -> (swath_patch::format::Header, usize, usize, Vec<u8>) {
+    use swath_patch::format::{Header, TREE_RECORD_LEN};
     let (h, _) = Header::decode_flags(&good[..128]).unwrap();
     let f = &good[good.len() - 40..];
     let table_at = u64::from_le_bytes(f[..8].try_into().unwrap()) as usize;
     let rec = &good[table_at - TREE_RECORD_LEN..table_at];
     let m_at = u64::from_le_bytes(rec[..8].try_into().unwrap()) as usize;
     let raw = zstd::bulk::decompress(&good[m_at..table_at - TREE_RECORD_LEN], 1 << 20).unwrap();
-    let script = swath_patch::manifest::Script::parse(raw).unwrap();
-    let (_, walked) = swath_patch::tree::walk(old, "old").unwrap();
-    let old_entries = swath_patch::tree::old_entries_of(&walked);
-    let mut m = script.resolve(&old_entries, h.new_len).unwrap();
-    change(&mut m);
-    let raw = m.encode(&script.digests());
-    let stored = zstd::bulk::compress(&raw, 3).unwrap();
+    (h, m_at, table_at, raw)
+}
+
+/// The good tree patch `good` with the raw (decoded) manifest `raw` in place of its own, as
+/// a forger would write it: every checksum right.
+fn forge_raw(good: &[u8], raw: &[u8]) -> Vec<u8> {
+    use swath_patch::format::{encode_tail, encode_tree_record};
+    let (h, m_at, table_at, _) = manifest_in(good);
+    let stored = zstd::bulk::compress(raw, 3).unwrap();
     let mut out = good[..m_at].to_vec();
     out.extend_from_slice(&stored);
     let chain = h.chain();
@@ -579,4 +593,352 @@ fn patch_tree_permissions_as_root_and_as_nobody() {
     let o3 = as_nobody(&dir, "patch apply old p out3");
     assert_eq!(o3.status.code(), Some(2));
     assert!(!dir.path("out3").exists());
+}
+
+/// A chain of `depth` directories named `d` under `root`, made relative to descriptors (no
+/// path is resolved, however deep), with `files` (level, name, bytes; level 0 is the root)
+/// and `dirs` (level, name) at their levels.
+fn chain(root: &Path, depth: usize, files: &[(usize, &str, Vec<u8>)], dirs: &[(usize, &str)]) {
+    std::fs::create_dir_all(root).unwrap();
+    let mut at = crate::util::open_dir(root);
+    for level in 0..=depth {
+        for (_, name, data) in files.iter().filter(|f| f.0 == level) {
+            crate::util::make_at(&at, name, Some(data));
+        }
+        for (_, name) in dirs.iter().filter(|d| d.0 == level) {
+            crate::util::make_at(&at, name, None);
+        }
+        if level < depth {
+            at = crate::util::make_at(&at, "d", None);
+        }
+    }
+}
+
+/// What a chain holds, level by level: each entry's name, kind, mode and modification time,
+/// a file's length and checksum; the directory `d` is followed down. Read through
+/// /proc/self/fd with one directory open at a time, so at any depth.
+fn chain_listing(root: &Path) -> Vec<String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut at = crate::util::open_dir(root);
+    for level in 0.. {
+        let here = std::path::PathBuf::from(format!("/proc/self/fd/{}", at.as_raw_fd()));
+        let mut names: Vec<_> = std::fs::read_dir(&here)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        let mut next = None;
+        for n in names {
+            let p = here.join(&n);
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let what = if m.is_dir() {
+                "dir".to_string()
+            } else {
+                let b = std::fs::read(&p).unwrap();
+                let sum = b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+                    (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3)
+                });
+                format!("file {} {sum:x}", b.len())
+            };
+            out.push(format!(
+                "{level} {n:?} {what} {:o} {}.{}",
+                m.mode() & 0o7777,
+                m.mtime(),
+                m.mtime_nsec()
+            ));
+            if n == "d" && m.is_dir() {
+                next = Some(crate::util::open_dir(&p));
+            }
+        }
+        match next {
+            Some(d) => at = d,
+            None => break,
+        }
+    }
+    out
+}
+
+/// Removes the trees `names` of the scratch directory when dropped, before the directory
+/// itself (on a failed assertion too): they are too deep for a removal by path, or by
+/// recursion; `rm` walks by descriptors.
+struct RmRf<'a>(&'a Dir, &'a [&'a str]);
+
+impl Drop for RmRf<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("rm")
+            .arg("-rf")
+            .args(self.1)
+            .current_dir(self.0.tmp.path())
+            .status();
+    }
+}
+
+/// `patch make` and `patch apply` (which walks OLD_DIR as make does) of trees 1,500 and
+/// 5,000 directories deep (the second past PATH_MAX): no stack overflow, and the tree
+/// applied is the new tree, level by level.
+#[test]
+fn patch_tree_make_and_apply_trees_thousands_of_directories_deep() {
+    for depth in [1500, 5000] {
+        let dir = Dir::new();
+        let _rm = RmRf(&dir, &["old", "new", "out"]);
+        let mid = depth / 2;
+        let mut bottom = bytes(5000, 3);
+        bottom.splice(2000..2000, b"an insertion".iter().copied());
+        chain(
+            &dir.path("old"),
+            depth,
+            &[
+                (0, "top", bytes(3000, 1)),
+                (mid, "m", bytes(4000, 2)),
+                (depth, "f", bytes(5000, 3)),
+            ],
+            &[],
+        );
+        chain(
+            &dir.path("new"),
+            depth,
+            &[
+                (mid, "m", bytes(4000, 2)),
+                (mid, "n", bytes(2000, 4)),
+                (depth, "f", bottom),
+                (depth, "g", bytes(3000, 1)),
+            ],
+            &[(depth, "empty")],
+        );
+        ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
+        ok(&swath(&dir, &["patch", "apply", "old", "p", "out"]));
+        let want = chain_listing(&dir.path("new"));
+        assert_eq!(want.len(), depth + 5, "depth {depth}");
+        assert_eq!(chain_listing(&dir.path("out")), want, "depth {depth}");
+        assert!(leftovers(dir.tmp.path()).is_empty());
+    }
+}
+
+/// The directory digests stored in the good tree patch `good` (its old tree's, as bytes).
+fn digests_of(good: &[u8]) -> Vec<u8> {
+    let script = swath_patch::manifest::Script::parse(manifest_in(good).3).unwrap();
+    script
+        .digests()
+        .iter()
+        .flat_map(|d| d.to_le_bytes())
+        .collect()
+}
+
+/// A raw manifest (docs/patch-format.md, "Trees") against an old tree of one file `f` of
+/// `f_len` bytes: `depth` directories inserted, `a`, `a/a`, `a/a/a` and so on (each path
+/// coded in a few bytes against the one before), then `f` kept, or dropped when not
+/// `keep_f` (and then NEW's hash, which covers `f`, does not hold).
+fn deep_manifest(depth: u64, keep_f: bool, f_len: u64, digests: &[u8]) -> Vec<u8> {
+    use swath_patch::format::put_varint;
+    let mut cols: [Vec<u8>; 8] = Default::default();
+    let (ops, paths, modes, times) = (0, 1, 5, 6);
+    let mut prev = 0u64;
+    for k in 0..depth {
+        put_varint(&mut cols[ops], 3); // INSERT, a directory
+        put_varint(&mut cols[paths], prev);
+        let rest: &[u8] = if k == 0 { b"a" } else { b"/a" };
+        put_varint(&mut cols[paths], rest.len() as u64);
+        cols[paths].extend_from_slice(rest);
+        prev += rest.len() as u64;
+        put_varint(&mut cols[modes], if k == 0 { 4 + 0o755 } else { 0 });
+        if k == 0 {
+            cols[times].extend_from_slice(&[8, 0, 0]);
+        } else {
+            put_varint(&mut cols[times], 0);
+        }
+    }
+    if keep_f {
+        put_varint(&mut cols[ops], 1 << 2); // KEEP 1
+        put_varint(&mut cols[modes], 4 + 0o644);
+        put_varint(&mut cols[times], 0);
+    } else {
+        put_varint(&mut cols[ops], 1 << 2 | 1); // DROP 1
+    }
+    cols[7].extend_from_slice(digests);
+    let k = u64::from(keep_f);
+    let mut out = vec![0xE2];
+    for v in [0o755, 0, 0] {
+        put_varint(&mut out, v);
+    }
+    for v in [1, 1, 1, depth + k, k, depth, 0, k, k * f_len, 1 - k] {
+        put_varint(&mut out, v);
+    }
+    for c in &cols {
+        put_varint(&mut out, c.len() as u64);
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+/// A tree patch whose old tree is one file `f` and whose manifest is
+/// [`deep_manifest`]`(depth, keep_f)`, written at `name` in the scratch directory.
+fn deep_patch(dir: &Dir, name: &str, depth: u64, keep_f: bool) -> usize {
+    let f = bytes(2000, 7);
+    file(&dir.path("old"), "f", &f, 0o644);
+    file(&dir.path("new"), "f", &f, 0o644);
+    ok(&swath(dir, &["patch", "make", "old", "new", "good"]));
+    let good = std::fs::read(dir.path("good")).unwrap();
+    let raw = deep_manifest(depth, keep_f, f.len() as u64, &digests_of(&good));
+    let forged = forge_raw(&good, &raw);
+    dir.write(name, &forged);
+    forged.len()
+}
+
+/// Runs `swath ARGS` in the scratch directory under GNU time: its exit status, standard
+/// error, and peak resident memory in KiB. (Not the `ru_maxrss` of a child of this test
+/// process: spawned with `vfork`, a child's peak counts the whole test binary's, which it
+/// shared until its exec.) `None` when /usr/bin/time is missing.
+fn peak_rss(dir: &Dir, args: &[&str]) -> Option<(Option<i32>, String, u64)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        swath_engine::testing::skip("measuring peak memory needs GNU time (/usr/bin/time)");
+        return None;
+    }
+    let kib = dir.path("rss.txt");
+    let o = Command::new(time)
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&kib)
+        .arg(swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    let peak = std::fs::read_to_string(&kib).unwrap();
+    std::fs::remove_file(&kib).unwrap();
+    let peak = peak.lines().last().unwrap().trim().parse().unwrap();
+    Some((
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        peak,
+    ))
+}
+
+/// A tree patch of about 20 KB whose manifest lists the directories `a`, `a/a`, ... 20,000
+/// deep (400 MB of paths written whole): apply builds it holding no path whole, in memory
+/// bounded by the manifest's size (the whole process under 64 MiB).
+#[test]
+fn patch_tree_a_manifest_20000_directories_deep_applies_in_memory_linear_in_its_size() {
+    let dir = Dir::new();
+    let _rm = RmRf(&dir, &["out"]);
+    let len = deep_patch(&dir, "deep.swp", 20_000, true);
+    assert!(len < 64 << 10, "{len}");
+    let Some((code, stderr, kib)) = peak_rss(&dir, &["patch", "apply", "old", "deep.swp", "out"])
+    else {
+        return;
+    };
+    assert!(kib < 64 << 10, "peak resident memory {kib} KiB");
+    assert_eq!(code, Some(0), "{stderr}");
+    let find = Command::new("sh")
+        .arg("-c")
+        .arg("find out -type d | wc -l; find out -type f")
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&find.stdout), "20001\nout/f\n");
+    assert!(leftovers(dir.tmp.path()).is_empty());
+}
+
+/// A tree apply that fails once its tree, 2,100 directories deep (past PATH_MAX), is built
+/// (NEW's hash does not hold): the private tree is removed whole, relative to descriptors.
+#[test]
+fn patch_tree_a_failed_apply_of_a_tree_deeper_than_path_max_leaves_nothing() {
+    let dir = Dir::new();
+    deep_patch(&dir, "deep.swp", 2100, false);
+    fails(
+        &swath(&dir, &["patch", "apply", "old", "deep.swp", "out"]),
+        "out: the rebuilt tree does not match the patch's hash",
+    );
+    let left = leftovers(dir.tmp.path());
+    let names: Vec<&str> = left.iter().map(String::as_str).collect();
+    let _rm = RmRf(&dir, &names);
+    assert!(!dir.path("out").exists());
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A run of 128 MiB of zeros in a new file: the patch is a few hundred bytes, and apply
+/// leaves the run as a hole, as a file's apply does, instead of writing 128 MiB.
+#[test]
+fn patch_tree_apply_leaves_runs_of_zeros_as_holes_as_file_apply_does() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = Dir::new();
+    file(&dir.path("old"), "z", b"0123456789", 0o644);
+    file(&dir.path("new"), "x", &bytes(3000, 8), 0o644);
+    let z = dir.path("new/z");
+    std::fs::File::create(&z)
+        .unwrap()
+        .set_len(128 << 20)
+        .unwrap();
+    if std::fs::metadata(&z).unwrap().blocks() > 8 {
+        swath_engine::testing::skip("the scratch file system does not keep holes");
+        return;
+    }
+    ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
+    assert!(std::fs::metadata(dir.path("p")).unwrap().len() < 4096);
+    ok(&swath(&dir, &["patch", "apply", "old", "p", "out"]));
+    let got = std::fs::metadata(dir.path("out/z")).unwrap();
+    assert_eq!(got.len(), 128 << 20);
+    assert!(got.blocks() * 512 < 1 << 20, "{} blocks", got.blocks());
+    // A file's apply of the same run, for comparison.
+    ok(&swath(&dir, &["patch", "make", "old/z", "new/z", "pz"]));
+    ok(&swath(&dir, &["patch", "apply", "old/z", "pz", "z"]));
+    let file_blocks = std::fs::metadata(dir.path("z")).unwrap().blocks();
+    assert!(file_blocks * 512 < 1 << 20, "{file_blocks} blocks");
+    let same = Command::new("cmp")
+        .args(["new/z", "out/z"])
+        .current_dir(dir.tmp.path())
+        .status()
+        .unwrap();
+    assert!(same.success());
+}
+
+/// `patch apply OLD PATCH NEW` where NEW is PATCH or OLD (the same file, through a link
+/// too): refused in one line naming both, status 2, nothing written (file and tree
+/// patches).
+#[test]
+fn patch_apply_refuses_a_new_that_is_the_patch_or_old() {
+    let dir = Dir::new();
+    dir.write("old", &bytes(5000, 1));
+    dir.write("new", &bytes(5200, 1));
+    ok(&swath(&dir, &["patch", "make", "old", "new", "p"]));
+    let p = std::fs::read(dir.path("p")).unwrap();
+    std::os::unix::fs::symlink("p", dir.path("plink")).unwrap();
+    for (new, what) in [
+        (
+            "p",
+            "'p' and 'p' are the same file (NEW would replace PATCH)",
+        ),
+        (
+            "plink",
+            "'p' and 'plink' are the same file (NEW would replace PATCH)",
+        ),
+        (
+            "old",
+            "'old' and 'old' are the same file (NEW would replace OLD)",
+        ),
+    ] {
+        fails(&swath(&dir, &["patch", "apply", "old", "p", new]), what);
+        assert_eq!(std::fs::read(dir.path("p")).unwrap(), p, "{new}");
+        assert_eq!(std::fs::read(dir.path("old")).unwrap(), bytes(5000, 1));
+    }
+    file(&dir.path("to"), "a", &bytes(3000, 2), 0o644);
+    file(&dir.path("tn"), "a", &bytes(3100, 2), 0o644);
+    std::fs::create_dir(dir.path("empty")).unwrap();
+    ok(&swath(&dir, &["patch", "make", "to", "tn", "tp"]));
+    ok(&swath(&dir, &["patch", "make", "empty", "tn", "tpe"]));
+    let tp = std::fs::read(dir.path("tp")).unwrap();
+    fails(
+        &swath(&dir, &["patch", "apply", "to", "tp", "tp"]),
+        "'tp' and 'tp' are the same file (NEW would replace PATCH)",
+    );
+    assert_eq!(std::fs::read(dir.path("tp")).unwrap(), tp);
+    fails(
+        &swath(&dir, &["patch", "apply", "empty", "tpe", "empty"]),
+        "'empty' and 'empty' are the same file (NEW would replace OLD)",
+    );
+    assert_eq!(std::fs::read_dir(dir.path("empty")).unwrap().count(), 0);
+    assert!(leftovers(dir.tmp.path()).is_empty());
 }

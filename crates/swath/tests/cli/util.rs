@@ -2,6 +2,7 @@
 //! command to capture stdout, stderr and exit status for byte-for-byte comparison.
 
 use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -311,4 +312,42 @@ impl Paused {
         self.held = None;
         self.child.wait_with_output().unwrap()
     }
+}
+
+/// `name` made in the directory `dir` (a directory, or a file holding `data`), relative to
+/// the descriptor: no path is resolved, however deep `dir` is.
+pub fn make_at(dir: &OwnedFd, name: &str, data: Option<&[u8]>) -> OwnedFd {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: mkdirat/openat with a live directory descriptor and a NUL-terminated name;
+    // each result is checked before use.
+    unsafe {
+        let fd = match data {
+            None => {
+                assert_eq!(libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o755), 0);
+                libc::openat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                )
+            }
+            Some(_) => libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                0o644 as libc::c_uint,
+            ),
+        };
+        assert!(fd >= 0, "{name}: {}", std::io::Error::last_os_error());
+        let fd = OwnedFd::from_raw_fd(fd);
+        if let Some(d) = data {
+            std::io::Write::write_all(&mut std::fs::File::from(fd.try_clone().unwrap()), d)
+                .unwrap();
+        }
+        fd
+    }
+}
+
+/// The directory at `p`, open (to make or read a tree relative to it).
+pub fn open_dir(p: &Path) -> OwnedFd {
+    std::fs::File::open(p).unwrap().into()
 }
