@@ -12,6 +12,7 @@ mod journal;
 mod json;
 mod links;
 mod logs;
+mod logs_hostile;
 mod messages;
 mod partial;
 mod patch;
