@@ -2,6 +2,8 @@
 //! followed (issue 26): escapes in the CSV, W3C headers that change, follows that meet a
 //! planted link, a FIFO or another user's file.
 
+use std::path::Path;
+
 use crate::util::{swath, Dir};
 
 /// Splits CSV text into rows of fields (RFC 4180: a quoted field may hold commas, doubled
@@ -83,4 +85,212 @@ fn csv_escapes_the_logs_control_characters() {
         String::from_utf8_lossy(&txt.stdout).contains(want),
         "the text report escapes the key otherwise"
     );
+}
+
+/// A combined log line for `uri`.
+fn log_line(uri: &str) -> String {
+    format!("1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET {uri} HTTP/1.0\" 200 100 \"-\" \"x\"\n")
+}
+
+/// The requests a `--follow` page counts (its embedded model's `"requests":N`).
+pub fn page_requests(page: &Path) -> Option<u64> {
+    let page = std::fs::read_to_string(page).ok()?;
+    let at = page.find("\"requests\":")? + 11;
+    page[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Waits (up to 30 s) for the page to count `n` requests.
+fn wait_for_requests(page: &Path, n: u64) -> bool {
+    for _ in 0..300 {
+        if page_requests(page) == Some(n) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
+/// What the log's writer puts at the log's name while `--follow` is about to reopen it.
+#[derive(Clone, Copy, Debug)]
+enum Replacement {
+    /// Its own symbolic link to a log only root may read.
+    LinkToRootOnlyLog,
+    /// A FIFO (opening it without O_NONBLOCK waits for a writer forever).
+    Fifo,
+    /// A regular file of another user (uid 1).
+    OtherUsersFile,
+}
+
+/// Kills `pid` unless `done` is set within 60 s: a follow that never reaches its pause point
+/// (or never stops) fails the test instead of hanging it.
+fn watchdog(pid: u32, done: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    std::thread::spawn(move || {
+        for _ in 0..600 {
+            if done.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        // SAFETY: kill has no memory effects; the child is not reaped before `done` is set.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+}
+
+/// Items 3 and 16: as root, `--follow` of a log in a directory of user `nobody`; the log is
+/// rotated (a new regular file at its name), and while swath is about to reopen the name
+/// (the `follow-reopen` pause point), `nobody` replaces the new file by `what`. swath must
+/// not read it: the follow stops with one line naming the log and the cause, status 2, and
+/// the page never holds a line of the replacement.
+fn follow_meets(what: Replacement) {
+    use std::os::unix::fs::{chown, lchown, PermissionsExt};
+    if !crate::util::is_root() {
+        swath_engine::testing::skip("not root: the follow race needs another user");
+        return;
+    }
+    const NOBODY: u32 = 65534;
+    let dir = Dir::new();
+    let logs = dir.path("logs");
+    std::fs::create_dir(&logs).unwrap();
+    chown(&logs, Some(NOBODY), Some(NOBODY)).unwrap();
+    let secret = dir.path("secret");
+    std::fs::create_dir(&secret).unwrap();
+    std::fs::set_permissions(&secret, PermissionsExt::from_mode(0o700)).unwrap();
+    let root_log = secret.join("root.log");
+    std::fs::write(&root_log, log_line("/ROOT-ONLY").repeat(5)).unwrap();
+    std::fs::set_permissions(&root_log, PermissionsExt::from_mode(0o600)).unwrap();
+    let log = logs.join("f.log");
+    let as_nobody = |p: &Path, data: &str| {
+        std::fs::write(p, data).unwrap();
+        chown(p, Some(NOBODY), Some(NOBODY)).unwrap();
+    };
+    as_nobody(&log, &log_line("/a").repeat(3));
+    let page = dir.path("page.html");
+    let mut cmd = std::process::Command::new(crate::util::swath_bin());
+    cmd.args([
+        "logs",
+        "summary",
+        "--follow",
+        "1",
+        "--html",
+        "page.html",
+        "logs/f.log",
+    ])
+    .current_dir(dir.tmp.path());
+    let mut run = crate::util::Paused::spawn(cmd, dir.tmp.path(), "follow-reopen");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    watchdog(run.child.id(), done.clone());
+    let first = wait_for_requests(&page, 3);
+    // The rotation: the old file moved away, a new one (nobody's) at the name.
+    std::fs::rename(&log, logs.join("f.log.1")).unwrap();
+    as_nobody(&log, &log_line("/new"));
+    let reached = run.reached();
+    std::fs::remove_file(&log).unwrap();
+    match what {
+        Replacement::LinkToRootOnlyLog => {
+            std::os::unix::fs::symlink(&root_log, &log).unwrap();
+            lchown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        Replacement::Fifo => {
+            let c = std::ffi::CString::new(log.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: mkfifo with a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            chown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        Replacement::OtherUsersFile => {
+            std::fs::write(&log, log_line("/OTHER-USER").repeat(5)).unwrap();
+            chown(&log, Some(1), Some(1)).unwrap();
+        }
+    }
+    let out = run.resume();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        first,
+        "{what:?}: the first page never counted 3 requests; {err}"
+    );
+    assert!(
+        reached,
+        "{what:?}: swath never reached the reopen after the rotation; {err}"
+    );
+    let page_text = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !page_text.contains("ROOT-ONLY") && !page_text.contains("OTHER-USER"),
+        "{what:?}: the replacement's lines are in the page"
+    );
+    assert_eq!(page_requests(&page), Some(3), "{what:?}");
+    assert_eq!(out.status.code(), Some(2), "{what:?}: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "{what:?}: the start line and one line: {err}"
+    );
+    let cause = match what {
+        Replacement::LinkToRootOnlyLog => "symbolic link",
+        Replacement::Fifo => "FIFO",
+        Replacement::OtherUsersFile => "owned by",
+    };
+    assert!(
+        lines[1].starts_with("swath logs: logs/f.log: ") && lines[1].contains(cause),
+        "{what:?}: {err}"
+    );
+}
+
+#[test]
+fn follow_does_not_follow_a_link_put_at_the_logs_name() {
+    follow_meets(Replacement::LinkToRootOnlyLog);
+}
+
+#[test]
+fn follow_stops_at_a_fifo_put_at_the_logs_name() {
+    follow_meets(Replacement::Fifo);
+}
+
+#[test]
+fn follow_stops_at_another_users_file_put_at_the_logs_name() {
+    follow_meets(Replacement::OtherUsersFile);
+}
+
+/// Items 3 and 16 at the start: a FIFO, a symbolic link or a directory named as the log is
+/// refused at once with one line and status 2 (a FIFO is not opened for reading, which
+/// would wait for a writer).
+#[test]
+fn follow_refuses_a_fifo_a_link_or_a_directory_at_once() {
+    let dir = Dir::new();
+    dir.write("real.log", log_line("/a").as_bytes());
+    std::os::unix::fs::symlink("real.log", dir.path("link.log")).unwrap();
+    std::fs::create_dir(dir.path("d.log")).unwrap();
+    let c = std::ffi::CString::new(dir.path("fifo.log").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for (name, cause) in [
+        ("fifo.log", "FIFO"),
+        ("link.log", "symbolic link"),
+        ("d.log", "directory"),
+    ] {
+        let mut child = std::process::Command::new(crate::util::swath_bin())
+            .args(["logs", "summary", "--follow", "1", "--html", "p.html", name])
+            .current_dir(dir.tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        watchdog(child.id(), done.clone());
+        let status = child.wait().unwrap();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.starts_with(&format!("swath logs: {name}: ")) && err.contains(cause),
+            "{name}: {err}"
+        );
+        assert!(!dir.path("p.html").exists(), "{name}: a page was written");
+    }
 }

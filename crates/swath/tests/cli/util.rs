@@ -252,14 +252,12 @@ pub fn without_format_line(stderr: &[u8]) -> String {
 
 /// A swath process started with `SWATH_PAUSE=POINT:FIFO` (see `swath_engine::pause`): it stops
 /// at the point named until the test has done what the race needs.
-#[allow(dead_code)] // the race tests of the hardening issue use it
 pub struct Paused {
     pub child: std::process::Child,
     fifo: PathBuf,
     held: Option<std::fs::File>,
 }
 
-#[allow(dead_code)]
 impl Paused {
     /// Starts `cmd` (its output captured) so that it waits at `point`, the FIFO made in `dir`.
     pub fn spawn(mut cmd: Command, dir: &Path, point: &str) -> Paused {
