@@ -389,7 +389,7 @@ fn emit_partial<R: LineReport>(
     let f = &files[0];
     let name = f.to_string_lossy().into_owned();
     let range = crate::cmd::wc::parse_range(a.range.as_deref()).map_err(anyhow::Error::msg)?;
-    let input = Input::open(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+    let input = Input::open_ranged(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
     let len = input.len().unwrap_or(0);
     let mut r = R::default();
     let span = if swath_report::logs::compression(&input).is_some() {
@@ -466,6 +466,12 @@ fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
             *stdin_head = Some(buf.clone());
             swath_report::logs::decoded_head(&buf)
         } else {
+            // Only a regular file is looked into here (a FIFO would be opened, and its
+            // writer's bytes lost, or wait for a writer): a log read as a stream is read
+            // once, by the report.
+            if !std::fs::metadata(f).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
             match Input::open(f) {
                 Ok(i) => swath_report::logs::head(&i),
                 Err(_) => continue,

@@ -140,6 +140,32 @@ fn watchdog(pid: u32, done: std::sync::Arc<std::sync::atomic::AtomicBool>) {
     });
 }
 
+/// Makes a FIFO at `p`.
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// Runs `swath ARGS` in `dir` under a [`watchdog`]: its status (`None` when killed) and
+/// standard error.
+fn run_watched(dir: &Dir, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(crate::util::swath_bin())
+        .args(args)
+        .current_dir(dir.tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    watchdog(child.id(), done.clone());
+    let code = child.wait().unwrap().code();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (code, err)
+}
+
 /// Items 3 and 16: as root, `--follow` of a log in a directory of user `nobody`; the log is
 /// rotated (a new regular file at its name), and while swath is about to reopen the name
 /// (the `follow-reopen` pause point), `nobody` replaces the new file by `what`. swath must
@@ -195,9 +221,7 @@ fn follow_meets(what: Replacement) {
             lchown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
         }
         Replacement::Fifo => {
-            let c = std::ffi::CString::new(log.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: mkfifo with a valid NUL-terminated path.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            mkfifo(&log);
             chown(&log, Some(NOBODY), Some(NOBODY)).unwrap();
         }
         Replacement::OtherUsersFile => {
@@ -264,33 +288,57 @@ fn follow_refuses_a_fifo_a_link_or_a_directory_at_once() {
     dir.write("real.log", log_line("/a").as_bytes());
     std::os::unix::fs::symlink("real.log", dir.path("link.log")).unwrap();
     std::fs::create_dir(dir.path("d.log")).unwrap();
-    let c = std::ffi::CString::new(dir.path("fifo.log").as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    mkfifo(&dir.path("fifo.log"));
     for (name, cause) in [
         ("fifo.log", "FIFO"),
         ("link.log", "symbolic link"),
         ("d.log", "directory"),
     ] {
-        let mut child = std::process::Command::new(crate::util::swath_bin())
-            .args(["logs", "summary", "--follow", "1", "--html", "p.html", name])
-            .current_dir(dir.tmp.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        watchdog(child.id(), done.clone());
-        let status = child.wait().unwrap();
-        done.store(true, std::sync::atomic::Ordering::SeqCst);
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-        assert_eq!(status.code(), Some(2), "{name}: {err}");
+        let (status, err) = run_watched(
+            &dir,
+            &["logs", "summary", "--follow", "1", "--html", "p.html", name],
+        );
+        assert_eq!(status, Some(2), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
         assert!(
             err.starts_with(&format!("swath logs: {name}: ")) && err.contains(cause),
             "{name}: {err}"
         );
         assert!(!dir.path("p.html").exists(), "{name}: a page was written");
+    }
+}
+
+/// Item 16, the command's side of `swath.dask`: a piece of a FIFO (`--emit-partial`) is
+/// refused at once, as a device is, with one line (opening the FIFO for reading waited for
+/// a writer forever). The statuses are each command's for a device (`/dev/null`).
+#[test]
+fn emit_partial_refuses_a_fifo_at_once() {
+    let dir = Dir::new();
+    mkfifo(&dir.path("pipe.log"));
+    let cases: [(&[&str], &str, i32); 4] = [
+        (&["wc", "--emit-partial", "o"], "swath wc", 1),
+        (&["grep", "-c", "x", "--emit-partial", "o"], "swath grep", 2),
+        (&["logs", "wf2", "--emit-partial", "o"], "swath logs", 1),
+        (
+            &["logs", "summary", "--emit-partial", "o", "--range", "0:9"],
+            "swath logs",
+            1,
+        ),
+    ];
+    for (args, prog, status) in cases {
+        let mut args = args.to_vec();
+        args.push("pipe.log");
+        let (code, err) = run_watched(&dir, &args);
+        assert_eq!(
+            (code, err.as_str()),
+            (
+                Some(status),
+                format!(
+                    "{prog}: pipe.log: a byte range needs a regular file, not a pipe or a device\n"
+                )
+                .as_str()
+            ),
+            "{args:?}"
+        );
     }
 }
