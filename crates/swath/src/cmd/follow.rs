@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use swath_ops::logs::{report_reader, Summary, SummaryConfig};
+use swath_ops::headers::Header;
+use swath_ops::logs::{report_reader_after, Summary, SummaryConfig};
 
 /// Why a log is not followed: said in one line after its name.
 #[derive(Debug)]
@@ -124,6 +125,8 @@ pub(crate) struct Tail {
     owner: Option<u32>,
     /// Bytes of it read (always at a line's end).
     offset: u64,
+    /// The header line in force after them (a W3C log's last `#Fields:` line).
+    header: Option<Header>,
 }
 
 impl Tail {
@@ -168,6 +171,7 @@ impl Tail {
             id: (0, 0),
             owner: None,
             offset: 0,
+            header: None,
         };
         t.reopen().map_err(|r| anyhow::anyhow!("{shown}: {r}"))?;
         if let Some(f) = &t.file {
@@ -200,6 +204,7 @@ impl Tail {
         self.id = (m.dev(), m.ino());
         self.file = Some(f);
         self.offset = 0;
+        self.header = None;
         Ok(())
     }
 
@@ -235,6 +240,7 @@ impl Tail {
         if size < self.offset {
             // Truncated in place: the log starts again.
             self.offset = 0;
+            self.header = None;
         }
         let end = if to_end {
             size
@@ -245,7 +251,7 @@ impl Tail {
             f.seek(SeekFrom::Start(self.offset))?;
             let mut part = (&mut *f).take(end - self.offset);
             let workers = swath_engine::sysinfo::cores();
-            report_reader(&mut part, config, workers, 1 << 20, s)?;
+            report_reader_after(&mut part, config, workers, 1 << 20, s, &mut self.header)?;
             self.offset = end;
         }
         Ok(())

@@ -342,3 +342,208 @@ fn emit_partial_refuses_a_fifo_at_once() {
         );
     }
 }
+
+/// An IIS log whose `#Fields:` line changes (IIS writes its header again when it starts,
+/// here with the client and the file swapped and the rest in another order too, then back),
+/// and the same requests under one header.
+fn iis_logs(requests: u32) -> (String, String) {
+    let first = [
+        "date",
+        "time",
+        "s-ip",
+        "cs-method",
+        "cs-uri-stem",
+        "cs-uri-query",
+        "c-ip",
+        "cs(User-Agent)",
+        "sc-status",
+        "sc-bytes",
+        "time-taken",
+    ];
+    let second = [
+        "c-ip",
+        "time",
+        "date",
+        "cs-uri-stem",
+        "sc-bytes",
+        "sc-status",
+        "cs-method",
+        "time-taken",
+        "s-ip",
+        "cs(User-Agent)",
+        "cs-uri-query",
+    ];
+    let header = |names: &[&str]| {
+        format!(
+            "#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n#Date: 2024-03-01 00:00:00\n#Fields: {}\n",
+            names.join(" ")
+        )
+    };
+    let record = |i: u32, names: &[&str]| {
+        names
+            .iter()
+            .map(|n| match *n {
+                "date" => format!("2024-03-0{}", 1 + i % 2),
+                "time" => format!("{:02}:{:02}:07", i % 24, i % 60),
+                "s-ip" => "10.0.0.1".to_string(),
+                "cs-method" => ["GET", "POST"][(i % 2) as usize].to_string(),
+                "cs-uri-stem" => format!("/page{}.html", i % 13),
+                "cs-uri-query" => "-".to_string(),
+                "c-ip" => format!("192.0.2.{}", i % 37),
+                "cs(User-Agent)" => format!("Mozilla/5.0+(Agent+{})", i % 4),
+                "sc-status" => ["200", "404", "304"][(i % 3) as usize].to_string(),
+                "sc-bytes" => (i * 131 % 9000).to_string(),
+                "time-taken" => (i % 250).to_string(),
+                other => panic!("{other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            + "\n"
+    };
+    let (mut log, mut one) = (header(&first), header(&first));
+    for i in 0..requests {
+        // A third of the way in IIS restarts with the other order; two thirds in, again
+        // with the first.
+        if i == requests / 3 {
+            log += &header(&second);
+        }
+        if i == 2 * requests / 3 {
+            log += &header(&first);
+        }
+        let order: &[&str] = if (requests / 3..2 * requests / 3).contains(&i) {
+            &second
+        } else {
+            &first
+        };
+        log += &record(i, order);
+        one += &record(i, &first);
+    }
+    (log, one)
+}
+
+/// Item 11: a W3C log whose second `#Fields:` line has the same fields in another order
+/// reads as the same requests under one header (its client addresses stay clients, no line
+/// fails), for several thread counts and block sizes, compressed or from standard input,
+/// and as ranges read apart and merged.
+#[test]
+fn w3c_fields_lines_in_another_order_are_followed() {
+    let dir = Dir::new();
+    let (log, one) = iis_logs(6000);
+    dir.write("iis.log", log.as_bytes());
+    dir.write("one.log", one.as_bytes());
+    let json = |args: &[&str]| {
+        let out = swath(&dir, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let want = json(&["logs", "summary", "--json", "one.log"]);
+    assert!(want.contains("\"lines_failed\": 0") && want.contains("\"requests\": 6000"));
+    for threads in ["1", "2", "4"] {
+        for bs in ["4K", "64K", "1M"] {
+            let got = json(&[
+                "logs",
+                "summary",
+                "--json",
+                "--threads",
+                threads,
+                "--block-size",
+                bs,
+                "iis.log",
+            ]);
+            assert_eq!(got, want, "--threads {threads} --block-size {bs}");
+        }
+    }
+    // Through the stream reader: gzip, and standard input.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, log.as_bytes()).unwrap();
+    dir.write("iis.log.gz", &gz.finish().unwrap());
+    assert_eq!(
+        json(&["logs", "summary", "--json", "iis.log.gz"]),
+        want,
+        "gzip"
+    );
+    let out = std::process::Command::new(crate::util::swath_bin())
+        .args(["logs", "summary", "--json", "-"])
+        .current_dir(dir.tmp.path())
+        .stdin(std::fs::File::open(dir.path("iis.log")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        want,
+        "standard input"
+    );
+    // Ranges read apart (each finds the header in force at its start) and merged.
+    let len = log.len();
+    let cuts = [0, len / 5, len / 2, len * 3 / 4, len];
+    let mut parts = Vec::new();
+    for (k, w) in cuts.windows(2).enumerate() {
+        let part = format!("p{k}");
+        let range = format!("{}:{}", w[0], w[1]);
+        let out = swath(
+            &dir,
+            &[
+                "logs",
+                "summary",
+                "--emit-partial",
+                &part,
+                "--range",
+                &range,
+                "iis.log",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{range}: {out:?}");
+        parts.push(part);
+    }
+    let mut args = vec!["merge", "--json"];
+    args.extend(parts.iter().map(String::as_str));
+    assert_eq!(json(&args), want, "ranges merged");
+}
+
+/// Item 11 in `--follow`: a `#Fields:` line in another order appended to a followed log
+/// governs the lines after it, those read with it and those read later.
+#[test]
+fn follow_reads_by_the_fields_line_in_force() {
+    let dir = Dir::new();
+    let (log, _) = iis_logs(600);
+    // Up to the second header; then a hundred requests under it; then the rest, as the
+    // log grows.
+    let cut = log.match_indices("#Software").nth(1).unwrap().0;
+    let lines_to =
+        |at: usize, n: usize| at + log[at..].match_indices('\n').nth(n - 1).unwrap().0 + 1;
+    let cut2 = lines_to(cut, 4 + 100);
+    dir.write("iis.log", &log.as_bytes()[..cut]);
+    let mut child = std::process::Command::new(crate::util::swath_bin())
+        .args([
+            "logs", "summary", "--follow", "1", "--html", "p.html", "iis.log",
+        ])
+        .current_dir(dir.tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let page = dir.path("p.html");
+    let first = wait_for_requests(&page, 200);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path("iis.log"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, &log.as_bytes()[cut..cut2]).unwrap();
+    let second = wait_for_requests(&page, 300);
+    std::io::Write::write_all(&mut f, &log.as_bytes()[cut2..]).unwrap();
+    let all = wait_for_requests(&page, 600);
+    let text = std::fs::read_to_string(&page).unwrap_or_default();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(first && second, "{:?}", page_requests(&page));
+    assert!(
+        all,
+        "the lines after the second header: {:?}",
+        page_requests(&page)
+    );
+    assert!(text.contains("\"lines_failed\":0"), "lines failed");
+    assert!(
+        text.contains("\"host\":\"192.0.2.") && !text.contains("\"host\":\"/page"),
+        "a file read as a client"
+    );
+}
