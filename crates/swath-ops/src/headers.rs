@@ -8,8 +8,9 @@
 //! followed by the header's first bytes: far cheaper than parsing the lines) and keeps the
 //! points where the header in force changes, with the one in force at the span's start
 //! (found by reading back from the start to the last header line before it). A worker looks
-//! its block's start up in that list ([`Headers::at`]). Past [`MAX_CHANGES`] changes (a
-//! forged log of little else) the list is not kept ([`Headers::changes`] is `None`): the
+//! its block's start up in that list ([`Headers::at`]). Past [`MAX_CHANGES`] changes, or
+//! [`MAX_CHANGE_BYTES`] of their headers (a forged log of little else), the list is not kept
+//! ([`Headers::changes`] is `None`): the
 //! caller then reads the span in order, carrying the header from one block to the next
 //! ([`last_in`]), in memory that does not grow with the log.
 //!
@@ -24,9 +25,12 @@ use swath_engine::{EngineError, Input};
 /// A header line (without its newline), shared by the workers.
 pub type Header = Arc<[u8]>;
 
-/// Changes of the header in force kept at most: a list of this many takes about 1.5 MiB,
-/// and a real log changes its header a few times a day.
+/// Changes of the header in force kept at most: a list of this many takes about 1.5 MiB
+/// besides the headers, and a real log changes its header a few times a day.
 pub const MAX_CHANGES: usize = 1 << 16;
+
+/// Bytes of the headers of the changes kept at most (a forged log of long header lines).
+pub const MAX_CHANGE_BYTES: usize = 64 << 20;
 
 /// Bytes read at a time by the pre-pass.
 const CHUNK: usize = 1 << 20;
@@ -38,7 +42,7 @@ pub struct Headers {
     pub start: Option<Header>,
     /// Where the header in force changes: (offset from the span's start of the line after
     /// the header line, the header), by offset; `None` when there are more than
-    /// [`MAX_CHANGES`].
+    /// [`MAX_CHANGES`], or their headers hold more than [`MAX_CHANGE_BYTES`].
     pub changes: Option<Vec<(u64, Header)>>,
 }
 
@@ -53,6 +57,24 @@ impl Headers {
         prefix: &[u8],
         max: usize,
     ) -> Result<Headers, EngineError> {
+        Headers::find_kept(
+            input,
+            (begin, len),
+            prefix,
+            max,
+            (MAX_CHANGES, MAX_CHANGE_BYTES),
+        )
+    }
+
+    /// [`Headers::find`], keeping at most `most_changes` changes and `most_bytes` bytes of
+    /// their headers.
+    fn find_kept(
+        input: &Input,
+        (begin, len): (u64, u64),
+        prefix: &[u8],
+        max: usize,
+        (most_changes, most_bytes): (usize, usize),
+    ) -> Result<Headers, EngineError> {
         let start = match begin {
             0 => None,
             _ => last_before(input, begin, prefix, max)?,
@@ -60,6 +82,7 @@ impl Headers {
         let needle = [b"\n", prefix].concat();
         let finder = memchr::memmem::Finder::new(&needle);
         let mut changes = Vec::new();
+        let mut kept = 0usize;
         let mut current = start.clone();
         let mut buf = vec![0u8; CHUNK.min(len as usize)];
         // Bytes of the span before `pos` are scanned, but for the last `needle.len() - 1`,
@@ -78,7 +101,8 @@ impl Headers {
                 if current.as_deref() == Some(&line[..]) {
                     continue;
                 }
-                if changes.len() == MAX_CHANGES {
+                kept += line.len();
+                if changes.len() == most_changes || kept > most_bytes {
                     return Ok(Headers {
                         start,
                         changes: None,
@@ -195,4 +219,48 @@ pub fn last_in<'a>(block: &'a [u8], prefix: &[u8], max: usize) -> Option<&'a [u8
             &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())]
         })
         .find(|line| line.len() <= max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// The changes found, where they take effect, the header in force at the start of a
+    /// range (read back from it), and the limits past which none is kept.
+    #[test]
+    fn changes_and_limits() {
+        let log = b"#Fields: a\nx\n#Fields: a\ny\n#Fields: b\nz\n#Fields: c c c c c c c c\nw\n";
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(log).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        let len = log.len() as u64;
+        let all = Headers::find(&input, 0, len, b"#Fields:", 100).unwrap();
+        let at = |h: &Headers, o: u64| h.at(o).map(|b| String::from_utf8_lossy(b).into_owned());
+        let changes = all.changes.as_ref().unwrap();
+        assert_eq!(changes.len(), 3, "the repeated header is no change");
+        assert_eq!(at(&all, 0), None);
+        assert_eq!(at(&all, 11).as_deref(), Some("#Fields: a"));
+        assert_eq!(at(&all, 24).as_deref(), Some("#Fields: a"));
+        assert_eq!(at(&all, 26).as_deref(), Some("#Fields: a"));
+        assert_eq!(at(&all, 37).as_deref(), Some("#Fields: b"));
+        // From the line `z` on, a range starts under `b`.
+        let z = log.iter().position(|&c| c == b'z').unwrap() as u64;
+        let tail = Headers::find(&input, z, len - z, b"#Fields:", 100).unwrap();
+        assert_eq!(tail.start.as_deref(), Some(&b"#Fields: b"[..]));
+        assert_eq!(at(&tail, 0).as_deref(), Some("#Fields: b"));
+        // A header over the bound on lines is no header.
+        let short = Headers::find(&input, z, len - z, b"#Fields:", 12).unwrap();
+        assert_eq!(short.changes.as_ref().unwrap().len(), 0);
+        // Past the limits, no list.
+        let few = Headers::find_kept(&input, (0, len), b"#Fields:", 100, (2, 1000)).unwrap();
+        assert!(few.changes.is_none());
+        let small = Headers::find_kept(&input, (0, len), b"#Fields:", 100, (10, 25)).unwrap();
+        assert!(small.changes.is_none());
+        assert_eq!(
+            last_in(log, b"#Fields:", 100),
+            Some(&b"#Fields: c c c c c c c c"[..])
+        );
+        assert_eq!(last_in(log, b"#Fields:", 12), Some(&b"#Fields: b"[..]));
+    }
 }
