@@ -90,6 +90,45 @@ impl Input {
         Self::from_file(name, file, false)
     }
 
+    /// Opens `path` for reading a byte range of it (a piece of a partial result): a regular
+    /// file only. What the path names is looked at first, and a FIFO, a device or a socket
+    /// is refused without being opened ([`EngineError::NotRanged`]), a directory as `Is a
+    /// directory`; the open itself never waits (`O_NONBLOCK`, which a regular file ignores),
+    /// and what it opened is checked again, so a FIFO put at the path meanwhile is refused at
+    /// once too.
+    pub fn open_ranged(path: &Path) -> Result<Input, EngineError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let name = path.to_string_lossy().into_owned();
+        let check = |t: std::fs::FileType| {
+            if t.is_dir() {
+                Err(EngineError::io(
+                    &name,
+                    io::Error::from_raw_os_error(libc::EISDIR),
+                ))
+            } else if !t.is_file() {
+                Err(EngineError::NotRanged { path: name.clone() })
+            } else {
+                Ok(())
+            }
+        };
+        check(
+            std::fs::metadata(path)
+                .map_err(|e| EngineError::io(&name, e))?
+                .file_type(),
+        )?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| EngineError::io(&name, e))?;
+        check(
+            file.metadata()
+                .map_err(|e| EngineError::io(&name, e))?
+                .file_type(),
+        )?;
+        Self::from_file(name, file, false)
+    }
+
     /// Opens `path` without following a symbolic link in its last component (`O_NOFOLLOW`:
     /// a link fails with ELOOP), as a walk that does not follow links must open what it found
     /// (a link put there since is not followed).

@@ -7,6 +7,8 @@
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
 //! - [`counts`]: counting tables for millions of distinct keys, with batched prefetching.
+//! - [`headers`]: header lines (W3C `#Fields:`) in force at each block of a log read in
+//!   parallel.
 //! - [`count`]: wc counts of one input, in parallel blocks folded in order.
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`inplace`]: crash-safe in-place transformation with an undo journal.
@@ -22,6 +24,7 @@ pub mod compare;
 pub mod copy;
 pub mod count;
 pub mod counts;
+pub mod headers;
 pub mod inplace;
 pub mod lines;
 pub mod logformat;

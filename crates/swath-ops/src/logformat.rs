@@ -702,14 +702,25 @@ pub struct W3c {
     source: String,
 }
 
+/// What starts a W3C header line that names the fields of the lines after it.
+pub const W3C_FIELDS: &[u8] = b"#Fields:";
+
 impl W3c {
     /// The format of the `#Fields:` line among `head`'s first lines.
     pub fn from_head(head: &[u8]) -> Option<W3c> {
         let line = head
             .split(|&b| b == b'\n')
             .take(64)
-            .find(|l| l.starts_with(b"#Fields:"))?;
-        let text = String::from_utf8_lossy(&line[8..]).trim().to_string();
+            .find(|l| l.starts_with(W3C_FIELDS))?;
+        W3c::from_fields_line(line)
+    }
+
+    /// The format a `#Fields:` line names (its newline, and a CR before it, allowed), or
+    /// `None` when the line does not start so, or names no `cs-uri-stem` or `sc-status`
+    /// (lines read by it could not be requests).
+    pub fn from_fields_line(line: &[u8]) -> Option<W3c> {
+        let names = line.strip_prefix(W3C_FIELDS)?;
+        let text = String::from_utf8_lossy(names).trim().to_string();
         let names: Vec<&str> = text.split_whitespace().collect();
         let cloudfront = names.iter().any(|n| n.starts_with("x-edge-"));
         let fields = names

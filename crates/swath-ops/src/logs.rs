@@ -23,6 +23,7 @@ use std::sync::Mutex;
 use hashbrown::HashMap;
 
 use crate::counts::{Counts, BATCH};
+use crate::headers::{last_in, Header, Headers};
 use swath_engine::{
     run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, LongLines, Plan,
     Region, RunStats,
@@ -191,18 +192,37 @@ pub trait LineReport: Default + Send {
     fn block(&mut self, config: &Self::Config, block: &[u8]) {
         feed(self, config, block);
     }
+    /// The first bytes of a header line: a line that changes how the lines after it are
+    /// read (a W3C log's `#Fields:`), when the configuration reads such lines; `None` (the
+    /// default) when every line is read alike. See [`crate::headers`].
+    fn header(_config: &Self::Config) -> Option<&'static [u8]> {
+        None
+    }
+    /// Adds every line of a block of whole lines, the first ones read by the header line
+    /// `header` (the last one before the block in its input; `None`: none, the
+    /// configuration's own format), the others by the header lines in the block.
+    fn block_after(&mut self, config: &Self::Config, header: Option<&[u8]>, block: &[u8]) {
+        let _ = header;
+        self.block(config, block);
+    }
 }
 
 /// Feeds every line of a block of whole lines to `report`.
 #[inline]
 fn feed<R: LineReport>(report: &mut R, config: &R::Config, block: &[u8]) {
+    each_line(block, |line| report.line(config, line));
+}
+
+/// Calls `f` with every line of a block of whole lines (without its newline).
+#[inline]
+pub(crate) fn each_line(block: &[u8], mut f: impl FnMut(&[u8])) {
     let mut rest = block;
     while !rest.is_empty() {
         let (line, next) = match memchr::memchr(b'\n', rest) {
             Some(i) => (&rest[..i], &rest[i + 1..]),
             None => (rest, &rest[rest.len()..]),
         };
-        report.line(config, line);
+        f(line);
         rest = next;
     }
 }
@@ -251,15 +271,43 @@ pub fn report_span<R: LineReport>(
             skipped: &skipped,
         })
         .with_progress(progress);
-    let plan = Plan::for_job(engine, &job, Access::ComputeBound);
+    let mut plan = Plan::for_job(engine, &job, Access::ComputeBound);
+    // Header lines (a W3C log's `#Fields:`) govern the lines after them: each block is read
+    // by the header in force at its start, found by a pre-pass over the span; a stream, or
+    // a span whose header changes too often to list, is read in order on one thread, the
+    // header carried from block to block (see `crate::headers`).
+    let max = R::max_line(config);
+    let headers = match (R::header(config), limit) {
+        (Some(prefix), Some(len)) if input.is_seekable() => {
+            Some(Headers::find(input, offset, len, prefix, max)?)
+        }
+        _ => None,
+    };
+    let in_order =
+        R::header(config).is_some() && headers.as_ref().is_none_or(|h| h.changes.is_none());
+    if in_order {
+        plan.method = swath_engine::Method::Read;
+        plan.threads = 1;
+    }
+    let carried: Mutex<Option<Header>> = Mutex::new(headers.as_ref().and_then(|h| h.start.clone()));
     let pool: Mutex<Vec<R>> = Mutex::new(Vec::new());
-    let result = run_blocks(&plan, &job, &(), |_, d| {
+    let result = run_blocks(&plan, &job, &(), |b, d| {
         let mut r = pool
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .pop()
             .unwrap_or_default();
-        r.block(config, d[0]);
+        match (R::header(config), &headers) {
+            (Some(prefix), _) if in_order => {
+                let mut carried = carried.lock().unwrap_or_else(|p| p.into_inner());
+                r.block_after(config, carried.as_deref(), d[0]);
+                if let Some(h) = last_in(d[0], prefix, max) {
+                    *carried = Some(Header::from(h));
+                }
+            }
+            (Some(_), Some(h)) => r.block_after(config, h.at(b.start), d[0]),
+            _ => r.block(config, d[0]),
+        }
         pool.lock().unwrap_or_else(|p| p.into_inner()).push(r);
         Flow::Continue
     });
@@ -314,10 +362,26 @@ pub fn report_reader<R: LineReport>(
     chunk: usize,
     into: &mut R,
 ) -> std::io::Result<u64> {
+    report_reader_after(reader, config, workers, chunk, into, &mut None)
+}
+
+/// [`report_reader`] of a stream that goes on from where an earlier one ended (a log
+/// followed as it grows): `header` is the header line in force at the stream's start (see
+/// [`LineReport::header`]; `None`: none), and becomes the one in force at its end.
+pub fn report_reader_after<R: LineReport>(
+    reader: &mut (dyn Read + Send),
+    config: &R::Config,
+    workers: usize,
+    chunk: usize,
+    into: &mut R,
+    header: &mut Option<Header>,
+) -> std::io::Result<u64> {
     let workers = workers.max(1);
     let chunk = chunk.max(1);
     let max = R::max_line(config);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(workers * 2);
+    let prefix = R::header(config);
+    // Each chunk goes with the header in force at its start.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Option<Header>, Vec<u8>)>(workers * 2);
     let rx = Mutex::new(rx);
     let results: Mutex<Vec<R>> = Mutex::new(Vec::new());
     let mut total = 0u64;
@@ -330,7 +394,7 @@ pub fn report_reader<R: LineReport>(
                 loop {
                     let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                     match next {
-                        Ok(buf) => r.block(config, &buf),
+                        Ok((h, buf)) => r.block_after(config, h.as_deref(), &buf),
                         Err(_) => break,
                     }
                 }
@@ -340,12 +404,18 @@ pub fn report_reader<R: LineReport>(
         }
         // No worker thread could be had (no memory for a stack): this thread parses too.
         let mut inline = (spawned == 0).then(R::default);
-        let mut send = |buf: Vec<u8>| match inline.as_mut() {
-            Some(r) => {
-                r.block(config, &buf);
-                true
+        let mut send = |buf: Vec<u8>| {
+            let at_start = header.clone();
+            if let Some(h) = prefix.and_then(|p| last_in(&buf, p, max)) {
+                *header = Some(Header::from(h));
             }
-            None => tx.send(buf).is_ok(),
+            match inline.as_mut() {
+                Some(r) => {
+                    r.block_after(config, at_start.as_deref(), &buf);
+                    true
+                }
+                None => tx.send((at_start, buf)).is_ok(),
+            }
         };
         // `carry` is the partial line after the last newline; while `skipping`, the bytes
         // read are the rest of a long line, up to its newline.
@@ -1016,6 +1086,240 @@ mod tests {
             prop_assert_eq!(sorted(&all.hits()), sorted(&reference.hits()));
             prop_assert_eq!(sorted(&all.clients), sorted(&reference.clients));
         }
+    }
+
+    /// The fields of a W3C test log, in the order of the reference's one header.
+    const W3C_ORDER: [&str; 9] = [
+        "date",
+        "time",
+        "c-ip",
+        "cs-method",
+        "cs-uri-stem",
+        "sc-status",
+        "sc-bytes",
+        "cs(User-Agent)",
+        "time-taken",
+    ];
+
+    /// Request `i` of a W3C test log, its fields written in the order `order` (indices
+    /// into [`W3C_ORDER`]).
+    fn w3c_record(i: u32, order: &[usize]) -> String {
+        let values = [
+            format!("2024-03-0{}", 1 + i % 3),
+            format!("{:02}:{:02}:{:02}", i % 24, i % 60, i % 59),
+            format!("10.0.{}.{}", i % 3, i % 7),
+            ["GET", "POST", "HEAD"][(i % 3) as usize].to_string(),
+            format!("/p{}.html", i % 11),
+            ["200", "404", "302", "500"][(i % 4) as usize].to_string(),
+            (i * 37 % 5000).to_string(),
+            format!("Agent/{}+(X{})", i % 5, i % 2),
+            (i % 90).to_string(),
+        ];
+        order
+            .iter()
+            .map(|&k| values[k].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn w3c_header(order: &[usize]) -> String {
+        let names: Vec<&str> = order.iter().map(|&k| W3C_ORDER[k]).collect();
+        format!("#Fields: {}", names.join(" "))
+    }
+
+    /// One piece of a W3C test log with header changes.
+    #[derive(Debug, Clone)]
+    enum W3cPiece {
+        /// A `#Fields:` line with the fields in another order (a permutation's seed).
+        Header(u64),
+        /// A `#Fields:` line that names no `sc-status`: the lines under it are malformed.
+        Unusable,
+        /// A `#Fields:` line longer than the bound on lines: malformed, and not followed.
+        LongHeader(u64),
+        /// A comment.
+        Comment,
+        /// This many requests, in the order in force.
+        Records(u32),
+    }
+
+    fn w3c_piece() -> impl proptest::strategy::Strategy<Value = W3cPiece> {
+        use proptest::strategy::Strategy as _;
+        prop_oneof![
+            any::<u64>().prop_map(W3cPiece::Header),
+            Just(W3cPiece::Unusable),
+            any::<u64>().prop_map(W3cPiece::LongHeader),
+            Just(W3cPiece::Comment),
+            (0u32..40).prop_map(W3cPiece::Records),
+        ]
+    }
+
+    /// A permutation of the W3C fields from a seed.
+    fn w3c_permutation(mut seed: u64) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..W3C_ORDER.len()).collect();
+        for i in (1..order.len()).rev() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            order.swap(i, (seed >> 33) as usize % (i + 1));
+        }
+        order
+    }
+
+    /// A W3C log of `pieces` (its header changing as they say), and the same requests
+    /// under one header, as the reference: a malformed line where the log has one.
+    fn w3c_logs(pieces: &[W3cPiece], max_line: usize) -> (Vec<u8>, Vec<u8>) {
+        let first: Vec<usize> = (0..W3C_ORDER.len()).collect();
+        let (mut log, mut one) = (String::new(), String::new());
+        log += &format!(
+            "#Software: Microsoft Internet Information Services 10.0\n{}\n",
+            w3c_header(&first)
+        );
+        one += &format!("{}\n", w3c_header(&first));
+        let mut in_force = Some(first.clone());
+        let mut i = 0;
+        for p in pieces {
+            match p {
+                W3cPiece::Header(seed) => {
+                    let order = w3c_permutation(*seed);
+                    log += &format!("{}\n", w3c_header(&order));
+                    in_force = Some(order);
+                }
+                W3cPiece::Unusable => {
+                    log += "#Fields: date time c-ip cs-uri-stem\n";
+                    in_force = None;
+                }
+                W3cPiece::LongHeader(seed) => {
+                    let mut h = w3c_header(&w3c_permutation(*seed));
+                    while h.len() <= max_line {
+                        h += " x-pad";
+                    }
+                    log += &format!("{h}\n");
+                    one += &format!("{}\n", "x".repeat(h.len()));
+                }
+                W3cPiece::Comment => {
+                    log += "#Date: 2024-03-01 00:00:00\n";
+                    one += "#Date: 2024-03-01 00:00:00\n";
+                }
+                W3cPiece::Records(n) => {
+                    for _ in 0..*n {
+                        i += 1;
+                        match &in_force {
+                            Some(order) => {
+                                log += &format!("{}\n", w3c_record(i, order));
+                                one += &format!("{}\n", w3c_record(i, &first));
+                            }
+                            None => {
+                                log += &format!("{}\n", w3c_record(i, &first));
+                                one += "not a request\n";
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (log.into_bytes(), one.into_bytes())
+    }
+
+    fn w3c_config(head: &[u8], max_line: usize) -> SummaryConfig {
+        SummaryConfig {
+            max_line,
+            format: crate::logformat::Format::named("w3c", head).unwrap(),
+            ..SummaryConfig::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// A W3C log whose `#Fields:` line changes (other orders, a header that names no
+        /// status, a header over the bound, which is not followed) reads as the same
+        /// requests under one header, however it is read: blocks of any size on any number
+        /// of threads, a stream in chunks, a stream read on from where it stopped (a follow),
+        /// two ranges merged.
+        #[test]
+        fn w3c_fields_lines_govern_the_lines_after_them(
+            pieces in proptest::collection::vec(w3c_piece(), 0..12),
+            threads in 1i64..4,
+            bs in prop_oneof![1usize..50, 100usize..5000],
+            strategy in prop_oneof![Just(Strategy::Read), Just(Strategy::Pread), Just(Strategy::Mmap)],
+            cut in 0.0f64..1.0,
+        ) {
+            let max_line = 300;
+            let (log, one) = w3c_logs(&pieces, max_line);
+            let config = w3c_config(&log, max_line);
+            let exts = crate::summary::default_static();
+            let mut reference = Summary::default();
+            reference.block(&w3c_config(&one, max_line), &one);
+            let want = reference.ranked(1000, &exts);
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            f.write_all(&log).unwrap();
+            let input = Input::open(f.path()).unwrap();
+            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let mut par = Summary::default();
+            report_input(&input, &config, &opts, None, &mut par).unwrap();
+            prop_assert_eq!(par.ranked(1000, &exts), want.clone(), "blocks");
+            let mut streamed = Summary::default();
+            report_reader(&mut &log[..], &config, 3, bs, &mut streamed).unwrap();
+            prop_assert_eq!(streamed.ranked(1000, &exts), want.clone(), "a stream");
+            // Two ranges, each read on its own, merged.
+            let at = (log.len() as f64 * cut) as u64;
+            let mut merged = Summary::default();
+            for (a, b) in [(0, at), (at, u64::MAX)] {
+                let span = swath_engine::range::line_span(&input, a, b, b'\n').unwrap();
+                let mut piece = Summary::default();
+                report_span(&input, Some(span), &config, &opts, None, &mut piece).unwrap();
+                merged.merge(piece);
+            }
+            prop_assert_eq!(merged.ranked(1000, &exts), want.clone(), "two ranges");
+            // A stream read in two goes, the header carried from one to the other.
+            let split = log[..at as usize].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+            let mut followed = Summary::default();
+            let mut header = None;
+            for part in [&log[..split], &log[split..]] {
+                report_reader_after(&mut &part[..], &config, 2, bs, &mut followed, &mut header).unwrap();
+            }
+            prop_assert_eq!(followed.ranked(1000, &exts), want, "a stream in two");
+        }
+    }
+
+    /// Past `headers::MAX_CHANGES` changes of the header, the changes are not listed: the log
+    /// is read in order on one thread, and still reads as under one header.
+    #[test]
+    fn a_log_of_many_header_changes_reads_in_order() {
+        let n = crate::headers::MAX_CHANGES as u32 + 10;
+        let pieces: Vec<W3cPiece> = (0..n)
+            .flat_map(|i| [W3cPiece::Header(u64::from(i % 2)), W3cPiece::Records(1)])
+            .collect();
+        let (log, one) = w3c_logs(&pieces, DEFAULT_MAX_LINE);
+        let config = w3c_config(&log, DEFAULT_MAX_LINE);
+        let exts = crate::summary::default_static();
+        let mut reference = Summary::default();
+        reference.block(&w3c_config(&one, DEFAULT_MAX_LINE), &one);
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&log).unwrap();
+        let input = Input::open(f.path()).unwrap();
+        let found = crate::headers::Headers::find(
+            &input,
+            0,
+            log.len() as u64,
+            b"#Fields:",
+            DEFAULT_MAX_LINE,
+        )
+        .unwrap();
+        assert!(
+            found.changes.is_none(),
+            "more changes than are listed: {:?}",
+            found.changes.as_ref().map(Vec::len)
+        );
+        let opts = EngineOptions {
+            threads: Some(2),
+            block_size: Some(4096),
+            strategy: Strategy::Pread,
+            layout: Layout::Dynamic,
+        };
+        let mut par = Summary::default();
+        report_input(&input, &config, &opts, None, &mut par).unwrap();
+        assert_eq!(par.ranked(1000, &exts), reference.ranked(1000, &exts));
+        assert_eq!(par.requests(), u64::from(n));
     }
 
     #[test]

@@ -9,11 +9,12 @@
 //! made, each key once, whether the table is in memory or merged from sorted partial
 //! lists ([`crate::streamed`]).
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 use hashbrown::HashMap;
 
-use crate::logformat::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp};
+use crate::logformat::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp, W3c, W3C_FIELDS};
 use crate::logs::{
     add, merge_map, merge_table, LineReport, Ranked, Ranking, Table, TopN, DEFAULT_MAX_LINE,
 };
@@ -812,11 +813,11 @@ impl Summary {
     }
 }
 
-impl LineReport for Summary {
-    type Config = SummaryConfig;
-
+impl Summary {
+    /// Adds one line (without its newline) read in `format` (`None`: a W3C log under a
+    /// header that names no request: its lines but comments are malformed).
     #[inline]
-    fn line(&mut self, c: &SummaryConfig, line: &[u8]) {
+    fn line_as(&mut self, c: &SummaryConfig, format: Option<&Format>, line: &[u8]) {
         if line.len() > c.max_line {
             self.numbers[N_MALFORMED] += 1;
             return;
@@ -825,10 +826,55 @@ impl LineReport for Summary {
             return;
         }
         // The record borrows the line (or the parser's own buffer): added inside the call.
-        let outcome = c.format.parse(line, |r| self.request(c, r));
+        let outcome = match format {
+            Some(f) => f.parse(line, |r| self.request(c, r)),
+            None if line.starts_with(b"#") => Outcome::Comment,
+            None => Outcome::Malformed,
+        };
         if outcome == Outcome::Malformed {
             self.numbers[N_MALFORMED] += 1;
         }
+    }
+}
+
+impl LineReport for Summary {
+    type Config = SummaryConfig;
+
+    #[inline]
+    fn line(&mut self, c: &SummaryConfig, line: &[u8]) {
+        self.line_as(c, Some(&c.format), line);
+    }
+
+    fn block(&mut self, c: &SummaryConfig, block: &[u8]) {
+        self.block_after(c, None, block);
+    }
+
+    fn header(c: &SummaryConfig) -> Option<&'static [u8]> {
+        matches!(c.format, Format::W3c(_)).then_some(W3C_FIELDS)
+    }
+
+    /// A W3C log's lines are read by the `#Fields:` line in force: `header` for the first
+    /// ones (`None`: the configuration's), then each one in the block for the lines after
+    /// it. A header that names no `cs-uri-stem` or `sc-status` makes the lines under it
+    /// malformed. Other formats have no header lines.
+    fn block_after(&mut self, c: &SummaryConfig, header: Option<&[u8]>, block: &[u8]) {
+        if !matches!(c.format, Format::W3c(_)) {
+            crate::logs::each_line(block, |line| self.line(c, line));
+            return;
+        }
+        let fields = |h: &[u8]| W3c::from_fields_line(h).map(|w| Cow::Owned(Format::W3c(w)));
+        let mut current = match header {
+            None => Some(Cow::Borrowed(&c.format)),
+            Some(h) => fields(h),
+        };
+        crate::logs::each_line(block, |line| {
+            // A header line over the bound is a malformed line, as any line over it.
+            if line.len() <= c.max_line && line.starts_with(W3C_FIELDS) {
+                current = fields(line);
+            } else {
+                self.line_as(c, current.as_deref(), line);
+            }
+        });
     }
 
     fn merge(&mut self, o: Self) {

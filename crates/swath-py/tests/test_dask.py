@@ -292,3 +292,73 @@ def test_other_formats_cut_anywhere_equal_the_cli(cli, client, tmp_path):
         assert want["general"]["lines_failed"] == 0 and want["general"]["requests"] == 3000
         got = sd.summary([path], client=client, blocksize="20KiB").json()
         assert got == want, name
+
+
+NOT_REGULAR = "a byte range needs a regular file, not a pipe or a device"
+
+
+def _refused(code, cwd):
+    """Runs `code` in a Python of its own (so that a call that hangs fails the test at its
+    timeout instead of hanging it); returns what it printed."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    return out.stdout, out.stderr
+
+
+@pytest.mark.parametrize(
+    "call", ["wc(p)", "summary(p)", "wf2(p)", "grep_count(p, 'x')", "wc([p, 'ok.log'])"]
+)
+def test_a_fifo_is_refused_at_once(tmp_path, call):
+    """A FIFO (opening it for reading would wait for a writer forever) is refused when the
+    files are listed, with the message the command gives for a byte range of a pipe."""
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    (tmp_path / "ok.log").write_text("a line\n")
+    code = (
+        "import swath, swath.dask as sd\n"
+        f"p = {str(fifo)!r}\n"
+        "try:\n"
+        f"    sd.{call}\n"
+        "except swath.SwathError as e:\n"
+        "    print(e)\n"
+    )
+    out, err = _refused(code, tmp_path)
+    assert out == f"{fifo}: {NOT_REGULAR}\n", err
+
+
+def test_devices_and_directories_are_refused_as_the_command_refuses_them(tmp_path, cli):
+    """A device and a directory: refused at once with the command's messages, each
+    once (`NAME: Is a directory`)."""
+    _, err, status = cli("wc", "--emit-partial", str(tmp_path / "o"), "/dev/null")
+    assert (err, status) == (f"swath wc: /dev/null: {NOT_REGULAR}\n".encode(), 1)
+    with pytest.raises(swath.SwathError, match=f"^/dev/null: {NOT_REGULAR}$"):
+        sd.wc("/dev/null")
+    with pytest.raises(swath.SwathError, match=f"^{tmp_path}: Is a directory$"):
+        sd.wc(str(tmp_path))
+
+
+def test_the_extension_refuses_a_fifo_at_once(tmp_path):
+    """swath.partial and swath.partial_of_span, called with a FIFO (as a task would be
+    when the file was replaced after it was listed): refused at once."""
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    for call in [
+        "swath.partial('wc', p)",
+        "swath.partial('summary', p, 0, 10)",
+        "swath.partial_of_span('wf2', p, 'x.log', 100, 0)",
+    ]:
+        code = (
+            "import swath\n"
+            f"p = {str(fifo)!r}\n"
+            "try:\n"
+            f"    {call}\n"
+            "except swath.SwathError as e:\n"
+            "    print(e)\n"
+        )
+        out, err = _refused(code, tmp_path)
+        want = "x.log" if "span" in call else str(fifo)
+        assert out == f"{want}: {NOT_REGULAR}\n", (call, err)

@@ -75,7 +75,7 @@ pub fn piece(
     use std::os::unix::ffi::OsStrExt;
     let name = name.unwrap_or(path.as_os_str().as_bytes());
     let shown = String::from_utf8_lossy(name).into_owned();
-    let input = Input::open(path).map_err(|e| named(&shown, &e))?;
+    let input = Input::open_ranged(path).map_err(|e| named(&shown, &e))?;
     let len = input.len().unwrap_or(0);
     let (start, end) = range.unwrap_or((0, u64::MAX));
     if start > end {
@@ -102,7 +102,7 @@ pub fn piece_of_span(
     engine: &EngineOptions,
 ) -> Result<Vec<u8>, String> {
     let shown = String::from_utf8_lossy(name).into_owned();
-    let input = Input::open(path).map_err(|e| named(&shown, &e))?;
+    let input = Input::open_ranged(path).map_err(|e| named(&shown, &e))?;
     let size = input.len().unwrap_or(0);
     let finish = begin
         .checked_add(size)

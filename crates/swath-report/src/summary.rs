@@ -23,7 +23,7 @@ use swath_ops::summary::{
 };
 
 use crate::logs::json_for_script;
-use crate::text::shown;
+use crate::text::{shown, visible};
 
 /// The version of the summary's JSON schema (docs/json.md).
 pub const SCHEMA: u64 = 2;
@@ -728,14 +728,18 @@ pub fn text(m: &Value) -> String {
     o
 }
 
+/// A CSV field: control characters escaped as the text report escapes them ([`visible`]:
+/// `\x1b`, a backslash doubled), so that no field can drive a terminal or hold a line end;
+/// a field a spreadsheet would run as a formula prefixed with `'`; quoted when it holds a
+/// comma or a quote.
 fn csv_field(s: &str) -> String {
-    // A field a spreadsheet would run as a formula is prefixed with `'`.
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err() {
+    let s = visible(s.as_bytes());
+    let s = if s.starts_with(['=', '+', '-', '@']) && s.parse::<f64>().is_err() {
         format!("'{s}")
     } else {
-        s.to_string()
+        s
     };
-    if s.contains([',', '"', '\n', '\r']) {
+    if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s

@@ -26,6 +26,7 @@ import glob as _glob
 import json as _json
 import locale as _locale
 import os
+import stat as _stat
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -161,11 +162,7 @@ def _list(paths: Paths, storage_options: Optional[dict]) -> list[_Input]:
     for index, (name, fs, path) in enumerate(found):
         try:
             if fs is None:
-                if os.path.isdir(path):
-                    raise IsADirectoryError(f"{name}: Is a directory")
-                size = os.stat(path).st_size
-                with open(path, "rb") as f:
-                    magic = f.read(_swath.MAGIC_LEN)
+                size, magic = _local_head(name, path)
             else:
                 size = fs.size(path)
                 magic = _read(fs, path, 0, min(_swath.MAGIC_LEN, size))
@@ -175,6 +172,33 @@ def _list(paths: Paths, storage_options: Optional[dict]) -> list[_Input]:
         compressed = _swath.compression(magic) is not None
         inputs.append(_Input(index, name, size, compressed, fs, path))
     return inputs
+
+
+# What the command says of a byte range of a FIFO or a device.
+_NOT_REGULAR = "a byte range needs a regular file, not a pipe or a device"
+
+
+def _regular(name: str, mode: int) -> None:
+    """Refuses what is not a regular file, with the command's messages."""
+    if _stat.S_ISDIR(mode):
+        raise SwathError(f"{name}: Is a directory")
+    if not _stat.S_ISREG(mode):
+        raise SwathError(f"{name}: {_NOT_REGULAR}")
+
+
+def _local_head(name: str, path: str) -> tuple[int, bytes]:
+    """The size and first bytes of a local file, which must be a regular file: what the path
+    names is looked at before it is opened (a FIFO, whose open would wait for a writer, or a
+    device is refused, not opened); the open never waits (``O_NONBLOCK``), and what it
+    opened is looked at again."""
+    _regular(name, os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        _regular(name, st.st_mode)
+        return st.st_size, os.pread(fd, _swath.MAGIC_LEN, 0)
+    finally:
+        os.close(fd)
 
 
 def _ranges(inp: _Input, blocksize: int) -> list[tuple[int, int]]:

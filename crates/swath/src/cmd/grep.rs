@@ -522,7 +522,7 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         eprint_bytes(prog, &error_text(name.as_bytes(), e));
         ExitCode::from(2)
     };
-    let input = match Input::open(Path::new(name)) {
+    let input = match Input::open_ranged(Path::new(name)) {
         Ok(i) => i,
         Err(e) => return fail(&e),
     };

@@ -389,7 +389,7 @@ fn emit_partial<R: LineReport>(
     let f = &files[0];
     let name = f.to_string_lossy().into_owned();
     let range = crate::cmd::wc::parse_range(a.range.as_deref()).map_err(anyhow::Error::msg)?;
-    let input = Input::open(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+    let input = Input::open_ranged(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
     let len = input.len().unwrap_or(0);
     let mut r = R::default();
     let span = if swath_report::logs::compression(&input).is_some() {
@@ -466,6 +466,12 @@ fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
             *stdin_head = Some(buf.clone());
             swath_report::logs::decoded_head(&buf)
         } else {
+            // Only a regular file is looked into here (a FIFO would be opened, and its
+            // writer's bytes lost, or wait for a writer): a log read as a stream is read
+            // once, by the report.
+            if !std::fs::metadata(f).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
             match Input::open(f) {
                 Ok(i) => swath_report::logs::head(&i),
                 Err(_) => continue,
@@ -483,8 +489,9 @@ fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
 fn summary_config(
     a: &SummaryArgs,
     stdin_head: &mut Option<Vec<u8>>,
+    head: Option<Vec<u8>>,
 ) -> Result<(SummaryConfig, Vec<String>)> {
-    let head = first_head(&a.common.files, stdin_head);
+    let head = head.unwrap_or_else(|| first_head(&a.common.files, stdin_head));
     let (format, detected) = swath_report::logs::log_format(&a.format, &head).map_err(|e| {
         let name = a
             .common
@@ -541,8 +548,22 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     if let Some(out) = &a.html {
         refuse_output_among_inputs(out, &a.common.files)?;
     }
+    // Followed logs are opened once, by their directories ([`crate::cmd::follow`]), and
+    // their format is recognised from the files opened so.
+    let tails = match a
+        .follow
+        .map(|_| crate::cmd::follow::open_logs(&a.common.files))
+    {
+        Some(Err(e)) => {
+            eprintln!("swath logs: {e:#}");
+            return Ok(std::process::ExitCode::from(2));
+        }
+        Some(Ok(t)) => Some(t),
+        None => None,
+    };
+    let head = tails.as_deref().map(crate::cmd::follow::first_head);
     let mut stdin_head = None;
-    let (config, statics) = match summary_config(&a, &mut stdin_head) {
+    let (config, statics) = match summary_config(&a, &mut stdin_head, head.clone()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("swath logs: {e:#}");
@@ -560,7 +581,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             |s: &Summary, bytes| s.encode_state(bytes),
         );
     }
-    if let (Some(secs), Some(out)) = (a.follow, a.html.as_deref()) {
+    if let (Some(secs), Some(out), Some(tails)) = (a.follow, a.html.as_deref(), tails) {
         let how = Output {
             top: a.common.top,
             json: false,
@@ -570,16 +591,9 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             format: config.format.name(),
         };
         // No log has a line yet: the format is recognised when one has.
-        let pending = a.format == "auto"
-            && a.common.files.iter().all(|f| {
-                Input::open(f).map_or(true, |i| {
-                    swath_report::logs::head(&i)
-                        .iter()
-                        .all(u8::is_ascii_whitespace)
-                })
-            });
+        let pending = a.format == "auto" && head.is_some_and(|h| h.is_empty());
         let followed = crate::cmd::follow::follow(
-            &a.common.files,
+            tails,
             &config,
             pending,
             std::time::Duration::from_secs(secs),

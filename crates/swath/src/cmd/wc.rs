@@ -411,7 +411,7 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
         report(prog, Some(name), e, enc.is_utf8());
         ExitCode::from(1)
     };
-    let input = match Input::open(Path::new(name)) {
+    let input = match Input::open_ranged(Path::new(name)) {
         Ok(i) => i,
         Err(e) => return fail(&e),
     };

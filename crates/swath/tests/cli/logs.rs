@@ -2606,15 +2606,7 @@ fn follow_rewrites_the_page_as_the_log_grows_and_rotates() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let requests = || -> Option<u64> {
-        let page = std::fs::read_to_string(dir.path("f.html")).ok()?;
-        let at = page.find("\"requests\":")? + 11;
-        page[at..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()
-    };
+    let requests = || crate::logs_hostile::page_requests(&dir.path("f.html"));
     // Waits (up to 20 s) for the page to count `n` requests.
     let wait_for = |n: u64| {
         for _ in 0..200 {

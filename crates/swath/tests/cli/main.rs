@@ -14,6 +14,7 @@ mod journal;
 mod json;
 mod links;
 mod logs;
+mod logs_hostile;
 mod messages;
 mod outputs;
 mod partial;
