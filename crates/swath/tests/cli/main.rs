@@ -8,6 +8,7 @@ mod demo;
 mod docs;
 mod gen;
 mod grep;
+mod grep_locales;
 mod journal;
 mod json;
 mod links;
