@@ -6,7 +6,9 @@
 //! starts, until one has no word character on either side).
 //!
 //! Such a pattern only judges lines that a fast filter (the pattern with each
-//! back-reference read as any text) let through ([`crate::search::Matcher`]). glibc's
+//! back-reference read as any text) let through ([`crate::search::Matcher`]). In a
+//! multibyte locale other than UTF-8 every pattern is matched here, line by line
+//! ([`crate::multibyte`]), with the locale's own characters. glibc's
 //! compiled patterns are not shared between threads: each thread compiles its own copy on
 //! first use (compiling sets a global of glibc's, so compiles take a lock).
 
@@ -39,6 +41,7 @@ struct Registers {
 }
 
 const NOT_EOL: c_uint = 1 << 6;
+const NEWLINE_ANCHOR: c_uint = 1 << 7;
 
 unsafe extern "C" {
     static mut re_syntax_options: c_ulong;
@@ -64,6 +67,18 @@ unsafe extern "C" {
     ) -> c_int;
     fn regfree(buffer: *mut PatternBuffer);
     fn iswalnum(wc: u32) -> c_int;
+}
+
+/// How a line's characters are found: where a match may start again after one that
+/// failed `-w`, and which characters around a match are word characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chars {
+    /// Each byte is a character (a unibyte locale).
+    Bytes,
+    /// UTF-8.
+    Utf8,
+    /// The current locale's multibyte encoding, decoded from the line's start.
+    Locale,
 }
 
 // glibc's regex.h syntax bits.
@@ -114,7 +129,10 @@ pub struct GnuRegex {
     id: u64,
     word: bool,
     line: bool,
-    utf8: bool,
+    chars: Chars,
+    /// `^` and `$` also match next to a newline inside the text (not with `grep -z`, whose
+    /// records may hold newlines).
+    newline_anchor: bool,
 }
 
 /// One thread's compiled copy.
@@ -156,6 +174,33 @@ impl GnuRegex {
         line: bool,
         utf8: bool,
     ) -> Result<GnuRegex, String> {
+        let chars = if utf8 { Chars::Utf8 } else { Chars::Bytes };
+        Self::build(pattern, ere, icase, word, line, chars, true)
+    }
+
+    /// [`GnuRegex::new`] for the current locale's multibyte encoding (not UTF-8), for lines
+    /// that end with `eol` (as GNU, `^` and `$` match beside a newline only when newlines
+    /// end lines).
+    pub fn in_locale(
+        pattern: &[u8],
+        ere: bool,
+        icase: bool,
+        word: bool,
+        line: bool,
+        eol: u8,
+    ) -> Result<GnuRegex, String> {
+        Self::build(pattern, ere, icase, word, line, Chars::Locale, eol == b'\n')
+    }
+
+    fn build(
+        pattern: &[u8],
+        ere: bool,
+        icase: bool,
+        word: bool,
+        line: bool,
+        chars: Chars,
+        newline_anchor: bool,
+    ) -> Result<GnuRegex, String> {
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let syntax =
             if ere { SYNTAX_EGREP } else { SYNTAX_GREP } | if icase { RE_ICASE } else { 0 };
@@ -165,7 +210,8 @@ impl GnuRegex {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             word,
             line,
-            utf8,
+            chars,
+            newline_anchor,
         };
         let checked = crate::search::with_stack_for(crate::search::group_opens(pattern), || {
             r.compile().map(drop)
@@ -208,7 +254,7 @@ impl GnuRegex {
             start: std::ptr::null_mut(),
             end: std::ptr::null_mut(),
         });
-        let compiled = Compiled {
+        let mut compiled = Compiled {
             id: self.id,
             buf,
             regs,
@@ -217,6 +263,9 @@ impl GnuRegex {
             // SAFETY: glibc returns a static NUL-terminated message.
             let msg = unsafe { std::ffi::CStr::from_ptr(err) };
             return Err(msg.to_string_lossy().into_owned());
+        }
+        if !self.newline_anchor {
+            compiled.buf.bits &= !NEWLINE_ANCHOR;
         }
         Ok(compiled)
     }
@@ -289,8 +338,16 @@ impl GnuRegex {
                 }
                 // Further on, from the next character.
                 let mut next = start as usize + 1;
-                while self.utf8 && next < line.len() && line[next] & 0xC0 == 0x80 {
-                    next += 1;
+                match self.chars {
+                    Chars::Bytes => {}
+                    Chars::Utf8 => {
+                        while next < line.len() && line[next] & 0xC0 == 0x80 {
+                            next += 1;
+                        }
+                    }
+                    Chars::Locale => {
+                        next = start as usize + crate::multibyte::char_len(&line[start as usize..])
+                    }
                 }
                 let next = next as c_int;
                 // SAFETY: as above.
@@ -314,8 +371,10 @@ impl GnuRegex {
         if at == 0 {
             return false;
         }
-        if !self.utf8 {
-            return is_word_byte(line[at - 1]);
+        match self.chars {
+            Chars::Bytes => return is_word_byte(line[at - 1]),
+            Chars::Locale => return crate::multibyte::word_char_before(line, at),
+            Chars::Utf8 => {}
         }
         // The character that ends at `at`.
         let mut k = at - 1;
@@ -329,8 +388,10 @@ impl GnuRegex {
         if at >= line.len() {
             return false;
         }
-        if !self.utf8 {
-            return is_word_byte(line[at]);
+        match self.chars {
+            Chars::Bytes => return is_word_byte(line[at]),
+            Chars::Locale => return crate::multibyte::word_char_at(line, at),
+            Chars::Utf8 => {}
         }
         let n = (1..=4.min(line.len() - at))
             .find(|&n| std::str::from_utf8(&line[at..at + n]).is_ok())

@@ -13,6 +13,7 @@
 //! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
 //! - [`pattern`]: GNU grep patterns (BRE, ERE, fixed, Perl) translated into `regex` syntax.
 //! - [`search`]: which lines of a block of whole lines match (grep), with a line-by-line oracle.
+//! - [`multibyte`]: grep in a multibyte locale other than UTF-8, through glibc's regex.
 #![deny(missing_docs)]
 
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod count;
 mod ffi;
 pub mod gnu_regex;
 pub mod logs;
+pub mod multibyte;
 pub mod pattern;
 pub mod pcre;
 pub mod search;

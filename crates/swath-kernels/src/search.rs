@@ -8,6 +8,10 @@
 //! newline anyway (`-P` syntax such as `[^a]`), a match that spans one is re-checked on its
 //! own line, so the result is always per line.
 //!
+//! In a multibyte locale other than UTF-8 ([`MatchOptions::multibyte`]) each line is judged
+//! on its own by glibc's matcher ([`crate::multibyte::LocaleMatcher`]), which knows where the
+//! locale's characters start.
+//!
 //! The scanning functions take a buffer that holds whole lines (the engine's line framing): a
 //! line ends at its newline, and the last one may end at the buffer's end without one.
 //! [`lines_naive`] is the one-line-at-a-time reference they are tested against.
@@ -18,6 +22,7 @@ use memchr::{memchr, memrchr};
 use regex::bytes::RegexBuilder;
 
 use crate::gnu_regex::GnuRegex;
+use crate::multibyte::LocaleMatcher;
 use crate::pattern::{
     translate_filter, translate_folded, translate_with_warnings, PatternError, Syntax,
 };
@@ -99,10 +104,15 @@ pub struct MatchOptions {
     pub line: bool,
     /// A UTF-8 locale: characters rather than bytes.
     pub utf8: bool,
+    /// A multibyte locale other than UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): `-G`,
+    /// `-E` and `-F` patterns are matched by glibc's regex engine in the locale's encoding,
+    /// line by line ([`crate::multibyte`]); `-P` is not served there (GNU refuses it).
+    pub multibyte: bool,
 }
 
 /// Every pattern that does not compile, with its index in `patterns` (GNU reports them all,
-/// in order, before giving up).
+/// in order, before giving up). An error of the whole list rather than of one pattern has
+/// the index `patterns.len()`.
 pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, PatternError)> {
     with_stack_for(most_groups(patterns), || {
         pattern_errors_here(patterns, opts)
@@ -111,6 +121,9 @@ pub fn pattern_errors(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, P
 
 /// [`pattern_errors`] on the calling thread's stack.
 fn pattern_errors_here(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, PatternError)> {
+    if opts.multibyte && opts.syntax != Syntax::Perl {
+        return crate::multibyte::pattern_errors(patterns, opts);
+    }
     if opts.syntax == Syntax::Perl {
         return patterns
             .iter()
@@ -305,15 +318,18 @@ pub struct Matcher {
     /// The first PCRE2 failure (a limit it gave up at): 0 when none. The line it happened
     /// on counts as not matching; the caller reports it and stops (GNU dies).
     pcre_error: std::sync::Arc<std::sync::atomic::AtomicI32>,
+    /// A multibyte locale other than UTF-8: glibc's matcher judges each line instead.
+    locale: Option<std::sync::Arc<LocaleMatcher>>,
 }
 
 impl Matcher {
     /// Compiles `patterns` (each one line, without its newline); returns the matcher and
-    /// GNU's warnings about the patterns (such as a stray backslash).
+    /// GNU's warnings about the patterns (such as a stray backslash), as the bytes grep
+    /// prints (a multibyte locale's characters in its own encoding).
     pub fn new(
         patterns: &[Vec<u8>],
         opts: MatchOptions,
-    ) -> Result<(Matcher, Vec<String>), PatternError> {
+    ) -> Result<(Matcher, Vec<Vec<u8>>), PatternError> {
         Self::new_lines_ending(patterns, opts, b'\n')
     }
 
@@ -323,7 +339,7 @@ impl Matcher {
         patterns: &[Vec<u8>],
         opts: MatchOptions,
         eol: u8,
-    ) -> Result<(Matcher, Vec<String>), PatternError> {
+    ) -> Result<(Matcher, Vec<Vec<u8>>), PatternError> {
         with_stack_for(most_groups(patterns), || {
             Self::new_here(patterns, opts, eol)
         })
@@ -334,23 +350,29 @@ impl Matcher {
         patterns: &[Vec<u8>],
         opts: MatchOptions,
         eol: u8,
-    ) -> Result<(Matcher, Vec<String>), PatternError> {
+    ) -> Result<(Matcher, Vec<Vec<u8>>), PatternError> {
+        // Nothing compiled: matches nothing until one of the engines below is set.
+        let bare = Matcher {
+            verify_lines: false,
+            longest: None,
+            nul_blind: false,
+            required: None,
+            line_re: None,
+            within_lines: false,
+            source: String::new(),
+            opts: None,
+            pcre: None,
+            pcre_error: Default::default(),
+            eol,
+            exact: None,
+            backrefs: Vec::new(),
+            locale: None,
+        };
         if patterns.is_empty() {
             return Ok((
                 Matcher {
-                    verify_lines: false,
-                    longest: None,
                     nul_blind: true,
-                    required: None,
-                    line_re: None,
-                    within_lines: false,
-                    source: String::new(),
-                    opts: None,
-                    pcre: None,
-                    pcre_error: Default::default(),
-                    eol,
-                    exact: None,
-                    backrefs: Vec::new(),
+                    ..bare
                 },
                 Vec::new(),
             ));
@@ -367,21 +389,20 @@ impl Matcher {
             .map_err(|message| PatternError { message })?;
             return Ok((
                 Matcher {
-                    verify_lines: false,
-                    longest: None,
-                    nul_blind: false,
-                    required: None,
-                    line_re: None,
-                    within_lines: false,
-                    source: String::new(),
-                    opts: None,
                     pcre: Some(std::sync::Arc::new(pcre)),
-                    pcre_error: Default::default(),
-                    eol,
-                    exact: None,
-                    backrefs: Vec::new(),
+                    ..bare
                 },
                 Vec::new(),
+            ));
+        }
+        if opts.multibyte {
+            let (locale, warnings) = LocaleMatcher::new(patterns, opts, eol)?;
+            return Ok((
+                Matcher {
+                    locale: Some(std::sync::Arc::new(locale)),
+                    ..bare
+                },
+                warnings,
             ));
         }
         let mut warnings = Vec::new();
@@ -486,8 +507,9 @@ impl Matcher {
                 eol,
                 exact,
                 backrefs,
+                locale: None,
             },
-            warnings,
+            warnings.into_iter().map(String::into_bytes).collect(),
         ))
     }
 
@@ -532,6 +554,9 @@ impl Matcher {
         if let Some(p) = &self.pcre {
             return self.pcre_find(p, line, 0).is_some();
         }
+        if let Some(l) = &self.locale {
+            return l.is_match(line);
+        }
         if !self.backrefs.is_empty() {
             return self.exact.as_ref().is_some_and(|e| e.is_match(line))
                 || self.backrefs.iter().any(|b| b.is_match(line));
@@ -542,21 +567,18 @@ impl Matcher {
     /// The match in `line` (one line) from `at` on that grep prints: with back-references,
     /// the leftmost of every pattern's (the longest of those starting there).
     fn find_in_line(&self, line: &[u8], at: usize) -> Option<Range<usize>> {
+        if let Some(l) = &self.locale {
+            return l.find(line, at);
+        }
         if self.backrefs.is_empty() {
             return self.find_at(line, at);
         }
-        let mut best = self.exact.as_ref().and_then(|e| e.find_at(line, at));
-        for b in &self.backrefs {
-            if let Some(m) = b.find(line, at) {
-                let better = best
-                    .as_ref()
-                    .is_none_or(|x| m.start < x.start || (m.start == x.start && m.end > x.end));
-                if better {
-                    best = Some(m);
-                }
-            }
-        }
-        best
+        let exact = self.exact.as_ref().and_then(|e| e.find_at(line, at));
+        leftmost_longest(
+            exact
+                .into_iter()
+                .chain(self.backrefs.iter().filter_map(|b| b.find(line, at))),
+        )
     }
 
     /// The byte that ends lines (a newline, or NUL with `grep -z`).
@@ -605,7 +627,11 @@ impl Matcher {
             }
             if end == m.start {
                 // An empty match: GNU skips it; look again one character on.
-                at = m.start + next_char_len(&line[m.start..]);
+                at = m.start
+                    + match self.locale {
+                        Some(_) => crate::multibyte::char_len(&line[m.start..]),
+                        None => next_char_len(&line[m.start..]),
+                    };
                 continue;
             }
             at = end;
@@ -616,6 +642,9 @@ impl Matcher {
     /// The next line at or after `from` (a line start in `hay`) that contains a match, as the
     /// range of its bytes without the newline.
     pub fn next_matching_line(&self, hay: &[u8], from: usize) -> Option<Range<usize>> {
+        if let Some(l) = &self.locale {
+            return l.next_matching_line(hay, from);
+        }
         if let Some(p) = &self.pcre {
             // PCRE2 judges one line at a time, as GNU runs it.
             let mut at = from;
@@ -700,8 +729,16 @@ impl Matcher {
     }
 }
 
+/// The match grep prints among several patterns' matches: the leftmost, the longest of
+/// those that start there (the first of equals).
+pub(crate) fn leftmost_longest(
+    matches: impl Iterator<Item = Range<usize>>,
+) -> Option<Range<usize>> {
+    matches.min_by_key(|m| (m.start, std::cmp::Reverse(m.end)))
+}
+
 /// The combined pattern parsed as the matcher compiles it (`None` if it does not parse).
-fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hir> {
+pub(crate) fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hir> {
     regex_syntax::ParserBuilder::new()
         .multi_line(true)
         .line_terminator(eol)
@@ -884,6 +921,18 @@ pub fn lines_naive(m: &Matcher, hay: &[u8], invert: bool) -> Vec<Range<usize>> {
     out
 }
 
+impl Matcher {
+    /// True when `line` is not text in the matcher's encoding: GNU grep then treats the file
+    /// as binary. UTF-8 ([`has_encoding_error`]) unless the matcher serves a multibyte locale
+    /// of another encoding (then decoded with `mbrlen`, see [`crate::multibyte`]).
+    pub fn encoding_error(&self, line: &[u8]) -> bool {
+        match self.locale {
+            Some(_) => crate::multibyte::has_encoding_error(line),
+            None => has_encoding_error(line),
+        }
+    }
+}
+
 /// True when `line` has a byte sequence that glibc's UTF-8 decoder rejects (GNU grep then
 /// treats the file as binary). glibc accepts a few forms beyond standard UTF-8.
 pub fn has_encoding_error(line: &[u8]) -> bool {
@@ -917,6 +966,7 @@ mod tests {
                 word,
                 line,
                 utf8: true,
+                multibyte: false,
             },
         )
         .unwrap()
@@ -946,6 +996,7 @@ mod tests {
                 word: false,
                 line: false,
                 utf8: false,
+                multibyte: false,
             },
         )
         .unwrap()

@@ -10,8 +10,8 @@
 //! byte, from the start of the 96 KiB read buffer GNU would have seen it in ([`GNU_BUFFER`]):
 //! lines ending before that point are text; after it nothing is printed, the first selected
 //! line ends the search with "binary file matches", and NUL bytes separate lines as newlines
-//! do. In a UTF-8 locale a line (or, with `-o`, a match) about to be printed that is not valid
-//! text does the same. Because the turn can happen up to one buffer before the NUL, a block's
+//! do. In a multibyte locale (UTF-8 or another) a line (or, with `-o`, a match) about to be
+//! printed that is not valid text in its encoding does the same. Because the turn can happen up to one buffer before the NUL, a block's
 //! lines are handed on only once the blocks up to a buffer past them have been seen.
 //!
 //! Context lines (`-A`, `-B`, `-C`) follow GNU grep 3.8's `prtext`/`prpending`: each worker
@@ -34,7 +34,7 @@ use swath_engine::{
     is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input,
     Job, LongLines, Plan, Region, RunStats,
 };
-use swath_kernels::search::{count_selected, for_each_selected, has_encoding_error, Matcher};
+use swath_kernels::search::{count_selected, for_each_selected, Matcher};
 
 /// GNU grep's read size: a NUL makes the file binary from the buffer it is read in.
 pub const GNU_BUFFER: u64 = 96 * 1024;
@@ -72,8 +72,10 @@ pub struct SearchOptions {
     pub max_count: u64,
     /// Binary file handling.
     pub binary: Binary,
-    /// A UTF-8 locale: lines with encoding errors count as binary.
-    pub utf8: bool,
+    /// Lines (with `only_matching`, matches) that are not text in the matcher's encoding
+    /// count as binary ([`Matcher::encoding_error`]): GNU's rule in a multibyte locale
+    /// (UTF-8 or another).
+    pub check_encoding: bool,
     /// Line numbers are wanted (`-n`).
     pub line_numbers: bool,
     /// Match positions within lines are wanted (`-o`, colour).
@@ -438,7 +440,7 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
         end: at + data.len() as u64,
         ..Found::default()
     };
-    let check_text = o.utf8 && o.binary != Binary::Text;
+    let check_text = o.check_encoding && o.binary != Binary::Text;
     // Lines before the buffer holding the block's first NUL are text.
     let mut text_len = data.len();
     let eol = m.eol();
@@ -473,7 +475,7 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
             if o.matches {
                 for x in m.matches_in_line(line) {
                     // With -o, GNU prints a line's matches up to the first that is not text.
-                    if check_text && o.only_matching && has_encoding_error(&line[x.clone()]) {
+                    if check_text && o.only_matching && m.encoding_error(&line[x.clone()]) {
                         hit.bad = true;
                         break;
                     }
@@ -482,7 +484,7 @@ fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
                 hit.matches.end = f.ranges.len();
             }
             if check_text && !o.only_matching {
-                hit.bad = has_encoding_error(line);
+                hit.bad = m.encoding_error(line);
             }
             let from = f.text.len();
             f.text.extend_from_slice(line);
@@ -619,7 +621,7 @@ fn keep_context(
         // With -v the context lines are the matching ones: their matches are shown.
         if o.matches && o.invert {
             for x in m.matches_in_line(line) {
-                if check_text && o.only_matching && has_encoding_error(&line[x.clone()]) {
+                if check_text && o.only_matching && m.encoding_error(&line[x.clone()]) {
                     ctx.bad = true;
                     break;
                 }
@@ -628,7 +630,7 @@ fn keep_context(
             ctx.matches.end = f.ranges.len();
         }
         if check_text && !o.only_matching {
-            ctx.bad = has_encoding_error(line);
+            ctx.bad = m.encoding_error(line);
         }
         let from = f.text.len();
         f.text.extend_from_slice(line);
@@ -1006,7 +1008,7 @@ mod tests {
                         return (printed, 1, false);
                     }
                     if o.mode == Mode::Print {
-                        if o.utf8 && o.binary != Binary::Text && has_encoding_error(line) {
+                        if o.check_encoding && o.binary != Binary::Text && m.encoding_error(line) {
                             // Not text: left out, reported after the file.
                             binary = true;
                         } else {
@@ -1068,7 +1070,7 @@ mod tests {
         }
         let bad = |i: usize| {
             let (s, e) = lines[i];
-            o.utf8 && o.binary != Binary::Text && has_encoding_error(&data[s..e])
+            o.check_encoding && o.binary != Binary::Text && m.encoding_error(&data[s..e])
         };
         let line = |i: usize, ctx: bool| {
             let (s, e) = lines[i];
@@ -1185,10 +1187,10 @@ mod tests {
             strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap)],
         ) {
             let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
-                syntax, ignore_case: false, word, line: false, utf8,
+                syntax, ignore_case: false, word, line: false, utf8, multibyte: false,
             }).unwrap();
             let o = SearchOptions {
-                mode, invert, max_count: max, binary, utf8,
+                mode, invert, max_count: max, binary, check_encoding: utf8,
                 line_numbers: true, matches: false, only_matching: false,
                 max_line: DEFAULT_MAX_LINE, context: None,
             };
@@ -1218,10 +1220,10 @@ mod tests {
             strategy in prop_oneof![Just(Read::Auto), Just(Read::Pread), Just(Read::Mmap)],
         ) {
             let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
-                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8,
+                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8, multibyte: false,
             }).unwrap();
             let o = SearchOptions {
-                mode: Mode::Print, invert, max_count: max, binary: Binary::Binary, utf8,
+                mode: Mode::Print, invert, max_count: max, binary: Binary::Binary, check_encoding: utf8,
                 line_numbers: true, matches: false, only_matching: false,
                 max_line: DEFAULT_MAX_LINE, context: Some(Context { before, after }),
             };
@@ -1271,10 +1273,10 @@ mod tests {
             }
             f.as_file().set_len(dense.len() as u64).unwrap();
             let (m, _) = Matcher::new(&[pat.as_bytes().to_vec()], MatchOptions {
-                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8: false,
+                syntax: Syntax::Basic, ignore_case: false, word: false, line: false, utf8: false, multibyte: false,
             }).unwrap();
             let o = SearchOptions {
-                mode, invert, max_count: max, binary, utf8: false,
+                mode, invert, max_count: max, binary, check_encoding: false,
                 line_numbers: true, matches: false, only_matching: false, max_line: DEFAULT_MAX_LINE,
                 context: None,
             };

@@ -159,12 +159,15 @@ fn request(kind: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<(Request
                     )))
                 }
             };
+            let utf8 = o.take::<bool>("utf8")?.unwrap_or_else(utf8_locale);
             let match_opts = MatchOptions {
                 syntax,
                 ignore_case: o.flag("ignore_case")?,
                 word: o.flag("word")?,
                 line: o.flag("line")?,
-                utf8: o.take::<bool>("utf8")?.unwrap_or_else(utf8_locale),
+                utf8,
+                // Not UTF-8 in a locale such as zh_CN.GB18030: its characters, as GNU grep.
+                multibyte: !utf8 && swath_kernels::multibyte::other_multibyte_locale(),
             };
             // GNU grep: a pattern with newlines is one pattern per line.
             let patterns = pattern.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();

@@ -182,7 +182,7 @@ fn compute(
                 invert: *invert,
                 max_count: u64::MAX,
                 binary: *binary,
-                utf8: match_opts.utf8,
+                check_encoding: match_opts.utf8 || match_opts.multibyte,
                 line_numbers: false,
                 matches: false,
                 only_matching: false,

@@ -84,6 +84,7 @@ fn requests() -> Vec<Request> {
                 word: false,
                 line: false,
                 utf8: true,
+                multibyte: false,
             },
             invert: false,
             binary: Binary::Binary,

@@ -125,27 +125,33 @@ pub fn utf8_locale() -> bool {
 }
 
 /// True when the locale's characters may take several bytes in an encoding other than
-/// UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): `MB_CUR_MAX > 1` and not UTF-8. Call after
-/// [`utf8_locale`] (which sets the locale).
+/// UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): grep then matches through glibc's regex in
+/// that encoding ([`swath_kernels::multibyte`]). Sets the locale first, as [`utf8_locale`].
 pub fn other_multibyte_locale() -> bool {
-    unsafe extern "C" {
-        /// glibc's `MB_CUR_MAX`.
-        fn __ctype_get_mb_cur_max() -> usize;
-    }
-    // SAFETY: reads the current locale's maximum character length; no preconditions.
-    let max = unsafe { __ctype_get_mb_cur_max() };
-    max > 1 && !utf8_locale()
+    utf8_locale();
+    swath_kernels::multibyte::other_multibyte_locale()
 }
 
-/// The locale's character encoding (`nl_langinfo(CODESET)`), for messages.
-pub fn codeset() -> String {
-    // SAFETY: the returned string is read at once and not kept.
-    unsafe {
+/// gnulib's quotation marks (`gettext_quote`, untranslated) for the current locale: `‘’`
+/// in UTF-8, GB18030's own pair (as gnulib spells it: the opening mark is the bytes a1 07
+/// 65, a C escape gone wrong), else `'`. Call after the locale is set ([`utf8_locale`]).
+pub fn quote_marks() -> (&'static [u8], &'static [u8]) {
+    // SAFETY: nl_langinfo returns a NUL-terminated string owned by the C library, read at
+    // once and not kept.
+    let codeset = unsafe {
         let cs = libc::nl_langinfo(libc::CODESET);
         if cs.is_null() {
-            return String::new();
+            b"".to_vec()
+        } else {
+            std::ffi::CStr::from_ptr(cs).to_bytes().to_vec()
         }
-        std::ffi::CStr::from_ptr(cs).to_string_lossy().into_owned()
+    };
+    if codeset.eq_ignore_ascii_case(b"UTF-8") {
+        ("\u{2018}".as_bytes(), "\u{2019}".as_bytes())
+    } else if codeset.eq_ignore_ascii_case(b"GB18030") {
+        (b"\xa1\x07e", b"\xa1\xaf")
+    } else {
+        (b"'", b"'")
     }
 }
 

@@ -404,6 +404,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if cfg.match_opts.syntax == Syntax::Perl && cfg.match_opts.multibyte {
+        // GNU's PCRE2 reads UTF-8 or bytes only.
+        return die(prog, "-P supports only unibyte and UTF-8 locales");
+    }
     if cfg.match_opts.syntax == Syntax::Perl && cfg.patterns.len() > 1 {
         return die(prog, "the -P option only supports a single pattern");
     }
@@ -415,29 +419,14 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 eprint_bytes(prog, e.message.as_bytes());
                 break;
             }
-            let at = match &cfg.sources[i] {
+            // (An error of the whole list has no source.)
+            let at = match cfg.sources.get(i).and_then(Option::as_ref) {
                 Some((file, line)) => [&file[..], format!(":{line}: ").as_bytes()].concat(),
                 None => Vec::new(),
             };
             eprint_bytes(prog, &[&at[..], e.message.as_bytes()].concat());
         }
         return ExitCode::from(2);
-    }
-    if crate::gnu_args::other_multibyte_locale() {
-        // Searching bytes there could match inside a character: refused, never a wrong
-        // answer. (GNU says the first sentence for -P.)
-        return die(
-            prog,
-            &format!(
-                "{}supports only unibyte and UTF-8 locales (this locale's encoding is {})",
-                if cfg.match_opts.syntax == Syntax::Perl {
-                    "-P "
-                } else {
-                    "swath grep "
-                },
-                crate::gnu_args::codeset()
-            ),
-        );
     }
     let (mut matcher, warnings) =
         match Matcher::new_lines_ending(&cfg.patterns, cfg.match_opts, cfg.format.eol) {
@@ -458,8 +447,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     // Debian's grep 3.8 keeps upstream's stray-backslash warnings off unless asked for.
     let stray_ok = std::env::var_os("DEB_GREP_ENABLE_STRAY_BACKSLASH_WARN").is_some();
     for w in warnings {
-        if stray_ok || !w.starts_with("stray \\") {
-            eprintln!("{prog}: warning: {w}");
+        if stray_ok || !w.starts_with(b"stray \\") {
+            eprint_bytes(prog, &[&b"warning: "[..], &w].concat());
         }
     }
     // GNU gives up at once when nothing can be selected (-m 0, no patterns, -v '').
@@ -537,7 +526,7 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         invert: cfg.invert,
         max_count: u64::MAX,
         binary: cfg.binary,
-        utf8: cfg.match_opts.utf8,
+        check_encoding: cfg.match_opts.utf8 || cfg.match_opts.multibyte,
         line_numbers: false,
         matches: false,
         only_matching: false,
@@ -845,17 +834,12 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             }
             "r" => directories = Directories::Recurse,
             "d" => {
-                directories = match argmatch(
-                    prog,
-                    "--directories",
-                    &v(),
-                    &["read", "recurse", "skip"],
-                    utf8,
-                )? {
-                    0 => Directories::Read,
-                    1 => Directories::Recurse,
-                    _ => Directories::Skip,
-                }
+                directories =
+                    match argmatch(prog, "--directories", &v(), &["read", "recurse", "skip"])? {
+                        0 => Directories::Read,
+                        1 => Directories::Recurse,
+                        _ => Directories::Skip,
+                    }
             }
             "D" => {
                 devices = match v().as_bytes() {
@@ -988,6 +972,7 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
             word,
             line,
             utf8,
+            multibyte: crate::gnu_args::other_multibyte_locale(),
         },
         mode,
         list,
@@ -1086,14 +1071,9 @@ fn read_list_file(prog: &str, name: &OsStr) -> Result<Vec<u8>, ExitCode> {
 }
 
 /// gnulib's `argmatch` for an option's word argument: the word, or an unambiguous prefix of
-/// one; else GNU's three-part message and exit status 1 (`argmatch_die`).
-fn argmatch(
-    prog: &str,
-    option: &str,
-    arg: &OsStr,
-    valid: &[&str],
-    utf8: bool,
-) -> Result<usize, ExitCode> {
+/// one; else GNU's three-part message and exit status 1 (`argmatch_die`), its words quoted
+/// with the locale's marks ([`crate::gnu_args::quote_marks`]).
+fn argmatch(prog: &str, option: &str, arg: &OsStr, valid: &[&str]) -> Result<usize, ExitCode> {
     let a = arg.as_bytes();
     if let Some(i) = valid.iter().position(|v| v.as_bytes() == a) {
         return Ok(i);
@@ -1104,11 +1084,7 @@ fn argmatch(
     if hits.len() == 1 {
         return Ok(hits[0]);
     }
-    let (l, r) = if utf8 {
-        ("\u{2018}", "\u{2019}")
-    } else {
-        ("'", "'")
-    };
+    let (l, r) = crate::gnu_args::quote_marks();
     let what = if hits.is_empty() {
         "invalid"
     } else {
@@ -1116,13 +1092,19 @@ fn argmatch(
     };
     let mut msg = [
         prog.as_bytes(),
-        format!(": {what} argument {l}").as_bytes(),
+        format!(": {what} argument ").as_bytes(),
+        l,
         a,
-        format!("{r} for {l}{option}{r}\nValid arguments are:").as_bytes(),
+        r,
+        b" for ",
+        l,
+        option.as_bytes(),
+        r,
+        b"\nValid arguments are:",
     ]
     .concat();
     for v in valid {
-        msg.extend_from_slice(format!("\n  - {l}{v}{r}").as_bytes());
+        msg.extend_from_slice(&[b"\n  - ", l, v.as_bytes(), r].concat());
     }
     msg.push(b'\n');
     let _ = io::stderr().write_all(&msg);
@@ -1608,7 +1590,7 @@ fn grep_file(
         binary: cfg.binary,
         // JSON shows a line that is not UTF-8 as its bytes, as ripgrep does, where GNU's
         // text leaves it out as binary.
-        utf8: cfg.match_opts.utf8 && !cfg.json,
+        check_encoding: (cfg.match_opts.utf8 || cfg.match_opts.multibyte) && !cfg.json,
         line_numbers: cfg.format.line_number || cfg.json,
         matches: cfg.format.only_matching || cfg.format.color.is_some() || cfg.json,
         // With JSON every line is whole, its matches beside it (ripgrep ignores -o too).

@@ -9,6 +9,7 @@ mod docs;
 mod gen;
 mod grep;
 mod grep_hardening;
+mod grep_locales;
 mod grep_walk;
 mod journal;
 mod json;
