@@ -935,3 +935,205 @@ fn sigkill_leaves_no_temporary_file() {
     }
     assert!(killed >= 2, "only {killed} runs were killed mid-way");
 }
+
+// ---------------------------------------------------------------------------------------
+// Forged sizes and counts (issue 26, items 4, 7, 8, 9, 10): every size, count and length
+// read from a journal, a patch, a VCDIFF patch or a partial is checked against what the
+// file and the format allow before anything is allocated for it. Each run's peak resident
+// memory is the kernel's (`wait4`'s `ru_maxrss`), not a sample.
+
+/// What a run of swath did, with its peak resident memory.
+#[derive(Debug)]
+struct Measured {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory (`ru_maxrss`), in KiB.
+    peak_kib: u64,
+}
+
+/// Runs `swath ARGS` in `cwd` and measures its peak resident memory with GNU time (which
+/// forks it: a child this process spawned directly would inherit its peak at the spawn).
+fn measured(cwd: &Path, args: &[&std::ffi::OsStr]) -> Measured {
+    let time = Path::new("/usr/bin/time");
+    assert!(time.exists(), "GNU time is required: apt-get install time");
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new(time)
+        .args(["-f", "%M", "-o"])
+        .arg(report.path())
+        .arg(swath_bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .env_remove("LC_ALL")
+        .env_remove("LANG")
+        .output()
+        .expect("spawn swath");
+    let said = std::fs::read_to_string(report.path()).unwrap();
+    // A run killed by a signal has a line about it before the figure.
+    let peak_kib = said.lines().last().and_then(|l| l.trim().parse().ok());
+    Measured {
+        status: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        peak_kib: peak_kib.unwrap_or_else(|| panic!("GNU time said {said:?}")),
+    }
+}
+
+/// Checks the promises of a refusal: `status`, one line naming `name` and saying `cause`
+/// (one of its `|`-separated phrasings), and a peak under `bound_mib`.
+fn refused(
+    f: &mut Findings,
+    case: &str,
+    r: &Measured,
+    status: i32,
+    name: &str,
+    cause: &str,
+    bound_mib: u64,
+) {
+    let ctx = || format!("[{case}] {r:?}");
+    f.check(r.status == Some(status), || format!("status: {}", ctx()));
+    f.check(r.stdout.is_empty(), || format!("printed: {}", ctx()));
+    f.check(r.stderr.lines().count() == 1, || {
+        format!("not one line on stderr: {}", ctx())
+    });
+    let said = r.stderr.to_lowercase();
+    f.check(
+        r.stderr.contains(name) && cause.split('|').any(|c| said.contains(&c.to_lowercase())),
+        || format!("stderr does not name {name:?} and {cause:?}: {}", ctx()),
+    );
+    f.check(r.peak_kib <= bound_mib << 10, || {
+        format!("peak memory over {bound_mib} MiB: {}", ctx())
+    });
+}
+
+/// A journal (docs/journal.md) for a file of `len` bytes whose metadata is `m`, with the
+/// header fields given and its checksum right, "done" = `done` with the file's
+/// modification time, and an undo record naming block `undo.0` with length `undo.1`.
+fn forged_journal(
+    m: &std::fs::Metadata,
+    alphabet: u64,
+    block_size: u64,
+    done: u64,
+    undo: (u64, u64),
+) -> Vec<u8> {
+    use std::os::unix::fs::MetadataExt;
+    use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+    let mut j = Vec::new();
+    j.extend_from_slice(b"SWATHJ03");
+    for v in [3u64, alphabet, m.len(), block_size, m.dev(), m.ino()] {
+        j.extend_from_slice(&v.to_le_bytes());
+    }
+    let h = xxh3_64(&j);
+    j.extend_from_slice(&h.to_le_bytes());
+    let mut slots = [[0u8; 32]; 2];
+    let slot = &mut slots[(done % 2) as usize];
+    slot[..8].copy_from_slice(&done.to_le_bytes());
+    slot[8..16].copy_from_slice(&m.mtime().to_le_bytes());
+    slot[16..24].copy_from_slice(&m.mtime_nsec().to_le_bytes());
+    let mut s = Xxh3::new();
+    s.update(&h.to_le_bytes());
+    s.update(&slot[..24]);
+    let sum = s.digest();
+    slot[24..].copy_from_slice(&sum.to_le_bytes());
+    j.extend_from_slice(&slots[0]);
+    j.extend_from_slice(&slots[1]);
+    j.extend_from_slice(&undo.0.to_le_bytes());
+    j.extend_from_slice(&undo.1.to_le_bytes());
+    j.extend_from_slice(&0x5eed_u64.to_le_bytes());
+    assert_eq!(j.len(), 152);
+    j
+}
+
+/// Item 4: a journal the file's owner planted (so trusted: owner, mode, device, inode,
+/// length and checksum all right) with sizes no run writes: refused, or its undo record
+/// ignored as a torn one is, before anything is allocated for them; root's resume never
+/// zero-fills gigabytes nor runs with a block size of a terabyte.
+#[test]
+fn forged_journal_sizes_are_checked_before_use() {
+    let dir = Dir::new();
+    let mut f = Findings::default();
+    let data = vec![b'a'; 100_000];
+    let shifted = vec![b'd'; 100_000];
+    /// A forged journal: its name, alphabet variant, block size, blocks done, undo record
+    /// (block, length), and the cause it is refused for (`None`: its undo record is
+    /// ignored and the run finishes).
+    struct Case(
+        &'static str,
+        u64,
+        u64,
+        u64,
+        (u64, u64),
+        Option<&'static str>,
+    );
+    let cases = [
+        Case(
+            "1 TiB blocks, 3 GiB undo",
+            0,
+            1 << 40,
+            0,
+            (0, 3 << 30),
+            Some("block size"),
+        ),
+        Case("1 TiB blocks", 0, 1 << 40, 0, (9, 1), Some("block size")),
+        Case(
+            "blocks done past the end",
+            0,
+            1000,
+            1 << 40,
+            (0, 1),
+            Some("blocks done"),
+        ),
+        Case("unknown alphabet", 7, 1000, 0, (9, 1), Some("alphabet")),
+        // A legal block size with an undo record longer than its block: ignored, as a torn
+        // record is, and the run finishes.
+        Case(
+            "1 GiB undo of a 100 KB block",
+            0,
+            1 << 30,
+            0,
+            (0, 1 << 30),
+            None,
+        ),
+    ];
+    for Case(case, alphabet, bs, done, undo, refusal) in cases {
+        let home = dir.path(case);
+        std::fs::create_dir(&home).unwrap();
+        let file = home.join("data");
+        std::fs::write(&file, &data).unwrap();
+        let jpath = home.join(".data.swath-journal");
+        let m = std::fs::metadata(&file).unwrap();
+        std::fs::write(&jpath, forged_journal(&m, alphabet, bs, done, undo)).unwrap();
+        std::fs::set_permissions(&jpath, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if is_root() {
+            // Planted by the file's owner, an unprivileged user; root resumes.
+            for p in [&home, &file, &jpath] {
+                std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+            }
+        }
+        let args = [
+            std::ffi::OsStr::new("cipher"),
+            std::ffi::OsStr::new("--resume"),
+            file.as_os_str(),
+        ];
+        let r = measured(dir.tmp.path(), &args);
+        match refusal {
+            Some(cause) => {
+                refused(&mut f, case, &r, 1, ".data.swath-journal", cause, 64);
+                f.check(std::fs::read(&file).unwrap() == data, || {
+                    format!("[{case}] the file was changed: {r:?}")
+                });
+            }
+            None => {
+                f.check(r.status == Some(0), || format!("[{case}] status: {r:?}"));
+                f.check(r.peak_kib <= 64 << 10, || {
+                    format!("[{case}] peak memory: {r:?}")
+                });
+                f.check(std::fs::read(&file).unwrap() == shifted, || {
+                    format!("[{case}] not transformed: {r:?}")
+                });
+            }
+        }
+    }
+    f.finish();
+}
