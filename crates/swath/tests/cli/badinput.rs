@@ -980,6 +980,12 @@ fn measured(cwd: &Path, args: &[&std::ffi::OsStr]) -> Measured {
     }
 }
 
+/// `measured` with plain string arguments, as the user types them.
+fn measured_args(cwd: &Path, args: &[&str]) -> Measured {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    measured(cwd, &args)
+}
+
 /// Checks the promises of a refusal: `status`, one line naming `name` and saying `cause`
 /// (one of its `|`-separated phrasings), and a peak under `bound_mib`.
 fn refused(
@@ -1133,6 +1139,117 @@ fn forged_journal_sizes_are_checked_before_use() {
                     format!("[{case}] not transformed: {r:?}")
                 });
             }
+        }
+    }
+    f.finish();
+}
+
+/// A `wc -l -w -c` partial of bytes `span` of an input `f` of `len` bytes whose tally's
+/// numbers are `n` (docs/partial-format.md).
+fn wc_partial(len: u64, span: (u64, u64), n: [u64; 10]) -> Vec<u8> {
+    let t = swath_kernels::wc::Tally::from_numbers(n).expect("valid flags");
+    let state = swath_ops::partial::State::Wc(t);
+    swath_ops::partial::Partial::piece(
+        b"wc -l -w -c c".to_vec(),
+        0,
+        b"f".to_vec(),
+        len,
+        span,
+        state,
+    )
+    .to_bytes()
+}
+
+/// A `grep -c` partial (`options` as grep writes them) of bytes `span` of an input `f` of
+/// `len` bytes counting `n` lines.
+fn grep_partial(options: &[u8], len: u64, span: (u64, u64), n: u64) -> Vec<u8> {
+    let state = swath_ops::partial::State::GrepCount(n);
+    swath_ops::partial::Partial::piece(options.to_vec(), 0, b"f".to_vec(), len, span, state)
+        .to_bytes()
+}
+
+/// Item 10: `wc` and `grep -c` partials whose counts do not fit their piece's span (a line
+/// count of 2^64 - 1 that would wrap the total to a plausible one, more lines, words or
+/// characters than bytes, a byte count other than the span's, a line wider than its bytes
+/// can make, a piece that says it starts inside a word but counts none) are refused by
+/// `swath merge`, printing and emitting, with one line naming the partial and the status
+/// of every refused partial (1).
+#[test]
+fn merge_refuses_counts_beyond_their_piece() {
+    let dir = Dir::new();
+    // The honest halves of "a b\nc d\n" (8 bytes), [0, 4) and [4, 8): a line, two words,
+    // four bytes, a first line 3 wide; flags: a line end, starts in a word, ends outside
+    // one, a word character seen.
+    let half = [1, 2, 4, 4, 0, 3, 0, 0, 0, 0b10111];
+    dir.write("a", &wc_partial(8, (0, 4), half));
+    dir.write("b", &wc_partial(8, (4, 8), half));
+    let ok = measured_args(dir.tmp.path(), &["merge", "a", "b"]);
+    assert_eq!(
+        (ok.status, ok.stdout.as_str()),
+        (Some(0), "2 4 8 f\n"),
+        "{ok:?}"
+    );
+    dir.write("f", b"a b\nc d\n");
+    let g = [
+        "grep",
+        "-c",
+        "a",
+        "--range",
+        "0:4",
+        "--emit-partial",
+        "g",
+        "f",
+    ];
+    assert_eq!(measured_args(dir.tmp.path(), &g).status, Some(0));
+    let honest = swath_ops::partial::Partial::from_bytes(&std::fs::read(dir.path("g")).unwrap());
+    let grep_options = honest.unwrap().options;
+    let with = |i: usize, v: u64| {
+        let mut n = half;
+        n[i] = v;
+        wc_partial(8, (4, 8), n)
+    };
+    let forged = [
+        ("2^64 - 1 lines", "a", with(0, u64::MAX)),
+        ("more lines than bytes", "a", with(0, 5)),
+        ("more words than bytes", "a", with(1, 5)),
+        ("more characters than bytes", "a", with(2, 5)),
+        ("bytes other than the span", "a", with(3, 3)),
+        ("a line wider than the span allows", "a", with(5, 33)),
+        ("a word begun but not counted", "a", with(1, 0)),
+        (
+            "2^64 - 1 selected lines",
+            "g",
+            grep_partial(&grep_options, 8, (4, 8), u64::MAX),
+        ),
+        (
+            "more selected lines than bytes",
+            "g",
+            grep_partial(&grep_options, 8, (4, 8), 5),
+        ),
+    ];
+    let mut f = Findings::default();
+    for (case, other, bytes) in &forged {
+        dir.write("forged", bytes);
+        for emit in [false, true] {
+            let mut args = vec!["merge"];
+            if emit {
+                args.extend_from_slice(&["--emit-partial", "out"]);
+            }
+            args.extend_from_slice(&[other, "forged"]);
+            let r = measured_args(dir.tmp.path(), &args);
+            refused(
+                &mut f,
+                &format!("{case}, emit {emit}"),
+                &r,
+                1,
+                "forged",
+                "damaged",
+                64,
+            );
+            f.check(r.stdout.is_empty(), || format!("[{case}] printed: {r:?}"));
+            f.check(!dir.path("out").exists(), || {
+                format!("[{case}] wrote: {r:?}")
+            });
         }
     }
     f.finish();
