@@ -1144,6 +1144,152 @@ fn forged_journal_sizes_are_checked_before_use() {
     f.finish();
 }
 
+/// The offsets where an xdelta3 patch's windows start and where it ends (after the
+/// header and the application header).
+fn vcdiff_boundaries(p: &[u8]) -> Vec<usize> {
+    let int = |at: &mut usize| {
+        let mut v = 0u64;
+        loop {
+            let b = p[*at];
+            *at += 1;
+            v = (v << 7) | u64::from(b & 0x7f);
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let mut at = 5;
+    if p[4] & 4 != 0 {
+        let n = int(&mut at);
+        at += n as usize;
+    }
+    let mut b = vec![at];
+    while at < p.len() {
+        let w = p[at];
+        at += 1;
+        if w & 3 != 0 {
+            int(&mut at);
+            int(&mut at);
+        }
+        let n = int(&mut at);
+        at += n as usize;
+        b.push(at);
+    }
+    b
+}
+
+/// Item 9: an xdelta3 patch cut anywhere in its header or application header, with the
+/// application header's length damaged, or cut at or around a window boundary is refused
+/// by `swath patch apply` exactly when `xdelta3 -d` refuses it, and when both apply it
+/// they make the same NEW; a refusal is one line, status 2, nothing at NEW. And swath's
+/// own VCDIFF patch of an empty NEW is one xdelta3 applies.
+#[test]
+fn vcdiff_truncations_are_refused_as_xdelta3_refuses_them() {
+    if !Path::new("/usr/bin/xdelta3").exists() {
+        swath_engine::testing::skip("skipped: /usr/bin/xdelta3 is not installed");
+        return;
+    }
+    let dir = Dir::new();
+    let (old, new) = crate::patch::pair(3_000_000, 11);
+    dir.write("old", &old);
+    dir.write("new", &new);
+    let xdelta3 = |args: &[&str]| {
+        Command::new("/usr/bin/xdelta3")
+            .args(args)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap()
+    };
+    let made = xdelta3(&[
+        "-e", "-f", "-S", "none", "-W", "524288", "-s", "old", "new", "p",
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    let patch = std::fs::read(dir.path("p")).unwrap();
+    let bounds = vcdiff_boundaries(&patch);
+    assert!(bounds.len() >= 5 && patch[4] & 4 != 0, "{bounds:?}");
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    for cut in 0..bounds[0] + 3 {
+        cases.push((format!("cut at {cut}"), patch[..cut].to_vec()));
+    }
+    for &b in &bounds[1..] {
+        for cut in [b - 1, b, b + 1] {
+            if cut <= patch.len() {
+                cases.push((format!("cut at {cut}"), patch[..cut].to_vec()));
+            }
+        }
+    }
+    // The application header's length (one byte at offset 5 in this patch) damaged.
+    let app_len = patch[5];
+    assert!(app_len < 0x80);
+    for bad in [0u8, app_len - 1, app_len + 1, 0x7f] {
+        let mut p = patch.clone();
+        p[5] = bad;
+        cases.push((format!("application header length {bad}"), p));
+    }
+    for long in [&[0x83u8, 0xff, 0x7f][..], &[0x8f, 0xff, 0xff, 0xff, 0x7f]] {
+        let mut p = patch.clone();
+        p.splice(5..6, long.iter().copied());
+        cases.push((format!("application header length {long:x?}"), p));
+    }
+    let mut f = Findings::default();
+    for (case, bytes) in &cases {
+        dir.write("pc", bytes);
+        for out in ["nx", "ns"] {
+            let _ = std::fs::remove_file(dir.path(out));
+        }
+        let xd = xdelta3(&["-d", "-f", "-s", "old", "pc", "nx"]);
+        let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pc", "ns"]);
+        let ctx = || format!("[{case}] xdelta3 {xd:?}, swath {sw:?}");
+        f.check(xd.status.success() == (sw.status == Some(0)), || {
+            format!("xdelta3 and swath disagree: {}", ctx())
+        });
+        if sw.status == Some(0) && xd.status.success() {
+            f.check(
+                std::fs::read(dir.path("nx")).unwrap() == std::fs::read(dir.path("ns")).unwrap(),
+                || format!("other NEW than xdelta3's: {}", ctx()),
+            );
+        } else if sw.status != Some(0) {
+            refused(
+                &mut f,
+                case,
+                &sw,
+                2,
+                "pc",
+                "truncated|damaged|window|magic",
+                64,
+            );
+            f.check(!dir.path("ns").exists(), || {
+                format!("NEW left behind: {}", ctx())
+            });
+        }
+    }
+    // swath's VCDIFF of an empty NEW: xdelta3 applies it, and so does swath; cut after its
+    // header, both refuse it.
+    dir.write("empty", b"");
+    let made = measured_args(
+        dir.tmp.path(),
+        &["patch", "make", "--format", "vcdiff", "old", "empty", "pe"],
+    );
+    assert_eq!(made.status, Some(0), "{made:?}");
+    let xd = xdelta3(&["-d", "-f", "-s", "old", "pe", "nx"]);
+    f.check(xd.status.success(), || {
+        format!("xdelta3 refuses swath's empty VCDIFF: {xd:?}")
+    });
+    let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pe", "ns"]);
+    f.check(sw.status == Some(0), || {
+        format!("swath refuses its own empty VCDIFF: {sw:?}")
+    });
+    let pe = std::fs::read(dir.path("pe")).unwrap();
+    dir.write("pc", &pe[..5]);
+    let xd = xdelta3(&["-d", "-f", "-s", "old", "pc", "nx"]);
+    let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pc", "ns2"]);
+    f.check(!xd.status.success(), || {
+        format!("xdelta3 applies a header alone: {xd:?}")
+    });
+    refused(&mut f, "header alone", &sw, 2, "pc", "truncated|window", 64);
+    f.finish();
+}
+
 /// A `wc -l -w -c` partial of bytes `span` of an input `f` of `len` bytes whose tally's
 /// numbers are `n` (docs/partial-format.md).
 fn wc_partial(len: u64, span: (u64, u64), n: [u64; 10]) -> Vec<u8> {
