@@ -5,8 +5,9 @@
 //! NEW is then built in the engine's atomic output (an unnamed or temporary file, pre-sized),
 //! its sections decoded on all cores, each reading OLD positionally and writing its slice
 //! of NEW positionally. NEW's hash is checked before the output is linked into place; on
-//! any failure nothing is left at NEW's path. Memory: one section (at most 64 MiB of NEW,
-//! 16 MiB as `make` writes them) and its streams per worker, whatever the sizes.
+//! any failure nothing is left at NEW's path. Memory: one section's bytes of NEW (at most
+//! 64 MiB, 16 MiB as `make` writes them) and its decoders' fixed buffers per worker
+//! ([`crate::stream`]), whatever the patch's sizes say.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -24,7 +25,7 @@ use crate::format::{
 use crate::hash::file_hash;
 use crate::manifest::Script;
 use crate::ops::Op;
-use crate::section::{apply_section, apply_section_into, decode_section, SectionError};
+use crate::section::{apply_section_at, each_op, Fault};
 
 /// The largest decoded manifest a reader accepts (about 40 million entries at the
 /// smallest): what bounds the memory a forged one can make it use.
@@ -268,47 +269,47 @@ pub fn apply_file(
         .entries
         .par_iter()
         .enumerate()
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(raw, made), (i, e)| -> Result<u128, PatchError> {
-                patch.section_bytes(e, raw)?;
-                let bad = |err| match err {
-                    SectionError::Invalid(w) => PatchError::invalid(&patch.name, w.0),
-                    SectionError::Old(io) => PatchError::io(&old_name, io),
-                };
-                let range;
-                let made: &[u8] = if mapped {
-                    // Each worker reserves its own range (on tmpfs that zeroes the pages:
-                    // on all cores, not one).
-                    swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
-                    // SAFETY: the output's temporary file is this process's own (unnamed, or
-                    // named and private), sized above; nothing truncates it meanwhile.
-                    let mut dst = unsafe {
-                        RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
-                    }?;
-                    apply_section_into(h, i as u64, e, raw, &old, &mut dst).map_err(bad)?;
-                    range = dst;
-                    &range
+        .map_init(Vec::new, |made, (i, e)| -> Result<u128, PatchError> {
+            let bad = |err| match err {
+                Fault::Invalid(w) => PatchError::invalid(&patch.name, w.0),
+                Fault::Old(io) => PatchError::io(&old_name, io),
+                Fault::Patch(io) => PatchError::io(&patch.name, io),
+            };
+            let range;
+            let made: &[u8] = if mapped {
+                // Each worker reserves its own range (on tmpfs that zeroes the pages: on all
+                // cores, not one).
+                swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
+                // SAFETY: the output's temporary file is this process's own (unnamed, or
+                // named and private), sized above; nothing truncates it meanwhile.
+                let mut dst = unsafe {
+                    RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
+                }?;
+                apply_section_at(h, i as u64, e, &patch.file, &old, &mut dst).map_err(bad)?;
+                range = dst;
+                &range
+            } else {
+                // Every byte is written by an op (they cover the section exactly): the
+                // buffer, reused from the last section, is not cleared first.
+                made.resize(e.new_len as usize, 0);
+                apply_section_at(h, i as u64, e, &patch.file, &old, made).map_err(bad)?;
+                if sparse {
+                    write_sparse(out.file(), made, e.new_offset)
                 } else {
-                    apply_section(h, i as u64, e, raw, &old, made).map_err(bad)?;
-                    if sparse {
-                        write_sparse(out.file(), made, e.new_offset)
-                    } else {
-                        out.file().write_all_at(made, e.new_offset)
-                    }
-                    .map_err(|err| PatchError::io(&new_name, err))?;
-                    made
-                };
-                if let Some(p) = progress {
-                    p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+                    out.file().write_all_at(made, e.new_offset)
                 }
-                Ok(if aligned {
-                    xxhash_rust::xxh3::xxh3_128(made)
-                } else {
-                    0
-                })
-            },
-        )
+                .map_err(|err| PatchError::io(&new_name, err))?;
+                made
+            };
+            if let Some(p) = progress {
+                p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(if aligned {
+                xxhash_rust::xxh3::xxh3_128(made)
+            } else {
+                0
+            })
+        })
         .collect::<Result<_, _>>()?;
     let got = if aligned {
         let mut list = Vec::with_capacity(sums.len() * 16);
@@ -421,14 +422,12 @@ pub fn census(patch: &PatchFile) -> Result<Census, PatchError> {
         .entries
         .par_iter()
         .enumerate()
-        .map_init(Vec::new, |raw, (i, e)| -> Result<Census, PatchError> {
-            patch.section_bytes(e, raw)?;
-            let d = decode_section(h, i as u64, e, raw)
-                .map_err(|w| PatchError::invalid(&patch.name, w.0))?;
+        .map(|(i, e)| -> Result<Census, PatchError> {
             let mut c = Census::default();
-            for op in &d.ops {
-                c.count(op);
-            }
+            each_op(h, i as u64, e, &patch.file, |op| c.count(op)).map_err(|f| match f {
+                Fault::Invalid(w) => PatchError::invalid(&patch.name, w.0),
+                Fault::Old(io) | Fault::Patch(io) => PatchError::io(&patch.name, io),
+            })?;
             Ok(c)
         })
         .collect::<Result<_, _>>()?;

@@ -1144,6 +1144,132 @@ fn forged_journal_sizes_are_checked_before_use() {
     f.finish();
 }
 
+/// A stream of a section (docs/patch-format.md): one zstd frame of `raw_len` bytes, the
+/// repetitions of `pattern`, compressed a chunk at a time (the test never holds them).
+fn zstd_stream(out: &mut Vec<u8>, pattern: &[u8], raw_len: u64) {
+    use std::io::Write as _;
+    let mut frame = Vec::new();
+    {
+        let mut z = zstd::stream::write::Encoder::new(&mut frame, 1).unwrap();
+        z.set_pledged_src_size(Some(raw_len)).unwrap();
+        let chunk: Vec<u8> = pattern.iter().copied().cycle().take(1 << 20).collect();
+        let mut left = raw_len;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            z.write_all(&chunk[..n]).unwrap();
+            left -= n as u64;
+        }
+        z.finish().unwrap();
+    }
+    out.push(1);
+    swath_patch::format::put_varint(out, raw_len);
+    swath_patch::format::put_varint(out, frame.len() as u64);
+    out.extend_from_slice(&frame);
+}
+
+/// A swath patch of an empty OLD whose sections are `sections` (their bytes), each making
+/// `section_len` bytes of a NEW of `new_len` bytes whose hash is `new_hash`.
+fn patch_of_sections(
+    sections: &[Vec<u8>],
+    section_len: u64,
+    new_len: u64,
+    new_hash: u128,
+) -> Vec<u8> {
+    use swath_patch::format::{encode_tail, section_sum, Entry, Header, Level, HEADER_LEN};
+    let header = Header {
+        old_len: 0,
+        new_len,
+        old_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        new_hash,
+        hash_piece: 16 << 20,
+        level: Level::Fast,
+        chunk_avg: 4096,
+        section_len,
+    };
+    let mut patch = header.encode().to_vec();
+    let mut entries = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        entries.push(Entry {
+            new_offset: i as u64 * section_len,
+            new_len: section_len.min(new_len - i as u64 * section_len),
+            offset: patch.len() as u64,
+            len: s.len() as u64,
+            sum: section_sum(header.chain(), i as u64, s),
+        });
+        patch.extend_from_slice(s);
+    }
+    assert!(patch.len() >= HEADER_LEN);
+    let table_at = patch.len() as u64;
+    patch.extend(encode_tail(header.chain(), &entries, table_at));
+    patch
+}
+
+/// Item 7: a valid patch of two 64 MiB sections of one-byte operations (64 million each,
+/// a zero byte and a literal byte by turns) applies in memory bounded by a section per
+/// worker, not 24 bytes an operation; a forged one with every stream at its declared
+/// maximum is refused as soon as its operations stop fitting, within the same bound.
+#[test]
+fn patch_of_millions_of_one_byte_operations_applies_in_bounded_memory() {
+    let dir = Dir::new();
+    dir.write("old", b"");
+    let l: u64 = 64 << 20;
+    // Kinds: ZERO (1) and LITERAL (2) by turns; lengths: 1; no offsets; the literal bytes;
+    // no differences.
+    let mut section = Vec::new();
+    zstd_stream(&mut section, &[1, 2], l);
+    zstd_stream(&mut section, &[1], l);
+    section.extend_from_slice(&[0, 0, 0]);
+    zstd_stream(&mut section, b"x", l / 2);
+    section.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let new: Vec<u8> = [0u8, b'x']
+        .iter()
+        .copied()
+        .cycle()
+        .take(l as usize)
+        .collect();
+    let mut h = swath_patch::hash::PieceHasher::new(16 << 20);
+    h.update(&new);
+    h.update(&new);
+    let patch = patch_of_sections(&[section.clone(), section], l, 2 * l, h.finish());
+    assert!(patch.len() < 1 << 20, "{} bytes", patch.len());
+    dir.write("p", &patch);
+    let r = measured_args(
+        dir.tmp.path(),
+        &["patch", "apply", "--threads", "2", "old", "p", "new"],
+    );
+    assert_eq!(r.status, Some(0), "{r:?}");
+    let got = std::fs::read(dir.path("new")).unwrap();
+    assert!(
+        got.len() == 2 * new.len() && got[..new.len()] == new[..] && got[new.len()..] == new[..]
+    );
+    drop(got);
+    // A section per worker (64 MiB) and bounded stream buffers, not 3.5 GB.
+    assert!(r.peak_kib <= 256 << 10, "{r:?}");
+
+    // Every stream at the largest length a section of L bytes allows
+    // (docs/patch-format.md): L kinds (literals), L lengths of 1, 10 L offsets, L literal
+    // bytes, L zero runs, L difference bytes. The ops make the section, but offsets and
+    // differences are left over.
+    let mut forged = Vec::new();
+    zstd_stream(&mut forged, &[2], l);
+    zstd_stream(&mut forged, &[1], l);
+    zstd_stream(&mut forged, &[0], 10 * l);
+    zstd_stream(&mut forged, b"x", l);
+    zstd_stream(&mut forged, &[0], l);
+    zstd_stream(&mut forged, &[1], l);
+    dir.write("forged", &patch_of_sections(&[forged], l, l, 1));
+    let mut f = Findings::default();
+    for args in [
+        &["patch", "apply", "--threads", "2", "old", "forged", "new2"][..],
+        &["patch", "info", "forged"],
+    ] {
+        let r = measured_args(dir.tmp.path(), args);
+        refused(&mut f, args[1], &r, 2, "forged", "damaged", 256);
+    }
+    f.check(!dir.path("new2").exists(), || "NEW left behind".into());
+    f.finish();
+}
+
 /// The offsets where an xdelta3 patch's windows start and where it ends (after the
 /// header and the application header).
 fn vcdiff_boundaries(p: &[u8]) -> Vec<usize> {
