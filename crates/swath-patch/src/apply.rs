@@ -7,7 +7,8 @@
 //! of NEW positionally. NEW's hash is checked before the output is linked into place; on
 //! any failure nothing is left at NEW's path. Memory: one section's bytes of NEW (at most
 //! 64 MiB, 16 MiB as `make` writes them) and its decoders' fixed buffers per worker
-//! ([`crate::stream`]), whatever the patch's sizes say.
+//! ([`crate::stream`]), whatever the patch's sizes say; the section table is read a piece
+//! at a time after its count is checked against the patch's bytes.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -19,13 +20,16 @@ use swath_engine::AtomicOutput;
 
 use crate::error::PatchError;
 use crate::format::{
-    check_manifest, decode_footer, decode_table, decode_tree_record, Entry, Header, ManifestAt,
-    FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
+    check_count, check_manifest, decode_footer, decode_tree_record, Entry, Header, ManifestAt,
+    TableReader, ENTRY_LEN, FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
 use crate::manifest::Script;
 use crate::ops::Op;
 use crate::section::{apply_section_at, each_op, Fault};
+
+/// Bytes of the section table read at a time.
+const TABLE_PIECE: u64 = (1 << 20) / ENTRY_LEN as u64 * ENTRY_LEN as u64;
 
 /// The largest decoded manifest a reader accepts (about 40 million entries at the
 /// smallest): what bounds the memory a forged one can make it use.
@@ -79,11 +83,6 @@ impl PatchFile {
         file.read_exact_at(&mut footer, len - FOOTER_LEN as u64)
             .map_err(|e| PatchError::io(&name, e))?;
         let (table_at, count) = decode_footer(&header, &footer, len).map_err(|e| bad(e.0))?;
-        let table_len = count * crate::format::ENTRY_LEN as u64;
-        // The footer's checksum held and the table fits in the file: its size is real.
-        let mut table = vec![0u8; table_len as usize];
-        file.read_exact_at(&mut table, table_at)
-            .map_err(|e| PatchError::io(&name, e))?;
         // A tree patch: its manifest record just before the table, the sections ending
         // where the manifest starts.
         let (sections_end, manifest_at) = if flags & FLAG_TREE != 0 {
@@ -105,7 +104,22 @@ impl PatchFile {
         } else {
             (table_at, None)
         };
-        let entries = decode_table(&header, &table, &footer, sections_end).map_err(|e| bad(e.0))?;
+        // The footer's checksum says who wrote it, not that its count is real (a sparse
+        // file can be as long as any table): the count is held to what the sections' bytes
+        // can hold, and the table read a piece at a time, each entry checked as it comes.
+        check_count(&header, count, sections_end).map_err(|e| bad(e.0))?;
+        let mut table = TableReader::new(&header, &footer, sections_end);
+        let mut piece = vec![0u8; (count * ENTRY_LEN as u64).min(TABLE_PIECE) as usize];
+        let mut at = table_at;
+        let table_end = table_at + count * ENTRY_LEN as u64;
+        while at < table_end {
+            let n = (table_end - at).min(piece.len() as u64) as usize;
+            file.read_exact_at(&mut piece[..n], at)
+                .map_err(|e| PatchError::io(&name, e))?;
+            table.feed(&piece[..n]);
+            at += n as u64;
+        }
+        let entries = table.finish().map_err(|e| bad(e.0))?;
         Ok(PatchFile {
             file,
             name,

@@ -278,21 +278,88 @@ pub fn decode_footer(header: &Header, f: &[u8], patch_len: u64) -> Result<(u64, 
     Ok((table_at, count))
 }
 
-/// Reads the section table (`count` entries) and checks it against the header and the
-/// footer: sections in order, covering NEW exactly, inside the patch.
-pub fn decode_table(
-    header: &Header,
-    t: &[u8],
-    footer: &[u8],
-    table_at: u64,
-) -> Result<Vec<Entry>, Invalid> {
-    let table_sum = u64::from_le_bytes(word(footer, 16));
-    if section_sum(header.chain(), u64::MAX, t) != table_sum {
-        return invalid("damaged: the section table's checksum does not match");
+/// The fewest bytes a section can have: its six streams' headers (a method byte and two
+/// one-byte lengths each).
+pub const MIN_SECTION_BYTES: u64 = 6 * 3;
+
+/// Checks a section table's entry count (from the footer) against what the patch and the
+/// header allow before the table is read: every section makes at least one byte of NEW and
+/// holds at least [`MIN_SECTION_BYTES`] of the patch's bytes between the header and
+/// `sections_end`. So the entries a reader keeps are never more than the patch's own bytes
+/// can describe, whatever a forged footer says.
+pub fn check_count(header: &Header, count: u64, sections_end: u64) -> Result<(), Invalid> {
+    let room = sections_end.saturating_sub(HEADER_LEN as u64) / MIN_SECTION_BYTES;
+    if count > header.new_len || count > room {
+        return invalid("damaged: the section table lists more sections than the patch holds");
     }
-    let mut entries = Vec::with_capacity(t.len() / ENTRY_LEN);
-    let (mut new_at, mut patch_at) = (0u64, HEADER_LEN as u64);
-    for raw in t.chunks_exact(ENTRY_LEN) {
+    Ok(())
+}
+
+/// Reads a section table a chunk at a time, checking each entry against the header and
+/// the ones before it as it comes (sections in order, each making 1 to S bytes of NEW and
+/// holding [`MIN_SECTION_BYTES`] to [`max_section_len`] bytes, contiguous in NEW from 0 and
+/// in the patch from the header to `sections_end`), and the table's checksum over all of
+/// it: memory is the entries kept, never a buffer of the size a footer claims.
+pub struct TableReader {
+    section_len: u64,
+    new_len: u64,
+    sections_end: u64,
+    sum: xxhash_rust::xxh3::Xxh3,
+    want_sum: u64,
+    entries: Vec<Entry>,
+    new_at: u64,
+    patch_at: u64,
+    /// An entry that broke the rules: reported unless the checksum fails (damage is named
+    /// as damage first).
+    broken: Option<&'static str>,
+    /// Bytes of an entry cut between two chunks.
+    partial: Vec<u8>,
+}
+
+impl TableReader {
+    /// A reader of the table of the patch `header` describes, whose footer is `footer` and
+    /// whose sections end at `sections_end`.
+    pub fn new(header: &Header, footer: &[u8], sections_end: u64) -> TableReader {
+        let mut sum = xxhash_rust::xxh3::Xxh3::new();
+        sum.update(&header.chain().to_le_bytes());
+        sum.update(&u64::MAX.to_le_bytes());
+        TableReader {
+            section_len: header.section_len,
+            new_len: header.new_len,
+            sections_end,
+            sum,
+            want_sum: u64::from_le_bytes(word(footer, 16)),
+            entries: Vec::new(),
+            new_at: 0,
+            patch_at: HEADER_LEN as u64,
+            broken: None,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The next bytes of the table.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        self.sum.update(bytes);
+        if !self.partial.is_empty() {
+            let n = (ENTRY_LEN - self.partial.len()).min(bytes.len());
+            self.partial.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.partial.len() == ENTRY_LEN {
+                let raw = std::mem::take(&mut self.partial);
+                self.entry(&raw);
+            }
+        }
+        let mut whole = bytes.chunks_exact(ENTRY_LEN);
+        for raw in &mut whole {
+            self.entry(raw);
+        }
+        self.partial.extend_from_slice(whole.remainder());
+    }
+
+    fn entry(&mut self, raw: &[u8]) {
+        if self.broken.is_some() {
+            return;
+        }
         let v = |i: usize| u64::from_le_bytes(word(raw, i * 8));
         let e = Entry {
             new_offset: v(0),
@@ -301,21 +368,49 @@ pub fn decode_table(
             len: v(3),
             sum: v(4),
         };
-        if e.new_offset != new_at || e.new_len > header.section_len || e.offset != patch_at {
-            return invalid("damaged: the section table is inconsistent");
+        let new_end = self.new_at.checked_add(e.new_len);
+        let patch_end = self.patch_at.checked_add(e.len);
+        let fits = e.new_offset == self.new_at
+            && e.offset == self.patch_at
+            && (1..=self.section_len).contains(&e.new_len)
+            && (MIN_SECTION_BYTES..=max_section_len(e.new_len)).contains(&e.len)
+            && new_end.is_some_and(|n| n <= self.new_len)
+            && patch_end.is_some_and(|p| p <= self.sections_end);
+        if !fits {
+            self.broken = Some("damaged: the section table is inconsistent");
+            return;
         }
-        new_at = new_at
-            .checked_add(e.new_len)
-            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
-        patch_at = patch_at
-            .checked_add(e.len)
-            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
-        entries.push(e);
+        self.new_at = new_end.expect("checked");
+        self.patch_at = patch_end.expect("checked");
+        self.entries.push(e);
     }
-    if new_at != header.new_len || patch_at != table_at {
-        return invalid("damaged: the sections do not cover NEW");
+
+    /// The entries, once the whole table was fed: its checksum checked first, then the
+    /// entries' rules, then that they cover NEW and the patch exactly.
+    pub fn finish(self) -> Result<Vec<Entry>, Invalid> {
+        if self.sum.digest() != self.want_sum || !self.partial.is_empty() {
+            return invalid("damaged: the section table's checksum does not match");
+        }
+        if let Some(why) = self.broken {
+            return invalid(why);
+        }
+        if self.new_at != self.new_len || self.patch_at != self.sections_end {
+            return invalid("damaged: the sections do not cover NEW");
+        }
+        Ok(self.entries)
     }
-    Ok(entries)
+}
+
+/// Reads a section table held whole in memory ([`TableReader`]).
+pub fn decode_table(
+    header: &Header,
+    t: &[u8],
+    footer: &[u8],
+    sections_end: u64,
+) -> Result<Vec<Entry>, Invalid> {
+    let mut r = TableReader::new(header, footer, sections_end);
+    r.feed(t);
+    r.finish()
 }
 
 /// Where a tree patch's manifest is: the record of [`TREE_RECORD_LEN`] bytes just before
@@ -664,7 +759,68 @@ mod tests {
         }
     }
 
+    /// A table of `lens` sections (bytes of NEW, bytes in the patch) right after the header.
+    fn table_of(h: &Header, lens: &[(u64, u64)]) -> (Vec<u8>, Vec<u8>, u64, Vec<Entry>) {
+        let (mut new_at, mut at) = (0, HEADER_LEN as u64);
+        let mut entries = Vec::new();
+        for (i, &(n, len)) in lens.iter().enumerate() {
+            entries.push(Entry {
+                new_offset: new_at,
+                new_len: n,
+                offset: at,
+                len,
+                sum: i as u64,
+            });
+            new_at += n;
+            at += len;
+        }
+        let tail = encode_tail(h.chain(), &entries, at);
+        let (table, footer) = tail.split_at(tail.len() - FOOTER_LEN);
+        (table.to_vec(), footer.to_vec(), at, entries)
+    }
+
+    #[test]
+    fn sections_of_impossible_sizes_are_refused() {
+        let h = header();
+        let ok = [(1000, 20), (1000, 20), (500, 20)];
+        let (t, f, end, entries) = table_of(&h, &ok);
+        assert_eq!(decode_table(&h, &t, &f, end).unwrap(), entries);
+        for bad in [
+            // Empty, longer than S, fewer bytes than six stream headers, more bytes than
+            // six streams of their largest lengths.
+            [(0, 20), (2000, 20), (500, 20)],
+            [(1001, 20), (999, 20), (500, 20)],
+            [(1000, 17), (1000, 20), (500, 20)],
+            [(1000, max_section_len(1000) + 1), (1000, 20), (500, 20)],
+        ] {
+            let (t, f, end, _) = table_of(&h, &bad);
+            let err = decode_table(&h, &t, &f, end).unwrap_err();
+            assert!(err.0.contains("inconsistent"), "{bad:?}: {err}");
+        }
+        // The count is held to NEW's length and to the sections' bytes before any entry
+        // is read.
+        check_count(&h, 3, HEADER_LEN as u64 + 60).unwrap();
+        assert!(check_count(&h, 4, HEADER_LEN as u64 + 60).is_err());
+        assert!(check_count(&h, 2501, u64::MAX).is_err());
+        assert!(check_count(&h, u64::MAX / 40, HEADER_LEN as u64).is_err());
+    }
+
     proptest! {
+        #[test]
+        fn a_table_read_in_any_pieces_is_the_table(cuts in proptest::collection::vec(0usize..200, 0..8)) {
+            let h = header();
+            let (t, f, end, entries) = table_of(&h, &[(1000, 20), (1000, 30), (500, 25)]);
+            let mut r = TableReader::new(&h, &f, end);
+            let mut at = 0;
+            for c in cuts {
+                let c = c.min(t.len() - at);
+                r.feed(&t[at..at + c]);
+                at += c;
+            }
+            r.feed(&t[at..]);
+            prop_assert_eq!(r.finish().unwrap(), entries);
+        }
+
         #[test]
         fn varints_round_trip(v in any::<u64>()) {
             let mut b = Vec::new();

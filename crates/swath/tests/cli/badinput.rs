@@ -1270,6 +1270,53 @@ fn patch_of_millions_of_one_byte_operations_applies_in_bounded_memory() {
     f.finish();
 }
 
+/// Item 8: a sparse patch (a few kilobytes on the disk) whose footer, checksum right,
+/// declares a section table of 3 GB: refused by `info` and `apply` before the table is
+/// read into memory.
+#[test]
+fn sparse_patch_declaring_a_huge_section_table_is_refused_in_bounded_memory() {
+    use swath_patch::format::{
+        section_sum, Header, Level, END_MAGIC, ENTRY_LEN, FOOTER_LEN, HEADER_LEN,
+    };
+    let dir = Dir::new();
+    dir.write("old", b"");
+    let header = Header {
+        old_len: 0,
+        new_len: 0,
+        old_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        new_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        hash_piece: 16 << 20,
+        level: Level::Fast,
+        chunk_avg: 4096,
+        section_len: 16 << 20,
+    };
+    let count: u64 = (3 << 30) / ENTRY_LEN as u64;
+    let table_at = HEADER_LEN as u64;
+    let len = table_at + count * ENTRY_LEN as u64 + FOOTER_LEN as u64;
+    let mut footer = Vec::new();
+    footer.extend_from_slice(&table_at.to_le_bytes());
+    footer.extend_from_slice(&count.to_le_bytes());
+    footer.extend_from_slice(&7u64.to_le_bytes());
+    let sum = section_sum(header.chain(), u64::MAX - 1, &footer);
+    footer.extend_from_slice(&sum.to_le_bytes());
+    footer.extend_from_slice(END_MAGIC);
+    let file = std::fs::File::create(dir.path("p")).unwrap();
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&header.encode(), 0).unwrap();
+    file.write_all_at(&footer, len - FOOTER_LEN as u64).unwrap();
+    drop(file);
+    let mut f = Findings::default();
+    for args in [
+        &["patch", "info", "p"][..],
+        &["patch", "apply", "old", "p", "new"],
+    ] {
+        let r = measured_args(dir.tmp.path(), args);
+        refused(&mut f, args[1], &r, 2, "p", "damaged|truncated", 64);
+    }
+    f.check(!dir.path("new").exists(), || "NEW left behind".into());
+    f.finish();
+}
+
 /// The offsets where an xdelta3 patch's windows start and where it ends (after the
 /// header and the application header).
 fn vcdiff_boundaries(p: &[u8]) -> Vec<usize> {
