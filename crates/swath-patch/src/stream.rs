@@ -223,19 +223,31 @@ impl<'a> Stream<'a> {
         Ok(Some(v))
     }
 
-    /// Fills `dst` with the next bytes; an error when fewer are left.
+    /// Fills `dst` with the next bytes; an error when fewer are left. A request of a
+    /// chunk or more is decoded straight into `dst`; a shorter one (a literal op of a few
+    /// bytes) is served from the buffer, a chunk decoded at a time, not a decoder call
+    /// each.
     pub fn read_into(&mut self, dst: &mut [u8]) -> Result<(), StreamError> {
-        let held = (self.buf.len() - self.at).min(dst.len());
-        dst[..held].copy_from_slice(&self.buf[self.at..self.at + held]);
-        self.at += held;
-        let rest = &mut dst[held..];
-        if rest.len() as u64 > self.left {
-            return damaged("a section's instructions do not match its data");
+        let mut done = 0;
+        loop {
+            let held = (self.buf.len() - self.at).min(dst.len() - done);
+            dst[done..done + held].copy_from_slice(&self.buf[self.at..self.at + held]);
+            self.at += held;
+            done += held;
+            let rest = dst.len() - done;
+            if rest == 0 {
+                return Ok(());
+            }
+            if rest as u64 > self.left {
+                return damaged("a section's instructions do not match its data");
+            }
+            if rest >= CHUNK {
+                return self.produce(&mut dst[done..]);
+            }
+            // The buffer is used up (`rest` is more than it held) and the chunk the refill
+            // decodes holds `rest` (it is at most `left` and less than a chunk).
+            self.refill()?;
         }
-        if !rest.is_empty() {
-            self.produce(rest)?;
-        }
-        Ok(())
     }
 
     /// Passes over the next `n` bytes; an error when fewer are left.
