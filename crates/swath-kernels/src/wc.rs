@@ -42,11 +42,14 @@ pub struct Segment {
 }
 
 impl Segment {
+    // Widths add saturating: a tally read from a partial result may hold the widths of
+    // exabytes (each at most 8 columns a byte, `Tally::is_possible`), whose sum must not
+    // wrap to a small one.
     #[inline(always)]
     fn apply(self, c: u64) -> u64 {
         match self.tab {
-            None => c + self.w,
-            Some(d) => (c + self.w) / 8 * 8 + 8 + d,
+            None => c.saturating_add(self.w),
+            Some(d) => tab_stop(c.saturating_add(self.w)).saturating_add(d),
         }
     }
 
@@ -56,19 +59,19 @@ impl Segment {
         match (self.tab, next.tab) {
             (_, None) => Segment {
                 w: if self.tab.is_none() {
-                    self.w + next.w
+                    self.w.saturating_add(next.w)
                 } else {
                     self.w
                 },
-                tab: self.tab.map(|d| d + next.w),
+                tab: self.tab.map(|d| d.saturating_add(next.w)),
             },
             (None, Some(d)) => Segment {
-                w: self.w + next.w,
+                w: self.w.saturating_add(next.w),
                 tab: Some(d),
             },
             (Some(d1), Some(d2)) => Segment {
                 w: self.w,
-                tab: Some((d1 + next.w) / 8 * 8 + 8 + d2),
+                tab: Some(tab_stop(d1.saturating_add(next.w)).saturating_add(d2)),
             },
         }
     }
@@ -84,6 +87,12 @@ impl Segment {
     fn tab(&mut self) {
         *self = self.then(Segment { w: 0, tab: Some(0) });
     }
+}
+
+/// The column a tab at column `c` moves to (the next multiple of 8; saturating).
+#[inline(always)]
+fn tab_stop(c: u64) -> u64 {
+    (c / 8 * 8).saturating_add(8)
 }
 
 /// The counts of a stretch of input, and its edges for merging.
@@ -212,6 +221,25 @@ impl Tally {
             ends_in_word: (flags & 4 != 0).then_some(flags & 8 != 0),
             saw_word_char: flags & 16 != 0,
         })
+    }
+
+    /// True when this is a tally counting its `bytes` bytes can give: at most one line,
+    /// word and character a byte, no width beyond 8 columns a byte (a tab's most), a word
+    /// that starts the stretch counted in it, and the edge flags in agreement. A tally
+    /// read from a partial result is held to this (with `bytes` its piece's length) before
+    /// it is merged, so that forged counts neither wrap a total nor pass for real ones.
+    pub fn is_possible(&self) -> bool {
+        let b = self.bytes;
+        let columns = b.saturating_mul(8);
+        let fits = |s: Segment| s.w <= columns && s.tab.is_none_or(|d| d <= columns);
+        self.lines <= b
+            && self.words <= b
+            && self.chars <= b
+            && self.inner_max <= columns
+            && fits(self.prefix)
+            && fits(self.suffix)
+            && (!self.starts_in_word || (self.saw_word_char && self.words >= 1))
+            && self.ends_in_word.is_some() == self.saw_word_char
     }
 
     /// The width of the longest line (`wc -L`), once all the input is merged.
@@ -1689,6 +1717,8 @@ mod tests {
             let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
             let t = tally(&data, enc);
             prop_assert_eq!(Tally::from_numbers(t.to_numbers()), Some(t));
+            // What a partial result's reader holds a tally to.
+            prop_assert!(t.is_possible(), "{t:?}");
         }
     }
 

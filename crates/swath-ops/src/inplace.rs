@@ -7,7 +7,7 @@
 //!
 //! | offset | field |
 //! |---|---|
-//! | 0 | magic `SWATHJ02`, shift (i64), alphabet (u64), file length, block size, the file's device and inode, XXH3-64 of these |
+//! | 0 | magic `SWATHJ03`, shift (i64), alphabet (u64), file length, block size, the file's device and inode, XXH3-64 of these |
 //! | 64, 96 | two "done" slots: blocks completed, the file's modification time after them (seconds, nanoseconds), XXH3 of these with the header's checksum; slot = count mod 2 |
 //! | 128 | undo record: block index, length, XXH3 of the header's checksum, index, length and bytes |
 //! | 160 | the block's original bytes |
@@ -29,9 +29,12 @@
 //!
 //! The journal is trusted only as far as its author: it is opened without following links,
 //! must be a plain file with one name, owned by the user or by the file's owner, writable by
-//! no one else, and bound to the file by device and inode; it is created (exclusively, with
-//! the file's owner permissions and none for others) before anything is written into it. An
-//! exclusive lock on the file is held for the whole run, so two runs never interleave.
+//! no one else, and bound to the file by device and inode; and what it records is held to
+//! what a run writes (a block size of at most 1 GiB, no more blocks done than the file has,
+//! an undo record of exactly its block's length) before anything is sized by it. It is
+//! created (exclusively, with the file's owner permissions and none for others) before
+//! anything is written into it. An exclusive lock on the file is held for the whole run, so
+//! two runs never interleave.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -51,6 +54,10 @@ const SLOT_LEN: u64 = 32;
 const SLOTS_AT: u64 = 64;
 const UNDO_AT: u64 = 128;
 const UNDO_DATA_AT: u64 = 160;
+/// The largest block size a journal may record: the most `--block-size` allows. A journal
+/// is trusted as far as its author, the file's owner, and no further: a size beyond what a
+/// run writes is refused before anything is sized by it.
+pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
 
 /// XXH3-64 of the concatenation of `parts`.
 fn xxh(parts: &[&[u8]]) -> u64 {
@@ -310,7 +317,23 @@ fn transform_in_place_observed(
             }
             let slot = read_done(&j, header.sum).map_err(jerr)?;
             let done = slot.map_or(0, |(d, _)| d);
-            let undo = read_undo(&j, done, recorded.block_size, header.sum).map_err(jerr)?;
+            let bs = recorded.block_size;
+            let blocks = len.div_ceil(bs);
+            if done > blocks {
+                return Err(EngineError::io(
+                    &jname,
+                    io::Error::other(format!(
+                        "the journal says {done} blocks done of a file of {blocks}: damaged or forged, refusing it (remove it if no run was interrupted)"
+                    )),
+                ));
+            }
+            // The bytes of block `done`, which its undo record must hold (none past the end).
+            let block_len = if done < blocks {
+                (len - done * bs).min(bs)
+            } else {
+                0
+            };
+            let undo = read_undo(&j, done, block_len, header.sum).map_err(jerr)?;
             if let Some((_, at_done)) = slot {
                 // Unchanged since block `done` was recorded; later only if the interrupted
                 // run was writing block `done` itself (its undo record says so).
@@ -326,7 +349,7 @@ fn transform_in_place_observed(
             }
             let restored = match undo {
                 Some(bytes) => {
-                    file.write_all_at(&bytes, done * recorded.block_size)
+                    file.write_all_at(&bytes, done * bs)
                         .and_then(|()| file.sync_data())
                         .map_err(io_err)?;
                     true
@@ -542,6 +565,25 @@ fn read_header(j: &File) -> io::Result<Header> {
             "not a swath journal, or damaged: refusing it (remove it if no run was interrupted)",
         ));
     }
+    // The checksum says who wrote it, not that a run did: its values are held to what a
+    // run writes before any is used.
+    let refuse = |what: String| {
+        Err(io::Error::other(format!(
+            "{what}: damaged or forged, refusing it (remove it if no run was interrupted)"
+        )))
+    };
+    if word(16) > 1 {
+        return refuse(format!(
+            "the journal records an unknown alphabet variant {}",
+            word(16)
+        ));
+    }
+    if !(1..=MAX_BLOCK_SIZE).contains(&word(32)) {
+        return refuse(format!(
+            "the journal records a block size of {} bytes, no run writes one (1 to {MAX_BLOCK_SIZE})",
+            word(32)
+        ));
+    }
     Ok(Header {
         params: InPlaceParams {
             shift: word(8) as i64,
@@ -643,9 +685,11 @@ fn undo_sum(header_sum: u64, index: u64, len: u64, bytes: &[u8]) -> u64 {
     ])
 }
 
-/// Block `done`'s original bytes, if the undo record holds them (the interrupted run was
-/// writing that block).
-fn read_undo(j: &File, done: u64, bs: u64, header_sum: u64) -> io::Result<Option<Vec<u8>>> {
+/// Block `done`'s original bytes (`block_len` of them), if the undo record holds them (the
+/// interrupted run was writing that block). A record of another length, or longer than
+/// the journal, is not that block's (a torn or forged record): ignored before anything is
+/// allocated for it.
+fn read_undo(j: &File, done: u64, block_len: u64, header_sum: u64) -> io::Result<Option<Vec<u8>>> {
     let mut r = [0u8; 24];
     if j.read_exact_at(&mut r, UNDO_AT).is_err() {
         return Ok(None);
@@ -653,7 +697,10 @@ fn read_undo(j: &File, done: u64, bs: u64, header_sum: u64) -> io::Result<Option
     let index = u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
     let len = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
     let sum = u64::from_le_bytes(r[16..].try_into().expect("8 bytes"));
-    if index != done || len == 0 || len > bs {
+    if index != done || len == 0 || len != block_len {
+        return Ok(None);
+    }
+    if j.metadata()?.len() < UNDO_DATA_AT + len {
         return Ok(None);
     }
     let mut bytes = Vec::new();

@@ -417,7 +417,11 @@ impl Wf2Tables {
     pub fn merge(self, other: Wf2Tables) -> Wf2Tables {
         let uri = |(a, fa): ([u64; 3], bool), (b, fb): ([u64; 3], bool)| {
             (
-                [a[0].saturating_add(b[0]), a[1] + b[1], a[2] + b[2]],
+                [
+                    a[0].saturating_add(b[0]),
+                    a[1].saturating_add(b[1]),
+                    a[2].saturating_add(b[2]),
+                ],
                 fa || fb,
             )
         };
@@ -431,10 +435,10 @@ impl Wf2Tables {
             uri,
         );
         Wf2Tables {
-            malformed: self.malformed + other.malformed,
+            malformed: self.malformed.saturating_add(other.malformed),
             uris: uris.into_iter().map(|(k, (v, f))| (k, v, f)).collect(),
-            clients: merge_sorted(self.clients, other.clients, |a, b| a + b),
-            referrers: merge_sorted(self.referrers, other.referrers, |a, b| a + b),
+            clients: merge_sorted(self.clients, other.clients, u64::saturating_add),
+            referrers: merge_sorted(self.referrers, other.referrers, u64::saturating_add),
         }
     }
 
@@ -572,7 +576,11 @@ impl State {
         }
     }
 
-    fn decode(kind: Kind, b: &[u8]) -> Result<State, PartialError> {
+    /// Reads a piece's state of `kind` from `b`, the piece being `span` bytes long. The
+    /// counts of `wc` and `grep -c` are held to what `span` bytes can make (a forged line
+    /// count of 2^64 - 1 would otherwise wrap a total to a plausible one); a log report's
+    /// counts cannot be (a compressed log's lines outnumber its bytes) and add saturating.
+    fn decode(kind: Kind, b: &[u8], span: u64) -> Result<State, PartialError> {
         let words = |n: usize| -> Result<Vec<u64>, PartialError> {
             if b.len() != 8 * n {
                 return Err(PartialError::Damaged(
@@ -587,11 +595,21 @@ impl State {
             Kind::Wc => {
                 let w = words(10)?;
                 let n: [u64; 10] = w.try_into().expect("10 numbers");
-                Tally::from_numbers(n)
-                    .map(State::Wc)
-                    .ok_or(PartialError::Damaged("a tally's flags are not valid"))
+                let t = Tally::from_numbers(n)
+                    .ok_or(PartialError::Damaged("a tally's flags are not valid"))?;
+                if t.bytes != span || !t.is_possible() {
+                    return Err(PartialError::Damaged(
+                        "a piece's counts are more than its bytes can make",
+                    ));
+                }
+                Ok(State::Wc(t))
             }
-            Kind::GrepCount => Ok(State::GrepCount(words(1)?[0])),
+            Kind::GrepCount => match words(1)?[0] {
+                n if n <= span => Ok(State::GrepCount(n)),
+                _ => Err(PartialError::Damaged(
+                    "a piece's counts are more than its bytes can make",
+                )),
+            },
             Kind::Wf2 => Ok(State::Wf2(Box::new(Wf2Tables::decode(b)?))),
             Kind::Summary => Ok(State::Summary(Box::new(SummaryTables::decode(b)?))),
         }
@@ -974,7 +992,7 @@ impl Partial {
                     });
                     empty_state(kind)
                 } else {
-                    State::decode(kind, bytes)?
+                    State::decode(kind, bytes, finish - begin)?
                 };
                 part.add(begin, finish, state)
                     .map_err(|_| PartialError::Damaged("pieces overlap"))?;

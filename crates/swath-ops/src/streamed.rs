@@ -170,13 +170,7 @@ fn ranking(
     n: usize,
 ) -> Result<crate::logs::Ranking, PartialError> {
     let mut t = TopN::new(n);
-    merge_lists(
-        states,
-        at,
-        Reader::varint,
-        |a: u64, b| a.saturating_add(b),
-        |k, c| t.add(k, c),
-    )?;
+    merge_lists(states, at, Reader::varint, add_count, |k, c| t.add(k, c))?;
     Ok(t.finish())
 }
 
@@ -188,10 +182,14 @@ fn at_ends(states: &[&[u8]], at: &[usize]) -> Result<(), PartialError> {
     Ok(())
 }
 
-/// A URI's counts added as the tables add them: bytes saturating, fetched or not.
+/// A URI's counts added as the tables add them: saturating, fetched or not.
 fn add_uri((a, fa): ([u64; 3], bool), (b, fb): ([u64; 3], bool)) -> ([u64; 3], bool) {
     (
-        [a[0].saturating_add(b[0]), a[1] + b[1], a[2] + b[2]],
+        [
+            a[0].saturating_add(b[0]),
+            a[1].saturating_add(b[1]),
+            a[2].saturating_add(b[2]),
+        ],
         fa | fb,
     )
 }
@@ -226,7 +224,7 @@ pub fn wf2(states: &[&[u8]], n: usize) -> Result<Wf2Top, PartialError> {
     let mut malformed = 0u64;
     for (i, &b) in states.iter().enumerate() {
         let mut r = Reader { b, at: 0 };
-        malformed += r.u64()?;
+        malformed = malformed.saturating_add(r.u64()?);
         at[i] = r.at;
     }
     let (mut hits, mut bytes, mut not_found) = (TopN::new(n), TopN::new(n), TopN::new(n));
@@ -271,7 +269,7 @@ pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop
         states,
         &mut at,
         Reader::varint,
-        |a: u64, b| a + b,
+        add_count,
         |k, c| match <[u8; 4]>::try_from(k) {
             Ok(d) => days.push((u32::from_be_bytes(d), c)),
             Err(_) => bad_day = true,
@@ -353,7 +351,7 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
             let mut malformed = 0u64;
             for (i, &b) in states.iter().enumerate() {
                 let mut r = Reader { b, at: 0 };
-                malformed += r.u64()?;
+                malformed = malformed.saturating_add(r.u64()?);
                 at[i] = r.at;
             }
             out.extend_from_slice(&malformed.to_le_bytes());

@@ -5,8 +5,10 @@
 //! NEW is then built in the engine's atomic output (an unnamed or temporary file, pre-sized),
 //! its sections decoded on all cores, each reading OLD positionally and writing its slice
 //! of NEW positionally. NEW's hash is checked before the output is linked into place; on
-//! any failure nothing is left at NEW's path. Memory: one section (at most 64 MiB of NEW,
-//! 16 MiB as `make` writes them) and its streams per worker, whatever the sizes.
+//! any failure nothing is left at NEW's path. Memory: one section's bytes of NEW (at most
+//! 64 MiB, 16 MiB as `make` writes them) and its decoders' fixed buffers per worker
+//! ([`crate::stream`]), whatever the patch's sizes say; the section table is read a piece
+//! at a time after its count is checked against the patch's bytes.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -18,13 +20,16 @@ use swath_engine::AtomicOutput;
 
 use crate::error::PatchError;
 use crate::format::{
-    check_manifest, decode_footer, decode_table, decode_tree_record, Entry, Header, ManifestAt,
-    FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
+    check_count, check_manifest, decode_footer, decode_tree_record, Entry, Header, ManifestAt,
+    TableReader, ENTRY_LEN, FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
 use crate::manifest::Script;
 use crate::ops::Op;
-use crate::section::{apply_section, apply_section_into, decode_section, SectionError};
+use crate::section::{apply_section_at, each_op, Fault};
+
+/// Bytes of the section table read at a time.
+const TABLE_PIECE: u64 = (1 << 20) / ENTRY_LEN as u64 * ENTRY_LEN as u64;
 
 /// The largest decoded manifest a reader accepts (about 40 million entries at the
 /// smallest): what bounds the memory a forged one can make it use.
@@ -78,11 +83,6 @@ impl PatchFile {
         file.read_exact_at(&mut footer, len - FOOTER_LEN as u64)
             .map_err(|e| PatchError::io(&name, e))?;
         let (table_at, count) = decode_footer(&header, &footer, len).map_err(|e| bad(e.0))?;
-        let table_len = count * crate::format::ENTRY_LEN as u64;
-        // The footer's checksum held and the table fits in the file: its size is real.
-        let mut table = vec![0u8; table_len as usize];
-        file.read_exact_at(&mut table, table_at)
-            .map_err(|e| PatchError::io(&name, e))?;
         // A tree patch: its manifest record just before the table, the sections ending
         // where the manifest starts.
         let (sections_end, manifest_at) = if flags & FLAG_TREE != 0 {
@@ -104,7 +104,22 @@ impl PatchFile {
         } else {
             (table_at, None)
         };
-        let entries = decode_table(&header, &table, &footer, sections_end).map_err(|e| bad(e.0))?;
+        // The footer's checksum says who wrote it, not that its count is real (a sparse
+        // file can be as long as any table): the count is held to what the sections' bytes
+        // can hold, and the table read a piece at a time, each entry checked as it comes.
+        check_count(&header, count, sections_end).map_err(|e| bad(e.0))?;
+        let mut table = TableReader::new(&header, &footer, sections_end);
+        let mut piece = vec![0u8; (count * ENTRY_LEN as u64).min(TABLE_PIECE) as usize];
+        let mut at = table_at;
+        let table_end = table_at + count * ENTRY_LEN as u64;
+        while at < table_end {
+            let n = (table_end - at).min(piece.len() as u64) as usize;
+            file.read_exact_at(&mut piece[..n], at)
+                .map_err(|e| PatchError::io(&name, e))?;
+            table.feed(&piece[..n]);
+            at += n as u64;
+        }
+        let entries = table.finish().map_err(|e| bad(e.0))?;
         Ok(PatchFile {
             file,
             name,
@@ -268,47 +283,47 @@ pub fn apply_file(
         .entries
         .par_iter()
         .enumerate()
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(raw, made), (i, e)| -> Result<u128, PatchError> {
-                patch.section_bytes(e, raw)?;
-                let bad = |err| match err {
-                    SectionError::Invalid(w) => PatchError::invalid(&patch.name, w.0),
-                    SectionError::Old(io) => PatchError::io(&old_name, io),
-                };
-                let range;
-                let made: &[u8] = if mapped {
-                    // Each worker reserves its own range (on tmpfs that zeroes the pages:
-                    // on all cores, not one).
-                    swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
-                    // SAFETY: the output's temporary file is this process's own (unnamed, or
-                    // named and private), sized above; nothing truncates it meanwhile.
-                    let mut dst = unsafe {
-                        RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
-                    }?;
-                    apply_section_into(h, i as u64, e, raw, &old, &mut dst).map_err(bad)?;
-                    range = dst;
-                    &range
+        .map_init(Vec::new, |made, (i, e)| -> Result<u128, PatchError> {
+            let bad = |err| match err {
+                Fault::Invalid(w) => PatchError::invalid(&patch.name, w.0),
+                Fault::Old(io) => PatchError::io(&old_name, io),
+                Fault::Patch(io) => PatchError::io(&patch.name, io),
+            };
+            let range;
+            let made: &[u8] = if mapped {
+                // Each worker reserves its own range (on tmpfs that zeroes the pages: on all
+                // cores, not one).
+                swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
+                // SAFETY: the output's temporary file is this process's own (unnamed, or
+                // named and private), sized above; nothing truncates it meanwhile.
+                let mut dst = unsafe {
+                    RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
+                }?;
+                apply_section_at(h, i as u64, e, &patch.file, &old, &mut dst).map_err(bad)?;
+                range = dst;
+                &range
+            } else {
+                // Every byte is written by an op (they cover the section exactly): the
+                // buffer, reused from the last section, is not cleared first.
+                made.resize(e.new_len as usize, 0);
+                apply_section_at(h, i as u64, e, &patch.file, &old, made).map_err(bad)?;
+                if sparse {
+                    write_sparse(out.file(), made, e.new_offset)
                 } else {
-                    apply_section(h, i as u64, e, raw, &old, made).map_err(bad)?;
-                    if sparse {
-                        write_sparse(out.file(), made, e.new_offset)
-                    } else {
-                        out.file().write_all_at(made, e.new_offset)
-                    }
-                    .map_err(|err| PatchError::io(&new_name, err))?;
-                    made
-                };
-                if let Some(p) = progress {
-                    p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+                    out.file().write_all_at(made, e.new_offset)
                 }
-                Ok(if aligned {
-                    xxhash_rust::xxh3::xxh3_128(made)
-                } else {
-                    0
-                })
-            },
-        )
+                .map_err(|err| PatchError::io(&new_name, err))?;
+                made
+            };
+            if let Some(p) = progress {
+                p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(if aligned {
+                xxhash_rust::xxh3::xxh3_128(made)
+            } else {
+                0
+            })
+        })
         .collect::<Result<_, _>>()?;
     let got = if aligned {
         let mut list = Vec::with_capacity(sums.len() * 16);
@@ -421,14 +436,12 @@ pub fn census(patch: &PatchFile) -> Result<Census, PatchError> {
         .entries
         .par_iter()
         .enumerate()
-        .map_init(Vec::new, |raw, (i, e)| -> Result<Census, PatchError> {
-            patch.section_bytes(e, raw)?;
-            let d = decode_section(h, i as u64, e, raw)
-                .map_err(|w| PatchError::invalid(&patch.name, w.0))?;
+        .map(|(i, e)| -> Result<Census, PatchError> {
             let mut c = Census::default();
-            for op in &d.ops {
-                c.count(op);
-            }
+            each_op(h, i as u64, e, &patch.file, |op| c.count(op)).map_err(|f| match f {
+                Fault::Invalid(w) => PatchError::invalid(&patch.name, w.0),
+                Fault::Old(io) | Fault::Patch(io) => PatchError::io(&patch.name, io),
+            })?;
             Ok(c)
         })
         .collect::<Result<_, _>>()?;

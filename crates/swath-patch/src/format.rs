@@ -278,21 +278,88 @@ pub fn decode_footer(header: &Header, f: &[u8], patch_len: u64) -> Result<(u64, 
     Ok((table_at, count))
 }
 
-/// Reads the section table (`count` entries) and checks it against the header and the
-/// footer: sections in order, covering NEW exactly, inside the patch.
-pub fn decode_table(
-    header: &Header,
-    t: &[u8],
-    footer: &[u8],
-    table_at: u64,
-) -> Result<Vec<Entry>, Invalid> {
-    let table_sum = u64::from_le_bytes(word(footer, 16));
-    if section_sum(header.chain(), u64::MAX, t) != table_sum {
-        return invalid("damaged: the section table's checksum does not match");
+/// The fewest bytes a section can have: its six streams' headers (a method byte and two
+/// one-byte lengths each).
+pub const MIN_SECTION_BYTES: u64 = 6 * 3;
+
+/// Checks a section table's entry count (from the footer) against what the patch and the
+/// header allow before the table is read: every section makes at least one byte of NEW and
+/// holds at least [`MIN_SECTION_BYTES`] of the patch's bytes between the header and
+/// `sections_end`. So the entries a reader keeps are never more than the patch's own bytes
+/// can describe, whatever a forged footer says.
+pub fn check_count(header: &Header, count: u64, sections_end: u64) -> Result<(), Invalid> {
+    let room = sections_end.saturating_sub(HEADER_LEN as u64) / MIN_SECTION_BYTES;
+    if count > header.new_len || count > room {
+        return invalid("damaged: the section table lists more sections than the patch holds");
     }
-    let mut entries = Vec::with_capacity(t.len() / ENTRY_LEN);
-    let (mut new_at, mut patch_at) = (0u64, HEADER_LEN as u64);
-    for raw in t.chunks_exact(ENTRY_LEN) {
+    Ok(())
+}
+
+/// Reads a section table a chunk at a time, checking each entry against the header and
+/// the ones before it as it comes (sections in order, each making 1 to S bytes of NEW and
+/// holding [`MIN_SECTION_BYTES`] to [`max_section_len`] bytes, contiguous in NEW from 0 and
+/// in the patch from the header to `sections_end`), and the table's checksum over all of
+/// it: memory is the entries kept, never a buffer of the size a footer claims.
+pub struct TableReader {
+    section_len: u64,
+    new_len: u64,
+    sections_end: u64,
+    sum: xxhash_rust::xxh3::Xxh3,
+    want_sum: u64,
+    entries: Vec<Entry>,
+    new_at: u64,
+    patch_at: u64,
+    /// An entry that broke the rules: reported unless the checksum fails (damage is named
+    /// as damage first).
+    broken: Option<&'static str>,
+    /// Bytes of an entry cut between two chunks.
+    partial: Vec<u8>,
+}
+
+impl TableReader {
+    /// A reader of the table of the patch `header` describes, whose footer is `footer` and
+    /// whose sections end at `sections_end`.
+    pub fn new(header: &Header, footer: &[u8], sections_end: u64) -> TableReader {
+        let mut sum = xxhash_rust::xxh3::Xxh3::new();
+        sum.update(&header.chain().to_le_bytes());
+        sum.update(&u64::MAX.to_le_bytes());
+        TableReader {
+            section_len: header.section_len,
+            new_len: header.new_len,
+            sections_end,
+            sum,
+            want_sum: u64::from_le_bytes(word(footer, 16)),
+            entries: Vec::new(),
+            new_at: 0,
+            patch_at: HEADER_LEN as u64,
+            broken: None,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The next bytes of the table.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        self.sum.update(bytes);
+        if !self.partial.is_empty() {
+            let n = (ENTRY_LEN - self.partial.len()).min(bytes.len());
+            self.partial.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.partial.len() == ENTRY_LEN {
+                let raw = std::mem::take(&mut self.partial);
+                self.entry(&raw);
+            }
+        }
+        let mut whole = bytes.chunks_exact(ENTRY_LEN);
+        for raw in &mut whole {
+            self.entry(raw);
+        }
+        self.partial.extend_from_slice(whole.remainder());
+    }
+
+    fn entry(&mut self, raw: &[u8]) {
+        if self.broken.is_some() {
+            return;
+        }
         let v = |i: usize| u64::from_le_bytes(word(raw, i * 8));
         let e = Entry {
             new_offset: v(0),
@@ -301,21 +368,49 @@ pub fn decode_table(
             len: v(3),
             sum: v(4),
         };
-        if e.new_offset != new_at || e.new_len > header.section_len || e.offset != patch_at {
-            return invalid("damaged: the section table is inconsistent");
+        let new_end = self.new_at.checked_add(e.new_len);
+        let patch_end = self.patch_at.checked_add(e.len);
+        let fits = e.new_offset == self.new_at
+            && e.offset == self.patch_at
+            && (1..=self.section_len).contains(&e.new_len)
+            && (MIN_SECTION_BYTES..=max_section_len(e.new_len)).contains(&e.len)
+            && new_end.is_some_and(|n| n <= self.new_len)
+            && patch_end.is_some_and(|p| p <= self.sections_end);
+        if !fits {
+            self.broken = Some("damaged: the section table is inconsistent");
+            return;
         }
-        new_at = new_at
-            .checked_add(e.new_len)
-            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
-        patch_at = patch_at
-            .checked_add(e.len)
-            .ok_or_else(|| Invalid("damaged: the section table is inconsistent".into()))?;
-        entries.push(e);
+        self.new_at = new_end.expect("checked");
+        self.patch_at = patch_end.expect("checked");
+        self.entries.push(e);
     }
-    if new_at != header.new_len || patch_at != table_at {
-        return invalid("damaged: the sections do not cover NEW");
+
+    /// The entries, once the whole table was fed: its checksum checked first, then the
+    /// entries' rules, then that they cover NEW and the patch exactly.
+    pub fn finish(self) -> Result<Vec<Entry>, Invalid> {
+        if self.sum.digest() != self.want_sum || !self.partial.is_empty() {
+            return invalid("damaged: the section table's checksum does not match");
+        }
+        if let Some(why) = self.broken {
+            return invalid(why);
+        }
+        if self.new_at != self.new_len || self.patch_at != self.sections_end {
+            return invalid("damaged: the sections do not cover NEW");
+        }
+        Ok(self.entries)
     }
-    Ok(entries)
+}
+
+/// Reads a section table held whole in memory ([`TableReader`]).
+pub fn decode_table(
+    header: &Header,
+    t: &[u8],
+    footer: &[u8],
+    sections_end: u64,
+) -> Result<Vec<Entry>, Invalid> {
+    let mut r = TableReader::new(header, footer, sections_end);
+    r.feed(t);
+    r.finish()
 }
 
 /// Where a tree patch's manifest is: the record of [`TREE_RECORD_LEN`] bytes just before
@@ -413,20 +508,22 @@ pub fn get_varint(b: &[u8], at: &mut usize) -> Result<u64, Invalid> {
     invalid("damaged: a number is too long")
 }
 
-fn zigzag(v: i64) -> u64 {
+pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(v: u64) -> i64 {
+pub(crate) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
-const OP_COPY: u8 = 0;
-const OP_ZERO: u8 = 1;
-const OP_LITERAL: u8 = 2;
-const OP_DELTA: u8 = 3;
-/// The kind byte of a delta in the kinds stream.
-pub const OP_DELTA_KIND: u8 = OP_DELTA;
+/// The kind byte of a copy in the kinds stream.
+pub const OP_COPY: u8 = 0;
+/// The kind byte of a run of zeros.
+pub const OP_ZERO: u8 = 1;
+/// The kind byte of literal bytes.
+pub const OP_LITERAL: u8 = 2;
+/// The kind byte of a delta.
+pub const OP_DELTA: u8 = 3;
 
 /// A section's ops as three streams, each compressed on its own: one kind byte per op,
 /// the lengths (varints), and for copies and deltas where they read OLD (zigzag varints of
@@ -472,62 +569,6 @@ pub fn encode_ops(ops: &[Op], new_offset: u64) -> OpStreams {
     out
 }
 
-/// Decodes a section's ops, checking that they make exactly `new_len` bytes, read only
-/// inside OLD (`old_len`), use exactly the literal and difference bytes given, and that
-/// the streams hold nothing more.
-pub fn decode_ops(
-    s: &OpStreams,
-    new_offset: u64,
-    new_len: u64,
-    old_len: u64,
-    literal_len: u64,
-    delta_len: u64,
-) -> Result<Vec<Op>, Invalid> {
-    let mut ops = Vec::with_capacity(s.kinds.len());
-    let (mut at_len, mut at_from) = (0usize, 0usize);
-    let (mut made, mut lit, mut delta) = (0u64, 0u64, 0u64);
-    let mut diagonal = 0u64;
-    for &kind in &s.kinds {
-        let len = get_varint(&s.lens, &mut at_len)?;
-        if len == 0 || len > new_len - made {
-            return invalid("damaged: an instruction makes more than its section");
-        }
-        let here = new_offset + made;
-        made += len;
-        let mut from = || -> Result<u64, Invalid> {
-            let d = unzigzag(get_varint(&s.froms, &mut at_from)?);
-            let from = here.wrapping_add(diagonal).wrapping_add(d as u64);
-            if from > old_len || len > old_len - from {
-                return invalid("damaged: an instruction reads past the end of OLD");
-            }
-            diagonal = from.wrapping_sub(here);
-            Ok(from)
-        };
-        ops.push(match kind {
-            OP_COPY => Op::Copy { from: from()?, len },
-            OP_DELTA => {
-                delta += len;
-                Op::Delta { from: from()?, len }
-            }
-            OP_ZERO => Op::Zero { len },
-            OP_LITERAL => {
-                lit += len;
-                Op::Literal { len }
-            }
-            _ => return invalid("damaged: unknown instruction"),
-        });
-    }
-    if made != new_len
-        || lit != literal_len
-        || delta != delta_len
-        || at_len != s.lens.len()
-        || at_from != s.froms.len()
-    {
-        return invalid("damaged: a section's instructions do not match its data");
-    }
-    Ok(ops)
-}
-
 /// The difference bytes of a section's deltas, split in two streams that compress far
 /// better than the bytes themselves (they are mostly zeros, the rest often the same
 /// few values): for each non-zero byte the count of zero bytes before it (a varint), and
@@ -553,30 +594,6 @@ pub fn encode_diffs(diffs: &[u8]) -> (Vec<u8>, Vec<u8>) {
         i += 1;
     }
     (runs, bytes)
-}
-
-/// The `len` difference bytes of [`encode_diffs`]' two streams; an error when they do not
-/// make exactly that many (or a "non-zero" byte is zero).
-pub fn decode_diffs(runs: &[u8], bytes: &[u8], len: u64) -> Result<Vec<u8>, Invalid> {
-    let mut out = vec![
-        0u8;
-        usize::try_from(len)
-            .map_err(|_| Invalid("damaged: a length is too large".into()))?
-    ];
-    let (mut at, mut pos) = (0usize, 0u64);
-    for &b in bytes {
-        let run = get_varint(runs, &mut at)?;
-        pos = match pos.checked_add(run) {
-            Some(p) if p < len && b != 0 => p,
-            _ => return invalid("damaged: the difference bytes do not fit their section"),
-        };
-        out[pos as usize] = b;
-        pos += 1;
-    }
-    if at != runs.len() {
-        return invalid("damaged: the difference bytes do not fit their section");
-    }
-    Ok(out)
 }
 
 thread_local! {
@@ -622,37 +639,23 @@ pub fn put_stream(out: &mut Vec<u8>, raw: &[u8], zstd_level: i32) -> io::Result<
     Ok(())
 }
 
-/// Reads one stream at `*at`, decoding it into at most `max` bytes.
-pub fn get_stream(b: &[u8], at: &mut usize, max: u64) -> Result<Vec<u8>, Invalid> {
-    let Some(&method) = b.get(*at) else {
-        return invalid("damaged: a section is cut short");
-    };
-    *at += 1;
-    let raw_len = get_varint(b, at)?;
-    let stored = get_varint(b, at)?;
-    if raw_len > max || stored > (b.len() - *at) as u64 {
-        return invalid("damaged: a stream's length does not fit its section");
-    }
-    let bytes = &b[*at..*at + stored as usize];
-    *at += stored as usize;
-    match method {
-        0 if stored == raw_len => Ok(bytes.to_vec()),
-        1 => {
-            let out = zstd::bulk::decompress(bytes, raw_len as usize)
-                .map_err(|e| Invalid(format!("damaged: a compressed stream: {e}")))?;
-            if out.len() as u64 != raw_len {
-                return invalid("damaged: a compressed stream has the wrong length");
-            }
-            Ok(out)
-        }
-        _ => invalid("damaged: unknown stream method"),
-    }
+/// The most bytes each of a section's six streams may decode to, for a section that makes
+/// `l` bytes of NEW (docs/patch-format.md, "Sections"): one kind byte per op and every op
+/// makes a byte at least (L); an op of length v takes at most v bytes as a varint (L); an
+/// offset at most 10 bytes per op (10 L); the literal bytes (L); a zero run's varint at
+/// most one byte more than the zeros it counts, each followed by a difference byte (L); the
+/// difference bytes (L).
+pub fn stream_limits(l: u64) -> [u64; 6] {
+    [l, l, l.saturating_mul(10), l, l, l]
 }
 
-/// Most bytes a stream of varints (lengths, offsets, zero runs) of a section of `new_len`
-/// bytes can need: at most one varint per byte of NEW, each at most 10 bytes.
-pub fn max_varints_len(new_len: u64) -> u64 {
-    new_len.saturating_mul(10)
+/// The most bytes a section that makes `l` bytes of NEW can take in a patch: each stream's
+/// header (a method byte and two varints, at most 21 bytes) and at most its limit as
+/// stored (a compressed stream is smaller than what it decodes to, or it is stored).
+pub fn max_section_len(l: u64) -> u64 {
+    stream_limits(l)
+        .iter()
+        .fold(6 * 21, |t, &m| t.saturating_add(m))
 }
 
 #[cfg(test)]
@@ -733,12 +736,12 @@ mod tests {
             .map(|i| Entry {
                 new_offset: i * 1000,
                 new_len: if i == 2 { 500 } else { 1000 },
-                offset: HEADER_LEN as u64 + i * 10,
-                len: 10,
+                offset: HEADER_LEN as u64 + i * 20,
+                len: 20,
                 sum: i,
             })
             .collect();
-        let table_at = HEADER_LEN as u64 + 30;
+        let table_at = HEADER_LEN as u64 + 60;
         let tail = encode_tail(h.chain(), &entries, table_at);
         let patch_len = table_at + tail.len() as u64;
         let footer = &tail[tail.len() - FOOTER_LEN..];
@@ -756,7 +759,68 @@ mod tests {
         }
     }
 
+    /// A table of `lens` sections (bytes of NEW, bytes in the patch) right after the header.
+    fn table_of(h: &Header, lens: &[(u64, u64)]) -> (Vec<u8>, Vec<u8>, u64, Vec<Entry>) {
+        let (mut new_at, mut at) = (0, HEADER_LEN as u64);
+        let mut entries = Vec::new();
+        for (i, &(n, len)) in lens.iter().enumerate() {
+            entries.push(Entry {
+                new_offset: new_at,
+                new_len: n,
+                offset: at,
+                len,
+                sum: i as u64,
+            });
+            new_at += n;
+            at += len;
+        }
+        let tail = encode_tail(h.chain(), &entries, at);
+        let (table, footer) = tail.split_at(tail.len() - FOOTER_LEN);
+        (table.to_vec(), footer.to_vec(), at, entries)
+    }
+
+    #[test]
+    fn sections_of_impossible_sizes_are_refused() {
+        let h = header();
+        let ok = [(1000, 20), (1000, 20), (500, 20)];
+        let (t, f, end, entries) = table_of(&h, &ok);
+        assert_eq!(decode_table(&h, &t, &f, end).unwrap(), entries);
+        for bad in [
+            // Empty, longer than S, fewer bytes than six stream headers, more bytes than
+            // six streams of their largest lengths.
+            [(0, 20), (2000, 20), (500, 20)],
+            [(1001, 20), (999, 20), (500, 20)],
+            [(1000, 17), (1000, 20), (500, 20)],
+            [(1000, max_section_len(1000) + 1), (1000, 20), (500, 20)],
+        ] {
+            let (t, f, end, _) = table_of(&h, &bad);
+            let err = decode_table(&h, &t, &f, end).unwrap_err();
+            assert!(err.0.contains("inconsistent"), "{bad:?}: {err}");
+        }
+        // The count is held to NEW's length and to the sections' bytes before any entry
+        // is read.
+        check_count(&h, 3, HEADER_LEN as u64 + 60).unwrap();
+        assert!(check_count(&h, 4, HEADER_LEN as u64 + 60).is_err());
+        assert!(check_count(&h, 2501, u64::MAX).is_err());
+        assert!(check_count(&h, u64::MAX / 40, HEADER_LEN as u64).is_err());
+    }
+
     proptest! {
+        #[test]
+        fn a_table_read_in_any_pieces_is_the_table(cuts in proptest::collection::vec(0usize..200, 0..8)) {
+            let h = header();
+            let (t, f, end, entries) = table_of(&h, &[(1000, 20), (1000, 30), (500, 25)]);
+            let mut r = TableReader::new(&h, &f, end);
+            let mut at = 0;
+            for c in cuts {
+                let c = c.min(t.len() - at);
+                r.feed(&t[at..at + c]);
+                at += c;
+            }
+            r.feed(&t[at..]);
+            prop_assert_eq!(r.finish().unwrap(), entries);
+        }
+
         #[test]
         fn varints_round_trip(v in any::<u64>()) {
             let mut b = Vec::new();
@@ -764,78 +828,6 @@ mod tests {
             let mut at = 0;
             prop_assert_eq!(get_varint(&b, &mut at).unwrap(), v);
             prop_assert_eq!(at, b.len());
-        }
-
-        #[test]
-        fn ops_round_trip(raw in proptest::collection::vec((0u8..4, 1u64..500, 0u64..600), 0..40), new_offset in 0u64..2000) {
-            let old_len = 1200u64;
-            let ops: Vec<Op> = raw.iter().map(|&(k, len, from)| {
-                let from = from.min(old_len - len.min(old_len));
-                let len = len.min(old_len - from).max(1);
-                match k { 0 => Op::Copy { from, len }, 1 => Op::Zero { len }, 2 => Op::Literal { len }, _ => Op::Delta { from, len } }
-            }).collect();
-            let new_len: u64 = ops.iter().map(Op::len).sum();
-            let lit: u64 = ops.iter().filter(|o| matches!(o, Op::Literal { .. })).map(Op::len).sum();
-            let delta: u64 = ops.iter().filter(|o| matches!(o, Op::Delta { .. })).map(Op::len).sum();
-            let b = encode_ops(&ops, new_offset);
-            prop_assert_eq!(decode_ops(&b, new_offset, new_len, old_len, lit, delta).unwrap(), ops.clone());
-            // One byte more of NEW, or less of OLD, is refused.
-            prop_assert!(decode_ops(&b, new_offset, new_len + 1, old_len, lit, delta).is_err());
-            let reads = ops.iter().any(|o| matches!(o, Op::Copy { .. } | Op::Delta { .. }));
-            if reads {
-                let longest = ops.iter().filter_map(|o| match o { Op::Copy { from, len } | Op::Delta { from, len } => Some(from + len), _ => None }).max().unwrap();
-                prop_assert!(decode_ops(&b, new_offset, new_len, longest - 1, lit, delta).is_err());
-            }
-            // A byte more in any stream, or one less, is refused.
-            for k in 0..3 {
-                let mut more = b.clone();
-                let mut less = b.clone();
-                let (m, l) = match k { 0 => (&mut more.kinds, &mut less.kinds), 1 => (&mut more.lens, &mut less.lens), _ => (&mut more.froms, &mut less.froms) };
-                m.push(0);
-                let shorter = l.pop().is_some();
-                prop_assert!(decode_ops(&more, new_offset, new_len, old_len, lit, delta).is_err());
-                if shorter {
-                    prop_assert!(decode_ops(&less, new_offset, new_len, old_len, lit, delta).is_err());
-                }
-            }
-        }
-
-        #[test]
-        fn diffs_round_trip_and_damage_is_refused(
-            raw in proptest::collection::vec(prop_oneof![Just(0u8), Just(0), Just(0), any::<u8>()], 0..3000),
-            flip in any::<usize>(),
-        ) {
-            let (runs, bytes) = encode_diffs(&raw);
-            prop_assert_eq!(bytes.len(), raw.iter().filter(|&&b| b != 0).count());
-            prop_assert_eq!(decode_diffs(&runs, &bytes, raw.len() as u64).unwrap(), raw.clone());
-            // Too short a length, a byte more or less in either stream: refused.
-            if !bytes.is_empty() {
-                let last = raw.iter().rposition(|&b| b != 0).unwrap();
-                prop_assert!(decode_diffs(&runs, &bytes, last as u64).is_err());
-                prop_assert!(decode_diffs(&runs, &bytes[..bytes.len() - 1], raw.len() as u64).is_err());
-                let mut zero = bytes.clone();
-                zero[flip % bytes.len()] = 0;
-                prop_assert!(decode_diffs(&runs, &zero, raw.len() as u64).is_err());
-            }
-            let mut more = bytes.clone();
-            more.push(1);
-            prop_assert!(decode_diffs(&runs, &more, raw.len() as u64).is_err());
-            let mut longer = runs.clone();
-            longer.push(0);
-            prop_assert!(decode_diffs(&longer, &bytes, raw.len() as u64).is_err());
-        }
-
-        #[test]
-        fn streams_round_trip(raw in proptest::collection::vec(0u8..3, 0..3000), level in 1i32..4) {
-            let mut b = Vec::new();
-            put_stream(&mut b, &raw, level).unwrap();
-            let mut at = 0;
-            prop_assert_eq!(get_stream(&b, &mut at, raw.len() as u64).unwrap(), raw.clone());
-            prop_assert_eq!(at, b.len());
-            if !raw.is_empty() {
-                let mut at = 0;
-                prop_assert!(get_stream(&b, &mut at, raw.len() as u64 - 1).is_err());
-            }
         }
     }
 }

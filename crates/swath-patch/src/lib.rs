@@ -12,6 +12,7 @@
 //! - [`format`]: swath's patch format: header, section table, footer, streams.
 //! - [`manifest`]: a tree patch's list of old files and new entries, checked as hostile input.
 //! - [`section`]: one section's encoding and application.
+//! - [`stream`]: one stream of a section, decoded a chunk at a time as it is read.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
 //! - [`io`]: reading front to back at the device's speed: requests in flight, direct
 //!   reads, detached frees.
@@ -47,6 +48,7 @@ pub mod section;
 pub mod seeds;
 pub mod signature;
 pub mod source;
+pub mod stream;
 pub mod table;
 pub mod tree;
 pub mod tree_apply;

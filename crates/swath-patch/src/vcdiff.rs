@@ -102,7 +102,13 @@ pub fn write_vcdiff_windows(
 ) -> io::Result<()> {
     out.write_all(&HEADER)?;
     let mut bytes = Vec::new();
-    for w in windows(ops, window.max(1)) {
+    let mut all = windows(ops, window.max(1));
+    if all.is_empty() {
+        // An empty NEW is one empty window, as xdelta3 writes it (its decoder refuses a
+        // patch without a window).
+        all.push(Vec::new());
+    }
+    for w in all {
         bytes.clear();
         encode_window(&w, new, &mut bytes)?;
         out.write_all(&bytes)?;
@@ -417,15 +423,20 @@ pub fn apply_vcdiff(
         return bad("damaged: unknown bits in the header indicator");
     }
     if hdr & 0x04 != 0 {
-        // xdelta3's application header: skipped.
-        let n = read_int(patch, "header")?;
-        io::copy(&mut patch.take(n), &mut io::sink())?;
+        // xdelta3's application header: skipped, but whole (one cut inside it, or with a
+        // damaged length, is refused as xdelta3 refuses it, not read as no window at all).
+        let n = read_int(patch, "application header")?;
+        if io::copy(&mut patch.take(n), &mut io::sink())? != n {
+            return bad("truncated or damaged: the application header ends early");
+        }
     }
     let table = default_code_table();
     let mut written = 0u64;
+    let mut windows = 0u64;
     let mut target = Vec::new();
     let mut delta = Vec::new();
     while let Some(win) = read_byte(patch, "window header")? {
+        windows += 1;
         if win & 0x02 != 0 {
             return bad("VCD_TARGET windows are not supported");
         }
@@ -448,8 +459,12 @@ pub fn apply_vcdiff(
         if delta_len > 4 * MAX_WINDOW + (1 << 20) {
             return bad("damaged: a window's encoding is impossibly large");
         }
-        delta.resize(delta_len as usize, 0);
-        read_exact(patch, &mut delta, "window")?;
+        // Read as it comes: a forged length allocates no more than the patch holds.
+        delta.clear();
+        patch.take(delta_len).read_to_end(&mut delta)?;
+        if delta.len() as u64 != delta_len {
+            return bad("truncated or damaged: the window ends early");
+        }
         let mut d = Cursor {
             b: &delta,
             at: 0,
@@ -552,6 +567,11 @@ pub fn apply_vcdiff(
         }
         out.write_all(&target)?;
         written += target_len;
+    }
+    // Every VCDIFF patch has a window, an empty NEW's an empty one (xdelta3 writes it, and
+    // refuses a patch without: "nothing to output"); none is a patch cut after its header.
+    if windows == 0 {
+        return bad("truncated: the patch has no window");
     }
     Ok(written)
 }

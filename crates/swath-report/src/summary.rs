@@ -431,11 +431,13 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             } else {
                 "other".into()
             };
-            classes[if (100..600).contains(&code) {
+            let k = if (100..600).contains(&code) {
                 code / 100 - 1
             } else {
                 5
-            }] += c;
+            };
+            // Saturating, as the numbers were merged: a partial's counts may be forged.
+            classes[k] = classes[k].saturating_add(c);
             status_rows.push(json!({"status": code.to_string(), "class": class, "hits": c, "hits_percent": percent(c, requests)}));
         }
     }

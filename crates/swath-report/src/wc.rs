@@ -102,7 +102,9 @@ pub fn render(options: &[u8], files: &[(&[u8], u64, Tally)]) -> Result<Vec<u8>, 
     let width = if files.len() == 1 && sel.count() == 1 {
         1
     } else {
-        let total: u64 = files.iter().map(|f| f.1).sum();
+        // Saturating: the sizes are what the partials say (each checked against its own
+        // pieces, not against each other).
+        let total = files.iter().fold(0u64, |t, f| t.saturating_add(f.1));
         total.max(1).to_string().len()
     };
     let mut out = Vec::new();
@@ -111,7 +113,7 @@ pub fn render(options: &[u8], files: &[(&[u8], u64, Tally)]) -> Result<Vec<u8>, 
         let chars = if enc == Encoding::C { t.bytes } else { t.chars };
         let c = [t.lines, t.words, chars, t.bytes, t.max_line()];
         for k in 0..4 {
-            totals[k] += c[k];
+            totals[k] = totals[k].saturating_add(c[k]);
         }
         totals[4] = totals[4].max(c[4]);
         let label: Vec<u8> = if name.contains(&b'\n') {

@@ -935,3 +935,641 @@ fn sigkill_leaves_no_temporary_file() {
     }
     assert!(killed >= 2, "only {killed} runs were killed mid-way");
 }
+
+// ---------------------------------------------------------------------------------------
+// Forged sizes and counts (issue 26, items 4, 7, 8, 9, 10): every size, count and length
+// read from a journal, a patch, a VCDIFF patch or a partial is checked against what the
+// file and the format allow before anything is allocated for it. Each run's peak resident
+// memory is the kernel's (`wait4`'s `ru_maxrss`), not a sample.
+
+/// What a run of swath did, with its peak resident memory.
+#[derive(Debug)]
+struct Measured {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory (`ru_maxrss`), in KiB.
+    peak_kib: u64,
+}
+
+/// Runs `swath ARGS` in `cwd` and measures its peak resident memory with GNU time (which
+/// forks it: a child this process spawned directly would inherit its peak at the spawn).
+fn measured(cwd: &Path, args: &[&std::ffi::OsStr]) -> Measured {
+    let time = Path::new("/usr/bin/time");
+    assert!(time.exists(), "GNU time is required: apt-get install time");
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new(time)
+        .args(["-f", "%M", "-o"])
+        .arg(report.path())
+        .arg(swath_bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .env_remove("LC_ALL")
+        .env_remove("LANG")
+        .output()
+        .expect("spawn swath");
+    let said = std::fs::read_to_string(report.path()).unwrap();
+    // A run killed by a signal has a line about it before the figure.
+    let peak_kib = said.lines().last().and_then(|l| l.trim().parse().ok());
+    Measured {
+        status: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        peak_kib: peak_kib.unwrap_or_else(|| panic!("GNU time said {said:?}")),
+    }
+}
+
+/// `measured` with plain string arguments, as the user types them.
+fn measured_args(cwd: &Path, args: &[&str]) -> Measured {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    measured(cwd, &args)
+}
+
+/// Checks the promises of a refusal: `status`, one line naming `name` and saying `cause`
+/// (one of its `|`-separated phrasings), and a peak under `bound_mib`.
+fn refused(
+    f: &mut Findings,
+    case: &str,
+    r: &Measured,
+    status: i32,
+    name: &str,
+    cause: &str,
+    bound_mib: u64,
+) {
+    let ctx = || format!("[{case}] {r:?}");
+    f.check(r.status == Some(status), || format!("status: {}", ctx()));
+    f.check(r.stdout.is_empty(), || format!("printed: {}", ctx()));
+    f.check(r.stderr.lines().count() == 1, || {
+        format!("not one line on stderr: {}", ctx())
+    });
+    let said = r.stderr.to_lowercase();
+    f.check(
+        r.stderr.contains(name) && cause.split('|').any(|c| said.contains(&c.to_lowercase())),
+        || format!("stderr does not name {name:?} and {cause:?}: {}", ctx()),
+    );
+    f.check(r.peak_kib <= bound_mib << 10, || {
+        format!("peak memory over {bound_mib} MiB: {}", ctx())
+    });
+}
+
+/// A journal (docs/journal.md) for a file of `len` bytes whose metadata is `m`, with the
+/// header fields given and its checksum right, "done" = `done` with the file's
+/// modification time, and an undo record naming block `undo.0` with length `undo.1`.
+fn forged_journal(
+    m: &std::fs::Metadata,
+    alphabet: u64,
+    block_size: u64,
+    done: u64,
+    undo: (u64, u64),
+) -> Vec<u8> {
+    use std::os::unix::fs::MetadataExt;
+    use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+    let mut j = Vec::new();
+    j.extend_from_slice(b"SWATHJ03");
+    for v in [3u64, alphabet, m.len(), block_size, m.dev(), m.ino()] {
+        j.extend_from_slice(&v.to_le_bytes());
+    }
+    let h = xxh3_64(&j);
+    j.extend_from_slice(&h.to_le_bytes());
+    let mut slots = [[0u8; 32]; 2];
+    let slot = &mut slots[(done % 2) as usize];
+    slot[..8].copy_from_slice(&done.to_le_bytes());
+    slot[8..16].copy_from_slice(&m.mtime().to_le_bytes());
+    slot[16..24].copy_from_slice(&m.mtime_nsec().to_le_bytes());
+    let mut s = Xxh3::new();
+    s.update(&h.to_le_bytes());
+    s.update(&slot[..24]);
+    let sum = s.digest();
+    slot[24..].copy_from_slice(&sum.to_le_bytes());
+    j.extend_from_slice(&slots[0]);
+    j.extend_from_slice(&slots[1]);
+    j.extend_from_slice(&undo.0.to_le_bytes());
+    j.extend_from_slice(&undo.1.to_le_bytes());
+    j.extend_from_slice(&0x5eed_u64.to_le_bytes());
+    assert_eq!(j.len(), 152);
+    j
+}
+
+/// Item 4: a journal the file's owner planted (so trusted: owner, mode, device, inode,
+/// length and checksum all right) with sizes no run writes: refused, or its undo record
+/// ignored as a torn one is, before anything is allocated for them; root's resume never
+/// zero-fills gigabytes nor runs with a block size of a terabyte.
+#[test]
+fn forged_journal_sizes_are_checked_before_use() {
+    let dir = Dir::new();
+    let mut f = Findings::default();
+    let data = vec![b'a'; 100_000];
+    let shifted = vec![b'd'; 100_000];
+    /// A forged journal: its name, alphabet variant, block size, blocks done, undo record
+    /// (block, length), and the cause it is refused for (`None`: its undo record is
+    /// ignored and the run finishes).
+    struct Case(
+        &'static str,
+        u64,
+        u64,
+        u64,
+        (u64, u64),
+        Option<&'static str>,
+    );
+    let cases = [
+        Case(
+            "1 TiB blocks, 3 GiB undo",
+            0,
+            1 << 40,
+            0,
+            (0, 3 << 30),
+            Some("block size"),
+        ),
+        Case("1 TiB blocks", 0, 1 << 40, 0, (9, 1), Some("block size")),
+        Case(
+            "blocks done past the end",
+            0,
+            1000,
+            1 << 40,
+            (0, 1),
+            Some("blocks done"),
+        ),
+        Case("unknown alphabet", 7, 1000, 0, (9, 1), Some("alphabet")),
+        // A legal block size with an undo record longer than its block: ignored, as a torn
+        // record is, and the run finishes.
+        Case(
+            "1 GiB undo of a 100 KB block",
+            0,
+            1 << 30,
+            0,
+            (0, 1 << 30),
+            None,
+        ),
+    ];
+    for Case(case, alphabet, bs, done, undo, refusal) in cases {
+        let home = dir.path(case);
+        std::fs::create_dir(&home).unwrap();
+        let file = home.join("data");
+        std::fs::write(&file, &data).unwrap();
+        let jpath = home.join(".data.swath-journal");
+        let m = std::fs::metadata(&file).unwrap();
+        std::fs::write(&jpath, forged_journal(&m, alphabet, bs, done, undo)).unwrap();
+        std::fs::set_permissions(&jpath, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if is_root() {
+            // Planted by the file's owner, an unprivileged user; root resumes.
+            for p in [&home, &file, &jpath] {
+                std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+            }
+        }
+        let args = [
+            std::ffi::OsStr::new("cipher"),
+            std::ffi::OsStr::new("--resume"),
+            file.as_os_str(),
+        ];
+        let r = measured(dir.tmp.path(), &args);
+        match refusal {
+            Some(cause) => {
+                refused(&mut f, case, &r, 1, ".data.swath-journal", cause, 64);
+                f.check(std::fs::read(&file).unwrap() == data, || {
+                    format!("[{case}] the file was changed: {r:?}")
+                });
+            }
+            None => {
+                f.check(r.status == Some(0), || format!("[{case}] status: {r:?}"));
+                f.check(r.peak_kib <= 64 << 10, || {
+                    format!("[{case}] peak memory: {r:?}")
+                });
+                f.check(std::fs::read(&file).unwrap() == shifted, || {
+                    format!("[{case}] not transformed: {r:?}")
+                });
+            }
+        }
+    }
+    f.finish();
+}
+
+/// A stream of a section (docs/patch-format.md): one zstd frame of `raw_len` bytes, the
+/// repetitions of `pattern`, compressed a chunk at a time (the test never holds them).
+fn zstd_stream(out: &mut Vec<u8>, pattern: &[u8], raw_len: u64) {
+    use std::io::Write as _;
+    let mut frame = Vec::new();
+    {
+        let mut z = zstd::stream::write::Encoder::new(&mut frame, 1).unwrap();
+        z.set_pledged_src_size(Some(raw_len)).unwrap();
+        let chunk: Vec<u8> = pattern.iter().copied().cycle().take(1 << 20).collect();
+        let mut left = raw_len;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            z.write_all(&chunk[..n]).unwrap();
+            left -= n as u64;
+        }
+        z.finish().unwrap();
+    }
+    out.push(1);
+    swath_patch::format::put_varint(out, raw_len);
+    swath_patch::format::put_varint(out, frame.len() as u64);
+    out.extend_from_slice(&frame);
+}
+
+/// A swath patch of an empty OLD whose sections are `sections` (their bytes), each making
+/// `section_len` bytes of a NEW of `new_len` bytes whose hash is `new_hash`.
+fn patch_of_sections(
+    sections: &[Vec<u8>],
+    section_len: u64,
+    new_len: u64,
+    new_hash: u128,
+) -> Vec<u8> {
+    use swath_patch::format::{encode_tail, section_sum, Entry, Header, Level, HEADER_LEN};
+    let header = Header {
+        old_len: 0,
+        new_len,
+        old_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        new_hash,
+        hash_piece: 16 << 20,
+        level: Level::Fast,
+        chunk_avg: 4096,
+        section_len,
+    };
+    let mut patch = header.encode().to_vec();
+    let mut entries = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        entries.push(Entry {
+            new_offset: i as u64 * section_len,
+            new_len: section_len.min(new_len - i as u64 * section_len),
+            offset: patch.len() as u64,
+            len: s.len() as u64,
+            sum: section_sum(header.chain(), i as u64, s),
+        });
+        patch.extend_from_slice(s);
+    }
+    assert!(patch.len() >= HEADER_LEN);
+    let table_at = patch.len() as u64;
+    patch.extend(encode_tail(header.chain(), &entries, table_at));
+    patch
+}
+
+/// Item 7: a valid patch of two 64 MiB sections of one-byte operations (64 million each,
+/// a zero byte and a literal byte by turns) applies in memory bounded by a section per
+/// worker, not 24 bytes an operation; a forged one with every stream at its declared
+/// maximum is refused as soon as its operations stop fitting, within the same bound.
+#[test]
+fn patch_of_millions_of_one_byte_operations_applies_in_bounded_memory() {
+    let dir = Dir::new();
+    dir.write("old", b"");
+    let l: u64 = 64 << 20;
+    // Kinds: ZERO (1) and LITERAL (2) by turns; lengths: 1; no offsets; the literal bytes;
+    // no differences.
+    let mut section = Vec::new();
+    zstd_stream(&mut section, &[1, 2], l);
+    zstd_stream(&mut section, &[1], l);
+    section.extend_from_slice(&[0, 0, 0]);
+    zstd_stream(&mut section, b"x", l / 2);
+    section.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let new: Vec<u8> = [0u8, b'x']
+        .iter()
+        .copied()
+        .cycle()
+        .take(l as usize)
+        .collect();
+    let mut h = swath_patch::hash::PieceHasher::new(16 << 20);
+    h.update(&new);
+    h.update(&new);
+    let patch = patch_of_sections(&[section.clone(), section], l, 2 * l, h.finish());
+    assert!(patch.len() < 1 << 20, "{} bytes", patch.len());
+    dir.write("p", &patch);
+    let r = measured_args(
+        dir.tmp.path(),
+        &["patch", "apply", "--threads", "2", "old", "p", "new"],
+    );
+    assert_eq!(r.status, Some(0), "{r:?}");
+    let got = std::fs::read(dir.path("new")).unwrap();
+    assert!(
+        got.len() == 2 * new.len() && got[..new.len()] == new[..] && got[new.len()..] == new[..]
+    );
+    drop(got);
+    // A section per worker (64 MiB) and bounded stream buffers, not 3.5 GB.
+    assert!(r.peak_kib <= 256 << 10, "{r:?}");
+
+    // Every stream at the largest length a section of L bytes allows
+    // (docs/patch-format.md): L kinds (literals), L lengths of 1, 10 L offsets, L literal
+    // bytes, L zero runs, L difference bytes. The ops make the section, but offsets and
+    // differences are left over.
+    let mut forged = Vec::new();
+    zstd_stream(&mut forged, &[2], l);
+    zstd_stream(&mut forged, &[1], l);
+    zstd_stream(&mut forged, &[0], 10 * l);
+    zstd_stream(&mut forged, b"x", l);
+    zstd_stream(&mut forged, &[0], l);
+    zstd_stream(&mut forged, &[1], l);
+    dir.write("forged", &patch_of_sections(&[forged], l, l, 1));
+    let mut f = Findings::default();
+    for args in [
+        &["patch", "apply", "--threads", "2", "old", "forged", "new2"][..],
+        &["patch", "info", "forged"],
+    ] {
+        let r = measured_args(dir.tmp.path(), args);
+        refused(&mut f, args[1], &r, 2, "forged", "damaged", 256);
+    }
+    f.check(!dir.path("new2").exists(), || "NEW left behind".into());
+    f.finish();
+}
+
+/// Item 8: a sparse patch (a few kilobytes on the disk) whose footer, checksum right,
+/// declares a section table of 3 GB: refused by `info` and `apply` before the table is
+/// read into memory.
+#[test]
+fn sparse_patch_declaring_a_huge_section_table_is_refused_in_bounded_memory() {
+    use swath_patch::format::{
+        section_sum, Header, Level, END_MAGIC, ENTRY_LEN, FOOTER_LEN, HEADER_LEN,
+    };
+    let dir = Dir::new();
+    dir.write("old", b"");
+    let header = Header {
+        old_len: 0,
+        new_len: 0,
+        old_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        new_hash: xxhash_rust::xxh3::xxh3_128(b""),
+        hash_piece: 16 << 20,
+        level: Level::Fast,
+        chunk_avg: 4096,
+        section_len: 16 << 20,
+    };
+    let count: u64 = (3 << 30) / ENTRY_LEN as u64;
+    let table_at = HEADER_LEN as u64;
+    let len = table_at + count * ENTRY_LEN as u64 + FOOTER_LEN as u64;
+    let mut footer = Vec::new();
+    footer.extend_from_slice(&table_at.to_le_bytes());
+    footer.extend_from_slice(&count.to_le_bytes());
+    footer.extend_from_slice(&7u64.to_le_bytes());
+    let sum = section_sum(header.chain(), u64::MAX - 1, &footer);
+    footer.extend_from_slice(&sum.to_le_bytes());
+    footer.extend_from_slice(END_MAGIC);
+    let file = std::fs::File::create(dir.path("p")).unwrap();
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&header.encode(), 0).unwrap();
+    file.write_all_at(&footer, len - FOOTER_LEN as u64).unwrap();
+    drop(file);
+    let mut f = Findings::default();
+    for args in [
+        &["patch", "info", "p"][..],
+        &["patch", "apply", "old", "p", "new"],
+    ] {
+        let r = measured_args(dir.tmp.path(), args);
+        refused(&mut f, args[1], &r, 2, "p", "damaged|truncated", 64);
+    }
+    f.check(!dir.path("new").exists(), || "NEW left behind".into());
+    f.finish();
+}
+
+/// The offsets where an xdelta3 patch's windows start and where it ends (after the
+/// header and the application header).
+fn vcdiff_boundaries(p: &[u8]) -> Vec<usize> {
+    let int = |at: &mut usize| {
+        let mut v = 0u64;
+        loop {
+            let b = p[*at];
+            *at += 1;
+            v = (v << 7) | u64::from(b & 0x7f);
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let mut at = 5;
+    if p[4] & 4 != 0 {
+        let n = int(&mut at);
+        at += n as usize;
+    }
+    let mut b = vec![at];
+    while at < p.len() {
+        let w = p[at];
+        at += 1;
+        if w & 3 != 0 {
+            int(&mut at);
+            int(&mut at);
+        }
+        let n = int(&mut at);
+        at += n as usize;
+        b.push(at);
+    }
+    b
+}
+
+/// Item 9: an xdelta3 patch cut anywhere in its header or application header, with the
+/// application header's length damaged, or cut at or around a window boundary is refused
+/// by `swath patch apply` exactly when `xdelta3 -d` refuses it, and when both apply it
+/// they make the same NEW; a refusal is one line, status 2, nothing at NEW. And swath's
+/// own VCDIFF patch of an empty NEW is one xdelta3 applies.
+#[test]
+fn vcdiff_truncations_are_refused_as_xdelta3_refuses_them() {
+    if !Path::new("/usr/bin/xdelta3").exists() {
+        swath_engine::testing::skip("skipped: /usr/bin/xdelta3 is not installed");
+        return;
+    }
+    let dir = Dir::new();
+    let (old, new) = crate::patch::pair(3_000_000, 11);
+    dir.write("old", &old);
+    dir.write("new", &new);
+    let xdelta3 = |args: &[&str]| {
+        Command::new("/usr/bin/xdelta3")
+            .args(args)
+            .current_dir(dir.tmp.path())
+            .output()
+            .unwrap()
+    };
+    let made = xdelta3(&[
+        "-e", "-f", "-S", "none", "-W", "524288", "-s", "old", "new", "p",
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    let patch = std::fs::read(dir.path("p")).unwrap();
+    let bounds = vcdiff_boundaries(&patch);
+    assert!(bounds.len() >= 5 && patch[4] & 4 != 0, "{bounds:?}");
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    for cut in 0..bounds[0] + 3 {
+        cases.push((format!("cut at {cut}"), patch[..cut].to_vec()));
+    }
+    for &b in &bounds[1..] {
+        for cut in [b - 1, b, b + 1] {
+            if cut <= patch.len() {
+                cases.push((format!("cut at {cut}"), patch[..cut].to_vec()));
+            }
+        }
+    }
+    // The application header's length (one byte at offset 5 in this patch) damaged.
+    let app_len = patch[5];
+    assert!(app_len < 0x80);
+    for bad in [0u8, app_len - 1, app_len + 1, 0x7f] {
+        let mut p = patch.clone();
+        p[5] = bad;
+        cases.push((format!("application header length {bad}"), p));
+    }
+    for long in [&[0x83u8, 0xff, 0x7f][..], &[0x8f, 0xff, 0xff, 0xff, 0x7f]] {
+        let mut p = patch.clone();
+        p.splice(5..6, long.iter().copied());
+        cases.push((format!("application header length {long:x?}"), p));
+    }
+    let mut f = Findings::default();
+    for (case, bytes) in &cases {
+        dir.write("pc", bytes);
+        for out in ["nx", "ns"] {
+            let _ = std::fs::remove_file(dir.path(out));
+        }
+        let xd = xdelta3(&["-d", "-f", "-s", "old", "pc", "nx"]);
+        let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pc", "ns"]);
+        let ctx = || format!("[{case}] xdelta3 {xd:?}, swath {sw:?}");
+        f.check(xd.status.success() == (sw.status == Some(0)), || {
+            format!("xdelta3 and swath disagree: {}", ctx())
+        });
+        if sw.status == Some(0) && xd.status.success() {
+            f.check(
+                std::fs::read(dir.path("nx")).unwrap() == std::fs::read(dir.path("ns")).unwrap(),
+                || format!("other NEW than xdelta3's: {}", ctx()),
+            );
+        } else if sw.status != Some(0) {
+            refused(
+                &mut f,
+                case,
+                &sw,
+                2,
+                "pc",
+                "truncated|damaged|window|magic",
+                64,
+            );
+            f.check(!dir.path("ns").exists(), || {
+                format!("NEW left behind: {}", ctx())
+            });
+        }
+    }
+    // swath's VCDIFF of an empty NEW: xdelta3 applies it, and so does swath; cut after its
+    // header, both refuse it.
+    dir.write("empty", b"");
+    let made = measured_args(
+        dir.tmp.path(),
+        &["patch", "make", "--format", "vcdiff", "old", "empty", "pe"],
+    );
+    assert_eq!(made.status, Some(0), "{made:?}");
+    let xd = xdelta3(&["-d", "-f", "-s", "old", "pe", "nx"]);
+    f.check(xd.status.success(), || {
+        format!("xdelta3 refuses swath's empty VCDIFF: {xd:?}")
+    });
+    let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pe", "ns"]);
+    f.check(sw.status == Some(0), || {
+        format!("swath refuses its own empty VCDIFF: {sw:?}")
+    });
+    let pe = std::fs::read(dir.path("pe")).unwrap();
+    dir.write("pc", &pe[..5]);
+    let xd = xdelta3(&["-d", "-f", "-s", "old", "pc", "nx"]);
+    let sw = measured_args(dir.tmp.path(), &["patch", "apply", "old", "pc", "ns2"]);
+    f.check(!xd.status.success(), || {
+        format!("xdelta3 applies a header alone: {xd:?}")
+    });
+    refused(&mut f, "header alone", &sw, 2, "pc", "truncated|window", 64);
+    f.finish();
+}
+
+/// A `wc -l -w -c` partial of bytes `span` of an input `f` of `len` bytes whose tally's
+/// numbers are `n` (docs/partial-format.md).
+fn wc_partial(len: u64, span: (u64, u64), n: [u64; 10]) -> Vec<u8> {
+    let t = swath_kernels::wc::Tally::from_numbers(n).expect("valid flags");
+    let state = swath_ops::partial::State::Wc(t);
+    swath_ops::partial::Partial::piece(
+        b"wc -l -w -c c".to_vec(),
+        0,
+        b"f".to_vec(),
+        len,
+        span,
+        state,
+    )
+    .to_bytes()
+}
+
+/// A `grep -c` partial (`options` as grep writes them) of bytes `span` of an input `f` of
+/// `len` bytes counting `n` lines.
+fn grep_partial(options: &[u8], len: u64, span: (u64, u64), n: u64) -> Vec<u8> {
+    let state = swath_ops::partial::State::GrepCount(n);
+    swath_ops::partial::Partial::piece(options.to_vec(), 0, b"f".to_vec(), len, span, state)
+        .to_bytes()
+}
+
+/// Item 10: `wc` and `grep -c` partials whose counts do not fit their piece's span (a line
+/// count of 2^64 - 1 that would wrap the total to a plausible one, more lines, words or
+/// characters than bytes, a byte count other than the span's, a line wider than its bytes
+/// can make, a piece that says it starts inside a word but counts none) are refused by
+/// `swath merge`, printing and emitting, with one line naming the partial and the status
+/// of every refused partial (1).
+#[test]
+fn merge_refuses_counts_beyond_their_piece() {
+    let dir = Dir::new();
+    // The honest halves of "a b\nc d\n" (8 bytes), [0, 4) and [4, 8): a line, two words,
+    // four bytes, a first line 3 wide; flags: a line end, starts in a word, ends outside
+    // one, a word character seen.
+    let half = [1, 2, 4, 4, 0, 3, 0, 0, 0, 0b10111];
+    dir.write("a", &wc_partial(8, (0, 4), half));
+    dir.write("b", &wc_partial(8, (4, 8), half));
+    let ok = measured_args(dir.tmp.path(), &["merge", "a", "b"]);
+    assert_eq!(
+        (ok.status, ok.stdout.as_str()),
+        (Some(0), "2 4 8 f\n"),
+        "{ok:?}"
+    );
+    dir.write("f", b"a b\nc d\n");
+    let g = [
+        "grep",
+        "-c",
+        "a",
+        "--range",
+        "0:4",
+        "--emit-partial",
+        "g",
+        "f",
+    ];
+    assert_eq!(measured_args(dir.tmp.path(), &g).status, Some(0));
+    let honest = swath_ops::partial::Partial::from_bytes(&std::fs::read(dir.path("g")).unwrap());
+    let grep_options = honest.unwrap().options;
+    let with = |i: usize, v: u64| {
+        let mut n = half;
+        n[i] = v;
+        wc_partial(8, (4, 8), n)
+    };
+    let forged = [
+        ("2^64 - 1 lines", "a", with(0, u64::MAX)),
+        ("more lines than bytes", "a", with(0, 5)),
+        ("more words than bytes", "a", with(1, 5)),
+        ("more characters than bytes", "a", with(2, 5)),
+        ("bytes other than the span", "a", with(3, 3)),
+        ("a line wider than the span allows", "a", with(5, 33)),
+        ("a word begun but not counted", "a", with(1, 0)),
+        (
+            "2^64 - 1 selected lines",
+            "g",
+            grep_partial(&grep_options, 8, (4, 8), u64::MAX),
+        ),
+        (
+            "more selected lines than bytes",
+            "g",
+            grep_partial(&grep_options, 8, (4, 8), 5),
+        ),
+    ];
+    let mut f = Findings::default();
+    for (case, other, bytes) in &forged {
+        dir.write("forged", bytes);
+        for emit in [false, true] {
+            let mut args = vec!["merge"];
+            if emit {
+                args.extend_from_slice(&["--emit-partial", "out"]);
+            }
+            args.extend_from_slice(&[other, "forged"]);
+            let r = measured_args(dir.tmp.path(), &args);
+            refused(
+                &mut f,
+                &format!("{case}, emit {emit}"),
+                &r,
+                1,
+                "forged",
+                "damaged",
+                64,
+            );
+            f.check(r.stdout.is_empty(), || format!("[{case}] printed: {r:?}"));
+            f.check(!dir.path("out").exists(), || {
+                format!("[{case}] wrote: {r:?}")
+            });
+        }
+    }
+    f.finish();
+}

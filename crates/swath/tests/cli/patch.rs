@@ -7,7 +7,7 @@ use std::process::Command;
 
 /// A pseudo-random OLD and a NEW made from it by edits: a moved block, an insertion, a zero
 /// run and scattered byte changes.
-fn pair(len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
+pub(crate) fn pair(len: usize, seed: u64) -> (Vec<u8>, Vec<u8>) {
     let mut x = seed | 1;
     let mut next = move || {
         x ^= x << 13;
