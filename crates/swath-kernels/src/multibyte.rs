@@ -73,6 +73,33 @@ pub fn other_multibyte_locale() -> bool {
     max > 1 && !utf8
 }
 
+/// True when the current locale has one byte per character (`MB_CUR_MAX == 1`) and takes
+/// some byte above ASCII for a letter or digit (`iswalnum`: `é` in ISO-8859-1, `Σ` in
+/// ISO-8859-7): there GNU's word anchors and `-w` see those letters as word characters, as
+/// the regex crate's byte-mode `\b` cannot, so grep judges such patterns through
+/// [`LocaleMatcher`] ([`needs_locale_words`]). Call after the locale is set.
+pub fn unibyte_locale_with_words() -> bool {
+    // SAFETY: reads the current locale's maximum character length; no preconditions.
+    let max = unsafe { __ctype_get_mb_cur_max() };
+    max == 1 && byte_table().word[0x80..].iter().any(|&w| w)
+}
+
+/// Whether grep must judge `patterns` with the locale's word characters (see
+/// [`unibyte_locale_with_words`]): with `-w`, or a `-G`/`-E` pattern with a word anchor
+/// (`\<`, `\>`, `\b`, `\B`; an escaped backslash before the letter is taken for one too,
+/// which only sends the pattern the slower way).
+pub fn needs_locale_words(patterns: &[Vec<u8>], opts: &MatchOptions) -> bool {
+    let anchors = |p: &[u8]| {
+        p.windows(2)
+            .any(|w| w[0] == b'\\' && matches!(w[1], b'<' | b'>' | b'b' | b'B'))
+    };
+    !opts.utf8
+        && !opts.multibyte
+        && opts.syntax != Syntax::Perl
+        && (opts.word || (opts.syntax != Syntax::Fixed && patterns.iter().any(|p| anchors(p))))
+        && unibyte_locale_with_words()
+}
+
 /// The first character of `s` decoded: `Ok((length, wide character))`, or `Err(())` for an
 /// encoding error or a character cut short by the end of `s` (GNU takes either as one
 /// byte). A NUL byte is a character of length 1.

@@ -395,7 +395,10 @@ impl Matcher {
                 Vec::new(),
             ));
         }
-        if opts.multibyte {
+        // glibc's matcher in the locale also judges word anchors and -w where the locale
+        // has letters beyond ASCII in one byte (ISO-8859-x): the regex crate's byte-mode
+        // word boundaries know only ASCII ones.
+        if opts.multibyte || crate::multibyte::needs_locale_words(patterns, &opts) {
             let (locale, warnings) = LocaleMatcher::new(patterns, opts, eol)?;
             return Ok((
                 Matcher {

@@ -181,6 +181,49 @@ fn unibyte_case_folding_takes_every_byte_with_the_same_upper_case() {
     );
 }
 
+/// In ISO-8859-7 the Greek letters are word characters (`isalnum`), so GNU's `-w` and word
+/// anchors do not take `Ó` (Σ) in `Óó` (Σσ) for a word, as they would if only ASCII
+/// letters made words; and `\B` holds between two Greek letters.
+#[test]
+fn unibyte_word_characters_are_the_locales() {
+    let dir = Dir::new();
+    let Some(loc) = greek_locale(&dir) else {
+        return;
+    };
+    dir.write(
+        "words",
+        b"\xd3\n\xd3\xf3\xf2\n\xd3 x\nx\xd3\n\xd3x\n_\xd3_\n\xe1\xe2 \xd3\xf3\n\xd3.\xf3\n\
+          ab \xd3\xd3 \xf3\n\xc1\xd3\xc1 \xd3\n\xd3\xf3 \xd3\xf3\xf3\n",
+    );
+    let patterns: [&[u8]; 11] = [
+        b"\xd3",
+        b"x",
+        b"ab",
+        b"\xd3\xf3",
+        b"\\<\xd3",
+        b"\xd3\\>",
+        b"\\b\xf3",
+        b"\\B\xf3",
+        b"\\<\xd3*\\>",
+        b"\xd3\\|x",
+        b"\\(\xd3\\)\\1",
+    ];
+    let env = [("LOCPATH", loc.as_str()), ("LC_ALL", "el_GR.ISO-8859-7")];
+    for (i, p) in patterns.iter().enumerate() {
+        let file = format!("p{i}");
+        dir.write(&file, &[*p, b"\n"].concat());
+        for opts in [
+            "", "-w", "-wc", "-wo", "-on", "-iw", "-wx", "-wv", "-wF -o", "-iwF -c",
+        ] {
+            same_as_gnu_sh_env(
+                &dir,
+                &format!("grep {opts} -f {file} words > out; echo $?; od -An -tx1 out"),
+                &env,
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Item 21: deep nesting
 
