@@ -460,6 +460,14 @@ fn moved(name: &str) -> EngineError {
     )
 }
 
+/// True when the output path `out` (its links followed) already names the file `input` is
+/// (same device and inode): writing `out` would replace that input. The commands that
+/// read one file and write another refuse such an output with both names.
+pub fn replaces_input(out: &Path, input: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(out).is_ok_and(|o| o.dev() == input.dev() && o.ino() == input.ino())
+}
+
 /// True when `a` and `b` are the same file.
 fn same_file(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
     a.st_dev == b.st_dev && a.st_ino == b.st_ino

@@ -225,8 +225,8 @@ fn report_in_place(args: &CipherArgs, clock: &Stopwatch, r: &InPlaceReport) {
 }
 
 fn refuse_same_file(input: &Input, in_path: &Path, out_path: &Path) -> Result<()> {
-    if let (Ok(out_meta), Ok(in_meta)) = (std::fs::metadata(out_path), input.file().metadata()) {
-        if out_meta.dev() == in_meta.dev() && out_meta.ino() == in_meta.ino() {
+    if let Ok(in_meta) = input.file().metadata() {
+        if swath_engine::output::replaces_input(out_path, &in_meta) {
             bail!(
                 "'{}' and '{}' are the same file (use --in-place to transform a file in place)",
                 in_path.display(),

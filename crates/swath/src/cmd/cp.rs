@@ -46,14 +46,12 @@ pub fn run(args: CpArgs) -> Result<()> {
             dest = dest.join(name);
         }
     }
-    if let Ok(d) = std::fs::metadata(&dest) {
-        if d.dev() == meta.dev() && d.ino() == meta.ino() {
-            bail!(
-                "'{}' and '{}' are the same file",
-                args.source.display(),
-                dest.display()
-            );
-        }
+    if swath_engine::output::replaces_input(&dest, &meta) {
+        bail!(
+            "'{}' and '{}' are the same file",
+            args.source.display(),
+            dest.display()
+        );
     }
     let out = AtomicOutput::create(&dest)?;
     out.set_mode(meta.mode())?;

@@ -206,6 +206,9 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
             ))
         }
     };
+    if let Some(p) = patch {
+        refuse_output_in_place(p, "PATCH", &[(&a.old, "OLD"), (&a.new, "NEW")])?;
+    }
     let is_dir = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_dir());
     let opts = MakeOptions {
         level,
@@ -450,20 +453,20 @@ fn looks_like_vcdiff(p: &std::path::Path) -> bool {
         && swath_patch::vcdiff::is_vcdiff(&head)
 }
 
-/// Refuses a NEW that is PATCH or OLD itself (the same file, by device and inode, through
-/// links too): the rebuilt file or tree would replace what it is being made from.
-fn refuse_new_in_place(a: &ApplyArgs) -> Result<(), PatchError> {
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let Some(new) = id(&a.new) else {
-        return Ok(());
-    };
-    for (other, what) in [(&a.patch, "PATCH"), (&a.old, "OLD")] {
-        if id(other) == Some(new) {
+/// Refuses an output (`out`, named `out_what`) that is one of the inputs itself (the same
+/// file or directory, by device and inode, through links too): what is written would
+/// replace what it is being made from.
+fn refuse_output_in_place(
+    out: &std::path::Path,
+    out_what: &str,
+    inputs: &[(&std::path::Path, &str)],
+) -> Result<(), PatchError> {
+    for &(input, what) in inputs {
+        if std::fs::metadata(input).is_ok_and(|m| swath_engine::output::replaces_input(out, &m)) {
             return Err(PatchError::Usage(format!(
-                "'{}' and '{}' are the same file (NEW would replace {what})",
-                other.display(),
-                a.new.display()
+                "'{}' and '{}' are the same file ({out_what} would replace {what})",
+                input.display(),
+                out.display()
             )));
         }
     }
@@ -472,7 +475,7 @@ fn refuse_new_in_place(a: &ApplyArgs) -> Result<(), PatchError> {
 
 fn apply(a: ApplyArgs) -> Result<(), PatchError> {
     let started = Instant::now();
-    refuse_new_in_place(&a)?;
+    refuse_output_in_place(&a.new, "NEW", &[(&a.patch, "PATCH"), (&a.old, "OLD")])?;
     if looks_like_vcdiff(&a.patch) {
         let done = swath_patch::apply::apply_vcdiff_file(&a.old, &a.patch, &a.new)?;
         if a.time {

@@ -942,3 +942,41 @@ fn patch_apply_refuses_a_new_that_is_the_patch_or_old() {
     assert_eq!(std::fs::read_dir(dir.path("empty")).unwrap().count(), 0);
     assert!(leftovers(dir.tmp.path()).is_empty());
 }
+
+/// `patch make OLD NEW PATCH` where PATCH is OLD or NEW (the same file, through a link too):
+/// refused in one line naming both, status 2, OLD and NEW left as they were (the patch
+/// would have replaced the file it is made from).
+#[test]
+fn patch_make_refuses_a_patch_that_is_old_or_new() {
+    let dir = Dir::new();
+    dir.write("old", &bytes(5000, 3));
+    dir.write("new", &bytes(5200, 3));
+    std::os::unix::fs::symlink("new", dir.path("newlink")).unwrap();
+    for (patch, what) in [
+        (
+            "old",
+            "'old' and 'old' are the same file (PATCH would replace OLD)",
+        ),
+        (
+            "new",
+            "'new' and 'new' are the same file (PATCH would replace NEW)",
+        ),
+        (
+            "newlink",
+            "'new' and 'newlink' are the same file (PATCH would replace NEW)",
+        ),
+    ] {
+        fails(&swath(&dir, &["patch", "make", "old", "new", patch]), what);
+        assert_eq!(std::fs::read(dir.path("old")).unwrap(), bytes(5000, 3));
+        assert_eq!(std::fs::read(dir.path("new")).unwrap(), bytes(5200, 3));
+    }
+    // A tree patch written over its OLD directory is refused the same way.
+    std::fs::create_dir(dir.path("to")).unwrap();
+    std::fs::create_dir(dir.path("tn")).unwrap();
+    fails(
+        &swath(&dir, &["patch", "make", "to", "tn", "tn"]),
+        "'tn' and 'tn' are the same file (PATCH would replace NEW)",
+    );
+    assert!(dir.path("tn").is_dir());
+    assert!(leftovers(dir.tmp.path()).is_empty());
+}
