@@ -205,10 +205,10 @@ impl Input {
         } else {
             Links::Follow
         };
-        let fd = at
+        let file = at
             .open(libc::O_RDONLY | libc::O_NOCTTY | flags, links)
             .map_err(|e| EngineError::io(&display, e))?;
-        Self::from_file_on(display, File::from(fd), false, real_dev)
+        Self::from_file_on(display, file, false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).
