@@ -17,9 +17,12 @@
 //!    `O_CREAT | O_EXCL | O_NOFOLLOW`), each parent reached from the one before without
 //!    following a link ([`DirChain`]), so no path of the patch can reach outside it, and
 //!    no depth is too deep.
-//! 6. Sections are applied on all cores, each writing its slices into the files it holds
-//!    (runs of zeros left as holes, as a file's apply leaves them: [`write_sparse`]); whole
-//!    old files are copied; every file is hashed and the tree must make NEW's hash.
+//! 6. Sections are applied on all cores as a file's are
+//!    ([`PatchFile::rebuild_section`]: read where they lie in the patch, a piece at a time,
+//!    so a worker holds its section's slice of NEW and fixed buffers, whatever the section's
+//!    lengths say), each writing its slices into the files it holds (runs of zeros left as
+//!    holes, as a file's apply leaves them: [`write_sparse`]); whole old files are copied;
+//!    every file is hashed and the tree must make NEW's hash.
 //! 7. Modes and times are set (files and links, then directories deepest first), and the
 //!    directory is renamed to NEW_DIR. On any error the temporary tree is removed, relative
 //!    to descriptors ([`swath_engine::dirs::Dir::remove_tree`]).
@@ -44,7 +47,6 @@ use crate::apply::{write_sparse, PatchFile};
 use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
 use crate::manifest::{Kind, Meta, NewTree, Source};
-use crate::section::{apply_section, SectionError};
 use crate::tree::{files_of, old_entries_of, shown, tree_error, walk_open, TreeReader};
 
 /// What a tree application did.
@@ -364,13 +366,13 @@ pub fn apply_tree(
         .par_iter()
         .enumerate()
         .map_init(
-            || (Vec::new(), Vec::new()),
-            |(raw, made), (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
-                patch.read_section(e, raw)?;
-                apply_section(h, k as u64, e, raw, &old, made).map_err(|err| match err {
-                    SectionError::Invalid(w) => PatchError::invalid(patch.name(), w.0),
-                    SectionError::Old(io) => tree_error(&old_name, io),
-                })?;
+            Vec::new,
+            |made, (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
+                // As a file's apply: the section read where it lies, a piece at a time, into
+                // its slice of NEW (every byte written by an op: a buffer reused from the
+                // last section is not cleared first).
+                made.resize(e.new_len as usize, 0);
+                patch.rebuild_section(k, e, &old, made, |io| tree_error(&old_name, io))?;
                 let mut hashes = Vec::new();
                 for p in &parts[k] {
                     let i = sectioned[p.file];
