@@ -6,7 +6,18 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
+use crate::dirs::Links;
 use crate::error::EngineError;
+
+/// Whether opening a file may wait for it (a FIFO with no writer, a device waiting for a
+/// carrier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The open waits as `open(2)` does.
+    Allowed,
+    /// `O_NONBLOCK`: the open returns at once (a regular file or a directory ignores it).
+    Never,
+}
 
 /// What kind of byte source an input is; decides which read methods can serve it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +80,7 @@ fn on_pseudo_filesystem(file: &File) -> bool {
 }
 
 /// The device of the directory `dir` when it is not on a pseudo file system (`/proc`,
-/// `/sys`...), for [`Input::open_nofollow_on`].
+/// `/sys`...), for [`Input::open_found`].
 pub fn real_filesystem_dev(dir: &Path) -> Option<u64> {
     let d = File::open(dir).ok()?;
     let dev = d.metadata().ok()?.dev();
@@ -93,11 +104,10 @@ impl Input {
     /// Opens `path` for reading a byte range of it (a piece of a partial result): a regular
     /// file only. What the path names is looked at first, and a FIFO, a device or a socket
     /// is refused without being opened ([`EngineError::NotRanged`]), a directory as `Is a
-    /// directory`; the open itself never waits (`O_NONBLOCK`, which a regular file ignores),
-    /// and what it opened is checked again, so a FIFO put at the path meanwhile is refused at
-    /// once too.
+    /// directory`; the open itself never waits ([`Wait::Never`], which a regular file
+    /// ignores), and what it opened is checked again, so a FIFO put at the path meanwhile is
+    /// refused at once too.
     pub fn open_ranged(path: &Path) -> Result<Input, EngineError> {
-        use std::os::unix::fs::OpenOptionsExt;
         let name = path.to_string_lossy().into_owned();
         let check = |t: std::fs::FileType| {
             if t.is_dir() {
@@ -116,99 +126,51 @@ impl Input {
                 .map_err(|e| EngineError::io(&name, e))?
                 .file_type(),
         )?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(path)
-            .map_err(|e| EngineError::io(&name, e))?;
-        check(
-            file.metadata()
-                .map_err(|e| EngineError::io(&name, e))?
-                .file_type(),
-        )?;
-        Self::from_file(name, file, false)
+        let input = Self::open_found(path, None, Links::Follow, Wait::Never, None)?;
+        check(input.file_type())?;
+        Ok(input)
     }
 
-    /// Opens `path` without following a symbolic link in its last component (`O_NOFOLLOW`:
-    /// a link fails with ELOOP), as a walk that does not follow links must open what it found
-    /// (a link put there since is not followed).
-    pub fn open_nofollow(path: &Path) -> Result<Input, EngineError> {
-        Self::open_nofollow_on(path, None)
-    }
-
-    /// [`Input::open_nofollow`] for a file found in a tree whose root lies on the device
-    /// `real_dev`, known not to be a pseudo file system ([`real_filesystem_dev`]): a file
-    /// on that same device is not asked again what file system it is on (one system call
-    /// less per file of a tree walk).
-    pub fn open_nofollow_on(path: &Path, real_dev: Option<u64>) -> Result<Input, EngineError> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let name = path.to_string_lossy().into_owned();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
-            .open(path)
-            .map_err(|e| EngineError::io(&name, e))?;
-        Self::from_file_on(name, file, false, real_dev)
-    }
-
-    /// Opens the entry `at` of a walk ([`crate::walk::At`]: its directory held open and its
-    /// name there), shown as `path`; without following a symbolic link when `nofollow`.
-    /// See [`Input::open_nofollow_on`] for `real_dev`.
-    pub fn open_at(
-        at: &crate::walk::At,
+    /// Opens a file found in a tree, or named where a tree is walked: the walk's entry `at`
+    /// (its directory held open and its name there, [`crate::walk::At`]) when there is one,
+    /// else `path`, which is also how messages name it. A symbolic link at its end is
+    /// followed or refused (`ELOOP`: a walk that does not follow links must open what it
+    /// found, not a link put there since) as `links` says; with [`Wait::Never`] the open
+    /// does not wait for a FIFO nobody writes to or a device (GNU grep's `-D skip`: the
+    /// caller sees its type, [`Input::file_type`], and leaves it). `real_dev` is the
+    /// device of the tree's root when it is known not to be a pseudo file system
+    /// ([`real_filesystem_dev`]): a file on that same device is not asked again what file
+    /// system it is on (one system call less per file of a tree walk).
+    pub fn open_found(
         path: &Path,
-        nofollow: bool,
-        real_dev: Option<u64>,
-    ) -> Result<Input, EngineError> {
-        Self::open_at_with(at, path, nofollow, 0, real_dev)
-    }
-
-    /// Opens a file with `O_NONBLOCK`, for a caller that leaves devices, FIFOs and sockets
-    /// aside (GNU grep's `-D skip`, and files found in a tree): such a file opens at once (a
-    /// FIFO nobody writes to, a device that would wait), and the caller sees its type
-    /// ([`Input::file_type`]) and leaves it. What such a caller reads is a regular file or a
-    /// directory, for which the flag changes nothing. The file is the walk's entry `at` when
-    /// there is one, else `path`; `nofollow` and `real_dev` as for [`Input::open_at`].
-    pub fn open_nonblocking(
         at: Option<&crate::walk::At>,
-        path: &Path,
-        nofollow: bool,
+        links: Links,
+        wait: Wait,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        if let Some(at) = at {
-            return Self::open_at_with(at, path, nofollow, libc::O_NONBLOCK, real_dev);
+        let display = path.to_string_lossy().into_owned();
+        let flags = libc::O_RDONLY
+            | libc::O_NOCTTY
+            | match wait {
+                Wait::Allowed => 0,
+                Wait::Never => libc::O_NONBLOCK,
+            };
+        let file = match at {
+            Some(at) => at.open(flags, links),
+            None => {
+                use std::os::unix::fs::OpenOptionsExt;
+                let nofollow = match links {
+                    Links::Refuse => libc::O_NOFOLLOW,
+                    Links::Follow => 0,
+                };
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags | nofollow)
+                    .open(path)
+            }
         }
-        use std::os::unix::fs::OpenOptionsExt;
-        let display = path.to_string_lossy().into_owned();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(
-                libc::O_NONBLOCK | libc::O_NOCTTY | if nofollow { libc::O_NOFOLLOW } else { 0 },
-            )
-            .open(path)
-            .map_err(|e| EngineError::io(&display, e))?;
+        .map_err(|e| EngineError::io(&display, e))?;
         Self::from_file_on(display, file, false, real_dev)
-    }
-
-    /// [`Input::open_at`] with `flags` added to the open's.
-    fn open_at_with(
-        at: &crate::walk::At,
-        path: &Path,
-        nofollow: bool,
-        flags: libc::c_int,
-        real_dev: Option<u64>,
-    ) -> Result<Input, EngineError> {
-        use crate::dirs::Links;
-        let display = path.to_string_lossy().into_owned();
-        let links = if nofollow {
-            Links::Refuse
-        } else {
-            Links::Follow
-        };
-        let fd = at
-            .open(libc::O_RDONLY | libc::O_NOCTTY | flags, links)
-            .map_err(|e| EngineError::io(&display, e))?;
-        Self::from_file_on(display, File::from(fd), false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).

@@ -8,7 +8,6 @@
 //! - [`plan`]: choosing a [`Method`] (sequential `read`, positional `pread`, `mmap`) from the
 //!   requested [`Strategy`], the file sizes, the available memory and page-cache residency, and
 //!   cutting the work into blocks handed to threads by a [`Layout`].
-//! - [`dirfd`]: directories held by descriptor, opened following links or none.
 //! - [`exec`]: the executor that runs a kernel over every block of a [`Job`] on all workers,
 //!   stopping early on request, and reporting I/O errors and files that change while read.
 //! - [`firstk`]: the speculative "first K results in file order" table whose cut-off lets workers
@@ -22,8 +21,9 @@
 //! - [`pause`]: named pause points that let tests make a race happen every time.
 //! - [`sysinfo`]: available memory (including cgroup limits) and page-cache residency.
 //! - [`testing`]: what a test does when this machine cannot make its check.
-//! - [`dirs`]: directories through descriptors: opening beneath one at any depth, reading
-//!   names, removing a tree with `unlinkat`.
+//! - [`dirs`]: directories held by descriptor ([`dirs::Dir`]), opened following links or
+//!   none, and everything done in one: opening beneath it at any depth, reading its names,
+//!   making, renaming and removing entries, removing a tree with `unlinkat`.
 //! - [`walk`]: directory trees walked through descriptors, in the order GNU's `fts` walks them
 //!   (or sorted).
 //!
@@ -31,7 +31,6 @@
 //! into [`EngineError::Shrank`], never into SIGBUS.
 #![deny(missing_docs)]
 
-pub mod dirfd;
 pub mod dirs;
 pub mod error;
 pub mod exec;

@@ -9,7 +9,7 @@
 //! or removed waits for the end of that step (a few system calls), so no moment leaves a
 //! name behind that the handler does not know.
 //!
-//! The target's directory is opened once, when the output is created ([`crate::dirfd`]),
+//! The target's directory is opened once, when the output is created ([`crate::dirs`]),
 //! and every later step (the temporary file, its owner, its name, the rename into place,
 //! the removal on failure or on a signal) is made relative to that descriptor: another user
 //! who renames or swaps a directory of the path while swath writes (a slow source gives
@@ -39,9 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
-
-use crate::dirfd::Dir;
+use crate::dirs::{self, Access, Dir, FileType, Links, Replace, Stat};
 use crate::error::EngineError;
 
 /// A temporary name that a fatal signal must remove: the directory it is in (held open by
@@ -227,14 +225,14 @@ fn temp_name(entry: &OsStr) -> OsString {
 /// Tries `make` on fresh temporary names until one does not exist yet.
 fn with_fresh_name<T>(
     entry: &OsStr,
-    mut make: impl FnMut(&OsStr) -> rustix::io::Result<T>,
+    mut make: impl FnMut(&OsStr) -> io::Result<T>,
 ) -> io::Result<(OsString, T)> {
     for _ in 0..100 {
         let temp = temp_name(entry);
         match make(&temp) {
             Ok(t) => return Ok((temp, t)),
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+            Err(e) => return Err(e),
         }
     }
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
@@ -388,28 +386,21 @@ fn unnamed_in(dir: &Dir) -> Option<File> {
     if !Path::new("/proc/self/fd").is_dir() {
         return None;
     }
-    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
-    rustix::fs::openat(dir, ".", flags, Mode::from_raw_mode(0o666))
+    dir.open_beneath(b".", libc::O_TMPFILE | libc::O_RDWR, 0o666, Links::Follow)
         .ok()
-        .map(File::from)
 }
 
 /// A named temporary file `.ENTRY.<unique>.swath-tmp` in `dir` (created 0666 less the
 /// umask, never through a link), registered for the signal handler.
 fn named_temp_in(dir: &Dir, entry: &OsStr) -> io::Result<Sink> {
     guarded(|| {
-        let flags =
-            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let (temp, fd) = with_fresh_name(entry, |temp| {
-            rustix::fs::openat(dir, temp, flags, Mode::from_raw_mode(0o666))
+        let flags = libc::O_CREAT | libc::O_EXCL | libc::O_RDWR;
+        let (temp, file) = with_fresh_name(entry, |temp| {
+            dir.open_beneath(temp.as_bytes(), flags, 0o666, Links::Refuse)
         })?;
         let slot = register_temp(dir, &temp);
         crate::pause::at("output-temp-named");
-        Ok(Sink::Temp {
-            file: File::from(fd),
-            temp,
-            slot,
-        })
+        Ok(Sink::Temp { file, temp, slot })
     })
 }
 
@@ -422,12 +413,12 @@ fn rename_into_place(
     slot: Option<usize>,
 ) -> io::Result<()> {
     guarded(|| {
-        let renamed = rustix::fs::renameat(dir, temp, dir, entry);
+        let renamed = dir.rename(temp.as_bytes(), entry.as_bytes(), Replace::Allow);
         if renamed.is_err() {
-            let _ = rustix::fs::unlinkat(dir, temp, AtFlags::empty());
+            let _ = dir.unlink(temp.as_bytes());
         }
         unregister_temp(slot);
-        renamed.map_err(io::Error::from)
+        renamed
     })
 }
 
@@ -436,11 +427,8 @@ fn rename_into_place(
 /// target. The temporary name lives for two system calls, registered for the signal handler
 /// meanwhile.
 fn link_into_place(file: &File, dir: &Dir, entry: &OsStr) -> io::Result<()> {
-    let from = format!("/proc/self/fd/{}", file.as_raw_fd());
     let (temp, slot) = guarded(|| {
-        let (temp, ()) = with_fresh_name(entry, |temp| {
-            rustix::fs::linkat(CWD, from.as_str(), dir, temp, AtFlags::SYMLINK_FOLLOW)
-        })?;
+        let (temp, ()) = with_fresh_name(entry, |temp| dir.link_file(file, temp.as_bytes()))?;
         let slot = register_temp(dir, &temp);
         crate::pause::at("output-temp-named");
         Ok::<_, io::Error>((temp, slot))
@@ -469,12 +457,12 @@ pub fn replaces_input(out: &Path, input: &std::fs::Metadata) -> bool {
 }
 
 /// True when `a` and `b` are the same file.
-fn same_file(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+fn same_file(a: &Stat, b: &Stat) -> bool {
     a.st_dev == b.st_dev && a.st_ino == b.st_ino
 }
 
 /// The kind of file a `stat` describes.
-fn kind(st: &rustix::fs::Stat) -> FileType {
+fn kind(st: &Stat) -> FileType {
     FileType::from_raw_mode(st.st_mode)
 }
 
@@ -514,90 +502,75 @@ impl AtomicOutput {
         check_link_chain(target, &name)?;
         let (dir, entry) = Dir::holding(target).map_err(err)?;
         let entry = entry.ok_or_else(|| err(io::Error::from_raw_os_error(libc::EISDIR)))?;
-        let (dir, entry, existing) =
-            match rustix::fs::statat(&dir, &entry, AtFlags::SYMLINK_NOFOLLOW) {
-                Err(rustix::io::Errno::NOENT) => (dir, entry, None),
-                Err(e) => return Err(err(e.into())),
-                Ok(st) if kind(&st) == FileType::Symlink => {
-                    // Resolved by the kernel itself (an O_PATH open, which applies
-                    // fs.protected_symlinks to every link of the chain), once.
-                    let obj = match rustix::fs::openat(
-                        &dir,
-                        &entry,
-                        OFlags::PATH | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    ) {
-                        Ok(o) => o,
-                        Err(rustix::io::Errno::NOENT) => {
-                            return Err(err(io::Error::other(
-                                "not writing through dangling symlink",
-                            )))
-                        }
-                        Err(e) => return Err(err(e.into())),
-                    };
-                    let st = rustix::fs::fstat(&obj).map_err(|e| err(e.into()))?;
-                    match kind(&st) {
-                        FileType::RegularFile => {}
-                        FileType::Directory => {
-                            return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
-                        }
-                        _ => {
-                            let file = open_direct(&obj, target).map_err(err)?;
-                            return Ok(AtomicOutput::direct(file, name));
-                        }
-                    }
-                    let resolved = resolved_path(&obj, target).map_err(err)?;
-                    crate::pause::at("output-resolved");
-                    // The resolved file's directory, opened following no further link and
-                    // holding that very file: a directory swapped meanwhile is refused.
-                    let (Some(parent), Some(file_name)) = (resolved.parent(), resolved.file_name())
-                    else {
-                        return Err(moved(&name));
-                    };
-                    let dir = Dir::open_nofollow(parent).map_err(|_| moved(&name))?;
-                    match rustix::fs::statat(&dir, file_name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(found) if same_file(&found, &st) => {}
-                        _ => return Err(moved(&name)),
-                    }
-                    (dir, file_name.to_os_string(), Some(st))
-                }
-                Ok(st) if kind(&st) == FileType::RegularFile => (dir, entry, Some(st)),
-                Ok(st) if kind(&st) == FileType::Directory => {
-                    return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
-                }
-                Ok(st) => {
-                    // A device or FIFO: written directly, if it is still the one looked at.
-                    let obj = rustix::fs::openat(
-                        &dir,
-                        &entry,
-                        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )
-                    .map_err(|e| err(e.into()))?;
-                    let now = rustix::fs::fstat(&obj).map_err(|e| err(e.into()))?;
-                    if !same_file(&now, &st) {
+        let (dir, entry, existing) = match dir.stat_at(entry.as_bytes(), Links::Refuse) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => (dir, entry, None),
+            Err(e) => return Err(err(e)),
+            Ok(st) if kind(&st) == FileType::Symlink => {
+                // Resolved by the kernel itself (an O_PATH open, which applies
+                // fs.protected_symlinks to every link of the chain), once.
+                let obj = match dir.open_beneath(entry.as_bytes(), libc::O_PATH, 0, Links::Follow) {
+                    Ok(o) => o,
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                         return Err(err(io::Error::other(
-                            "replaced by another file while swath opened it: not writing",
-                        )));
+                            "not writing through dangling symlink",
+                        )))
                     }
-                    let file = open_direct(&obj, target).map_err(err)?;
-                    return Ok(AtomicOutput::direct(file, name));
+                    Err(e) => return Err(err(e)),
+                };
+                let st = dirs::fstat(&obj).map_err(err)?;
+                match kind(&st) {
+                    FileType::RegularFile => {}
+                    FileType::Directory => {
+                        return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
+                    }
+                    _ => {
+                        let file = open_direct(&obj, target).map_err(err)?;
+                        return Ok(AtomicOutput::direct(file, name));
+                    }
                 }
-            };
+                let resolved = resolved_path(&obj, target).map_err(err)?;
+                crate::pause::at("output-resolved");
+                // The resolved file's directory, opened following no further link and
+                // holding that very file: a directory swapped meanwhile is refused.
+                let (Some(parent), Some(file_name)) = (resolved.parent(), resolved.file_name())
+                else {
+                    return Err(moved(&name));
+                };
+                let dir = Dir::open_nofollow(parent).map_err(|_| moved(&name))?;
+                match dir.stat_at(file_name.as_bytes(), Links::Refuse) {
+                    Ok(found) if same_file(&found, &st) => {}
+                    _ => return Err(moved(&name)),
+                }
+                (dir, file_name.to_os_string(), Some(st))
+            }
+            Ok(st) if kind(&st) == FileType::RegularFile => (dir, entry, Some(st)),
+            Ok(st) if kind(&st) == FileType::Directory => {
+                return Err(err(io::Error::from_raw_os_error(libc::EISDIR)))
+            }
+            Ok(st) => {
+                // A device or FIFO: written directly, if it is still the one looked at.
+                let obj = dir
+                    .open_beneath(entry.as_bytes(), libc::O_PATH, 0, Links::Refuse)
+                    .map_err(err)?;
+                let now = dirs::fstat(&obj).map_err(err)?;
+                if !same_file(&now, &st) {
+                    return Err(err(io::Error::other(
+                        "replaced by another file while swath opened it: not writing",
+                    )));
+                }
+                let file = open_direct(&obj, target).map_err(err)?;
+                return Ok(AtomicOutput::direct(file, name));
+            }
+        };
         // An existing file is replaced only if it could be written in place (as GNU cp
         // opens it), and the new one gets its permission bits and, where allowed, owner.
         if existing.is_some() {
-            rustix::fs::accessat(&dir, &entry, rustix::fs::Access::WRITE_OK, AtFlags::empty())
-                .map_err(|e| err(e.into()))?;
+            dir.access(entry.as_bytes(), Access::WRITE_OK)
+                .map_err(err)?;
         }
         // The usual reasons the temporary file cannot be made, reported for the target.
-        rustix::fs::accessat(
-            &dir,
-            ".",
-            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-            AtFlags::empty(),
-        )
-        .map_err(|e| err(e.into()))?;
+        dir.access(b".", Access::WRITE_OK | Access::EXEC_OK)
+            .map_err(err)?;
         // A file with no name (O_TMPFILE) where the filesystem has them: a run killed with
         // SIGKILL leaves nothing behind. Linked into place through /proc/self/fd at commit.
         #[cfg(test)]
@@ -716,7 +689,7 @@ impl Drop for AtomicOutput {
             (self.temp.take(), &self.place)
         {
             guarded(|| {
-                let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
+                let _ = dir.unlink(temp.as_bytes());
                 unregister_temp(slot);
             });
         }

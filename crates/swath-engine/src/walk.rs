@@ -24,13 +24,12 @@ use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::dirs::{self, Links};
+use crate::dirs::{self, Dir, FileType, Links, Stat};
 
 /// How symbolic links met inside a tree are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +90,7 @@ pub struct Entry<'a> {
     /// What it is.
     pub kind: Kind,
     /// Its `stat` (`lstat` with [`Follow::Never`]), when [`Options::stat`] asks for it.
-    pub stat: Option<&'a libc::stat>,
+    pub stat: Option<&'a Stat>,
     dir: &'a Arc<DirHandle>,
     root: &'a Arc<DirHandle>,
     share: bool,
@@ -99,8 +98,8 @@ pub struct Entry<'a> {
 
 impl Entry<'_> {
     /// The directory holding the entry (open for the time of the call).
-    pub fn dir(&self) -> BorrowedFd<'_> {
-        self.dir.fd()
+    pub fn dir(&self) -> &Dir {
+        self.dir.dir()
     }
 
     /// How to open the entry later, on another thread: its directory held open and its
@@ -168,8 +167,10 @@ pub struct At {
 
 impl At {
     /// Opens the entry with `flags`, following links or not as `links` says.
-    pub fn open(&self, flags: i32, links: Links) -> io::Result<OwnedFd> {
-        dirs::open_beneath(self.dir.fd(), self.name.as_bytes(), flags, 0, links)
+    pub fn open(&self, flags: i32, links: Links) -> io::Result<fs::File> {
+        self.dir
+            .dir()
+            .open_beneath(self.name.as_bytes(), flags, 0, links)
     }
 }
 
@@ -187,18 +188,18 @@ static HELD_DIRS: AtomicUsize = AtomicUsize::new(0);
 /// A directory of the walk held open.
 #[derive(Debug)]
 pub struct DirHandle {
-    fd: OwnedFd,
+    dir: Dir,
 }
 
 impl DirHandle {
-    fn new(fd: OwnedFd) -> Arc<DirHandle> {
+    fn new(dir: Dir) -> Arc<DirHandle> {
         HELD_DIRS.fetch_add(1, Ordering::Relaxed);
-        Arc::new(DirHandle { fd })
+        Arc::new(DirHandle { dir })
     }
 
-    /// The directory's descriptor.
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    /// The directory.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
     }
 }
 
@@ -230,9 +231,8 @@ struct Level {
 /// receives each thing found and says whether to go on.
 pub fn walk(root: &OsStr, opts: &Options, visit: &mut dyn FnMut(Found<'_>) -> Step) {
     let root = trimmed(root);
-    let fd = dirs::open_dir(Path::new(root));
-    match fd {
-        Ok(fd) => walk_fd(fd, root, opts, visit),
+    match Dir::open_to_list(Path::new(root)) {
+        Ok(dir) => walk_dir(dir, root, opts, visit),
         Err(error) => {
             visit(Found::Error {
                 path: root,
@@ -244,12 +244,7 @@ pub fn walk(root: &OsStr, opts: &Options, visit: &mut dyn FnMut(Found<'_>) -> St
 }
 
 /// [`walk`] of the directory already open as `root` (named `path`).
-pub fn walk_fd(
-    root: OwnedFd,
-    path: &OsStr,
-    opts: &Options,
-    visit: &mut dyn FnMut(Found<'_>) -> Step,
-) {
+pub fn walk_dir(root: Dir, path: &OsStr, opts: &Options, visit: &mut dyn FnMut(Found<'_>) -> Step) {
     let path = trimmed(path);
     let buf = path.as_bytes().to_vec();
     // Where the names below the root start in the buffer.
@@ -258,7 +253,7 @@ pub fn walk_fd(
     } else {
         buf.len() + 1
     };
-    let id = match dirs::identity(root.as_fd()) {
+    let id = match dirs::identity(&root) {
         Ok(id) => id,
         Err(error) => {
             visit(Found::Error {
@@ -319,7 +314,7 @@ impl Walker {
         depth: usize,
         visit: &mut dyn FnMut(Found<'_>) -> Step,
     ) -> bool {
-        let (mut names, error) = dirs::read_names(handle.fd());
+        let (mut names, error) = handle.dir().read_names();
         if let Some(error) = error {
             let step = visit(Found::Error {
                 path: OsStr::from_bytes(&self.buf[..path_len]),
@@ -333,7 +328,7 @@ impl Walker {
         match self.opts.order {
             Order::Sorted => names.sort_unstable_by(|a, b| a.name.cmp(&b.name)),
             Order::Fts => {
-                if names.len() > INODE_SORT_THRESHOLD && inode_sort_helps(handle.fd()) {
+                if names.len() > INODE_SORT_THRESHOLD && inode_sort_helps(handle.dir()) {
                     names.sort_by_key(|n| n.ino);
                 }
             }
@@ -398,22 +393,17 @@ impl Walker {
             return true;
         }
         let reopened = match self.opts.follow {
-            Follow::Never => dirs::reopen_parent(
-                done.handle.as_ref().expect("the deepest is held").fd(),
-                up.id,
-            ),
+            Follow::Never => done
+                .handle
+                .as_ref()
+                .expect("the deepest is held")
+                .dir()
+                .reopen_parent(up.id),
             Follow::Always => {
                 let rel = self.buf.get(self.base..up.path_len).unwrap_or(b"").to_vec();
-                dirs::open_beneath(
-                    self.root.fd(),
-                    &rel,
-                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOCTTY | libc::O_NONBLOCK,
-                    0,
-                    Links::Follow,
-                )
-                .and_then(|fd| {
-                    if dirs::identity(fd.as_fd())? == up.id {
-                        Ok(fd)
+                self.root.dir().open_dir(&rel, Links::Follow).and_then(|d| {
+                    if dirs::identity(&d)? == up.id {
+                        Ok(d)
                     } else {
                         Err(io::Error::from_raw_os_error(libc::ENOENT))
                     }
@@ -421,8 +411,8 @@ impl Walker {
             }
         };
         match reopened {
-            Ok(fd) => {
-                self.levels.last_mut().expect("a level").handle = Some(DirHandle::new(fd));
+            Ok(dir) => {
+                self.levels.last_mut().expect("a level").handle = Some(DirHandle::new(dir));
                 true
             }
             Err(error) => {
@@ -444,7 +434,7 @@ impl Walker {
         &mut self,
         dir: &Arc<DirHandle>,
         name: &OsStr,
-        dtype: dirs::DirType,
+        dtype: FileType,
         depth: usize,
         share: bool,
         visit: &mut dyn FnMut(Found<'_>) -> Step,
@@ -454,15 +444,16 @@ impl Walker {
         let mut stat = None;
         let mut kind = kind_of_dtype(dtype);
         if self.opts.stat || kind.is_none() || (kind == Some(Kind::Symlink) && follow) {
-            match dirs::stat_at(dir.fd(), n, follow) {
+            let links = if follow { Links::Follow } else { Links::Refuse };
+            match dir.dir().stat_at(n, links) {
                 Ok(st) => {
                     kind = Some(kind_of_mode(st.st_mode));
                     stat = Some(st);
                 }
-                Err(_) if follow && (kind == Some(Kind::Symlink) || is_link(dir.fd(), n)) => {
+                Err(_) if follow && (kind == Some(Kind::Symlink) || is_link(dir.dir(), n)) => {
                     kind = Some(Kind::Dangling);
                     if self.opts.stat {
-                        stat = dirs::stat_at(dir.fd(), n, false).ok();
+                        stat = dir.dir().stat_at(n, Links::Refuse).ok();
                     }
                 }
                 Err(error) => {
@@ -490,8 +481,10 @@ impl Walker {
         }
         crate::pause::at("walk-enter-dir");
         let links = if follow { Links::Follow } else { Links::Refuse };
-        let opened = dirs::open_dir_at(dir.fd(), n, links)
-            .and_then(|fd| dirs::identity(fd.as_fd()).map(|id| (fd, id)));
+        let opened = dir
+            .dir()
+            .open_dir(n, links)
+            .and_then(|d| dirs::identity(&d).map(|id| (d, id)));
         let (fd, id) = match opened {
             Ok(x) => x,
             Err(error) => return self.report_error(error, visit),
@@ -517,17 +510,20 @@ impl Walker {
     }
 }
 
-fn is_link(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
-    dirs::stat_at(dir, name, false).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK)
+fn is_link(dir: &Dir, name: &[u8]) -> bool {
+    dir.stat_at(name, Links::Refuse)
+        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK)
 }
 
-fn kind_of_dtype(t: dirs::DirType) -> Option<Kind> {
+fn kind_of_dtype(t: FileType) -> Option<Kind> {
     match t {
-        libc::DT_DIR => Some(Kind::Dir),
-        libc::DT_REG => Some(Kind::File),
-        libc::DT_LNK => Some(Kind::Symlink),
-        libc::DT_CHR | libc::DT_BLK | libc::DT_FIFO | libc::DT_SOCK => Some(Kind::Special),
-        _ => None,
+        FileType::Directory => Some(Kind::Dir),
+        FileType::RegularFile => Some(Kind::File),
+        FileType::Symlink => Some(Kind::Symlink),
+        FileType::CharacterDevice | FileType::BlockDevice | FileType::Fifo | FileType::Socket => {
+            Some(Kind::Special)
+        }
+        FileType::Unknown => None,
     }
 }
 
@@ -541,19 +537,14 @@ fn kind_of_mode(mode: libc::mode_t) -> Kind {
 }
 
 /// gnulib's `dirent_inode_sort_may_be_useful`: false on tmpfs, NFS and CIFS.
-fn inode_sort_helps(dir: BorrowedFd<'_>) -> bool {
+fn inode_sort_helps(dir: &Dir) -> bool {
     const TMPFS: i64 = 0x0102_1994;
     const NFS: i64 = 0x6969;
     const CIFS: i64 = 0xFF53_4D42;
-    // SAFETY: fstatfs writes into the zeroed struct we own; `dir` is a live descriptor.
-    let kind = unsafe {
-        let mut st: libc::statfs = std::mem::zeroed();
-        if libc::fstatfs(std::os::fd::AsRawFd::as_raw_fd(&dir), &mut st) != 0 {
-            return true;
-        }
-        st.f_type as i64
-    };
-    !matches!(kind, TMPFS | NFS | CIFS)
+    match rustix::fs::fstatfs(dir) {
+        Ok(st) => !matches!(st.f_type, TMPFS | NFS | CIFS),
+        Err(_) => true,
+    }
 }
 
 /// True when `path` names a directory (following links).
@@ -649,7 +640,7 @@ mod tests {
         assert_eq!(found.len(), 3);
         fs::rename(r.join("a"), r.join("moved")).unwrap();
         for (path, at) in &found {
-            let mut file = fs::File::from(at.open(libc::O_RDONLY, Links::Refuse).unwrap());
+            let mut file = at.open(libc::O_RDONLY, Links::Refuse).unwrap();
             let mut got = String::new();
             file.read_to_string(&mut got).unwrap();
             let rel = Path::new(path).strip_prefix(r).unwrap();
@@ -704,24 +695,12 @@ mod deep_tests {
     /// after it in byte order, a file `z` (so the walk comes back up to every level after
     /// the deepest, through directories it let go).
     fn chain(root: &Path, depth: usize) {
-        let mut at: OwnedFd = fs::File::open(root).unwrap().into();
+        let mut at = Dir::open_to_list(root).unwrap();
         for _ in 0..depth {
-            drop(
-                dirs::open_beneath(
-                    at.as_fd(),
-                    b"z",
-                    libc::O_CREAT | libc::O_WRONLY,
-                    0o644,
-                    Links::Refuse,
-                )
-                .unwrap(),
-            );
-            let c = dirs::cstr(b"a").unwrap();
-            // SAFETY: mkdirat with a live descriptor and a NUL-terminated name.
-            let rc =
-                unsafe { libc::mkdirat(std::os::fd::AsRawFd::as_raw_fd(&at), c.as_ptr(), 0o755) };
-            assert_eq!(rc, 0);
-            at = dirs::open_dir_at(at.as_fd(), b"a", Links::Refuse).unwrap();
+            at.open_beneath(b"z", libc::O_CREAT | libc::O_WRONLY, 0o644, Links::Refuse)
+                .unwrap();
+            at.make_dir(b"a", 0o755).unwrap();
+            at = at.open_dir(b"a", Links::Refuse).unwrap();
         }
     }
 
@@ -761,7 +740,10 @@ mod deep_tests {
             assert_eq!(depths, want, "{follow:?}");
             assert!(max_len > libc::PATH_MAX as usize);
         }
-        dirs::remove_tree(fs::File::open(t.path()).unwrap().as_fd(), OsStr::new("a")).unwrap();
+        Dir::open_to_list(t.path())
+            .unwrap()
+            .remove_tree(OsStr::new("a"))
+            .unwrap();
     }
 
     #[test]
@@ -792,10 +774,8 @@ mod deep_tests {
         assert_eq!(found.len(), MAX_HELD_DIRS + 20);
         assert!(HELD_DIRS.load(Ordering::Relaxed) <= MAX_HELD_DIRS + KEEP_LEVELS + 2);
         for (rel, at) in &found {
-            let got = std::io::read_to_string(fs::File::from(
-                at.open(libc::O_RDONLY, Links::Refuse).unwrap(),
-            ))
-            .unwrap();
+            let got =
+                std::io::read_to_string(at.open(libc::O_RDONLY, Links::Refuse).unwrap()).unwrap();
             let k = &rel[1..rel.len() - 2];
             assert_eq!(got.as_bytes(), k);
         }

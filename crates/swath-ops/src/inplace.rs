@@ -42,10 +42,11 @@ use std::fs::File;
 use std::fs::OpenOptions;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use swath_engine::dirfd::Dir;
+use swath_engine::dirs::{Dir, Links};
 use swath_engine::EngineError;
 use swath_kernels::transform::Cipher;
 
@@ -167,7 +168,7 @@ fn open_journal(
             "the journal belongs to user {uid}, neither you nor the file's owner"
         ))
     };
-    let j = match dir.open_file(jentry, libc::O_RDWR | libc::O_NOFOLLOW, 0) {
+    let j = match dir.open_beneath(jentry.as_bytes(), libc::O_RDWR, 0, Links::Refuse) {
         Ok(j) => j,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -178,7 +179,7 @@ fn open_journal(
         }
         Err(e) => {
             // Another user's journal that this user may not even open: say whose it is.
-            let link = dir.open_file(jentry, libc::O_PATH | libc::O_NOFOLLOW, 0);
+            let link = dir.open_beneath(jentry.as_bytes(), libc::O_PATH, 0, Links::Refuse);
             if let Ok(jm) = link.and_then(|l| l.metadata()) {
                 if foreign(jm.uid()) {
                     return foreign_owner(jm.uid());
@@ -263,7 +264,9 @@ fn transform_in_place_observed(
     // are all in it, whatever another user renames or swaps on the path meanwhile.
     let (dir, entry) = Dir::holding(path).map_err(io_err)?;
     let entry = entry.ok_or_else(|| io_err(io::Error::from_raw_os_error(libc::EISDIR)))?;
-    let file = dir.open_file(&entry, libc::O_RDWR, 0).map_err(io_err)?;
+    let file = dir
+        .open_beneath(entry.as_bytes(), libc::O_RDWR, 0, Links::Follow)
+        .map_err(io_err)?;
     let meta = file.metadata().map_err(io_err)?;
     if !meta.is_file() {
         return Err(EngineError::io(
@@ -372,7 +375,7 @@ fn transform_in_place_observed(
                     // A journal that could not be written whole (a full disk, a file-size
                     // limit) is removed: nothing was changed yet.
                     if e.kind() != io::ErrorKind::AlreadyExists {
-                        let _ = dir.unlink(&jentry);
+                        let _ = dir.unlink(jentry.as_bytes());
                     }
                     return Err(jerr(e));
                 }
@@ -444,13 +447,13 @@ fn transform_in_place_observed(
         if !touched {
             // Nothing was changed: no journal to block the next run.
             drop(journal);
-            let _ = dir.unlink(&jentry);
+            let _ = dir.unlink(jentry.as_bytes());
             dir.sync();
         }
         return Err(e);
     }
     drop(journal);
-    dir.unlink(&jentry).map_err(jerr)?;
+    dir.unlink(jentry.as_bytes()).map_err(jerr)?;
     dir.sync();
     // Bytes appended during the run were not transformed: say so (the file is whole up to
     // its starting length).
@@ -533,10 +536,11 @@ fn create_journal_in(
     b: Binding,
     mode: u32,
 ) -> io::Result<(File, u64)> {
-    let j = dir.open_file(
-        entry,
-        libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+    let j = dir.open_beneath(
+        entry.as_bytes(),
+        libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
         mode,
+        Links::Refuse,
     )?;
     let mut h = Vec::with_capacity(64);
     h.extend_from_slice(MAGIC);

@@ -21,7 +21,7 @@ use swath_engine::AtomicOutput;
 use crate::error::PatchError;
 use crate::format::{
     check_count, check_manifest, decode_footer, decode_tree_record, Entry, Header, ManifestAt,
-    TableReader, ENTRY_LEN, FLAG_TREE, FOOTER_LEN, HEADER_LEN, MAX_SECTION, TREE_RECORD_LEN,
+    TableReader, ENTRY_LEN, FLAG_TREE, FOOTER_LEN, HEADER_LEN, TREE_RECORD_LEN,
 };
 use crate::hash::file_hash;
 use crate::manifest::Script;
@@ -170,9 +170,25 @@ impl PatchFile {
         Script::parse(raw).map(Some).map_err(|e| bad(e.0))
     }
 
-    /// Reads section `e`'s bytes into `buf`.
-    pub fn read_section(&self, e: &Entry, buf: &mut Vec<u8>) -> Result<(), PatchError> {
-        self.section_bytes(e, buf)
+    /// Rebuilds section `index` (its entry `e`) into `out`, exactly its length: its bytes
+    /// read where they lie in the patch, a piece at a time, checked against its checksum
+    /// first ([`apply_section_at`]), OLD's read from `old`. A damaged section, or a patch
+    /// that cannot be read, is an error naming the patch; a failure to read OLD is named
+    /// by `old_error`. The one way every apply (a file's, a tree's) rebuilds a section:
+    /// memory is `out` and fixed buffers, whatever the section's lengths say.
+    pub fn rebuild_section(
+        &self,
+        index: usize,
+        e: &Entry,
+        old: &dyn crate::source::ReadAt,
+        out: &mut [u8],
+        old_error: impl FnOnce(std::io::Error) -> PatchError,
+    ) -> Result<(), PatchError> {
+        apply_section_at(&self.header, index as u64, e, &self.file, old, out).map_err(|f| match f {
+            Fault::Invalid(w) => PatchError::invalid(&self.name, w.0),
+            Fault::Old(io) => old_error(io),
+            Fault::Patch(io) => PatchError::io(&self.name, io),
+        })
     }
 
     /// Bytes of the patch.
@@ -188,20 +204,6 @@ impl PatchFile {
     /// The patch as the user named it.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// The bytes of section `i`.
-    fn section_bytes(&self, e: &Entry, buf: &mut Vec<u8>) -> Result<(), PatchError> {
-        if e.len > MAX_SECTION * 4 {
-            return Err(PatchError::invalid(
-                &self.name,
-                "damaged: a section is larger than any section can be",
-            ));
-        }
-        buf.resize(e.len as usize, 0);
-        self.file
-            .read_exact_at(buf, e.offset)
-            .map_err(|err| PatchError::io(&self.name, err))
     }
 }
 
@@ -284,11 +286,7 @@ pub fn apply_file(
         .par_iter()
         .enumerate()
         .map_init(Vec::new, |made, (i, e)| -> Result<u128, PatchError> {
-            let bad = |err| match err {
-                Fault::Invalid(w) => PatchError::invalid(&patch.name, w.0),
-                Fault::Old(io) => PatchError::io(&old_name, io),
-                Fault::Patch(io) => PatchError::io(&patch.name, io),
-            };
+            let old_error = |io| PatchError::io(&old_name, io);
             let range;
             let made: &[u8] = if mapped {
                 // Each worker reserves its own range (on tmpfs that zeroes the pages: on all
@@ -299,14 +297,14 @@ pub fn apply_file(
                 let mut dst = unsafe {
                     RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
                 }?;
-                apply_section_at(h, i as u64, e, &patch.file, &old, &mut dst).map_err(bad)?;
+                patch.rebuild_section(i, e, &old, &mut dst, old_error)?;
                 range = dst;
                 &range
             } else {
                 // Every byte is written by an op (they cover the section exactly): the
                 // buffer, reused from the last section, is not cleared first.
                 made.resize(e.new_len as usize, 0);
-                apply_section_at(h, i as u64, e, &patch.file, &old, made).map_err(bad)?;
+                patch.rebuild_section(i, e, &old, made, old_error)?;
                 if sparse {
                     write_sparse(out.file(), made, e.new_offset)
                 } else {

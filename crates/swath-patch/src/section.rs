@@ -121,22 +121,6 @@ pub fn encode_section_cached(
 
 /// Why a section could not be applied.
 #[derive(Debug)]
-pub enum SectionError {
-    /// The section's bytes are damaged.
-    Invalid(Invalid),
-    /// Reading OLD failed.
-    Old(io::Error),
-}
-
-impl From<Invalid> for SectionError {
-    fn from(e: Invalid) -> Self {
-        SectionError::Invalid(e)
-    }
-}
-
-/// Why a section read from the patch where it lies could not be applied: a
-/// [`SectionError`], or reading the patch failed.
-#[derive(Debug)]
 pub enum Fault {
     /// The section's bytes are damaged.
     Invalid(Invalid),
@@ -158,17 +142,6 @@ impl From<StreamError> for Fault {
 impl From<Invalid> for Fault {
     fn from(e: Invalid) -> Self {
         Fault::Invalid(e)
-    }
-}
-
-impl From<Fault> for SectionError {
-    fn from(f: Fault) -> Self {
-        match f {
-            Fault::Invalid(w) => SectionError::Invalid(w),
-            Fault::Old(e) => SectionError::Old(e),
-            // A section in memory is read whole: a read past its end is damage.
-            Fault::Patch(e) => SectionError::Invalid(Invalid(format!("damaged: {e}"))),
-        }
     }
 }
 
@@ -524,40 +497,6 @@ pub fn each_op(
     })
 }
 
-/// Rebuilds section `index` of NEW (`bytes`, described by `e`) into `out` (resized to its
-/// length), reading OLD positionally.
-pub fn apply_section(
-    header: &Header,
-    index: u64,
-    e: &Entry,
-    bytes: &[u8],
-    old: &dyn ReadAt,
-    out: &mut Vec<u8>,
-) -> Result<(), SectionError> {
-    // Every byte is written by an op (they cover the section exactly): a buffer reused
-    // from the last section is not cleared first.
-    out.resize(e.new_len as usize, 0);
-    apply_section_into(header, index, e, bytes, old, out)
-}
-
-/// [`apply_section`] into `out`, exactly the section's length.
-pub fn apply_section_into(
-    header: &Header,
-    index: u64,
-    e: &Entry,
-    bytes: &[u8],
-    old: &dyn ReadAt,
-    out: &mut [u8],
-) -> Result<(), SectionError> {
-    let src: &[u8] = bytes;
-    let p = Place {
-        src: &src,
-        at: 0,
-        len: bytes.len() as u64,
-    };
-    Ok(rebuild(header, index, e, p, old, out)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,6 +532,21 @@ mod tests {
             sum: section_sum(h.chain(), 0, &b),
         };
         (b, e)
+    }
+
+    /// Rebuilds the section `bytes` (described by `e`, wherever its entry says it lies)
+    /// held in memory into `out`, resized to its length.
+    fn apply_section(
+        h: &Header,
+        index: u64,
+        e: &Entry,
+        bytes: &[u8],
+        old: &dyn ReadAt,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Fault> {
+        out.resize(e.new_len as usize, 0);
+        let src: &[u8] = bytes;
+        apply_section_at(h, index, &Entry { offset: 0, ..*e }, &src, old, out)
     }
 
     /// The ops of a section, read as `info` reads them.
@@ -719,7 +673,7 @@ mod tests {
             let (runs, bytes) = encode_diffs(&diff);
             let h = header(n, n);
             let src: &[u8] = &old;
-            let apply = |runs: &[u8], bytes: &[u8]| -> Result<Vec<u8>, SectionError> {
+            let apply = |runs: &[u8], bytes: &[u8]| -> Result<Vec<u8>, Fault> {
                 let (b, e) = section_of(&h, [&o.kinds, &o.lens, &o.froms, &[], runs, bytes], level, 0);
                 let mut out = Vec::new();
                 apply_section(&h, 0, &e, &b, &src, &mut out)?;

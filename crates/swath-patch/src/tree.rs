@@ -26,7 +26,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
@@ -34,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use swath_engine::dirs::{self, Links};
+use swath_engine::dirs::{self, Dir, Links, Stat};
 use swath_engine::memfor::{memory_limited_for, IoSemaphore};
 use swath_engine::{AtomicOutput, EngineError};
 use xxhash_rust::xxh3::xxh3_128;
@@ -119,21 +118,6 @@ pub struct TreeMade {
     pub match_secs: f64,
 }
 
-// ---------------------------------------------------------------------------------------
-// Opening.
-
-/// Opens a directory the user named (following links, as `diff -r` does for its operands).
-pub fn open_root(path: &Path) -> io::Result<OwnedFd> {
-    dirs::open_dir(path)
-}
-
-/// Opens `path` (relative, `/`-separated, of any length) beneath the directory `dir`,
-/// following no symbolic link in any component and never leaving `dir`
-/// ([`swath_engine::dirs::open_beneath`]). A link anywhere on the way is refused.
-pub fn open_beneath(dir: &OwnedFd, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
-    dirs::open_beneath(dir.as_fd(), path, flags, mode, Links::Refuse)
-}
-
 /// `root/rel` as shown to the user.
 pub fn shown(root: &str, rel: &[u8]) -> String {
     format!(
@@ -203,7 +187,7 @@ struct FdCache {
 /// the root (no link followed), at most 64 at a time, so a tree of 100,000 files needs no
 /// more descriptors than one of ten.
 pub struct TreeReader {
-    root: OwnedFd,
+    root: Dir,
     name: String,
     files: Vec<TreeFile>,
     starts: Vec<u64>,
@@ -213,7 +197,7 @@ pub struct TreeReader {
 
 impl TreeReader {
     /// The files of the tree at `root` (named `name` in messages), in this order.
-    pub fn new(root: OwnedFd, name: &str, files: Vec<TreeFile>) -> TreeReader {
+    pub fn new(root: Dir, name: &str, files: Vec<TreeFile>) -> TreeReader {
         let mut starts = Vec::with_capacity(files.len());
         let mut len = 0u64;
         for f in &files {
@@ -253,8 +237,8 @@ impl TreeReader {
         self.starts[i]
     }
 
-    /// The root's descriptor.
-    pub fn root(&self) -> &OwnedFd {
+    /// The root directory.
+    pub fn root(&self) -> &Dir {
         &self.root
     }
 
@@ -267,9 +251,11 @@ impl TreeReader {
     pub fn open(&self, i: usize) -> io::Result<File> {
         let f = &self.files[i];
         let err = |e| file_error(self.shown(i), e);
-        let fd =
-            open_beneath(&self.root, &f.path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map_err(err)?;
-        let file = File::from(fd);
+        // Beneath the root, no link followed anywhere on the way.
+        let file = self
+            .root
+            .open_beneath(&f.path, libc::O_RDONLY | libc::O_NONBLOCK, 0, Links::Refuse)
+            .map_err(err)?;
         let m = file.metadata().map_err(err)?;
         if !m.is_file() {
             return Err(err(io::Error::other("not a regular file")));
@@ -375,7 +361,7 @@ pub struct Walked {
 }
 
 /// A walked entry at `path` of kind `kind` whose `lstat` is `st`.
-fn walked_of(path: Vec<u8>, kind: WalkedKind, st: &libc::stat) -> Walked {
+fn walked_of(path: Vec<u8>, kind: WalkedKind, st: &Stat) -> Walked {
     Walked {
         path,
         kind,
@@ -385,7 +371,12 @@ fn walked_of(path: Vec<u8>, kind: WalkedKind, st: &libc::stat) -> Walked {
             mtime_nsec: st.st_mtime_nsec.clamp(0, 999_999_999) as u32,
         },
         id: (st.st_dev, st.st_ino),
-        stamp: (st.st_mtime, st.st_mtime_nsec, st.st_ctime, st.st_ctime_nsec),
+        stamp: (
+            st.st_mtime,
+            st.st_mtime_nsec as i64,
+            st.st_ctime,
+            st.st_ctime_nsec as i64,
+        ),
     }
 }
 
@@ -403,12 +394,13 @@ fn shown_rel(root: &str, rel: &[u8]) -> String {
 /// followed; a device, FIFO or socket is refused naming it. Returns the root too, as an
 /// entry of empty path.
 pub fn walk(root: &Path, name: &str) -> Result<(Walked, Vec<Walked>), PatchError> {
-    let fd = open_root(root).map_err(|e| PatchError::io(name, e))?;
+    // Following a link there, as `diff -r` does for its operands.
+    let fd = Dir::open_to_list(root).map_err(|e| PatchError::io(name, e))?;
     walk_open(&fd, name)
 }
 
 /// [`walk`] of the directory open as `root`.
-pub fn walk_open(root: &OwnedFd, name: &str) -> Result<(Walked, Vec<Walked>), PatchError> {
+pub fn walk_open(root: &Dir, name: &str) -> Result<(Walked, Vec<Walked>), PatchError> {
     let mut out = Vec::new();
     let top = walk_with(root, name, &mut |w| {
         out.push(w);
@@ -421,12 +413,12 @@ pub fn walk_open(root: &OwnedFd, name: &str) -> Result<(Walked, Vec<Walked>), Pa
 /// resolved: any depth) and gives each entry, in walk order, to `each`; returns the root
 /// as an entry of empty path. The first error (the walk's, or `each`'s) ends it.
 fn walk_with(
-    root: &OwnedFd,
+    root: &Dir,
     name: &str,
     each: &mut dyn FnMut(Walked) -> Result<(), PatchError>,
 ) -> Result<Walked, PatchError> {
-    use swath_engine::walk::{walk_fd, Found, Kind as EntryKind, Options, Order, Step};
-    let st = dirs::fstat(root.as_fd()).map_err(|e| PatchError::io(name, e))?;
+    use swath_engine::walk::{walk_dir, Found, Kind as EntryKind, Options, Order, Step};
+    let st = dirs::fstat(root).map_err(|e| PatchError::io(name, e))?;
     let top = walked_of(Vec::new(), WalkedKind::Dir, &st);
     let fd = root.try_clone().map_err(|e| PatchError::io(name, e))?;
     let opts = Options {
@@ -435,14 +427,16 @@ fn walk_with(
         stat: true,
     };
     let mut failed = None;
-    walk_fd(fd, std::ffi::OsStr::new(name), &opts, &mut |found| {
+    walk_dir(fd, std::ffi::OsStr::new(name), &opts, &mut |found| {
         let r = match found {
             Found::Entry(e) => {
                 let st = e.stat.expect("every entry is stat'ed");
                 let kind = match e.kind {
                     EntryKind::Dir => Ok(WalkedKind::Dir),
                     EntryKind::File => Ok(WalkedKind::File(st.st_size as u64)),
-                    EntryKind::Symlink => dirs::read_link_at(e.dir(), e.name.as_bytes())
+                    EntryKind::Symlink => e
+                        .dir()
+                        .read_link_at(e.name.as_bytes())
                         .map(WalkedKind::Link)
                         .map_err(|x| PatchError::io(&shown(name, e.rel), x)),
                     EntryKind::Special | EntryKind::Dangling => {
@@ -472,7 +466,7 @@ fn walk_with(
 }
 
 /// The refusal of a device, FIFO or socket at `what` (whose `lstat` is `st`).
-fn special(what: &str, st: &libc::stat) -> PatchError {
+fn special(what: &str, st: &Stat) -> PatchError {
     let which = match st.st_mode & libc::S_IFMT {
         libc::S_IFIFO => "a FIFO",
         libc::S_IFSOCK => "a socket",
@@ -506,7 +500,7 @@ pub fn files_of(w: &[Walked]) -> Vec<TreeFile> {
 /// tree again: a tree that changed while it was read makes an error, not a patch of a
 /// state that never existed.
 fn check_unchanged(
-    root: &OwnedFd,
+    root: &Dir,
     name: &str,
     root_stamp: (i64, i64, i64, i64),
     walked: &[Walked],
@@ -645,8 +639,8 @@ pub fn make_tree(
         }
     };
     let t0 = Instant::now();
-    let old_root = open_root(old_dir).map_err(|e| PatchError::io(&old_name, e))?;
-    let new_root = open_root(new_dir).map_err(|e| PatchError::io(&new_name, e))?;
+    let old_root = Dir::open_to_list(old_dir).map_err(|e| PatchError::io(&old_name, e))?;
+    let new_root = Dir::open_to_list(new_dir).map_err(|e| PatchError::io(&new_name, e))?;
     let (old_walked, new_walked) = pool.install(|| {
         rayon::join(
             || walk_open(&old_root, &old_name),
@@ -654,7 +648,7 @@ pub fn make_tree(
         )
     });
     let ((old_top, old_walk), (new_top, new_walk)) = (old_walked?, new_walked?);
-    let copy = |fd: &OwnedFd, name: &str| fd.try_clone().map_err(|e| PatchError::io(name, e));
+    let copy = |fd: &Dir, name: &str| fd.try_clone().map_err(|e| PatchError::io(name, e));
     let old = TreeReader::new(old_root, &old_name, files_of(&old_walk));
     let sem = IoSemaphore::new(opts.io_readers);
     let io_chunk = mo.io_chunk.max(1 << 16) as u64;
@@ -1082,12 +1076,12 @@ pub fn speed_of_light_tree(
 ) -> io::Result<std::time::Duration> {
     let started = Instant::now();
     let read_tree = |root: &Path| -> io::Result<()> {
-        let fd = open_root(root)?;
+        let fd = Dir::open_to_list(root)?;
         let (_, walked) = walk_open(&fd, "").map_err(io::Error::other)?;
         let mut buf = vec![0u8; 16 << 20];
         for w in walked {
             if let WalkedKind::File(_) = w.kind {
-                let mut f = File::from(open_beneath(&fd, &w.path, libc::O_RDONLY, 0)?);
+                let mut f = fd.open_beneath(&w.path, libc::O_RDONLY, 0, Links::Refuse)?;
                 while io::Read::read(&mut f, &mut buf)? > 0 {}
             }
         }
@@ -1411,7 +1405,7 @@ mod tests {
                 id: None,
             });
         }
-        let r = TreeReader::new(open_root(dir.path()).unwrap(), "t", files);
+        let r = TreeReader::new(Dir::open_to_list(dir.path()).unwrap(), "t", files);
         let all = b"abcdefghij";
         for at in 0..=all.len() {
             for n in 0..=all.len() - at {
@@ -1447,7 +1441,7 @@ mod tests {
             let (top, w) = walk(&t, "t").unwrap();
             (top.stamp, w)
         };
-        let root_fd = open_root(&t).unwrap();
+        let root_fd = Dir::open_to_list(&t).unwrap();
         let (root, w) = walked();
         check_unchanged(&root_fd, "t", root, &w).unwrap();
         // Rewritten in place, same length: its times moved.
@@ -1483,7 +1477,7 @@ mod tests {
         // And through make: an old file replaced (another inode, as an editor saves it)
         // between the walk and the read is refused when opened.
         let (_, w) = walked();
-        let r = TreeReader::new(open_root(&t).unwrap(), "t", files_of(&w));
+        let r = TreeReader::new(Dir::open_to_list(&t).unwrap(), "t", files_of(&w));
         std::fs::write(t.join("d/f.new"), b"0123456789").unwrap();
         std::fs::rename(t.join("d/f.new"), t.join("d/f")).unwrap();
         let e = tree_error("t", r.open(0).unwrap_err()).to_string();

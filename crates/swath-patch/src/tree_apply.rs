@@ -17,36 +17,37 @@
 //!    `O_CREAT | O_EXCL | O_NOFOLLOW`), each parent reached from the one before without
 //!    following a link ([`DirChain`]), so no path of the patch can reach outside it, and
 //!    no depth is too deep.
-//! 6. Sections are applied on all cores, each writing its slices into the files it holds
-//!    (runs of zeros left as holes, as a file's apply leaves them: [`write_sparse`]); whole
-//!    old files are copied; every file is hashed and the tree must make NEW's hash.
+//! 6. Sections are applied on all cores as a file's are
+//!    ([`PatchFile::rebuild_section`]: read where they lie in the patch, a piece at a time,
+//!    so a worker holds its section's slice of NEW and fixed buffers, whatever the section's
+//!    lengths say), each writing its slices into the files it holds (runs of zeros left as
+//!    holes, as a file's apply leaves them: [`write_sparse`]); whole old files are copied;
+//!    every file is hashed and the tree must make NEW's hash.
 //! 7. Modes and times are set (files and links, then directories deepest first), and the
 //!    directory is renamed to NEW_DIR. On any error the temporary tree is removed, relative
-//!    to descriptors ([`swath_engine::dirs::remove_tree`]).
+//!    to descriptors ([`swath_engine::dirs::Dir::remove_tree`]).
 //!
 //! As root, set-user-ID and set-group-ID bits are not restored: a patch from someone else
 //! would otherwise make root-owned set-user-ID programs of its choosing.
 
 use std::collections::HashMap;
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
-use swath_engine::dirs::{self, Links};
+use swath_engine::dirs::{Dir, Links, Replace};
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::apply::{write_sparse, PatchFile};
 use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
 use crate::manifest::{Kind, Meta, NewTree, Source};
-use crate::section::{apply_section, SectionError};
-use crate::tree::{files_of, old_entries_of, open_root, shown, tree_error, walk_open, TreeReader};
+use crate::tree::{files_of, old_entries_of, shown, tree_error, walk_open, TreeReader};
 
 /// What a tree application did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -68,7 +69,7 @@ pub struct TreeApplied {
 /// The private tree, `name` in the directory `parent`: removed when dropped unless kept
 /// (through descriptors, whatever its depth, its links never followed).
 struct TempTree<'a> {
-    parent: &'a OwnedFd,
+    parent: &'a Dir,
     name: Vec<u8>,
     keep: bool,
 }
@@ -76,14 +77,14 @@ struct TempTree<'a> {
 impl Drop for TempTree<'_> {
     fn drop(&mut self) {
         if !self.keep {
-            let _ = dirs::remove_tree(self.parent.as_fd(), OsStr::from_bytes(&self.name));
+            let _ = self.parent.remove_tree(OsStr::from_bytes(&self.name));
         }
     }
 }
 
 /// Makes the private directory `.BASE.swath-tmp.XXXXXX` (mode 0700, the X's random, as
 /// `mkdtemp` makes them) in `parent`, relative to its descriptor; returns its name.
-fn make_private(parent: &OwnedFd, base: &[u8]) -> io::Result<Vec<u8>> {
+fn make_private(parent: &Dir, base: &[u8]) -> io::Result<Vec<u8>> {
     const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     for _ in 0..100 {
         let mut random = [0u8; 6];
@@ -94,19 +95,13 @@ fn make_private(parent: &OwnedFd, base: &[u8]) -> io::Result<Vec<u8>> {
         }
         let mut name = [&b"."[..], base, b".swath-tmp."].concat();
         name.extend(random.iter().map(|&r| LETTERS[r as usize % LETTERS.len()]));
-        let c = cstr(&name)?;
-        // SAFETY: mkdirat with a live directory descriptor and a NUL-terminated name.
-        match check(unsafe { libc::mkdirat(parent.as_raw_fd(), c.as_ptr(), 0o700) }) {
+        match parent.make_dir(&name, 0o700) {
             Ok(()) => return Ok(name),
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
             Err(e) => return Err(e),
         }
     }
     Err(io::Error::from_raw_os_error(libc::EEXIST))
-}
-
-fn cstr(b: &[u8]) -> io::Result<CString> {
-    dirs::cstr(b)
 }
 
 /// Directories of the new tree held open at once below the ones kept at intervals.
@@ -123,13 +118,13 @@ const CHAIN_SPACING: usize = 64;
 /// and one every [`CHAIN_SPACING`] levels above them; one let go is opened again from the
 /// nearest held above it, without following a link.
 struct DirChain<'a> {
-    root: &'a OwnedFd,
+    root: &'a Dir,
     tree: &'a NewTree,
-    way: Vec<(usize, Option<OwnedFd>)>,
+    way: Vec<(usize, Option<Dir>)>,
 }
 
 impl<'a> DirChain<'a> {
-    fn new(root: &'a OwnedFd, tree: &'a NewTree) -> DirChain<'a> {
+    fn new(root: &'a Dir, tree: &'a NewTree) -> DirChain<'a> {
         DirChain {
             root,
             tree,
@@ -137,10 +132,10 @@ impl<'a> DirChain<'a> {
         }
     }
 
-    /// The descriptor of entry `i`'s parent directory.
-    fn parent_of(&mut self, i: usize) -> io::Result<BorrowedFd<'_>> {
+    /// Entry `i`'s parent directory.
+    fn parent_of(&mut self, i: usize) -> io::Result<&Dir> {
         let Some(target) = self.tree.parent(i) else {
-            return Ok(self.root.as_fd());
+            return Ok(self.root);
         };
         // The part of the way that leads to the target, then down to it.
         let mut down = Vec::new();
@@ -156,8 +151,8 @@ impl<'a> DirChain<'a> {
         self.way.truncate(at.map_or(0, |n| self.tree.depth(n)));
         let tree = self.tree;
         for &n in down.iter().rev() {
-            let fd = dirs::open_dir_at(self.last()?, tree.name(n), Links::Refuse)?;
-            self.way.push((n, Some(fd)));
+            let dir = self.last()?.open_dir(tree.name(n), Links::Refuse)?;
+            self.way.push((n, Some(dir)));
             let len = self.way.len();
             if len > CHAIN_HELD && !(len - CHAIN_HELD).is_multiple_of(CHAIN_SPACING) {
                 self.way[len - CHAIN_HELD - 1].1 = None;
@@ -167,9 +162,9 @@ impl<'a> DirChain<'a> {
     }
 
     /// The deepest directory of the way, opened again if it was let go.
-    fn last(&mut self) -> io::Result<BorrowedFd<'_>> {
+    fn last(&mut self) -> io::Result<&Dir> {
         let Some(k) = self.way.len().checked_sub(1) else {
-            return Ok(self.root.as_fd());
+            return Ok(self.root);
         };
         if self.way[k].1.is_none() {
             let held = self.way[..k].iter().rposition(|w| w.1.is_some());
@@ -182,106 +177,34 @@ impl<'a> DirChain<'a> {
                 rel.extend_from_slice(self.tree.name(*n));
             }
             let at = match held {
-                Some(h) => self.way[h].1.as_ref().expect("held").as_fd(),
-                None => self.root.as_fd(),
+                Some(h) => self.way[h].1.as_ref().expect("held"),
+                None => self.root,
             };
-            let fd = dirs::open_beneath(
-                at,
-                &rel,
-                libc::O_RDONLY | libc::O_DIRECTORY,
-                0,
-                Links::Refuse,
-            )?;
-            self.way[k].1 = Some(fd);
+            let dir = at.open_dir(&rel, Links::Refuse)?;
+            self.way[k].1 = Some(dir);
         }
-        Ok(self.way[k].1.as_ref().expect("held").as_fd())
+        Ok(self.way[k].1.as_ref().expect("held"))
     }
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+/// A file `name` in `dir`, which must not exist (not even as a link), mode 0600, `len`
+/// bytes long: what is never written reads as zeros, and takes no space (a hole).
+fn create_file(dir: &Dir, name: &[u8], len: u64) -> io::Result<()> {
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
+    let file = dir.open_beneath(name, flags, 0o600, Links::Refuse)?;
+    if len > 0 {
+        file.set_len(len)?;
     }
+    Ok(())
 }
 
-/// The calls that make and finish entries relative to a directory descriptor. Each takes
-/// a descriptor of an open directory and a NUL-terminated name.
-mod sys {
-    use super::check;
-    use std::ffi::CString;
-    use std::io;
-    use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-
-    /// A directory `name` in `dir`, mode 0700 until finished.
-    pub fn mkdir(dir: BorrowedFd<'_>, name: &CString) -> io::Result<()> {
-        // SAFETY: mkdirat with a directory descriptor and a NUL-terminated name.
-        check(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o700) })
+/// Gives the entry `name` of `dir` the mode and time `m` says (`mode` from it as
+/// [`apply_tree`] allows): a link's time only, its mode being no one's to set.
+fn finish(dir: &Dir, name: &[u8], is_link: bool, mode: u32, m: &Meta) -> io::Result<()> {
+    if !is_link {
+        dir.chmod_at(name, mode)?;
     }
-
-    /// A symbolic link `name` in `dir` to `target`.
-    pub fn symlink(target: &CString, dir: BorrowedFd<'_>, name: &CString) -> io::Result<()> {
-        // SAFETY: symlinkat with two NUL-terminated strings and a directory descriptor.
-        check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })
-    }
-
-    /// A file `name` in `dir`, which must not exist (not even as a link), mode 0600, `len`
-    /// bytes long: what is never written reads as zeros, and takes no space (a hole).
-    pub fn create(dir: BorrowedFd<'_>, name: &CString, len: u64) -> io::Result<()> {
-        let flags =
-            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: openat with a directory descriptor and a NUL-terminated name.
-        let fd =
-            unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, 0o600 as libc::c_uint) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a descriptor openat just returned, owned here and closed at once.
-        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        if len > 0 {
-            file.set_len(len)?;
-        }
-        Ok(())
-    }
-
-    /// Sets `name`'s permission bits (`name` is a file or directory swath made).
-    pub fn chmod(dir: BorrowedFd<'_>, name: &CString, mode: u32) -> io::Result<()> {
-        // SAFETY: fchmodat with a directory descriptor and a NUL-terminated name.
-        check(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) })
-    }
-
-    /// Sets `name`'s times, not following a link.
-    pub fn set_times(
-        dir: BorrowedFd<'_>,
-        name: &CString,
-        t: &[libc::timespec; 2],
-    ) -> io::Result<()> {
-        // SAFETY: utimensat with a directory descriptor, a NUL-terminated name and two
-        // timespecs.
-        check(unsafe {
-            libc::utimensat(
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                t.as_ptr(),
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        })
-    }
-}
-
-/// The times to give an entry: its modification time (access time left as it is).
-fn times(m: &Meta) -> [libc::timespec; 2] {
-    [
-        libc::timespec {
-            tv_sec: 0,
-            tv_nsec: libc::UTIME_OMIT,
-        },
-        libc::timespec {
-            tv_sec: m.mtime,
-            tv_nsec: i64::from(m.mtime_nsec),
-        },
-    ]
+    dir.set_mtime_at(name, m.mtime, m.mtime_nsec)
 }
 
 /// One slice of a section's bytes: into sectioned file `file`, at `file_off`, from
@@ -331,7 +254,7 @@ pub fn apply_tree(
 
     // OLD: walked as make walked it, every file hashed; the whole must be the tree the
     // patch was made from.
-    let old_root = open_root(old_dir).map_err(|e| match e.raw_os_error() {
+    let old_root = Dir::open_to_list(old_dir).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOTDIR) => PatchError::io(
             &old_name,
             io::Error::other(format!(
@@ -378,14 +301,15 @@ pub fn apply_tree(
         .file_name()
         .map(|n| n.as_bytes().to_vec())
         .unwrap_or_default();
-    let parent = open_root(dir).map_err(|e| PatchError::io(&new_name, e))?;
+    let parent = Dir::open_to_list(dir).map_err(|e| PatchError::io(&new_name, e))?;
     let temp = TempTree {
         parent: &parent,
         name: make_private(&parent, &base).map_err(|e| PatchError::io(&new_name, e))?,
         keep: false,
     };
     // Opened without following a link: nothing but the directory just made.
-    let root = dirs::open_dir_at(parent.as_fd(), &temp.name, Links::Refuse)
+    let root = parent
+        .open_dir(&temp.name, Links::Refuse)
         .map_err(|e| PatchError::io(&new_name, e))?;
     let at_new = |i: usize| shown(&new_name, &m.path(i));
 
@@ -397,21 +321,19 @@ pub fn apply_tree(
     };
     let mut chain = DirChain::new(&root, &m);
     for (i, e) in m.nodes().iter().enumerate() {
-        let r = cstr(m.name(i)).and_then(|name| {
-            let pfd = chain.parent_of(i)?;
-            match &e.kind {
-                Kind::Dir => {
-                    done.dirs += 1;
-                    sys::mkdir(pfd, &name)
-                }
-                Kind::Link { target } => {
-                    done.links += 1;
-                    cstr(target).and_then(|t| sys::symlink(&t, pfd, &name))
-                }
-                Kind::File { len, .. } => {
-                    done.files += 1;
-                    sys::create(pfd, &name, *len)
-                }
+        let name = m.name(i);
+        let r = chain.parent_of(i).and_then(|parent| match &e.kind {
+            Kind::Dir => {
+                done.dirs += 1;
+                parent.make_dir(name, 0o700)
+            }
+            Kind::Link { target } => {
+                done.links += 1;
+                parent.make_symlink(target, name)
+            }
+            Kind::File { len, .. } => {
+                done.files += 1;
+                create_file(parent, name, *len)
             }
         });
         r.map_err(|x| PatchError::io(&at_new(i), x))?;
@@ -431,8 +353,7 @@ pub fn apply_tree(
         })
         .collect();
     let open_new = |i: usize, flags: i32| -> Result<File, PatchError> {
-        dirs::open_beneath(root.as_fd(), &m.path(i), flags, 0, Links::Refuse)
-            .map(File::from)
+        root.open_beneath(&m.path(i), flags, 0, Links::Refuse)
             .map_err(|x| PatchError::io(&at_new(i), x))
     };
     let advance = |n: u64| {
@@ -445,13 +366,13 @@ pub fn apply_tree(
         .par_iter()
         .enumerate()
         .map_init(
-            || (Vec::new(), Vec::new()),
-            |(raw, made), (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
-                patch.read_section(e, raw)?;
-                apply_section(h, k as u64, e, raw, &old, made).map_err(|err| match err {
-                    SectionError::Invalid(w) => PatchError::invalid(patch.name(), w.0),
-                    SectionError::Old(io) => tree_error(&old_name, io),
-                })?;
+            Vec::new,
+            |made, (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
+                // As a file's apply: the section read where it lies, a piece at a time, into
+                // its slice of NEW (every byte written by an op: a buffer reused from the
+                // last section is not cleared first).
+                made.resize(e.new_len as usize, 0);
+                patch.rebuild_section(k, e, &old, made, |io| tree_error(&old_name, io))?;
                 let mut hashes = Vec::new();
                 for p in &parts[k] {
                     let i = sectioned[p.file];
@@ -554,44 +475,29 @@ pub fn apply_tree(
         .chain((0..m.len()).rev().filter(is_dir));
     for i in order {
         let e = m.node(i);
-        let r = cstr(m.name(i)).and_then(|name| {
-            let pfd = chain.parent_of(i)?;
-            let t = times(&e.meta);
-            if matches!(e.kind, Kind::Link { .. }) {
-                sys::set_times(pfd, &name, &t)
-            } else {
-                sys::chmod(pfd, &name, mode_of(&e.meta))
-                    .and_then(|()| sys::set_times(pfd, &name, &t))
-            }
-        });
+        let is_link = matches!(e.kind, Kind::Link { .. });
+        let r = chain
+            .parent_of(i)
+            .and_then(|parent| finish(parent, m.name(i), is_link, mode_of(&e.meta), &e.meta));
         r.map_err(|x| PatchError::io(&at_new(i), x))?;
     }
     drop(chain);
-    let t = times(&m.root);
-    let name = cstr(b".").map_err(|x| PatchError::io(&new_name, x))?;
-    sys::chmod(root.as_fd(), &name, mode_of(&m.root))
-        .and_then(|()| sys::set_times(root.as_fd(), &name, &t))
+    finish(&root, b".", false, mode_of(&m.root), &m.root)
         .map_err(|x| PatchError::io(&new_name, x))?;
 
     // Into place, relative to the directory held open: never over anything but the empty
     // directory that was there.
-    let from = cstr(&temp.name).map_err(|x| PatchError::io(&new_name, x))?;
-    let to = cstr(&base).map_err(|x| PatchError::io(&new_name, x))?;
-    let flags = if existed { 0 } else { libc::RENAME_NOREPLACE };
-    // SAFETY: renameat2 with a live directory descriptor and two NUL-terminated names.
-    check(unsafe {
-        libc::renameat2(
-            parent.as_raw_fd(),
-            from.as_ptr(),
-            parent.as_raw_fd(),
-            to.as_ptr(),
-            flags,
-        )
-    })
-    .map_err(|x| match x.raw_os_error() {
-        Some(libc::EEXIST) | Some(libc::ENOTEMPTY) => not_empty(&new_name),
-        _ => PatchError::io(&new_name, x),
-    })?;
+    let replace = if existed {
+        Replace::Allow
+    } else {
+        Replace::Never
+    };
+    parent
+        .rename(&temp.name, &base, replace)
+        .map_err(|x| match x.raw_os_error() {
+            Some(libc::EEXIST) | Some(libc::ENOTEMPTY) => not_empty(&new_name),
+            _ => PatchError::io(&new_name, x),
+        })?;
     let mut temp = temp;
     temp.keep = true;
     Ok(done)

@@ -15,16 +15,16 @@
 //! followed only if it is a regular file owned by the owner of the file followed before
 //! (or by root). Anything else at the name ends the follow with one line that names the
 //! log and the cause (status 2), after a last page of what was read.
-use std::ffi::{CStr, CString};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use swath_engine::dirs::{Dir, Links};
 use swath_ops::headers::Header;
 use swath_ops::logs::{report_reader_after, Summary, SummaryConfig};
 
@@ -75,39 +75,24 @@ impl std::fmt::Display for Refused {
 /// Opens `name` in the directory `dir` for reading: never through a symbolic link, never
 /// waiting (a FIFO opens at once, and is then refused as not a regular file). `None` when
 /// there is nothing at the name.
-fn open_in(dir: &OwnedFd, name: &CStr) -> Result<Option<File>, Refused> {
-    let flags =
-        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
-    // SAFETY: `dir` is an open descriptor and `name` a NUL-terminated name; the result is
-    // checked before use.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-    if fd < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
+fn open_in(dir: &Dir, name: &OsStr) -> Result<Option<File>, Refused> {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
+    match dir.open_beneath(name.as_bytes(), flags, 0, Links::Refuse) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) => match e.raw_os_error() {
             Some(libc::ENOENT) => Ok(None),
             Some(libc::ELOOP) => Err(Refused::Link),
             _ => Err(Refused::Io(e)),
-        };
+        },
     }
-    // SAFETY: a non-negative result is a descriptor this call opened and nothing else owns.
-    Ok(Some(File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
 }
 
 /// (device, inode) of what is at `name` in `dir` now, not following a link; `None` when
 /// nothing is.
-fn identity_in(dir: &OwnedFd, name: &CStr) -> Option<(u64, u64)> {
-    // SAFETY: fstatat writes into the zeroed struct we own; `dir` is open and `name` is
-    // NUL-terminated.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        (libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        ) == 0)
-            .then_some((st.st_dev, st.st_ino))
-    }
+fn identity_in(dir: &Dir, name: &OsStr) -> Option<(u64, u64)> {
+    dir.stat_at(name.as_bytes(), Links::Refuse)
+        .ok()
+        .map(|st| (st.st_dev, st.st_ino))
 }
 
 /// One followed log.
@@ -115,9 +100,9 @@ pub(crate) struct Tail {
     /// The log as named on the command line (in messages and on the page).
     path: PathBuf,
     /// Its directory, opened at the start.
-    dir: OwnedFd,
+    dir: Dir,
     /// Its name in `dir`.
-    name: CString,
+    name: OsString,
     file: Option<File>,
     /// (device, inode) of the open file.
     id: (u64, u64),
@@ -146,27 +131,12 @@ impl Tail {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let c = CString::new(parent.as_os_str().as_bytes())
-            .with_context(|| format!("{shown}: not a file name"))?;
-        // SAFETY: `c` is a NUL-terminated path; the result is checked before use.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            anyhow::bail!("{shown}: {}", swath_engine::error::os_message(&e));
-        }
-        // SAFETY: a non-negative result is a descriptor this call opened and nothing else
-        // owns.
-        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        let dir = Dir::open(parent)
+            .map_err(|e| anyhow::anyhow!("{shown}: {}", swath_engine::error::os_message(&e)))?;
         let mut t = Tail {
             path: path.to_path_buf(),
             dir,
-            name: CString::new(name.as_bytes())
-                .with_context(|| format!("{shown}: not a file name"))?,
+            name: name.to_os_string(),
             file: None,
             id: (0, 0),
             owner: None,

@@ -20,6 +20,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use swath_engine::dirs::Links;
+use swath_engine::input::Wait;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, Layout, Strategy};
 use swath_kernels::pattern::Syntax;
 use swath_kernels::search::{MatchOptions, Matcher};
@@ -1525,14 +1527,20 @@ fn grep_file(
     swath_engine::pause::at("grep-open");
     let input = if file == "-" {
         Input::stdin(String::from_utf8_lossy(name).into_owned())
-    } else if skip_devices {
+    } else if skip_devices || at.is_some() || *nofollow {
+        let links = if *nofollow {
+            Links::Refuse
+        } else {
+            Links::Follow
+        };
         // As GNU: where devices are left out, the open does not wait for one (a FIFO with
         // no writer, or one put in place of a file found in a tree); its type is seen below.
-        Input::open_nonblocking(at.as_ref(), Path::new(file), *nofollow, *real_dev)
-    } else if let Some(at) = at {
-        Input::open_at(at, Path::new(file), *nofollow, *real_dev)
-    } else if *nofollow {
-        Input::open_nofollow_on(Path::new(file), *real_dev)
+        let wait = if skip_devices {
+            Wait::Never
+        } else {
+            Wait::Allowed
+        };
+        Input::open_found(Path::new(file), at.as_ref(), links, wait, *real_dev)
     } else {
         Input::open(Path::new(file))
     };

@@ -1573,3 +1573,83 @@ fn merge_refuses_counts_beyond_their_piece() {
     }
     f.finish();
 }
+
+/// Issue 26 follow-up (one section-apply path): a tree patch's sections are applied as a
+/// file patch's are, read where they lie a piece at a time, never read whole first. A
+/// tree patch whose last section's table entry claims 240 MiB of patch bytes (the most a
+/// 16 MiB section may take; a hole in a sparse patch file, checksum right for the table
+/// and the manifest record, wrong for the section) is refused as damaged in the memory of
+/// its sections' slices of NEW, not after reading 240 MiB into memory.
+#[test]
+fn tree_patch_section_claiming_hundreds_of_megabytes_is_refused_in_bounded_memory() {
+    use std::os::unix::fs::FileExt;
+    use swath_patch::apply::PatchFile;
+    use swath_patch::format::{encode_tail, encode_tree_record, max_section_len};
+    let dir = Dir::new();
+    std::fs::create_dir_all(dir.path("old")).unwrap();
+    std::fs::create_dir_all(dir.path("new")).unwrap();
+    dir.write("old/a", b"old\n");
+    // 32 MiB that compress to little: two sections of 16 MiB on one worker.
+    let big: Vec<u8> = (0..32u32 << 20).map(|i| (i % 251) as u8).collect();
+    dir.write("new/big", &big);
+    drop(big);
+    let r = measured_args(
+        dir.tmp.path(),
+        &[
+            "patch",
+            "make",
+            "--level",
+            "fast",
+            "--threads",
+            "1",
+            "old",
+            "new",
+            "p",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{r:?}");
+    let honest = std::fs::read(dir.path("p")).unwrap();
+    let p = PatchFile::open(&dir.path("p")).unwrap();
+    let at = p.manifest_at.expect("a tree patch");
+    let mut entries = p.entries.clone();
+    let last = entries.last_mut().expect("sections");
+    assert_eq!(last.new_len, 16 << 20, "{:?}", p.entries);
+    let claimed = max_section_len(last.new_len).min(240 << 20);
+    let hole = claimed - last.len;
+    last.len = claimed;
+    let chain = p.header.chain();
+    let manifest = &honest[at.offset as usize..(at.offset + at.stored) as usize];
+    let manifest_at = at.offset + hole;
+    let mut tail = encode_tree_record(chain, manifest_at, manifest, at.raw).to_vec();
+    let table_at = manifest_at + manifest.len() as u64 + tail.len() as u64;
+    tail.extend(encode_tail(chain, &entries, table_at));
+    let forged = std::fs::File::create(dir.path("forged")).unwrap();
+    forged
+        .write_all_at(&honest[..at.offset as usize], 0)
+        .unwrap();
+    forged.write_all_at(manifest, manifest_at).unwrap();
+    forged
+        .write_all_at(&tail, manifest_at + manifest.len() as u64)
+        .unwrap();
+    drop(forged);
+    // The honest patch applies; the forged one passes every check before its sections.
+    let r = measured_args(
+        dir.tmp.path(),
+        &["patch", "apply", "--threads", "2", "old", "p", "new2"],
+    );
+    assert_eq!(r.status, Some(0), "{r:?}");
+    let mut f = Findings::default();
+    let r = measured_args(
+        dir.tmp.path(),
+        &["patch", "apply", "--threads", "2", "old", "forged", "new3"],
+    );
+    refused(&mut f, "apply", &r, 2, "forged", "checksum", 128);
+    f.check(!dir.path("new3").exists(), || "NEW left behind".into());
+    let left: Vec<_> = std::fs::read_dir(dir.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("swath-tmp"))
+        .collect();
+    f.check(left.is_empty(), || format!("left behind: {left:?}"));
+    f.finish();
+}
