@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::util::{swath, swath_bin, Dir, SmallFs};
+use crate::util::{default_signals, swath, swath_bin, Dir, SmallFs};
 
 const STRATEGIES: [&str; 7] = [
     "auto",
@@ -152,7 +152,7 @@ fn interrupted_run_leaves_nothing_behind() {
     let f = std::fs::File::create(dir.path("big")).unwrap();
     f.set_len(6 << 30).unwrap();
     for (sig, strategy) in [(libc::SIGINT, "stream"), (libc::SIGTERM, "threads")] {
-        let mut child = Command::new(swath_bin())
+        let mut child = default_signals(&mut Command::new(swath_bin()))
             .args([
                 "cipher",
                 "--shift",

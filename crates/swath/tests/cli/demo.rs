@@ -207,7 +207,7 @@ fn demo_removes_its_private_directory_on_ctrl_c() {
     );
     let tmp = dir.path("tmpdir");
     std::fs::create_dir_all(&tmp).unwrap();
-    let child = Command::new(swath_bin())
+    let child = crate::util::default_signals(&mut Command::new(swath_bin()))
         .args(["demo", "--size", "1M", "--runs", "1"])
         .env("TMPDIR", &tmp)
         .env("PATH", &bin)

@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{is_root, swath, swath_bin, Dir, Paused};
+use crate::util::{default_signals, is_root, swath, swath_bin, Dir, Paused};
 
 const NOBODY: u32 = 65534;
 
@@ -267,7 +267,8 @@ fn signal_when_the_temporary_name_appears_leaves_nothing() {
         let src = dir.write("src", SOURCE);
         let out = dir.write("out", b"precious\n");
         let mut cmd = Command::new(swath_bin());
-        cmd.arg("cp")
+        default_signals(&mut cmd)
+            .arg("cp")
             .arg(&src)
             .arg(&out)
             .current_dir(dir.tmp.path());

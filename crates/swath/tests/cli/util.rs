@@ -251,6 +251,24 @@ pub fn without_format_line(stderr: &[u8]) -> String {
         .collect()
 }
 
+/// Gives `cmd`'s process the default action for SIGINT, SIGTERM and SIGHUP, whatever the test
+/// runner inherited: a test that sends one of them must not depend on how `cargo test` was
+/// started (a background job of a non-interactive shell ignores SIGINT, and swath, as GNU tools
+/// do, leaves an ignored signal ignored, so the signal would never arrive).
+pub fn default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only calls signal(2),
+    // which is async-signal-safe, with valid signal numbers and SIG_DFL.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}
+
 /// A swath process started with `SWATH_PAUSE=POINT:FIFO` (see `swath_engine::pause`): it stops
 /// at the point named until the test has done what the race needs.
 pub struct Paused {
