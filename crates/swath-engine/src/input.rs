@@ -514,7 +514,7 @@ impl Input {
             }
         }
         let mut left = n;
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = crate::buf::PageBuf::zeroed(64 * 1024);
         while left > 0 {
             let want = left.min(buf.len() as u64) as usize;
             let got = self.read_full(&mut buf[..want])?;

@@ -3,6 +3,8 @@
 //! A subcommand describes *what* to do with bytes as a small kernel (a closure over block
 //! slices); the engine decides *how* the bytes arrive and who processes them:
 //!
+//! - [`buf`]: page-aligned buffers ([`PageBuf`]), the one type every read and write copies
+//!   through, placed so that a read shares the file's alignment.
 //! - [`input`]: opening inputs (regular files, standard input, FIFOs) and the facts the planner
 //!   needs about them (size, seekability, identity).
 //! - [`plan`]: choosing a [`Method`] (sequential `read`, positional `pread`, `mmap`) from the
@@ -31,6 +33,7 @@
 //! into [`EngineError::Shrank`], never into SIGBUS.
 #![deny(missing_docs)]
 
+pub mod buf;
 pub mod dirs;
 pub mod error;
 pub mod exec;
@@ -48,6 +51,7 @@ pub mod sysinfo;
 pub mod testing;
 pub mod walk;
 
+pub use buf::{PageBuf, PageReader, PageWriter};
 pub use error::EngineError;
 pub use exec::{
     is_hole, is_zero_run, next_index, run_blocks, Block, Extent, Flow, Framing, Job, LongLines,

@@ -48,7 +48,7 @@ pub fn line_span(
 fn next_delim(input: &Input, mut at: u64, len: u64, delim: u8) -> Result<Option<u64>, EngineError> {
     let base = input.base();
     let mut step = FIRST_STEP;
-    let mut buf = vec![0u8; step];
+    let mut buf = crate::buf::PageBuf::new();
     while at < len {
         if let Some(end) = input.hole_at(base + at) {
             if delim == 0 {
@@ -58,17 +58,16 @@ fn next_delim(input: &Input, mut at: u64, len: u64, delim: u8) -> Result<Option<
             continue;
         }
         let want = step.min((len - at) as usize);
-        let got = input.read_full_at(&mut buf[..want], base + at)?;
+        let got = input.read_full_at(buf.window(base + at, want), base + at)?;
         if got == 0 {
             break;
         }
-        if let Some(i) = memchr::memchr(delim, &buf[..got]) {
+        if let Some(i) = memchr::memchr(delim, &buf.placed(base + at, want)[..got]) {
             return Ok(Some(at + i as u64));
         }
         at += got as u64;
         if step < 1 << 20 {
             step *= 2;
-            buf.resize(step, 0);
         }
     }
     Ok(None)

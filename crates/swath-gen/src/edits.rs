@@ -319,7 +319,7 @@ fn revise_with_buffer(
     let len = total(&pieces);
     let output = AtomicOutput::create(out)?;
     // A multiple of 4, so no noisy word straddles two buffers.
-    let mut buf = vec![0u8; (buffer.max(4) / 4) * 4];
+    let mut buf = swath_engine::buf::PageBuf::zeroed((buffer.max(4) / 4) * 4);
     let mut read = |from: u64, dst: &mut [u8]| old.read_exact_at(dst, from);
     let mut at = 0u64;
     while at < len {

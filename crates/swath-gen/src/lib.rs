@@ -251,8 +251,8 @@ pub fn mutate(input: &Path, out: &Path, m: &Mutation) -> Result<Vec<u64>, Engine
     };
     offsets.retain(|&o| o < keep);
     let output = AtomicOutput::create(out)?;
-    let mut dst = io::BufWriter::with_capacity(1 << 20, output.file());
-    let mut buf = vec![0u8; 4 << 20];
+    let mut dst = swath_engine::PageWriter::with_capacity(1 << 20, output.file());
+    let mut buf = swath_engine::buf::PageBuf::zeroed(4 << 20);
     let (mut pos, mut next) = (0u64, 0usize);
     while pos < keep {
         let want = (keep - pos).min(buf.len() as u64) as usize;

@@ -48,7 +48,7 @@ impl CopyMethod {
 /// Copies all of `input` into `out` front to back: for an output that cannot be sized or
 /// written at offsets (a device such as `/dev/null`, a FIFO).
 pub fn copy_stream(input: &Input, out: &File, out_name: &str) -> Result<CopyMethod, EngineError> {
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = swath_engine::buf::PageBuf::zeroed(1 << 20);
     let mut at = input.base();
     let mut out = out;
     let sequential = input.kind() != swath_engine::InputKind::Regular;

@@ -84,7 +84,7 @@ impl Headers {
         let mut changes = Vec::new();
         let mut kept = 0usize;
         let mut current = start.clone();
-        let mut buf = vec![0u8; CHUNK.min(len as usize)];
+        let mut buf = swath_engine::buf::PageBuf::zeroed(CHUNK.min(len as usize));
         // Bytes of the span before `pos` are scanned, but for the last `needle.len() - 1`,
         // read again with the next chunk (a needle across two chunks is found whole).
         let mut pos = 0u64;
@@ -183,7 +183,7 @@ fn last_before(
     max: usize,
 ) -> Result<Option<Header>, EngineError> {
     let needle = [b"\n", prefix].concat();
-    let mut buf = vec![0u8; CHUNK.min(begin as usize)];
+    let mut buf = swath_engine::buf::PageBuf::zeroed(CHUNK.min(begin as usize));
     let mut hi = begin;
     loop {
         let lo = hi.saturating_sub(buf.len() as u64);

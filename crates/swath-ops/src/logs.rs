@@ -19,6 +19,7 @@
 use std::io::Read;
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
+use swath_engine::buf::PageBuf;
 
 use hashbrown::HashMap;
 
@@ -381,8 +382,16 @@ pub fn report_reader_after<R: LineReport>(
     let max = R::max_line(config);
     let prefix = R::header(config);
     // Each chunk goes with the header in force at its start.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(Option<Header>, Vec<u8>)>(workers * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Option<Header>, PageBuf)>(workers * 2);
     let rx = Mutex::new(rx);
+    // Parsed chunks' buffers come back to be read into again: no allocation, zeroing or
+    // page faults per chunk once the pipeline is full.
+    let (back_tx, back_rx) = std::sync::mpsc::sync_channel::<PageBuf>(workers * 2 + 2);
+    let recycled = || {
+        let mut b = back_rx.try_recv().unwrap_or_default();
+        b.clear();
+        b
+    };
     let results: Mutex<Vec<R>> = Mutex::new(Vec::new());
     let mut total = 0u64;
     let mut long = 0u64;
@@ -394,7 +403,10 @@ pub fn report_reader_after<R: LineReport>(
                 loop {
                     let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                     match next {
-                        Ok((h, buf)) => r.block_after(config, h.as_deref(), &buf),
+                        Ok((h, buf)) => {
+                            r.block_after(config, h.as_deref(), &buf);
+                            let _ = back_tx.try_send(buf);
+                        }
                         Err(_) => break,
                     }
                 }
@@ -404,7 +416,7 @@ pub fn report_reader_after<R: LineReport>(
         }
         // No worker thread could be had (no memory for a stack): this thread parses too.
         let mut inline = (spawned == 0).then(R::default);
-        let mut send = |buf: Vec<u8>| {
+        let mut send = |buf: PageBuf| {
             let at_start = header.clone();
             if let Some(h) = prefix.and_then(|p| last_in(&buf, p, max)) {
                 *header = Some(Header::from(h));
@@ -412,6 +424,7 @@ pub fn report_reader_after<R: LineReport>(
             match inline.as_mut() {
                 Some(r) => {
                     r.block_after(config, at_start.as_deref(), &buf);
+                    let _ = back_tx.try_send(buf);
                     true
                 }
                 None => tx.send((at_start, buf)).is_ok(),
@@ -419,12 +432,16 @@ pub fn report_reader_after<R: LineReport>(
         };
         // `carry` is the partial line after the last newline; while `skipping`, the bytes
         // read are the rest of a long line, up to its newline.
-        let mut carry: Vec<u8> = Vec::new();
+        let mut carry = PageBuf::new();
         let mut skipping = false;
         let result = loop {
-            let mut buf = std::mem::take(&mut carry);
+            let mut buf = if carry.is_empty() {
+                recycled()
+            } else {
+                std::mem::take(&mut carry)
+            };
             let old = buf.len();
-            buf.resize(old + chunk, 0);
+            buf.resize(old + chunk);
             let (got, err) = read_full(reader, &mut buf[old..]);
             total += got as u64;
             buf.truncate(old + got);
@@ -444,7 +461,9 @@ pub fn report_reader_after<R: LineReport>(
             if skipping {
                 match memchr::memchr(b'\n', &buf) {
                     Some(i) => {
-                        buf.drain(..=i);
+                        let rest = buf.len() - (i + 1);
+                        buf.copy_within(i + 1.., 0);
+                        buf.truncate(rest);
                         skipping = false;
                         scan = 0;
                     }
@@ -464,7 +483,8 @@ pub fn report_reader_after<R: LineReport>(
             }
             match memchr::memrchr(b'\n', &buf[scan..]) {
                 Some(i) => {
-                    carry = buf[scan + i + 1..].to_vec();
+                    carry = recycled();
+                    carry.extend_from_slice(&buf[scan + i + 1..]);
                     buf.truncate(scan + i + 1);
                     if !send(buf) {
                         break Ok(());

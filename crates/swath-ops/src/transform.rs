@@ -226,7 +226,7 @@ pub fn transform_stream(
     out_name: &str,
 ) -> Result<TransformReport, EngineError> {
     let bs = spec.engine.block_size.unwrap_or(DEFAULT_BLOCK);
-    let mut buf = vec![0u8; bs];
+    let mut buf = swath_engine::buf::PageBuf::zeroed(bs);
     let mut pos = 0u64;
     let seekable = spec.input.is_seekable();
     loop {
@@ -362,7 +362,7 @@ fn stream_into_file(
     len: u64,
     bs: usize,
 ) -> Result<TransformReport, EngineError> {
-    let mut buf = vec![0u8; bs];
+    let mut buf = swath_engine::buf::PageBuf::zeroed(bs);
     let mut pos = 0u64;
     let holes = keeps_zeros(spec) && spec.input.may_have_holes();
     loop {
@@ -516,7 +516,7 @@ fn positional(
         let in_file = own_in.as_ref().unwrap_or(spec.input.file());
         let own_out = std::fs::OpenOptions::new().write(true).open(&out_path).ok();
         let out_file = own_out.as_ref().unwrap_or(out);
-        let mut buf = vec![0u8; bs];
+        let mut buf = swath_engine::buf::PageBuf::zeroed(bs);
         let mut hole = KnownHole::default();
         for k in 0u64.. {
             if halt.load(Ordering::Relaxed) {
@@ -585,7 +585,7 @@ fn pool(
     let zero_kept = keeps_zeros(spec);
     pool.install(|| {
         (0..blocks).into_par_iter().try_for_each_init(
-            || (vec![0u8; bs], KnownHole::default()),
+            || (swath_engine::buf::PageBuf::zeroed(bs), KnownHole::default()),
             |(buf, hole), i| {
                 let start = i * bs as u64;
                 let n = (len - start).min(bs as u64) as usize;
@@ -650,7 +650,9 @@ fn uring(
     let in_name = spec.input.name().to_string();
     let blocks = len.div_ceil(bs as u64);
     let zero_kept = keeps_zeros(spec);
-    let mut bufs: Vec<Vec<u8>> = (0..depth).map(|_| vec![0u8; bs]).collect();
+    let mut bufs: Vec<swath_engine::buf::PageBuf> = (0..depth)
+        .map(|_| swath_engine::buf::PageBuf::zeroed(bs))
+        .collect();
     // Per slot: the block it holds, and whether its write is in flight.
     let mut slot_block = vec![u64::MAX; depth as usize];
     let mut next = 0u64;
@@ -666,15 +668,16 @@ fn uring(
             *done += k;
         }
     };
-    let submit_read = |ring: &mut IoUring, bufs: &mut [Vec<u8>], slot: usize, i: u64| {
-        let n = block_len(i);
-        let sqe = opcode::Read::new(in_fd, bufs[slot].as_mut_ptr(), n as u32)
-            .offset(spec.input.base() + i * bs as u64)
-            .build()
-            .user_data(slot as u64);
-        // SAFETY: the buffer lives in `bufs` until its completion is reaped below.
-        unsafe { ring.submission().push(&sqe) }.map_err(|_| io::Error::other("ring full"))
-    };
+    let submit_read =
+        |ring: &mut IoUring, bufs: &mut [swath_engine::buf::PageBuf], slot: usize, i: u64| {
+            let n = block_len(i);
+            let sqe = opcode::Read::new(in_fd, bufs[slot].as_mut_ptr(), n as u32)
+                .offset(spec.input.base() + i * bs as u64)
+                .build()
+                .user_data(slot as u64);
+            // SAFETY: the buffer lives in `bufs` until its completion is reaped below.
+            unsafe { ring.submission().push(&sqe) }.map_err(|_| io::Error::other("ring full"))
+        };
     for (slot, held) in slot_block.iter_mut().enumerate() {
         skip_holes(&mut next, &mut done);
         if next >= blocks {

@@ -485,10 +485,10 @@ pub fn apply_vcdiff_file(
         .map_err(|e| PatchError::io(&old_name, e))?
         .len();
     let patch = File::open(patch_path).map_err(|e| PatchError::io(&patch_name, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, patch);
+    let mut reader = swath_engine::PageReader::with_capacity(1 << 20, patch);
     let out = AtomicOutput::create(new_path)?;
     let mut w = Blame {
-        inner: std::io::BufWriter::with_capacity(1 << 20, out.file()),
+        inner: swath_engine::PageWriter::with_capacity(1 << 20, out.file()),
         failed: false,
     };
     let result = apply_vcdiff(&old, old_len, &mut reader, &mut w).and_then(|n| {

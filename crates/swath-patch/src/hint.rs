@@ -51,7 +51,7 @@ pub struct Hint {
 
 /// The hinted old bytes, indexed by their 8-byte windows.
 struct Index {
-    buf: Vec<u8>,
+    buf: swath_engine::buf::PageBuf,
     /// Each range: its first byte in `buf` and its offset in OLD.
     segs: Vec<(usize, u64)>,
     /// Per hash, the last position + 1 with it (0: none).
@@ -69,7 +69,7 @@ fn window_hash(b: &[u8], shift: u32) -> usize {
 impl Index {
     fn build(old: &dyn ReadAt, ranges: &[(u64, u64)]) -> io::Result<Index> {
         let total: u64 = ranges.iter().map(|r| r.1).sum();
-        let mut buf = vec![0u8; total as usize];
+        let mut buf = swath_engine::buf::PageBuf::zeroed(total as usize);
         let mut segs = Vec::with_capacity(ranges.len());
         let mut at = 0usize;
         for &(off, len) in ranges {

@@ -30,59 +30,12 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-/// Alignment of direct reads' buffers, offsets and lengths.
-pub const ALIGN: usize = 4096;
+/// Alignment of direct reads' buffers, offsets and lengths: the engine's page.
+pub const ALIGN: usize = swath_engine::buf::PAGE;
 
-/// A heap buffer whose start is [`ALIGN`]-aligned (what `O_DIRECT` needs), of fixed
-/// capacity; its length is what was read into it.
-pub struct AlignedBuf {
-    ptr: std::ptr::NonNull<u8>,
-    cap: usize,
-    len: usize,
-}
-
-// SAFETY: the buffer owns its allocation exclusively (like a Vec<u8>).
-unsafe impl Send for AlignedBuf {}
-// SAFETY: shared references only read the bytes.
-unsafe impl Sync for AlignedBuf {}
-
-impl AlignedBuf {
-    /// A buffer of `cap` bytes (rounded up to [`ALIGN`]), zeroed, empty.
-    pub fn new(cap: usize) -> AlignedBuf {
-        let cap = cap.max(1).next_multiple_of(ALIGN);
-        let layout = std::alloc::Layout::from_size_align(cap, ALIGN).expect("valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr =
-            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, cap, len: 0 }
-    }
-
-    /// Its capacity.
-    pub fn capacity(&self) -> usize {
-        self.cap
-    }
-
-    /// The bytes read.
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `len <= cap` bytes of the allocation, initialised (zeroed at allocation).
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-
-    /// The whole capacity, to read into.
-    fn room(&mut self) -> &mut [u8] {
-        // SAFETY: the allocation holds `cap` initialised bytes, owned by `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.cap) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.cap, ALIGN).expect("valid layout");
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
-    }
-}
+/// The buffers of this module: page-aligned (what `O_DIRECT` needs), their length what was
+/// read into them.
+pub use swath_engine::buf::PageBuf as AlignedBuf;
 
 /// A second descriptor of `file`, opened for direct reads, or `None` when the file system
 /// refuses them (tmpfs, some FUSE and network file systems) or the file cannot be opened
@@ -95,7 +48,7 @@ pub fn open_direct(file: &File) -> Option<File> {
         .custom_flags(libc::O_DIRECT)
         .open(path)
         .ok()?;
-    let mut probe = AlignedBuf::new(ALIGN);
+    let mut probe = AlignedBuf::with_capacity(ALIGN);
     match f.read_at(probe.room(), 0) {
         Ok(_) => Some(f),
         Err(_) => None,
@@ -113,11 +66,11 @@ pub fn read_piece(
     at: u64,
     n: usize,
 ) -> io::Result<()> {
-    assert!(n <= buf.cap, "a piece larger than its buffer");
-    buf.len = 0;
+    assert!(n <= buf.capacity(), "a piece larger than its buffer");
+    buf.clear();
     match direct {
         Some(d) if at.is_multiple_of(ALIGN as u64) => {
-            let want = n.next_multiple_of(ALIGN).min(buf.cap);
+            let want = n.next_multiple_of(ALIGN).min(buf.capacity());
             let mut got = 0usize;
             while got < n {
                 // Offsets and lengths stay multiples of ALIGN until the file's end.
@@ -140,7 +93,7 @@ pub fn read_piece(
         }
         _ => file.read_exact_at(&mut buf.room()[..n], at)?,
     }
-    buf.len = n;
+    buf.resize(n);
     Ok(())
 }
 
@@ -245,7 +198,7 @@ impl<'a> ColdReader<'a> {
             self.load(at, n)?;
         }
         if let Some(k) = self.in_window(at, n) {
-            return Ok(&self.win.as_ref().expect("in the window").bytes()[k..k + n]);
+            return Ok(&self.win.as_ref().expect("in the window")[k..k + n]);
         }
         buf.resize(n, 0);
         self.file.read_exact_at(buf, at)?;
@@ -256,11 +209,11 @@ impl<'a> ColdReader<'a> {
     fn in_window(&self, at: u64, n: usize) -> Option<usize> {
         let w = self.win.as_ref()?;
         let k = at.checked_sub(self.win_at)?;
-        (k + n as u64 <= w.bytes().len() as u64).then_some(k as usize)
+        (k + n as u64 <= w.len() as u64).then_some(k as usize)
     }
 
     fn win_end(&self) -> u64 {
-        self.win_at + self.win.as_ref().map_or(0, |w| w.bytes().len() as u64)
+        self.win_at + self.win.as_ref().map_or(0, |w| w.len() as u64)
     }
 
     /// Loads a window holding `[at, at + n)`; false when the system cannot tell cached data
@@ -283,9 +236,9 @@ impl<'a> ColdReader<'a> {
         let len = self.len;
         let win = self
             .win
-            .get_or_insert_with(|| AlignedBuf::new(Self::WINDOW));
+            .get_or_insert_with(|| AlignedBuf::with_capacity(Self::WINDOW));
         self.win_at = start;
-        win.len = 0;
+        win.clear();
         let hot = (len.saturating_sub(start)).min(self.hot_len as u64) as usize;
         #[cfg(test)]
         let cached = if self.cold {
@@ -300,7 +253,7 @@ impl<'a> ColdReader<'a> {
         let needed = (at - start) as usize + n;
         match cached {
             Some(got) if got >= needed => {
-                win.len = got;
+                win.resize(got);
                 return Ok(true);
             }
             Some(_) => {}
@@ -504,7 +457,7 @@ fn read_ahead_in<T: Send>(
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .pop()
-                    .unwrap_or_else(|| AlignedBuf::new(piece));
+                    .unwrap_or_else(|| AlignedBuf::with_capacity(piece));
                 if let Err(e) = read_piece(file, direct, &mut buf, at, n) {
                     fail(e);
                     break;
@@ -519,7 +472,7 @@ fn read_ahead_in<T: Send>(
             let got = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
             let Ok((k, buf)) = got else { break };
             if !stop.load(Ordering::Relaxed) {
-                match work(k, buf.bytes()) {
+                match work(k, &buf) {
                     Ok(r) => results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r),
                     Err(e) => fail(e),
                 }
@@ -682,7 +635,7 @@ mod tests {
             let e =
                 read_ahead(f.as_file(), 50_000, 8192, &plan, 2, |_, b| Ok(b.len())).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
-            let mut buf = AlignedBuf::new(8192);
+            let mut buf = AlignedBuf::with_capacity(8192);
             let e = read_piece(
                 f.as_file(),
                 open_direct(f.as_file()).as_ref(),
@@ -753,9 +706,9 @@ mod tests {
         };
         std::fs::write(f.path(), pattern(10_000)).unwrap();
         let d = open_direct(f.as_file());
-        let mut buf = AlignedBuf::new(16384);
+        let mut buf = AlignedBuf::with_capacity(16384);
         read_piece(f.as_file(), d.as_ref(), &mut buf, 0, 10_000).unwrap();
-        assert_eq!(buf.bytes(), &pattern(10_000)[..]);
+        assert_eq!(&buf[..], &pattern(10_000)[..]);
     }
 
     #[test]

@@ -755,7 +755,7 @@ pub fn speed_of_light(
     let read_all = |p: &Path| -> std::io::Result<()> {
         let f = File::open(p)?;
         let len = f.metadata()?.len();
-        let mut buf = vec![0u8; (16usize << 20).min(len as usize).max(1)];
+        let mut buf = swath_engine::buf::PageBuf::zeroed((16usize << 20).min(len as usize).max(1));
         let mut at = 0u64;
         while at < len {
             let n = buf.len().min((len - at) as usize);

@@ -174,7 +174,7 @@ fn check_sum(header: &Header, index: u64, e: &Entry, p: Place<'_>) -> Result<(),
             let mut h = xxhash_rust::xxh3::Xxh3::new();
             h.update(&header.chain().to_le_bytes());
             h.update(&index.to_le_bytes());
-            let mut buf = vec![0u8; p.len.min(1 << 20) as usize];
+            let mut buf = swath_engine::buf::PageBuf::zeroed(p.len.min(1 << 20) as usize);
             let mut at = 0;
             while at < p.len {
                 let n = (p.len - at).min(buf.len() as u64) as usize;

@@ -278,8 +278,12 @@ impl TreeReader {
 
     /// File `i` whole, read while holding a permit of `sem` (given back before the caller
     /// computes on the bytes).
-    pub fn read_whole(&self, i: usize, sem: &IoSemaphore) -> Result<Vec<u8>, PatchError> {
-        let mut buf = vec![0u8; self.files[i].len as usize];
+    pub fn read_whole(
+        &self,
+        i: usize,
+        sem: &IoSemaphore,
+    ) -> Result<swath_engine::buf::PageBuf, PatchError> {
+        let mut buf = swath_engine::buf::PageBuf::zeroed(self.files[i].len as usize);
         let _reading = sem.read();
         self.with_file(i, |f| FileExt::read_exact_at(f, &mut buf, 0))?;
         Ok(buf)
@@ -826,7 +830,7 @@ pub fn make_tree(
         let needs: Vec<u64> = group.iter().map(|c| c.len * 3).collect();
         let made = memory_limited_for(&needs, budget, threads, |k| -> Result<_, PatchError> {
             let c = group[k];
-            let mut buf = vec![0u8; c.len as usize];
+            let mut buf = swath_engine::buf::PageBuf::zeroed(c.len as usize);
             {
                 let _reading = sem.read();
                 new.read_exact_at(&mut buf, c.offset)
@@ -1078,7 +1082,7 @@ pub fn speed_of_light_tree(
     let read_tree = |root: &Path| -> io::Result<()> {
         let fd = Dir::open_to_list(root)?;
         let (_, walked) = walk_open(&fd, "").map_err(io::Error::other)?;
-        let mut buf = vec![0u8; 16 << 20];
+        let mut buf = swath_engine::buf::PageBuf::zeroed(16 << 20);
         for w in walked {
             if let WalkedKind::File(_) = w.kind {
                 let mut f = fd.open_beneath(&w.path, libc::O_RDONLY, 0, Links::Refuse)?;

@@ -268,7 +268,7 @@ pub fn report_compressed<R: LineReport>(
     let mut file = input.file().try_clone()?;
     io::Seek::seek(&mut file, io::SeekFrom::Start(input.base()))?;
     let size = input.len().unwrap_or(0);
-    let limited = io::BufReader::with_capacity(1 << 20, io::Read::take(file, size));
+    let limited = swath_engine::PageReader::with_capacity(1 << 20, io::Read::take(file, size));
     let mut decoded = compression.decoder(limited)?;
     report_reader(&mut decoded, config, workers, 1 << 20, report)
 }

@@ -34,7 +34,7 @@ const STDIO_BUFFER: u64 = 4096;
 pub struct Stdout {
     prog: String,
     voice: Voice,
-    out: io::BufWriter<io::Stdout>,
+    out: swath_engine::PageWriter<io::Stdout>,
     written: u64,
     failed: Option<io::Error>,
 }
@@ -45,7 +45,7 @@ impl Stdout {
         Stdout {
             prog: prog.to_string(),
             voice,
-            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+            out: swath_engine::PageWriter::with_capacity(1 << 16, io::stdout()),
             written: 0,
             failed: None,
         }

@@ -17,7 +17,7 @@ mod table;
 mod timing;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufWriter, IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -576,9 +576,9 @@ const GOACCESS_LINE: usize = 4000;
 /// out, so that both reports must count alike.
 fn keep_lines_goaccess_reads(raw: &Path, out: &Path) -> Result<()> {
     let input = std::fs::File::open(raw).with_context(|| raw.display().to_string())?;
-    let mut input = std::io::BufReader::with_capacity(1 << 20, input);
+    let mut input = swath_engine::PageReader::with_capacity(1 << 20, input);
     let file = std::fs::File::create(out).with_context(|| out.display().to_string())?;
-    let mut output = BufWriter::with_capacity(1 << 20, file);
+    let mut output = swath_engine::PageWriter::with_capacity(1 << 20, file);
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -268,7 +268,7 @@ pub(crate) fn first_head(tails: &[Tail]) -> Vec<u8> {
 /// The end of the last whole line in `[from, size)` of `f` (`from` when there is none),
 /// found by reading backwards from the end.
 fn last_line_end(f: &File, from: u64, size: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; 64 << 10];
+    let mut buf = swath_engine::buf::PageBuf::zeroed(64 << 10);
     let mut hi = size;
     while hi > from {
         let lo = hi.saturating_sub(buf.len() as u64).max(from);

@@ -238,7 +238,7 @@ fn gather<R: LineReport>(
                 let chained = io::Cursor::new(head).chain(stdin);
                 return match Compression::of_magic(&magic) {
                     Some(c) => {
-                        let buffered = io::BufReader::with_capacity(1 << 20, chained);
+                        let buffered = swath_engine::PageReader::with_capacity(1 << 20, chained);
                         let mut r = c.decoder(buffered).map_err(|e| os(&name, &e))?;
                         report_reader(&mut r, config, workers, 1 << 20, report)
                             .map(drop)

@@ -203,8 +203,8 @@ pub fn same_contents(a: &Path, b: &Path) -> Result<bool> {
     if la != lb {
         return Ok(false);
     }
-    let mut ba = vec![0u8; 1 << 20];
-    let mut bb = vec![0u8; 1 << 20];
+    let mut ba = swath_engine::buf::PageBuf::zeroed(1 << 20);
+    let mut bb = swath_engine::buf::PageBuf::zeroed(1 << 20);
     let mut left = la;
     while left > 0 {
         let n = left.min(ba.len() as u64) as usize;
