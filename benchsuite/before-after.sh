@@ -28,6 +28,7 @@ cases=(
   "wc a.txt"
   "grep -c -F zzzzqqq a.txt"
   "grep -c the a.txt"
+  "grep -n -F qqqz a.txt"
   "cipher --shift 3 a.txt o"
   "cp a.txt o"
 )
