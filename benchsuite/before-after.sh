@@ -39,7 +39,7 @@ for c in "${cases[@]}"; do
   # shellcheck disable=SC2086
   b=$("$after" $c 2>&1; echo "status $?"; [ -f o ] && cksum < o || true)
   rm -f o
-  [ "$a" = "$b" ] || { echo "before-after.sh: outputs differ for: $c" >&2; exit 1; }
+  [ "$a" = "$b" ] || { echo "before-after.sh: outputs differ for: $c" >&2; printf "before: %s\nafter: %s\n" "$a" "$b" >&2; exit 1; }
   python3 "$here/paired.py" "before-after: $c" "$after $c" "$before $c" \
     --rounds "$rounds" --runs 3 --warmup 2
 done

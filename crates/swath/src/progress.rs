@@ -26,7 +26,14 @@ enum Setting {
     Always,
 }
 
+/// The setting, found once per run (a search of many files asks for every file, and
+/// whether standard error is a terminal is a system call).
 fn setting() -> Setting {
+    static SETTING: std::sync::OnceLock<Setting> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(find_setting)
+}
+
+fn find_setting() -> Setting {
     if !std::io::stderr().is_terminal() {
         return Setting::Never;
     }
