@@ -1678,7 +1678,12 @@ fn grep_file(
     // (Asked only for a streamed file: a system call per file of a tree adds up.)
     let show_progress = || cfg.mode != Mode::Print || !io::stdout().is_terminal();
     let total = input.len().filter(|_| streamed && show_progress());
-    let searched = crate::progress::with_progress(total, &String::from_utf8_lossy(name), |p| {
+    // The label only for a file that may get a bar (a tree's small files are many).
+    let label = match total {
+        Some(_) => String::from_utf8_lossy(name),
+        None => std::borrow::Cow::Borrowed(""),
+    };
+    let searched = crate::progress::with_progress(total, &label, |p| {
         search(&input, matcher, &opts, engine, Some(p), &mut emit)
     });
     if overflow {
