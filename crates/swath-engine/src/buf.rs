@@ -36,6 +36,8 @@ pub struct PageBuf {
     ptr: NonNull<u8>,
     cap: usize,
     len: usize,
+    /// The memory is an anonymous mapping (else a heap allocation, or none when cap is 0).
+    mapped: bool,
 }
 
 // SAFETY: the buffer owns its allocation exclusively, as a Vec<u8> does.
@@ -61,6 +63,7 @@ impl PageBuf {
             ptr,
             cap: 0,
             len: 0,
+            mapped: false,
         }
     }
 
@@ -152,88 +155,68 @@ impl PageBuf {
             .max(self.cap.saturating_mul(2))
             .checked_next_multiple_of(PAGE)
             .expect("buffer size overflows");
-        let ptr = if new_cap < MAPPED {
-            let layout = Layout::from_size_align(new_cap, PAGE).expect("buffer size overflows");
-            // SAFETY: the layout has a non-zero size (new_cap > self.cap >= 0, rounded up to
-            // PAGE).
-            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-            self.move_to(ptr);
-            ptr
-        } else if self.cap >= MAPPED {
-            // SAFETY: `self.ptr` is a mapping of `self.cap` bytes made here (cap >= MAPPED);
-            // MREMAP_MAYMOVE lets the kernel move its pages to a larger range (new pages are
-            // zero), so nothing is copied and the old range is gone on success.
-            let raw = unsafe {
-                libc::mremap(
-                    self.ptr.as_ptr().cast(),
-                    self.cap,
-                    new_cap,
-                    libc::MREMAP_MAYMOVE,
-                )
-            };
-            mapped_or_fail(raw, new_cap)
-        } else {
-            // SAFETY: a private anonymous mapping of new_cap bytes: page-aligned, zero-filled
-            // on first touch, owned by this buffer.
-            let raw = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    new_cap,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            let ptr = mapped_or_fail(raw, new_cap);
-            self.move_to(ptr);
-            ptr
-        };
-        self.ptr = ptr;
-        self.cap = new_cap;
-    }
-
-    /// Copies the bytes held to `to` (at least `self.len` bytes long) and frees the heap
-    /// allocation they were in (nothing to free when none was made).
-    fn move_to(&mut self, to: NonNull<u8>) {
-        if self.cap > 0 {
-            // SAFETY: both allocations are live and distinct, `to` has room for `self.len`
-            // bytes (the new capacity is larger than the old); the old one is a heap
-            // allocation (cap < MAPPED), freed with the layout it was allocated with.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), to.as_ptr(), self.len);
-                std::alloc::dealloc(
-                    self.ptr.as_ptr(),
-                    Layout::from_size_align_unchecked(self.cap, PAGE),
-                );
+        if new_cap >= MAPPED {
+            if self.mapped {
+                // SAFETY: `self.ptr` is a mapping of `self.cap` bytes made here;
+                // MREMAP_MAYMOVE lets the kernel move its pages to a larger range (new pages
+                // are zero), so nothing is copied; on success the old range is gone, on
+                // failure it is untouched.
+                let raw = unsafe {
+                    libc::mremap(
+                        self.ptr.as_ptr().cast(),
+                        self.cap,
+                        new_cap,
+                        libc::MREMAP_MAYMOVE,
+                    )
+                };
+                if let Some(ptr) = mapping(raw) {
+                    self.ptr = ptr;
+                    self.cap = new_cap;
+                    return;
+                }
+            } else {
+                // SAFETY: a private anonymous mapping of new_cap bytes: page-aligned,
+                // zero-filled on first touch, owned by this buffer once returned.
+                let raw = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        new_cap,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    )
+                };
+                if let Some(ptr) = mapping(raw) {
+                    self.move_to(ptr, true, new_cap);
+                    return;
+                }
             }
+            // No mapping to be had: the heap, through the program's allocator, whose
+            // answer to a failure is the program's (swath's: one line and status 2).
         }
+        let layout = Layout::from_size_align(new_cap, PAGE).expect("buffer size overflows");
+        // SAFETY: the layout has a non-zero size (new_cap > self.cap >= 0, rounded up to PAGE).
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        self.move_to(ptr, false, new_cap);
     }
-}
 
-/// Buffers of at least this many bytes are anonymous mappings, grown with `mremap`: no
-/// zeroing pass at allocation, and growing moves pages instead of copying bytes, so a
-/// buffer growing under an address-space limit never needs the old and new sizes at once.
-const MAPPED: usize = 1 << 20;
-
-/// The mapping `mmap` or `mremap` returned, or the allocation failure a `Vec` would report.
-fn mapped_or_fail(raw: *mut libc::c_void, len: usize) -> NonNull<u8> {
-    if raw == libc::MAP_FAILED {
-        std::alloc::handle_alloc_error(Layout::from_size_align(len, PAGE).expect("valid layout"));
+    /// Copies the bytes held to `to` (`cap` bytes, a mapping when `mapped`), frees what they
+    /// were in, and holds `to` from now on.
+    fn move_to(&mut self, to: NonNull<u8>, mapped: bool, cap: usize) {
+        // SAFETY: `to` is a live allocation of `cap` bytes, larger than the old capacity and
+        // so than `self.len`, distinct from the old one.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), to.as_ptr(), self.len) };
+        self.release();
+        self.ptr = to;
+        self.cap = cap;
+        self.mapped = mapped;
     }
-    NonNull::new(raw.cast()).expect("a mapping is never at address 0")
-}
 
-/// How far `at` lies past the start of its page: where a read at file offset `at` starts in
-/// a [`PageBuf`] to share the file's alignment.
-pub fn skew(at: u64) -> usize {
-    (at % PAGE as u64) as usize
-}
-
-impl Drop for PageBuf {
-    fn drop(&mut self) {
-        if self.cap >= MAPPED {
+    /// Frees the memory held (the fields are left for the caller to reset).
+    fn release(&mut self) {
+        if self.mapped {
             // SAFETY: a mapping of `cap` bytes made in `reserve`, unmapped once.
             unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.cap) };
         } else if self.cap > 0 {
@@ -245,6 +228,32 @@ impl Drop for PageBuf {
                 )
             };
         }
+    }
+}
+
+/// Buffers of at least this many bytes are anonymous mappings, grown with `mremap`: no
+/// zeroing pass at allocation, and growing moves pages instead of copying bytes, so a
+/// buffer growing under an address-space limit never needs the old and new sizes at once.
+/// Where no mapping can be had, they come from the heap like smaller ones.
+const MAPPED: usize = 1 << 20;
+
+/// The mapping `mmap` or `mremap` returned, or `None` when it failed.
+fn mapping(raw: *mut libc::c_void) -> Option<NonNull<u8>> {
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    NonNull::new(raw.cast())
+}
+
+/// How far `at` lies past the start of its page: where a read at file offset `at` starts in
+/// a [`PageBuf`] to share the file's alignment.
+pub fn skew(at: u64) -> usize {
+    (at % PAGE as u64) as usize
+}
+
+impl Drop for PageBuf {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

@@ -2143,6 +2143,30 @@ fn sparse_file_is_binary_and_not_one_line() {
     }
 }
 
+/// A line gathered past the address-space limit (`--max-line=1G`, a 400 MB line from a pipe,
+/// `ulimit -v` 300 MB): the page-aligned buffer that gathers it is a mapping grown with
+/// `mremap`; when that fails it must end as every failed allocation of swath does (one line,
+/// status 2), not as Rust's "memory allocation of N bytes failed" and an abort.
+#[test]
+fn a_buffer_grown_past_the_address_space_limit_is_swaths_out_of_memory_error() {
+    let dir = Dir::new();
+    let bin = crate::util::swath_bin();
+    let bin = bin.to_str().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 300000; head -c 400000000 /dev/zero | tr '\\0' x | {bin} grep --max-line=1G -c y"
+        ))
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("swath: out of memory: needs "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+}
+
 /// A line longer than `--max-line` from a pipe (300 MB with no newline, under a 200 MB
 /// address-space limit): before, gathered whole until the allocation failed (abort, 134);
 /// now one line on stderr and status 2. Lines under the bound are searched as GNU does.
