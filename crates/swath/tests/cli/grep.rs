@@ -2143,6 +2143,21 @@ fn sparse_file_is_binary_and_not_one_line() {
     }
 }
 
+/// `swath grep ARGS` reading one line of `bytes` x's (no newline) from a pipe, under an
+/// address-space limit of `kib` KiB (`ulimit -v`).
+fn one_long_line_under_ulimit(dir: &Dir, kib: u64, bytes: u64, args: &str) -> std::process::Output {
+    let bin = crate::util::swath_bin();
+    let bin = bin.to_str().unwrap();
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; head -c {bytes} /dev/zero | tr '\\0' x | {bin} grep {args}"
+        ))
+        .current_dir(dir.tmp.path())
+        .output()
+        .unwrap()
+}
+
 /// A line gathered past the address-space limit (`--max-line=1G`, a 400 MB line from a pipe,
 /// `ulimit -v` 300 MB): the page-aligned buffer that gathers it is a mapping grown with
 /// `mremap`; when that fails it must end as every failed allocation of swath does (one line,
@@ -2150,16 +2165,7 @@ fn sparse_file_is_binary_and_not_one_line() {
 #[test]
 fn a_buffer_grown_past_the_address_space_limit_is_swaths_out_of_memory_error() {
     let dir = Dir::new();
-    let bin = crate::util::swath_bin();
-    let bin = bin.to_str().unwrap();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 300000; head -c 400000000 /dev/zero | tr '\\0' x | {bin} grep --max-line=1G -c y"
-        ))
-        .current_dir(dir.tmp.path())
-        .output()
-        .unwrap();
+    let out = one_long_line_under_ulimit(&dir, 300_000, 400_000_000, "--max-line=1G -c y");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.starts_with("swath: out of memory: needs "), "{err}");
@@ -2173,16 +2179,7 @@ fn a_buffer_grown_past_the_address_space_limit_is_swaths_out_of_memory_error() {
 #[test]
 fn line_too_long_in_a_pipe_is_an_error_not_an_abort() {
     let dir = Dir::new();
-    let bin = crate::util::swath_bin();
-    let bin = bin.to_str().unwrap();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 200000; head -c 300000000 /dev/zero | tr '\\0' x | {bin} grep -c y"
-        ))
-        .current_dir(dir.tmp.path())
-        .output()
-        .unwrap();
+    let out = one_long_line_under_ulimit(&dir, 200_000, 300_000_000, "-c y");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
