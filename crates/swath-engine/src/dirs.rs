@@ -278,16 +278,16 @@ impl Dir {
     /// with the error that stopped the reading, if any (the entries read before it are
     /// kept, as `fts` keeps them).
     pub fn read_names(&self) -> (Vec<Name>, Option<io::Error>) {
-        // A duplicate of its own to read through (the stream owns it); it shares the file
-        // offset with this descriptor, so the reading starts by going back to the start.
-        let stream = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0).and_then(rustix::fs::Dir::new);
-        let mut stream = match stream {
-            Ok(s) => s,
-            Err(e) => return (Vec::new(), Some(e.into())),
-        };
-        stream.rewind();
+        // Through this descriptor, from the start, into a buffer on the stack: one `lseek`
+        // and the `getdents64` calls, no duplicate descriptor or stream to set up (three
+        // system calls a directory less, in a walk of tens of thousands).
+        if let Err(e) = rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)) {
+            return (Vec::new(), Some(e.into()));
+        }
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 32 << 10];
+        let mut stream = rustix::fs::RawDir::new(&self.fd, &mut buf);
         let mut names = Vec::new();
-        for entry in stream {
+        while let Some(entry) = stream.next() {
             match entry {
                 Ok(e) => {
                     let name = e.file_name().to_bytes();

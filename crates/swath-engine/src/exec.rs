@@ -348,6 +348,16 @@ impl<'a> Job<'a> {
         }
     }
 
+    /// The job's length, when every region has a known length: [`Job::known_extent`]'s
+    /// `len`, without its allocations.
+    pub fn known_len(&self) -> Option<u64> {
+        let mut shortest = u64::MAX;
+        for r in &self.regions {
+            shortest = shortest.min(r.input.len()?.saturating_sub(r.offset));
+        }
+        Some(self.limit.map_or(shortest, |l| l.min(shortest)))
+    }
+
     /// The extent, when every region has a known length.
     pub fn known_extent(&self) -> Option<Extent> {
         let remaining: Option<Vec<u64>> = self
@@ -488,7 +498,11 @@ pub(crate) fn execute(
     gate: Option<Gate<'_>>,
     visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
 ) -> Result<RunStats, EngineError> {
-    match (plan.method, job.known_extent()) {
+    let extent = match plan.method {
+        Method::Read => None,
+        _ => job.known_extent(),
+    };
+    match (plan.method, extent) {
         (Method::Read, _) | (_, None) if job.framing.is_lines() => {
             sequential_lines(plan, job, stop, visit)
         }

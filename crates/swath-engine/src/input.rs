@@ -132,8 +132,9 @@ impl Input {
     }
 
     /// Opens a file found in a tree, or named where a tree is walked: the walk's entry `at`
-    /// (its directory held open and its name there, [`crate::walk::At`]) when there is one,
-    /// else `path`, which is also how messages name it. A symbolic link at its end is
+    /// (its directory held open and its name there, [`crate::walk::At`], with `path` the
+    /// entry's path as the walk gave it) when there is one, else `path`, which is also how
+    /// messages name it. A symbolic link at its end is
     /// followed or refused (`ELOOP`: a walk that does not follow links must open what it
     /// found, not a link put there since) as `links` says; with [`Wait::Never`] the open
     /// does not wait for a FIFO nobody writes to or a device (GNU grep's `-D skip`: the
@@ -156,7 +157,7 @@ impl Input {
                 Wait::Never => libc::O_NONBLOCK,
             };
         let file = match at {
-            Some(at) => at.open(flags, links),
+            Some(at) => at.open(path.as_os_str(), flags, links),
             None => {
                 use std::os::unix::fs::OpenOptionsExt;
                 let nofollow = match links {

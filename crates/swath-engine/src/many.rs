@@ -98,6 +98,12 @@ where
     })
 }
 
+/// Items [`run_fed`]'s producer may have queued and not yet taken by a worker: a walk
+/// finding files faster than they are searched waits there, so the queue's memory stays
+/// bounded and the directories its entries hold open stay few (each entry opens its file
+/// beneath its own directory, one name looked up, rather than from the walk's root).
+const QUEUED: usize = 1024;
+
 /// How far [`run_fed`]'s workers may run ahead of the consumer.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
@@ -145,7 +151,9 @@ where
     }
     struct Commit<I, T, C> {
         next: usize,
-        pending: BTreeMap<usize, (I, Option<T>)>,
+        /// Results waiting for their turn: slot `k` holds item `next + k` (a ring, not a
+        /// map: no node allocated and no entries shifted per item of a tree's many files).
+        pending: std::collections::VecDeque<Option<(I, Option<T>)>>,
         consume: C,
     }
     let workers = workers.max(1);
@@ -154,12 +162,15 @@ where
         done: false,
     });
     let fed = Condvar::new();
+    // The producer waiting for the queue to drain below half of [`QUEUED`].
+    let drained = Condvar::new();
+    let full = AtomicBool::new(false);
     // Workers waiting for items, and for the consumer to move (notified only when some
     // are: a notification is a system call).
     let (idle, held) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let commit = Mutex::new(Commit {
         next: 0,
-        pending: BTreeMap::new(),
+        pending: std::collections::VecDeque::new(),
         consume,
     });
     let moved = Condvar::new();
@@ -172,6 +183,7 @@ where
         stop.store(true, Ordering::Relaxed);
         let _q = lock_queue();
         fed.notify_all();
+        drained.notify_all();
         drop(_q);
         moved.notify_all();
     };
@@ -185,7 +197,11 @@ where
                 }
                 if !q.items.is_empty() {
                     let n = q.items.len().min(CHUNK);
-                    break q.items.drain(..n).collect();
+                    let batch = q.items.drain(..n).collect();
+                    if q.items.len() < QUEUED / 2 && full.load(Ordering::Relaxed) {
+                        drained.notify_one();
+                    }
+                    break batch;
                 }
                 if q.done {
                     return;
@@ -221,14 +237,20 @@ where
         let mut c = lock_commit();
         for (i, item, r) in done {
             waiting_bytes.fetch_add(r.as_ref().map_or(0, weight), Ordering::SeqCst);
-            c.pending.insert(i, (item, r));
+            // Items are numbered from `next` on: none below it is still running.
+            let k = i - c.next;
+            if c.pending.len() <= k {
+                c.pending.resize_with(k + 1, || None);
+            }
+            c.pending[k] = Some((item, r));
         }
         let before = c.next;
         loop {
             let i = c.next;
-            let Some((item, r)) = c.pending.remove(&i) else {
+            let Some(Some((item, r))) = c.pending.front_mut().map(Option::take) else {
                 break;
             };
+            c.pending.pop_front();
             let r = match r {
                 Some(r) => {
                     waiting_bytes.fetch_sub(weight(&r), Ordering::SeqCst);
@@ -256,12 +278,20 @@ where
         let (mut pooled_seen, mut started) = (0usize, false);
         let mut n = 0usize;
         let mut local: Vec<(usize, I, bool)> = Vec::with_capacity(CHUNK);
-        let flush = |local: &mut Vec<(usize, I, bool)>, done: bool| {
+        // `wait`: the pool is running, so a full queue drains.
+        let flush = |local: &mut Vec<(usize, I, bool)>, done: bool, wait: bool| {
             let mut q = lock_queue();
             q.items.extend(local.drain(..));
             q.done |= done;
             if done || idle.load(Ordering::SeqCst) > 0 {
                 fed.notify_all();
+            }
+            if wait && q.items.len() >= QUEUED {
+                full.store(true, Ordering::Relaxed);
+                while q.items.len() >= QUEUED / 2 && !stop.load(Ordering::Relaxed) {
+                    q = drained.wait(q).unwrap_or_else(|p| p.into_inner());
+                }
+                full.store(false, Ordering::Relaxed);
             }
         };
         produce(&mut |item, pooled| {
@@ -279,11 +309,11 @@ where
             n += 1;
             // In batches, and at once while workers wait.
             if local.len() >= CHUNK || idle.load(Ordering::Relaxed) > 0 {
-                flush(&mut local, false);
+                flush(&mut local, false, started);
             }
             true
         });
-        flush(&mut local, true);
+        flush(&mut local, true, false);
         if !started {
             worker(true);
         }
@@ -363,6 +393,53 @@ mod tests {
                 assert_eq!(seen, want, "workers {workers}");
             }
         }
+    }
+
+    #[test]
+    fn a_producer_faster_than_the_workers_waits_for_them() {
+        // Items alive at once (fed and not yet consumed), counted by their drops.
+        struct Alive<'a>(&'a AtomicUsize);
+        impl<'a> Alive<'a> {
+            fn new(live: &'a AtomicUsize, most: &'a AtomicUsize) -> Self {
+                let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                Alive(live)
+            }
+        }
+        impl Drop for Alive<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let (live, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let items = 20 * QUEUED;
+        let window = Window {
+            items: 64,
+            bytes: usize::MAX,
+        };
+        let workers = 2;
+        let mut consumed = 0;
+        let n = run_fed(
+            workers,
+            window,
+            |_: &()| 0,
+            |feed| {
+                for _ in 0..items {
+                    assert!(feed(Alive::new(&live, &most), true));
+                }
+            },
+            |_, _, _| std::thread::sleep(std::time::Duration::from_micros(20)),
+            |_, _, _| {
+                consumed += 1;
+                Flow::Continue
+            },
+        );
+        assert_eq!((n, consumed), (items, items));
+        // The queue, the batches in work, the results waiting, and the producer's own
+        // batch: nowhere near the 20 x QUEUED fed.
+        let bound = QUEUED + CHUNK + workers * CHUNK + window.items + CHUNK;
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= bound, "{most} items alive at once, bound {bound}");
     }
 
     #[test]

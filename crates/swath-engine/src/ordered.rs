@@ -62,7 +62,7 @@ where
     C: FnMut(&Block, R) -> Flow + Send,
 {
     let stop = AtomicBool::new(false);
-    if plan.method == Method::Read || plan.threads <= 1 || job.known_extent().is_none() {
+    if plan.method == Method::Read || plan.threads <= 1 || job.known_len().is_none() {
         let consume = Mutex::new(consume);
         return execute(plan, job, &stop, None, &|b, d| {
             let r = produce(b, d);
@@ -143,7 +143,7 @@ mod tests {
                         threads,
                         block_size: 333,
                         layout,
-                        reason: String::new(),
+                        reason: "".into(),
                     };
                     let mut out = Vec::new();
                     run_ordered(
@@ -177,7 +177,7 @@ mod tests {
             threads: 2,
             block_size: 1024,
             layout: Layout::Dynamic,
-            reason: String::new(),
+            reason: "".into(),
         };
         let mut seen = 0;
         let stats = run_ordered(

@@ -42,6 +42,7 @@
 //! The thread count is the number of cores unless given, and never more than the number of
 //! blocks, so a small file is handled inline without spawning threads.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -203,7 +204,7 @@ pub struct Plan {
     /// Block distribution.
     pub layout: Layout,
     /// Why the planner chose this method, for `--time`.
-    pub reason: String,
+    pub reason: Cow<'static, str>,
 }
 
 impl Plan {
@@ -215,29 +216,30 @@ impl Plan {
             threads: threads.max(1),
             block_size: block_size.max(1),
             layout,
-            reason: "fixed".to_string(),
+            reason: Cow::Borrowed("fixed"),
         }
     }
 
     /// Chooses a plan for `job` (its regions, and its length when known).
     pub fn for_job(opts: &EngineOptions, job: &crate::exec::Job<'_>, access: Access) -> Plan {
-        Plan::choose(
-            opts,
-            &job.plan_regions(),
-            job.known_extent().map(|e| e.len),
-            access,
-        )
+        // On the stack: a tree's many small files each get a plan.
+        let first = (job.regions[0].input, job.regions[0].offset);
+        let mut regions = [first; crate::exec::MAX_REGIONS];
+        for (slot, r) in regions.iter_mut().zip(&job.regions) {
+            *slot = (r.input, r.offset);
+        }
+        Plan::choose(opts, &regions[..job.regions.len()], job.known_len(), access)
     }
 
     /// One block of `block_size` read positionally on the calling thread: for a quick look
     /// at the start of the data before committing to a parallel plan.
-    pub fn inline(block_size: usize, reason: &str) -> Plan {
+    pub fn inline(block_size: usize, reason: &'static str) -> Plan {
         Plan {
             method: Method::Pread,
             threads: 1,
             block_size: block_size.max(1),
             layout: Layout::Dynamic,
-            reason: reason.to_string(),
+            reason: Cow::Borrowed(reason),
         }
     }
 
@@ -252,7 +254,7 @@ impl Plan {
         let cores = sysinfo::cores();
         let requested_threads = opts.threads.unwrap_or(cores as i64);
         let all_seekable = regions.iter().all(|(i, _)| i.is_seekable());
-        let sequential = |reason: String| Plan {
+        let sequential = |reason: Cow<'static, str>| Plan {
             method: Method::Read,
             threads: 1,
             block_size: opts.block_size.unwrap_or(DEFAULT_BLOCK),
@@ -261,12 +263,12 @@ impl Plan {
         };
         if !all_seekable {
             let why = if opts.strategy == Strategy::Read || opts.strategy == Strategy::Auto {
-                "an input is not seekable".to_string()
+                Cow::Borrowed("an input is not seekable")
             } else {
-                format!(
+                Cow::Owned(format!(
                     "an input is not seekable, so '{}' fell back to sequential reads",
                     opts.strategy
-                )
+                ))
             };
             return sequential(why);
         }
@@ -276,11 +278,11 @@ impl Plan {
         let len = len.unwrap_or(0);
         let (method, reason) = match opts.strategy {
             Strategy::Read => return sequential("requested".into()),
-            Strategy::Pread => (Method::Pread, "requested".to_string()),
-            Strategy::Mmap => (Method::Mmap, "requested".to_string()),
+            Strategy::Pread => (Method::Pread, Cow::Borrowed("requested")),
+            Strategy::Mmap => (Method::Mmap, Cow::Borrowed("requested")),
             Strategy::Auto => match auto_method(regions, len, access) {
-                Ok(chosen) => chosen,
-                Err(why) => return sequential(why),
+                Ok((method, why)) => (method, Cow::Owned(why)),
+                Err(why) => return sequential(Cow::Owned(why)),
             },
         };
         let block_size = opts.block_size.unwrap_or(DEFAULT_BLOCK).max(1);

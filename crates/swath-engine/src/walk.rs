@@ -21,7 +21,7 @@
 //! reported instead of entered.
 
 use std::collections::HashSet;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -108,15 +108,16 @@ impl Entry<'_> {
     /// below it, resolved then without following links, or following them with
     /// [`Follow::Always`]).
     pub fn at(&self) -> At {
+        let path = self.path.len();
         if self.share {
             At {
                 dir: self.dir.clone(),
-                name: self.name.to_owned(),
+                from: path - self.name.len(),
             }
         } else {
             At {
                 dir: self.root.clone(),
-                name: OsStr::from_bytes(self.rel).to_owned(),
+                from: path - self.rel.len(),
             }
         }
     }
@@ -157,20 +158,21 @@ pub enum Step {
     Stop,
 }
 
-/// An entry to open later: a directory of the walk held open and a name in it (or the
-/// walk's root and a path below it).
+/// An entry to open later: a directory of the walk held open and where the entry's name
+/// in it starts in the entry's path (or the walk's root and where the path below it
+/// starts). The caller keeps the path ([`Entry::path`]): no copy of the name per entry.
 #[derive(Debug, Clone)]
 pub struct At {
     dir: Arc<DirHandle>,
-    name: OsString,
+    from: usize,
 }
 
 impl At {
-    /// Opens the entry with `flags`, following links or not as `links` says.
-    pub fn open(&self, flags: i32, links: Links) -> io::Result<fs::File> {
-        self.dir
-            .dir()
-            .open_beneath(self.name.as_bytes(), flags, 0, links)
+    /// Opens the entry whose path ([`Entry::path`], as the walk gave it) is `path` with
+    /// `flags`, following links or not as `links` says.
+    pub fn open(&self, path: &OsStr, flags: i32, links: Links) -> io::Result<fs::File> {
+        let name = path.as_bytes().get(self.from..).unwrap_or(b"");
+        self.dir.dir().open_beneath(name, flags, 0, links)
     }
 }
 
@@ -640,7 +642,7 @@ mod tests {
         assert_eq!(found.len(), 3);
         fs::rename(r.join("a"), r.join("moved")).unwrap();
         for (path, at) in &found {
-            let mut file = at.open(libc::O_RDONLY, Links::Refuse).unwrap();
+            let mut file = at.open(path, libc::O_RDONLY, Links::Refuse).unwrap();
             let mut got = String::new();
             file.read_to_string(&mut got).unwrap();
             let rel = Path::new(path).strip_prefix(r).unwrap();
@@ -727,7 +729,7 @@ mod deep_tests {
                                 depths.push(e.depth);
                                 max_len = max_len.max(e.path.len());
                                 // Each opens through its directory, however deep.
-                                e.at().open(libc::O_RDONLY, Links::Refuse).unwrap();
+                                e.at().open(e.path, libc::O_RDONLY, Links::Refuse).unwrap();
                             }
                         }
                         other => panic!("{other:?}"),
@@ -765,7 +767,7 @@ mod deep_tests {
             &mut |f| {
                 if let Found::Entry(e) = f {
                     if e.kind == Kind::File {
-                        found.push((e.rel.to_vec(), e.at()));
+                        found.push((e.rel.to_vec(), e.path.to_owned(), e.at()));
                     }
                 }
                 Step::Continue
@@ -773,9 +775,10 @@ mod deep_tests {
         );
         assert_eq!(found.len(), MAX_HELD_DIRS + 20);
         assert!(HELD_DIRS.load(Ordering::Relaxed) <= MAX_HELD_DIRS + KEEP_LEVELS + 2);
-        for (rel, at) in &found {
+        for (rel, path, at) in &found {
             let got =
-                std::io::read_to_string(at.open(libc::O_RDONLY, Links::Refuse).unwrap()).unwrap();
+                std::io::read_to_string(at.open(path, libc::O_RDONLY, Links::Refuse).unwrap())
+                    .unwrap();
             let k = &rel[1..rel.len() - 2];
             assert_eq!(got.as_bytes(), k);
         }

@@ -110,7 +110,7 @@ mod tests {
                 threads,
                 block_size: bs,
                 layout: Layout::Dynamic,
-                reason: String::new(),
+                reason: "".into(),
             };
             let got = newlines_before(&plan, Region { input: &input, offset }, &positions).unwrap();
             let region = &data[(offset as usize).min(data.len())..];

@@ -361,7 +361,9 @@ pub fn search(
                     ..Found::default()
                 };
             }
-            scan(m, o, d[0], b.start)
+            // The whole file in one block (a tree's small files).
+            let whole = b.start == 0 && total == Some(d[0].len() as u64);
+            scan(m, o, d[0], b.start, whole)
         },
         |_, found| state.take(found),
     )?;
@@ -435,15 +437,30 @@ fn split_piece_at_nul(data: &[u8], mut f: impl FnMut(&[u8]) -> u64) -> u64 {
 }
 
 /// A worker's search of one block of whole lines starting at input offset `at`.
-fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64) -> Found {
+fn scan(m: &Matcher, o: &SearchOptions, data: &[u8], at: u64, whole: bool) -> Found {
     let mut f = Found {
         end: at + data.len() as u64,
         ..Found::default()
     };
+    let eol = m.eol();
+    if whole
+        && !o.invert
+        && m.nul_blind()
+        && o.binary != Binary::Text
+        && eol != 0
+        && count_selected(m, data, false, 1) == 0
+    {
+        // A whole file with no match as text has none once NULs end lines either
+        // (`nul_blind`), and with nothing selected where its first NUL lies changes
+        // nothing: no NUL scan (most files of a tree searched for a rare string).
+        if o.line_numbers {
+            f.newlines = swath_kernels::count::count_byte(data, eol);
+        }
+        return f;
+    }
     let check_text = o.check_encoding && o.binary != Binary::Text;
     // Lines before the buffer holding the block's first NUL are text.
     let mut text_len = data.len();
-    let eol = m.eol();
     if o.binary != Binary::Text && eol != 0 {
         if let Some(nul) = memchr(0, data) {
             let turn = (at + nul as u64) / GNU_BUFFER * GNU_BUFFER;

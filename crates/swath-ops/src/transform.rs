@@ -249,7 +249,7 @@ pub fn transform_stream(
     out.flush().map_err(|e| EngineError::io(out_name, e))?;
     Ok(TransformReport {
         strategy: CipherStrategy::Stream,
-        reason: String::new(),
+        reason: "".into(),
         threads: 1,
         block_size: bs,
         layout: Layout::Dynamic,
@@ -404,7 +404,7 @@ fn stream_into_file(
     }
     Ok(TransformReport {
         strategy: CipherStrategy::Stream,
-        reason: String::new(),
+        reason: "".into(),
         threads: 1,
         block_size: bs,
         layout: Layout::Dynamic,

@@ -1232,8 +1232,8 @@ enum Target {
     /// A file: an operand (`-`: standard input) or a file found in a tree.
     File {
         path: OsString,
-        /// The name shown in output and messages.
-        name: Vec<u8>,
+        /// The name shown in output and messages ([`Target::name`]).
+        name: Shown,
         /// Named on the command line (GNU's `command_line`).
         command_line: bool,
         /// Found in a tree walked without following links: opened with O_NOFOLLOW.
@@ -1245,6 +1245,33 @@ enum Target {
     },
     /// A message from a walk: an error (exit status 2) or a warning.
     Note { text: Vec<u8>, error: bool },
+}
+
+/// How a file is named in output and messages.
+enum Shown {
+    /// A name of its own (an operand: `-` is shown as its label).
+    Own(Vec<u8>),
+    /// Its path from this byte on (a file found in a tree: the whole path, or the path
+    /// without the "./" GNU leaves out): no copy per file of a tree.
+    PathFrom(usize),
+}
+
+impl Target {
+    /// The name shown in output and messages (nothing for a message).
+    fn name(&self) -> &[u8] {
+        match self {
+            Target::File {
+                name: Shown::Own(n),
+                ..
+            } => n,
+            Target::File {
+                name: Shown::PathFrom(at),
+                path,
+                ..
+            } => &path.as_bytes()[*at..],
+            Target::Note { .. } => b"",
+        }
+    }
 }
 
 /// Feeds the operands, with each directory to recurse into replaced by what its walk finds,
@@ -1262,7 +1289,7 @@ fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
                 && std::fs::metadata(op).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE);
             let target = Target::File {
                 path: op.clone(),
-                name: display_name(cfg, op),
+                name: Shown::Own(display_name(cfg, op)),
                 command_line: true,
                 nofollow: false,
                 real_dev: None,
@@ -1276,14 +1303,15 @@ fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
         if !cfg.omit_dot_slash && excluded(&cfg.exclude_dirs, op.as_bytes(), false) {
             continue;
         }
-        let show = |p: &OsStr| -> Vec<u8> {
-            let b = p.as_bytes();
-            if cfg.omit_dot_slash && b.len() > 1 {
-                b[2.min(b.len())..].to_vec()
+        // Where a path's shown name starts (GNU leaves "./" out of what it found in ".").
+        let shown_from = |p: &OsStr| -> usize {
+            if cfg.omit_dot_slash && p.len() > 1 {
+                2.min(p.len())
             } else {
-                b.to_vec()
+                0
             }
         };
+        let show = |p: &OsStr| -> Vec<u8> { p.as_bytes()[shown_from(p)..].to_vec() };
         let real_dev = swath_engine::input::real_filesystem_dev(Path::new(op));
         let mut going = true;
         let opts = Options {
@@ -1304,7 +1332,7 @@ fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> bool) {
                     Kind::Symlink => return Step::Continue,
                     Kind::Special if cfg.devices != Devices::Read => return Step::Continue,
                     _ => Target::File {
-                        name: show(e.path),
+                        name: Shown::PathFrom(shown_from(e.path)),
                         path: e.path.to_owned(),
                         command_line: false,
                         nofollow: cfg.follow == Follow::Never,
@@ -1394,10 +1422,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
             }
             used.fetch_or(r.used, Ordering::Relaxed);
             tail.extend_from_slice(&r.out);
-            let name: &[u8] = match &target {
-                Target::File { name, .. } => name,
-                Target::Note { .. } => b"",
-            };
+            let name = target.name();
             if let Some(e) = &r.error {
                 any_error |= r.error_counts;
                 if !cfg.no_messages {
@@ -1508,18 +1533,19 @@ fn grep_file(
     mut stream: Option<&mut (dyn Write + Send)>,
     used: &AtomicBool,
 ) -> FileResult {
+    let name = target.name();
     let Target::File {
         path: file,
-        name,
         command_line,
         nofollow,
         real_dev,
         at,
+        ..
     } = target
     else {
         unreachable!("messages are not searched");
     };
-    let (file, name) = (file.as_os_str(), &name[..]);
+    let file = file.as_os_str();
     let streamed = stream.is_some();
     let mut res = FileResult::default();
     let skip_devices =
