@@ -360,16 +360,15 @@ impl<'a> Job<'a> {
 
     /// The extent, when every region has a known length.
     pub fn known_extent(&self) -> Option<Extent> {
-        let remaining: Option<Vec<u64>> = self
+        let len = self.known_len()?;
+        let remaining = |r: &Region<'_>| r.input.len().unwrap_or(0).saturating_sub(r.offset);
+        let shortest = self.regions.iter().map(remaining).min().unwrap_or(0);
+        let limited = self.limit.is_some_and(|l| l <= shortest);
+        let ended = self
             .regions
             .iter()
-            .map(|r| r.input.len().map(|l| l.saturating_sub(r.offset)))
+            .map(|r| !limited && remaining(r) == len)
             .collect();
-        let remaining = remaining?;
-        let shortest = remaining.iter().copied().min().unwrap_or(0);
-        let len = self.limit.map_or(shortest, |l| l.min(shortest));
-        let limited = self.limit.is_some_and(|l| l <= shortest);
-        let ended = remaining.iter().map(|&r| !limited && r == len).collect();
         Some(Extent { len, ended })
     }
 

@@ -149,7 +149,11 @@ impl Input {
         wait: Wait,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        let display = path.to_string_lossy().into_owned();
+        // Checked as UTF-8 first: faster than the lossy conversion for the common name.
+        let display = match path.to_str() {
+            Some(s) => s.to_owned(),
+            None => path.to_string_lossy().into_owned(),
+        };
         let flags = libc::O_RDONLY
             | libc::O_NOCTTY
             | match wait {

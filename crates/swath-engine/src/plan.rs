@@ -5,15 +5,19 @@
 //! Measured on the reference machine (2 cores, Linux 6.18, ext4 on a virtual disk; commands
 //! and figures in `BENCHMARKS.md`), comparing the seeds' 640,000,000-byte pair:
 //!
-//! - **Hot** (in the page cache), positional reads into page-aligned buffers ([`crate::buf`])
-//!   match or beat read-only maps (issue 27, BENCHMARKS.md): `cmp` 118 ms against 117 ms
-//!   (large folios) and 113 against 119 ms (small folios, a file written in 4 KiB pieces),
-//!   `wc -l` 68 against 82 ms and 65 against 81 ms, `grep -c -F` 91 against 96 ms and 93
-//!   against 93 ms; `cmp` by `pread` then runs at 87-100 % of the machine's 2-thread
-//!   `pread` ceiling. A map pays one fault per folio and the address space; a read the
-//!   kernel's copy. Maps won before (50-55 ms against 88-103 ms) only because the read
-//!   buffers were misaligned (16 bytes past a page: a copy several times slower on some
-//!   processors) and `cmp` read its first input twice.
+//! - **Hot** (in the page cache), a read-only map beats positional reads: 50-55 ms mapped
+//!   against 88-103 ms with `pread`, which spends 150-180 ms of system time copying
+//!   page-cache pages into its buffers. The map costs one fault per folio, and the kernel
+//!   keeps much of the page cache in large folios (up to 2 MiB); with small folios (a file
+//!   written in 4 KiB pieces, 29,000 faults) the map still won, 86 ms against 99 ms. The
+//!   advice that `pread` is 2 to 3 times faster than `mmap` holds for scalar per-byte loops,
+//!   compute-bound either way, not for kernels that run at memory speed. Issue 27 measured
+//!   again with page-aligned read buffers ([`crate::buf`]): in one state of the page cache
+//!   `pread` matched the map (`cmp` 118 against 117 ms, `wc -l` 68 against 82 ms), but
+//!   with the file's cache filled by the kernel's read-ahead (large folios) the map won
+//!   again by 1.2-2.3x at every block size from 64 KiB to 4 MiB (`cmp` 50 against 103-115
+//!   ms), and with small folios `pread` won only `wc -l` (1.15x) and lost `grep -c -F` and
+//!   `cmp` by 4-12 %. A map reads the page cache where it lies; `pread` copies it first.
 //! - **Cold** (page cache dropped), the device is the limit, and what matters is that the
 //!   kernel's read-ahead sees one sequential stream per file: one thread reading each input
 //!   front to back took 0.87 of GNU cmp's time (median of 8 alternating rounds), parallel
@@ -29,10 +33,9 @@
 //!    `mincore`), or more data to read from the device than there is available memory
 //!    (`MemAvailable`, or the cgroup's headroom when lower), also uses [`Method::Read`]:
 //!    sequential streams that read-ahead keeps busy, through reused buffers.
-//! 3. Otherwise [`Method::Pread`] with [`DEFAULT_BLOCK`] blocks on all cores (256 KiB: 172 ms
-//!    for the `cmp` pair, against 180 ms at 128 KiB, 198 ms at 64 KiB and 184 ms at 1 MiB,
-//!    one run before the second read of `cmp` was removed). A job that comes back to its
-//!    data ([`Access::Repeated`]) is mapped.
+//! 3. Otherwise [`Method::Mmap`] with [`DEFAULT_BLOCK`] blocks (256 KiB measured best: 50 ms,
+//!    against 52 ms at 64 KiB and 73 ms at 2 MiB) on all cores. A file that cannot be
+//!    mapped, or a map that cannot be guarded, falls back to `pread` at run time.
 //!
 //! Holes of sparse files are known zeros, not cold data: they are counted as in the page cache
 //! (nothing is read for them), so a sparse file of a terabyte with a few pages of data is
@@ -348,10 +351,9 @@ fn auto_method(
         Access::SinglePass if residency < HOT_RESIDENCY => Err(format!(
             "{cached}: sequential streams for the kernel's read-ahead"
         )),
-        Access::SinglePass | Access::ComputeBound => Ok((
-            Method::Pread,
-            format!("{cached}: positional reads into page-aligned buffers"),
-        )),
+        Access::SinglePass | Access::ComputeBound => {
+            Ok((Method::Mmap, format!("{cached}: read-only maps, no copies")))
+        }
     }
 }
 
@@ -389,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn hot_file_chooses_positional_reads_and_threads_never_exceed_blocks() {
+    fn hot_file_chooses_mmap_and_threads_never_exceed_blocks() {
         let (_f, i) = file_of(3 * 1024);
         let opts = EngineOptions {
             threads: Some(8),
@@ -397,7 +399,7 @@ mod tests {
             ..Default::default()
         };
         let p = Plan::choose(&opts, &[(&i, 0)], Some(3 * 1024), Access::SinglePass);
-        assert_eq!(p.method, Method::Pread);
+        assert_eq!(p.method, Method::Mmap);
         assert_eq!(p.threads, 3);
         assert_eq!(p.block_size, 1024);
     }
@@ -449,7 +451,7 @@ mod tests {
     }
 
     #[test]
-    fn cold_data_is_read_sequentially_and_hot_data_positionally() {
+    fn cold_data_is_read_sequentially_and_hot_data_mapped() {
         // Written, flushed and dropped from the page cache: cold (a hole no longer serves,
         // it is known zeros). Skipped where the cache cannot be dropped (tmpfs).
         let Some((_f, i)) = cold_file(8 << 20) else {
@@ -477,6 +479,6 @@ mod tests {
             Some(1 << 20),
             Access::SinglePass,
         );
-        assert_eq!(p.method, Method::Pread);
+        assert_eq!(p.method, Method::Mmap);
     }
 }
