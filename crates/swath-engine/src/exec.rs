@@ -477,6 +477,10 @@ pub struct RunStats {
 /// Called before a worker reads a block: may wait, and returns false to stop the worker.
 pub(crate) type Gate<'g> = &'g (dyn Fn(u64) -> bool + Sync);
 
+/// A kernel as the executor calls it: the worker's number (below [`Plan::threads`], 0 on the
+/// sequential paths; one worker calls it for one block at a time), the block and its slices.
+pub(crate) type Visit<'v> = &'v (dyn Fn(usize, &Block, &[&[u8]]) -> Flow + Sync);
+
 /// Runs `visit` over every block of `job` as `plan` says.
 pub fn run_blocks<F>(
     plan: &Plan,
@@ -487,7 +491,7 @@ pub fn run_blocks<F>(
 where
     F: Fn(&Block, &[&[u8]]) -> Flow + Sync,
 {
-    execute(plan, job, stop, None, &visit)
+    execute(plan, job, stop, None, &|_, b, d| visit(b, d))
 }
 
 pub(crate) fn execute(
@@ -495,7 +499,7 @@ pub(crate) fn execute(
     job: &Job<'_>,
     stop: &dyn StopCheck,
     gate: Option<Gate<'_>>,
-    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+    visit: Visit<'_>,
 ) -> Result<RunStats, EngineError> {
     let extent = match plan.method {
         Method::Read => None,
@@ -517,7 +521,7 @@ fn sequential(
     plan: &Plan,
     job: &Job<'_>,
     stop: &dyn StopCheck,
-    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+    visit: Visit<'_>,
 ) -> Result<RunStats, EngineError> {
     let n = job.regions.len();
     let bs = plan.block_size;
@@ -581,7 +585,7 @@ fn sequential(
                     len: run as usize,
                 };
                 stats.blocks += 1;
-                let flow = visit(&block, &[&[][..]; MAX_REGIONS][..n]);
+                let flow = visit(0, &block, &[&[][..]; MAX_REGIONS][..n]);
                 job.advance(run as usize);
                 pos += run;
                 index += run / bs as u64;
@@ -627,7 +631,7 @@ fn sequential(
                 *s = if hole { &[] } else { &b[at..at + len] };
             }
             stats.blocks += 1;
-            let flow = visit(&block, &slices[..n]);
+            let flow = visit(0, &block, &slices[..n]);
             job.advance(len);
             pos += len as u64;
             index += 1;
@@ -653,7 +657,7 @@ fn sequential_lines(
     plan: &Plan,
     job: &Job<'_>,
     stop: &dyn StopCheck,
-    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+    visit: Visit<'_>,
 ) -> Result<RunStats, EngineError> {
     let r = job.regions[0];
     let mut stats = RunStats {
@@ -775,7 +779,7 @@ fn sequential_lines(
                 len: cut,
             };
             stats.blocks += 1;
-            let flow = visit(&block, &[&buf[..cut]]);
+            let flow = visit(0, &block, &[&buf[..cut]]);
             job.advance(cut);
             index += 1;
             first += cut as u64;
@@ -1021,7 +1025,7 @@ fn parallel(
     extent: Extent,
     stop: &dyn StopCheck,
     gate: Option<Gate<'_>>,
-    visit: &(dyn Fn(&Block, &[&[u8]]) -> Flow + Sync),
+    visit: Visit<'_>,
 ) -> Result<RunStats, EngineError> {
     let states_before: Vec<(u64, i128)> = job
         .regions
@@ -1146,7 +1150,7 @@ fn parallel(
                     start,
                     len: len as usize,
                 };
-                let flow = visit(&block, &[&[][..]; MAX_REGIONS][..job.regions.len()]);
+                let flow = visit(t, &block, &[&[][..]; MAX_REGIONS][..job.regions.len()]);
                 shared.blocks.fetch_add(1, Ordering::Relaxed);
                 job.advance(len as usize);
                 if flow == Flow::Stop {
@@ -1264,7 +1268,7 @@ fn parallel(
                     }
                 }
             }
-            let flow = visit(&block, &slices[..job.regions.len()]);
+            let flow = visit(t, &block, &slices[..job.regions.len()]);
             shared.blocks.fetch_add(1, Ordering::Relaxed);
             job.advance(len);
             let faulted = job

@@ -38,6 +38,7 @@ pub mod dirs;
 pub mod error;
 pub mod exec;
 pub mod firstk;
+pub mod fold;
 pub mod input;
 pub mod many;
 pub mod mapguard;
@@ -58,6 +59,7 @@ pub use exec::{
     Region, RunStats, StopCheck,
 };
 pub use firstk::FirstK;
+pub use fold::{fold, fold_into, fold_ordered, Fold, OrderedFold};
 pub use input::{Input, InputKind};
 pub use many::{run_fed, run_many, Window};
 pub use ordered::run_ordered;

@@ -64,7 +64,7 @@ where
     let stop = AtomicBool::new(false);
     if plan.method == Method::Read || plan.threads <= 1 || job.known_len().is_none() {
         let consume = Mutex::new(consume);
-        return execute(plan, job, &stop, None, &|b, d| {
+        return execute(plan, job, &stop, None, &|_, b, d| {
             let r = produce(b, d);
             let mut c = consume.lock().unwrap_or_else(|p| p.into_inner());
             (c)(b, r)
@@ -82,7 +82,7 @@ where
         let runner = s.spawn(|| {
             let tx = tx;
             let gate = |i: u64| win.admit(i);
-            let result = execute(plan, job, &stop, Some(&gate), &|b, d| {
+            let result = execute(plan, job, &stop, Some(&gate), &|_, b, d| {
                 let r = produce(b, d);
                 let after = next_index(b, d, plan.block_size);
                 // A closed channel means the consumer stopped; the stop flag ends the run.

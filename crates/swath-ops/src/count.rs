@@ -1,13 +1,11 @@
 //! Counting lines, words, characters, bytes and the longest line of one input (wc), on all
-//! cores: blocks are tallied in any order and folded in file order. The holes of a sparse
+//! cores: blocks are tallied in any order and folded in file order (the engine's
+//! [`swath_engine::fold`]). The holes of a sparse
 //! file come as zero runs and are tallied from their length alone.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use swath_engine::{
-    is_zero_run, next_index, run_blocks, Access, EngineError, EngineOptions, Flow, Input, Job,
-    Plan, Region, RunStats,
+    fold, fold_ordered, is_zero_run, Access, Block, EngineError, EngineOptions, Flow, Fold, Input,
+    Job, OrderedFold, Plan, Region, RunStats,
 };
 use swath_kernels::wc::{tally_block, tally_block_no_width, BlockTally, Encoding, Folder, Tally};
 
@@ -74,34 +72,54 @@ pub fn count_span_counted(
         .with_progress(progress);
     job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
-    // Blocks that arrive ahead of the next one wait in the map; the rest are folded at once,
-    // so memory stays bounded by how far workers run ahead, not by the number of blocks.
-    let state = Mutex::new((BTreeMap::new(), 0u64, Folder::new(enc)));
-    let stats = run_blocks(&plan, &job, &(), |b, d| {
-        let t = if is_zero_run(b, d) {
+    let mut tallies = Tallies(Folder::new(enc));
+    let stats = fold_ordered(&plan, &job, &(), &(enc, need), &mut tallies)?;
+    Ok((tallies.0.finish(), plan, stats))
+}
+
+/// wc's blocks tallied in any order and folded in file order (a tally's edge state, inside
+/// a word or a split character, joins the next block's).
+struct Tallies(Folder);
+
+impl OrderedFold for Tallies {
+    type Config = (Encoding, Need);
+    type Piece = BlockTally;
+
+    fn piece(&(enc, need): &(Encoding, Need), b: &Block, d: &[&[u8]]) -> BlockTally {
+        if is_zero_run(b, d) {
             BlockTally::zeros(b.len as u64, enc)
         } else if need == Need::NoWidth {
             tally_block_no_width(d[0], enc)
         } else {
             tally_block(d[0], enc)
-        };
-        let after = next_index(b, d, plan.block_size);
-        let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-        let (waiting, next, fold) = &mut *guard;
-        waiting.insert(b.index, (t, after));
-        while let Some((t, after)) = waiting.remove(next) {
-            fold.push(t);
-            *next = after;
         }
-        Flow::Continue
-    })?;
-    let (waiting, _, fold) = state.into_inner().unwrap_or_else(|p| p.into_inner());
-    // Blocks after a gap (none unless the run stopped early) are folded in order.
-    let mut fold = fold;
-    for (t, _) in waiting.into_values() {
-        fold.push(t);
     }
-    Ok((fold.finish(), plan, stats))
+
+    fn push(&mut self, _: &(Encoding, Need), piece: BlockTally) {
+        self.0.push(piece);
+    }
+}
+
+/// Newlines counted in any order (`wc -l`): a zero run holds none.
+struct Lines(u64);
+
+impl Fold for Lines {
+    type Config = ();
+
+    fn new(_: &()) -> Self {
+        Lines(0)
+    }
+
+    fn block(&mut self, _: &(), _: &Block, d: &[&[u8]]) -> Flow {
+        self.0 += d
+            .first()
+            .map_or(0, |d| swath_kernels::count::count_byte(d, b'\n'));
+        Flow::Continue
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0 += other.0;
+    }
 }
 
 fn count_lines(
@@ -110,22 +128,13 @@ fn count_lines(
     opts: &EngineOptions,
     progress: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    // A zero run holds no newline: nothing to add.
     let mut job = Job::new(vec![region])
         .with_zero_runs()
         .with_progress(progress);
     job.limit = limit;
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
-    let lines = AtomicU64::new(0);
-    let stats = run_blocks(&plan, &job, &(), |_, d| {
-        lines.fetch_add(
-            swath_kernels::count::count_byte(d[0], b'\n'),
-            Ordering::Relaxed,
-        );
-        Flow::Continue
-    })?;
-    let t = Tally::lines_and_bytes(lines.into_inner(), stats.extent.len);
+    let (lines, stats) = fold::<Lines>(&plan, &job, &(), &())?;
+    let t = Tally::lines_and_bytes(lines.0, stats.extent.len);
     Ok((t, plan, stats))
 }
 

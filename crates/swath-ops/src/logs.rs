@@ -26,8 +26,8 @@ use hashbrown::HashMap;
 use crate::counts::{Counts, BATCH};
 use crate::headers::{last_in, Header, Headers};
 use swath_engine::{
-    run_blocks, Access, EngineError, EngineOptions, Flow, Framing, Input, Job, LongLines, Plan,
-    Region, RunStats,
+    fold_into, Access, Block, EngineError, EngineOptions, Flow, Fold, Framing, Input, Job,
+    LongLines, Plan, Region, RunStats,
 };
 
 /// The default bound on a log line, in bytes: a longer line is malformed.
@@ -238,6 +238,50 @@ pub struct InputRead {
     pub grew_to: Option<u64>,
 }
 
+/// What every worker of a log report reads: the report's configuration and the W3C
+/// header rule (the header in force at each block's start, or carried from block to block
+/// when the blocks are read in order on one thread).
+struct LogRun<'a, R: LineReport> {
+    config: &'a R::Config,
+    headers: Option<&'a Headers>,
+    in_order: bool,
+    carried: Mutex<Option<Header>>,
+}
+
+/// A [`LineReport`] as the engine folds it: one per worker, merged when the run ends.
+struct Blocks<'a, R>(R, std::marker::PhantomData<&'a ()>);
+
+impl<'a, R: LineReport> Fold for Blocks<'a, R>
+where
+    R::Config: 'a,
+{
+    type Config = LogRun<'a, R>;
+
+    fn new(_: &Self::Config) -> Self {
+        Blocks(R::default(), std::marker::PhantomData)
+    }
+
+    fn block(&mut self, run: &Self::Config, b: &Block, d: &[&[u8]]) -> Flow {
+        let (r, config) = (&mut self.0, run.config);
+        match (R::header(config), run.headers) {
+            (Some(prefix), _) if run.in_order => {
+                let mut carried = run.carried.lock().unwrap_or_else(|p| p.into_inner());
+                r.block_after(config, carried.as_deref(), d[0]);
+                if let Some(h) = last_in(d[0], prefix, R::max_line(config)) {
+                    *carried = Some(Header::from(h));
+                }
+            }
+            (Some(_), Some(h)) => r.block_after(config, h.at(b.start), d[0]),
+            _ => r.block(config, d[0]),
+        }
+        Flow::Continue
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0.merge(other.0);
+    }
+}
+
 /// Builds a report over all of `input` on all cores, up to the size the input had when it
 /// was opened (a log that grows meanwhile is reported as such, not as an error).
 ///
@@ -290,31 +334,15 @@ pub fn report_span<R: LineReport>(
         plan.method = swath_engine::Method::Read;
         plan.threads = 1;
     }
-    let carried: Mutex<Option<Header>> = Mutex::new(headers.as_ref().and_then(|h| h.start.clone()));
-    let pool: Mutex<Vec<R>> = Mutex::new(Vec::new());
-    let result = run_blocks(&plan, &job, &(), |b, d| {
-        let mut r = pool
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop()
-            .unwrap_or_default();
-        match (R::header(config), &headers) {
-            (Some(prefix), _) if in_order => {
-                let mut carried = carried.lock().unwrap_or_else(|p| p.into_inner());
-                r.block_after(config, carried.as_deref(), d[0]);
-                if let Some(h) = last_in(d[0], prefix, max) {
-                    *carried = Some(Header::from(h));
-                }
-            }
-            (Some(_), Some(h)) => r.block_after(config, h.at(b.start), d[0]),
-            _ => r.block(config, d[0]),
-        }
-        pool.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-        Flow::Continue
-    });
-    for r in pool.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        into.merge(r);
-    }
+    let run = LogRun {
+        config,
+        headers: headers.as_ref(),
+        in_order,
+        carried: Mutex::new(headers.as_ref().and_then(|h| h.start.clone())),
+    };
+    let mut blocks = Blocks(std::mem::take(into), std::marker::PhantomData);
+    let result = fold_into(&plan, &job, &(), &run, &mut blocks);
+    *into = blocks.0;
     into.skipped(skipped.into_inner());
     let grown = |before: u64, after: u64| after > before && input.len() <= Some(before);
     match result {

@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memchr::memchr;
 use swath_engine::{
-    is_zero_run, run_blocks, run_ordered, Access, EngineError, EngineOptions, Flow, Framing, Input,
-    Job, LongLines, Plan, Region, RunStats,
+    fold, is_zero_run, run_blocks, run_ordered, Access, Block, EngineError, EngineOptions, Flow,
+    Fold, Framing, Input, Job, LongLines, Plan, Region, RunStats,
 };
 use swath_kernels::search::{count_selected, for_each_selected, Matcher};
 
@@ -218,19 +218,35 @@ fn count_unordered(
 ) -> Result<(u64, RunStats), EngineError> {
     let job = job.clone().with_zero_runs();
     let per_zero = split_at_nul(o, m, &[0], |part| count_selected(m, part, o.invert, 1));
-    let total = AtomicU64::new(0);
-    let stats = run_blocks(plan, &job, &(), |b, d| {
-        if is_zero_run(b, d) {
-            total.fetch_add(per_zero * b.len as u64, Ordering::Relaxed);
-            return Flow::Continue;
-        }
-        let n = split_at_nul(o, m, d[0], |part| {
-            count_selected(m, part, o.invert, u64::MAX)
-        });
-        total.fetch_add(n, Ordering::Relaxed);
+    let (total, stats) = fold::<SelectedCount>(plan, &job, &(), &(m, o, per_zero))?;
+    Ok((total.0, stats))
+}
+
+/// Selected lines counted in any order; the configuration is the matcher, the options and
+/// the count of a zero byte's line (what each byte of a zero run adds).
+struct SelectedCount<'a>(u64, std::marker::PhantomData<&'a ()>);
+
+impl<'a> Fold for SelectedCount<'a> {
+    type Config = (&'a Matcher, &'a SearchOptions, u64);
+
+    fn new(_: &Self::Config) -> Self {
+        SelectedCount(0, std::marker::PhantomData)
+    }
+
+    fn block(&mut self, &(m, o, per_zero): &Self::Config, b: &Block, d: &[&[u8]]) -> Flow {
+        self.0 += if is_zero_run(b, d) {
+            per_zero * b.len as u64
+        } else {
+            split_at_nul(o, m, d[0], |part| {
+                count_selected(m, part, o.invert, u64::MAX)
+            })
+        };
         Flow::Continue
-    })?;
-    Ok((total.into_inner(), stats))
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0 += other.0;
+    }
 }
 
 /// `grep -c` over the bytes `[begin, finish)` of `input` (a span of whole lines: see
