@@ -33,7 +33,7 @@ use crate::buf::{skew, PageBuf, PAGE};
 use crate::error::EngineError;
 use crate::input::Input;
 use crate::mapguard::GuardedMap;
-use crate::plan::{Layout, Method, Plan};
+use crate::plan::{Access, EngineOptions, Layout, Method, Plan};
 
 /// One input read from an offset (relative to the input's own start).
 #[derive(Debug, Clone, Copy)]
@@ -375,6 +375,20 @@ impl<'a> Job<'a> {
     /// `(input, offset)` pairs for the planner.
     pub fn plan_regions(&self) -> Vec<(&'a Input, u64)> {
         self.regions.iter().map(|r| (r.input, r.offset)).collect()
+    }
+}
+
+impl Plan {
+    /// Chooses a plan for `job` (its regions, and its length when known). Defined here, by
+    /// the job, so that the planner does not depend on the executor.
+    pub fn for_job(opts: &EngineOptions, job: &Job<'_>, access: Access) -> Plan {
+        // On the stack: a tree's many small files each get a plan.
+        let first = (job.regions[0].input, job.regions[0].offset);
+        let mut regions = [first; MAX_REGIONS];
+        for (slot, r) in regions.iter_mut().zip(&job.regions) {
+            *slot = (r.input, r.offset);
+        }
+        Plan::choose(opts, &regions[..job.regions.len()], job.known_len(), access)
     }
 }
 

@@ -223,17 +223,6 @@ impl Plan {
         }
     }
 
-    /// Chooses a plan for `job` (its regions, and its length when known).
-    pub fn for_job(opts: &EngineOptions, job: &crate::exec::Job<'_>, access: Access) -> Plan {
-        // On the stack: a tree's many small files each get a plan.
-        let first = (job.regions[0].input, job.regions[0].offset);
-        let mut regions = [first; crate::exec::MAX_REGIONS];
-        for (slot, r) in regions.iter_mut().zip(&job.regions) {
-            *slot = (r.input, r.offset);
-        }
-        Plan::choose(opts, &regions[..job.regions.len()], job.known_len(), access)
-    }
-
     /// One block of `block_size` read positionally on the calling thread: for a quick look
     /// at the start of the data before committing to a parallel plan.
     pub fn inline(block_size: usize, reason: &'static str) -> Plan {
