@@ -7,7 +7,6 @@ pub mod cmp;
 pub mod cp;
 pub mod demo;
 pub mod docs;
-pub mod follow;
 pub mod gen;
 pub mod grep;
 pub mod grep_json;

@@ -293,7 +293,7 @@ pub(crate) fn follow(
     pending: bool,
     every: Duration,
     out: &Path,
-    how: &crate::cmd::logs::Output<'_>,
+    how: &super::Output<'_>,
 ) -> Result<std::process::ExitCode> {
     eprintln!(
         "swath logs: following {}; '{}' rewritten every {} s (interrupt to stop)",
@@ -352,7 +352,7 @@ pub(crate) fn follow(
                 .iter()
                 .map(|t| (t.path.display().to_string(), t.offset))
                 .collect(),
-            generated: crate::cmd::logs::utc_now(),
+            generated: super::utc_now(),
             parse_seconds: started.elapsed().as_secs_f64(),
             refresh: Some(every.as_secs().max(1)),
         };

@@ -8,6 +8,8 @@
 //! bzip2 files (by their magic bytes) are decompressed on one thread while the workers
 //! parse.
 
+pub mod follow;
+
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -548,12 +550,9 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     if let Some(out) = &a.html {
         refuse_output_among_inputs(out, &a.common.files)?;
     }
-    // Followed logs are opened once, by their directories ([`crate::cmd::follow`]), and
+    // Followed logs are opened once, by their directories ([`follow`]), and
     // their format is recognised from the files opened so.
-    let tails = match a
-        .follow
-        .map(|_| crate::cmd::follow::open_logs(&a.common.files))
-    {
+    let tails = match a.follow.map(|_| follow::open_logs(&a.common.files)) {
         Some(Err(e)) => {
             eprintln!("swath logs: {e:#}");
             return Ok(std::process::ExitCode::from(2));
@@ -561,7 +560,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         Some(Ok(t)) => Some(t),
         None => None,
     };
-    let head = tails.as_deref().map(crate::cmd::follow::first_head);
+    let head = tails.as_deref().map(follow::first_head);
     let mut stdin_head = None;
     let (config, statics) = match summary_config(&a, &mut stdin_head, head.clone()) {
         Ok(c) => c,
@@ -592,7 +591,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         };
         // No log has a line yet: the format is recognised when one has.
         let pending = a.format == "auto" && head.is_some_and(|h| h.is_empty());
-        let followed = crate::cmd::follow::follow(
+        let followed = follow::follow(
             tails,
             &config,
             pending,
