@@ -34,8 +34,6 @@ use swath_engine::{
 pub const DEFAULT_MAX_LINE: usize = 4 << 20;
 use swath_kernels::logs::{byte_count, counted_referrer, is_article, wf2_fields};
 
-pub use crate::summary::{Summary, SummaryConfig, SummaryTop};
-
 /// Counts by key (the bytes of a field).
 pub type Table = HashMap<Key, u64>;
 
@@ -979,6 +977,7 @@ impl Wf2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::{Summary, SummaryConfig};
     use proptest::prelude::*;
     use std::io::Write;
     use swath_engine::{Layout, Strategy};

@@ -624,7 +624,7 @@ pub struct InputPart {
     /// Its size when the pieces were computed.
     pub len: u64,
     /// Pieces by their first byte: (end, state). Disjoint, adjacent ones merged.
-    pieces: BTreeMap<u64, (u64, State)>,
+    pub(crate) pieces: BTreeMap<u64, (u64, State)>,
 }
 
 impl InputPart {
@@ -884,60 +884,7 @@ impl Partial {
         Ok((shape, raw.into_iter().map(|r| r.state).collect()))
     }
 
-    /// Partials merged straight from their bytes into the bytes of the merged partial: a
-    /// log report's states are merged as the sorted lists they are (k ways, keys copied
-    /// once, no table built; [`crate::streamed::merge_states`]), pieces that touch
-    /// becoming one; `wc` and `grep -c` partials are read and merged whole. The result is
-    /// the bytes [`Partial::merge`] and [`Partial::to_bytes`] give. An error gives the
-    /// position of the partial that caused it; no partial gives `None`.
-    pub fn merge_bytes(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
-        let mut merged: Option<Partial> = None;
-        let mut raw = Vec::new();
-        for (k, b) in parts.iter().enumerate() {
-            let (shape, r) = Self::parse(b, true).map_err(|e| (k, e))?;
-            raw.extend(r.into_iter().map(|x| (k, x)));
-            merged = Some(match merged {
-                None => shape,
-                Some(m) => m.merge(shape).map_err(|e| (k, e))?,
-            });
-        }
-        let Some(merged) = merged else {
-            return Ok(None);
-        };
-        if !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
-            // Read whole (small states): the shapes were the partials.
-            return Ok(Some(merged.to_bytes()));
-        }
-        // Each merged piece gathers the states of the pieces inside it, in file order.
-        raw.sort_unstable_by(|(_, a), (_, b)| {
-            (a.index, a.name, a.begin).cmp(&(b.index, b.name, b.begin))
-        });
-        let mut out = header(merged.kind, &merged.options, merged.inputs.len());
-        let mut at = 0;
-        for ((index, name), part) in &merged.inputs {
-            input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
-            for (&begin, (finish, _)) in &part.pieces {
-                let from = at;
-                while at < raw.len()
-                    && raw[at].1.index == *index
-                    && raw[at].1.name == &name[..]
-                    && raw[at].1.begin < *finish.max(&(begin + 1))
-                {
-                    at += 1;
-                }
-                let states: Vec<&[u8]> = raw[from..at].iter().map(|r| r.1.state).collect();
-                let state = match states[..] {
-                    [one] => one.to_vec(),
-                    _ => crate::streamed::merge_states(merged.kind, &states)
-                        .map_err(|e| (raw[from].0, e))?,
-                };
-                piece_head(&mut out, begin, *finish, &state);
-            }
-        }
-        Ok(Some(seal(out)))
-    }
-
-    fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<Raw<'_>>), PartialError> {
+    pub(crate) fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<Raw<'_>>), PartialError> {
         if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
             return Err(PartialError::Foreign);
         }
@@ -1016,11 +963,11 @@ impl Partial {
 }
 
 /// A piece's state left as bytes, with where it lies.
-struct Raw<'a> {
-    index: u32,
-    name: &'a [u8],
-    begin: u64,
-    state: &'a [u8],
+pub(crate) struct Raw<'a> {
+    pub(crate) index: u32,
+    pub(crate) name: &'a [u8],
+    pub(crate) begin: u64,
+    pub(crate) state: &'a [u8],
 }
 
 /// The state of no bytes, for a kind.
@@ -1034,7 +981,7 @@ fn empty_state(kind: Kind) -> State {
 }
 
 /// A partial's first bytes: magic, version, kind, options, and the count of inputs.
-fn header(kind: Kind, options: &[u8], inputs: usize) -> Vec<u8> {
+pub(crate) fn header(kind: Kind, options: &[u8], inputs: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -1047,7 +994,7 @@ fn header(kind: Kind, options: &[u8], inputs: usize) -> Vec<u8> {
 }
 
 /// An input's fields before its pieces.
-fn input_head(out: &mut Vec<u8>, index: u32, name: &[u8], len: u64, pieces: usize) {
+pub(crate) fn input_head(out: &mut Vec<u8>, index: u32, name: &[u8], len: u64, pieces: usize) {
     out.extend_from_slice(&index.to_le_bytes());
     out.extend_from_slice(&(name.len() as u32).to_le_bytes());
     out.extend_from_slice(name);
@@ -1056,7 +1003,7 @@ fn input_head(out: &mut Vec<u8>, index: u32, name: &[u8], len: u64, pieces: usiz
 }
 
 /// A piece: its span and its state's bytes.
-fn piece_head(out: &mut Vec<u8>, begin: u64, finish: u64, state: &[u8]) {
+pub(crate) fn piece_head(out: &mut Vec<u8>, begin: u64, finish: u64, state: &[u8]) {
     out.extend_from_slice(&begin.to_le_bytes());
     out.extend_from_slice(&finish.to_le_bytes());
     out.extend_from_slice(&(state.len() as u64).to_le_bytes());
@@ -1064,7 +1011,7 @@ fn piece_head(out: &mut Vec<u8>, begin: u64, finish: u64, state: &[u8]) {
 }
 
 /// The checksum after everything else.
-fn seal(mut out: Vec<u8>) -> Vec<u8> {
+pub(crate) fn seal(mut out: Vec<u8>) -> Vec<u8> {
     let sum = xxhash_rust::xxh3::xxh3_64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out

@@ -13,13 +13,14 @@
 //! previous table's ended: every byte is read once.
 //!
 //! [`Wf2::ranked`]: crate::logs::Wf2::ranked
-//! [`Summary::ranked`]: crate::logs::Summary::ranked
+//! [`Summary::ranked`]: crate::summary::Summary::ranked
 
-use crate::logs::{SummaryTop, TopN, Wf2Top};
+use crate::logs::{TopN, Wf2Top};
 use crate::partial::{
-    key_hash, put_key, put_uri_value, put_varint, uri_value, Kind, PartialError, Reader,
-    SUMMARY_NUMBERS, SUMMARY_TABLES,
+    header, input_head, key_hash, piece_head, put_key, put_uri_value, put_varint, seal, uri_value,
+    Kind, Partial, PartialError, Reader, SUMMARY_NUMBERS, SUMMARY_TABLES,
 };
+use crate::summary::SummaryTop;
 
 /// One state's list, read one entry ahead (its key's hash, the key, the values).
 struct Cursor<'a, V> {
@@ -386,11 +387,64 @@ pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialErro
     Ok(out)
 }
 
+/// Partials merged straight from their bytes into the bytes of the merged partial: a
+/// log report's states are merged as the sorted lists they are (k ways, keys copied
+/// once, no table built; [`merge_states`]), pieces that touch
+/// becoming one; `wc` and `grep -c` partials are read and merged whole. The result is
+/// the bytes [`Partial::merge`] and [`Partial::to_bytes`] give. An error gives the
+/// position of the partial that caused it; no partial gives `None`.
+pub fn merge_bytes(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
+    let mut merged: Option<Partial> = None;
+    let mut raw = Vec::new();
+    for (k, b) in parts.iter().enumerate() {
+        let (shape, r) = Partial::parse(b, true).map_err(|e| (k, e))?;
+        raw.extend(r.into_iter().map(|x| (k, x)));
+        merged = Some(match merged {
+            None => shape,
+            Some(m) => m.merge(shape).map_err(|e| (k, e))?,
+        });
+    }
+    let Some(merged) = merged else {
+        return Ok(None);
+    };
+    if !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
+        // Read whole (small states): the shapes were the partials.
+        return Ok(Some(merged.to_bytes()));
+    }
+    // Each merged piece gathers the states of the pieces inside it, in file order.
+    raw.sort_unstable_by(|(_, a), (_, b)| {
+        (a.index, a.name, a.begin).cmp(&(b.index, b.name, b.begin))
+    });
+    let mut out = header(merged.kind, &merged.options, merged.inputs.len());
+    let mut at = 0;
+    for ((index, name), part) in &merged.inputs {
+        input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
+        for (&begin, (finish, _)) in &part.pieces {
+            let from = at;
+            while at < raw.len()
+                && raw[at].1.index == *index
+                && raw[at].1.name == &name[..]
+                && raw[at].1.begin < *finish.max(&(begin + 1))
+            {
+                at += 1;
+            }
+            let states: Vec<&[u8]> = raw[from..at].iter().map(|r| r.1.state).collect();
+            let state = match states[..] {
+                [one] => one.to_vec(),
+                _ => merge_states(merged.kind, &states).map_err(|e| (raw[from].0, e))?,
+            };
+            piece_head(&mut out, begin, *finish, &state);
+        }
+    }
+    Ok(Some(seal(out)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::{LineReport, Summary, SummaryConfig, Wf2, Wf2Config};
+    use crate::logs::{LineReport, Wf2, Wf2Config};
     use crate::partial::Partial;
+    use crate::summary::{Summary, SummaryConfig};
     use proptest::prelude::*;
 
     /// Log lines over small alphabets, so that keys repeat across pieces and counts tie.
@@ -510,14 +564,14 @@ mod tests {
                 .reduce(|a, b| a.merge(b).unwrap())
                 .unwrap()
                 .to_bytes();
-            prop_assert_eq!(Partial::merge_bytes(&slices).unwrap().unwrap(), eager);
+            prop_assert_eq!(merge_bytes(&slices).unwrap().unwrap(), eager);
             // A tree: the first half merged first.
             let half = slices.len() / 2;
             if half > 0 {
-                let left = Partial::merge_bytes(&slices[..half]).unwrap().unwrap();
-                let right = Partial::merge_bytes(&slices[half..]).unwrap().unwrap();
-                let whole = Partial::merge_bytes(&[&left, &right]).unwrap().unwrap();
-                prop_assert_eq!(whole, Partial::merge_bytes(&slices).unwrap().unwrap());
+                let left = merge_bytes(&slices[..half]).unwrap().unwrap();
+                let right = merge_bytes(&slices[half..]).unwrap().unwrap();
+                let whole = merge_bytes(&[&left, &right]).unwrap().unwrap();
+                prop_assert_eq!(whole, merge_bytes(&slices).unwrap().unwrap());
             }
         }
     }

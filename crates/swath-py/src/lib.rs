@@ -24,7 +24,6 @@ use pyo3::types::{PyBytes, PyDict};
 use swath_engine::EngineOptions;
 use swath_kernels::pattern::Syntax;
 use swath_kernels::search::MatchOptions;
-use swath_ops::partial::Partial;
 use swath_ops::search::Binary;
 use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, piece_of_span, Request};
@@ -294,7 +293,7 @@ fn merge<'py>(py: Python<'py>, parts: Vec<PyBackedBytes>) -> PyResult<Bound<'py,
     let bytes = py
         .detach(|| {
             let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-            Partial::merge_bytes(&parts)
+            swath_ops::streamed::merge_bytes(&parts)
         })
         .map_err(|(k, e)| SwathError::new_err(format!("partial {k}: {e}")))?
         .ok_or_else(|| SwathError::new_err("no partial result given"))?;

@@ -149,7 +149,7 @@ pub fn wf2_options(top: usize, max_line: usize, article: &str, self_referrer: &s
 /// the filters and the static-file extensions (what changes the tables or the report).
 pub fn summary_options(
     top: usize,
-    config: &swath_ops::logs::SummaryConfig,
+    config: &swath_ops::summary::SummaryConfig,
     statics: &[String],
 ) -> Vec<u8> {
     format!(

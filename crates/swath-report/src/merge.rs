@@ -1,6 +1,6 @@
 //! Merged partial results and the reports they print.
 //!
-//! Partials are merged from their bytes ([`Partial::merge_bytes`]); a log report is printed
+//! Partials are merged from their bytes ([`swath_ops::streamed::merge_bytes`]); a log report is printed
 //! from its pieces' states as they lie in the partials, merged as the sorted lists they are
 //! into the report's top rows ([`swath_ops::streamed`]): memory is a cursor per piece and
 //! the rows shown, however many distinct clients or URIs there are. The partials' shapes

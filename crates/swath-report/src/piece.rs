@@ -9,9 +9,10 @@ use std::path::Path;
 
 use swath_engine::{EngineError, EngineOptions, Input};
 use swath_kernels::search::{MatchOptions, Matcher};
-use swath_ops::logs::{report_span, LineReport, Summary, SummaryConfig, Wf2};
+use swath_ops::logs::{report_span, LineReport, Wf2};
 use swath_ops::partial::{Kind, Partial, State};
 use swath_ops::search::{Binary, Mode, SearchOptions};
+use swath_ops::summary::{Summary, SummaryConfig};
 
 use crate::wc::{Encoding, Selected};
 

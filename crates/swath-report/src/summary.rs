@@ -12,11 +12,12 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
-use swath_ops::logs::{Ranking, SummaryTop};
+use swath_ops::logs::Ranking;
 use swath_ops::partial::{
     N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
     N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
 };
+use swath_ops::summary::SummaryTop;
 use swath_ops::summary::{
     G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
     P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS,

@@ -6,9 +6,9 @@ use proptest::prelude::*;
 use swath_engine::EngineOptions;
 use swath_kernels::pattern::Syntax;
 use swath_kernels::search::MatchOptions;
-use swath_ops::logs::{LineReport, Summary, SummaryConfig, Wf2};
-use swath_ops::partial::Partial;
+use swath_ops::logs::{LineReport, Wf2};
 use swath_ops::search::Binary;
+use swath_ops::summary::{Summary, SummaryConfig};
 use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, Request};
 use swath_report::wc::{Encoding, Selected};
@@ -111,7 +111,7 @@ fn tree(mut level: Vec<Vec<u8>>) -> Vec<u8> {
             .chunks(2)
             .map(|c| {
                 let parts: Vec<&[u8]> = c.iter().map(|p| &p[..]).collect();
-                Partial::merge_bytes(&parts).unwrap().unwrap()
+                swath_ops::streamed::merge_bytes(&parts).unwrap().unwrap()
             })
             .collect();
     }

@@ -105,7 +105,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
 }
 
 /// `swath merge --emit-partial OUT`: the partials merged from their bytes (log states as
-/// sorted lists, `Partial::merge_bytes`) and written.
+/// sorted lists, `swath_ops::streamed::merge_bytes`) and written.
 fn merge_to_partial(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
@@ -116,7 +116,7 @@ fn merge_to_partial(a: &MergeArgs) -> ExitCode {
         Err(m) => return fail(m),
     };
     let parts: Vec<&[u8]> = held.iter().map(Held::bytes).collect();
-    let merged = Partial::merge_bytes(&parts);
+    let merged = swath_ops::streamed::merge_bytes(&parts);
     if let Some(m) = changed(&a.partials, &held) {
         return fail(m);
     }

@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
-use swath_ops::logs::{
-    report_input, report_reader, report_span, LineReport, Summary, SummaryConfig, Wf2,
-};
+use swath_ops::logs::{report_input, report_reader, report_span, LineReport, Wf2};
+use swath_ops::summary::{Summary, SummaryConfig};
 use swath_report::logs::Compression;
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
