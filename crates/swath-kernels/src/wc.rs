@@ -1078,7 +1078,7 @@ mod avx2 {
 /// Sequences that glibc's UTF-8 decoder accepts beyond standard UTF-8 (values above
 /// U+10FFFF in 4 bytes, and the old 5- and 6-byte forms): their length, when `b` starts
 /// with a complete one.
-pub(crate) fn glibc_extended(b: &[u8]) -> Option<usize> {
+pub fn glibc_extended(b: &[u8]) -> Option<usize> {
     let (len, min_second) = match *b.first()? {
         0xF4 => (4, 0x90),
         0xF5..=0xF7 => (4, 0x80),

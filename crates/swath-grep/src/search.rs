@@ -907,7 +907,7 @@ pub fn lines_in(hay: &[u8]) -> u64 {
 
 /// Lines ending with `eol` in a buffer of whole lines (a last one without it counts).
 pub fn lines_ending(hay: &[u8], eol: u8) -> u64 {
-    crate::count::count_byte(hay, eol) + u64::from(hay.last().is_some_and(|&b| b != eol))
+    swath_kernels::count::count_byte(hay, eol) + u64::from(hay.last().is_some_and(|&b| b != eol))
 }
 
 /// The reference: ranges of the selected lines, testing each line on its own.
@@ -945,7 +945,7 @@ pub fn has_encoding_error(line: &[u8]) -> bool {
             Ok(_) => return false,
             Err(e) => {
                 let bad = &rest[e.valid_up_to()..];
-                match crate::wc::glibc_extended(bad) {
+                match swath_kernels::wc::glibc_extended(bad) {
                     Some(n) => rest = &bad[n..],
                     None => return true,
                 }
