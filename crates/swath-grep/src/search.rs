@@ -408,39 +408,12 @@ impl Matcher {
                 warnings,
             ));
         }
-        let mut warnings = Vec::new();
-        let mut parts = Vec::with_capacity(patterns.len());
-        // Patterns without back-references, and those with them (for glibc's matcher).
-        let mut exact_parts = Vec::with_capacity(patterns.len());
-        let mut backrefs = Vec::new();
-        for p in patterns {
-            let p = case_classes(p, opts);
-            let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?
-            {
-                Some(filter) => {
-                    let ere = opts.syntax == Syntax::Extended;
-                    let g =
-                        GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
-                            .map_err(|message| PatternError { message })?;
-                    backrefs.push(std::sync::Arc::new(g));
-                    filter
-                }
-                None => {
-                    // -i is written into the regex (glibc's case pairs), not left to the
-                    // regex crate's Unicode folding.
-                    let (t, w) =
-                        translate_folded(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?;
-                    exact_parts.push(format!("(?:{t})"));
-                    (t, w)
-                }
-            };
-            for w in w {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-            parts.push(format!("(?:{t})"));
-        }
+        let Translated {
+            parts,
+            exact_parts,
+            backrefs,
+            warnings,
+        } = translate_all(patterns, opts, eol)?;
         let wrap = |re: String| {
             if opts.line {
                 format!("^(?:{re})$")
@@ -730,6 +703,62 @@ impl Matcher {
             at = le + 1;
         }
     }
+}
+
+/// The patterns translated for the regex crate, one after another, with GNU's warnings.
+struct Translated {
+    /// Every pattern, as a regex (a filter for those with back-references).
+    parts: Vec<String>,
+    /// The patterns without back-references, as regexes...
+    exact_parts: Vec<String>,
+    /// ... and those with them, for glibc's matcher.
+    backrefs: Vec<std::sync::Arc<GnuRegex>>,
+    /// GNU's warnings, each once, in order.
+    warnings: Vec<String>,
+}
+
+/// Translates each of `patterns` ([`Matcher::new_lines_ending`] past its other engines).
+fn translate_all(
+    patterns: &[Vec<u8>],
+    opts: MatchOptions,
+    eol: u8,
+) -> Result<Translated, PatternError> {
+    let mut warnings = Vec::new();
+    let mut parts = Vec::with_capacity(patterns.len());
+    // Patterns without back-references, and those with them (for glibc's matcher).
+    let mut exact_parts = Vec::with_capacity(patterns.len());
+    let mut backrefs = Vec::new();
+    for p in patterns {
+        let p = case_classes(p, opts);
+        let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)? {
+            Some(filter) => {
+                let ere = opts.syntax == Syntax::Extended;
+                let g = GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
+                    .map_err(|message| PatternError { message })?;
+                backrefs.push(std::sync::Arc::new(g));
+                filter
+            }
+            None => {
+                // -i is written into the regex (glibc's case pairs), not left to the
+                // regex crate's Unicode folding.
+                let (t, w) = translate_folded(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?;
+                exact_parts.push(format!("(?:{t})"));
+                (t, w)
+            }
+        };
+        for w in w {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        parts.push(format!("(?:{t})"));
+    }
+    Ok(Translated {
+        parts,
+        exact_parts,
+        backrefs,
+        warnings,
+    })
 }
 
 /// The match grep prints among several patterns' matches: the leftmost, the longest of
