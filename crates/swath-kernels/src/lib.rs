@@ -1,6 +1,6 @@
-//! swath's hot kernels: pure functions over byte slices, with no I/O and no threads (but for
-//! one, for a pattern nested thousands of groups deep: it is read on a thread whose stack
-//! holds it).
+//! swath's hot kernels: pure functions over byte slices, with no I/O, no threads and no FFI.
+//! grep's pattern machinery (GNU's pattern readers, glibc's regex, PCRE2, the line matcher)
+//! is `swath-grep`'s, which builds on these.
 //!
 //! Each kernel has a one-line naive reference (`*_naive`) that the fast version is tested
 //! against over inputs padded to hit every alignment and length, and a criterion benchmark
@@ -11,19 +11,10 @@
 //! - [`logs`]: access-log fields (Wide Finder 2, Apache/nginx combined), parsed by hand.
 //! - [`wc`]: lines, words, characters, bytes and the longest line, in mergeable chunks.
 //! - [`transform`]: the Caesar cipher and its alphabet variant, in place or copying.
-//! - [`pattern`]: GNU grep patterns (BRE, ERE, fixed, Perl) translated into `regex` syntax.
-//! - [`search`]: which lines of a block of whole lines match (grep), with a line-by-line oracle.
-//! - [`multibyte`]: grep in a multibyte locale other than UTF-8, through glibc's regex.
 #![deny(missing_docs)]
 
 pub mod compare;
 pub mod count;
-mod ffi;
-pub mod gnu_regex;
 pub mod logs;
-pub mod multibyte;
-pub mod pattern;
-pub mod pcre;
-pub mod search;
 pub mod transform;
 pub mod wc;

@@ -1,4 +1,5 @@
-//! swath's operations: the kernels of `swath-kernels` run on the engine of `swath-engine`.
+//! swath's operations: the kernels of `swath-kernels` (and grep's matcher, `swath-grep`) run
+//! on the engine of `swath-engine`.
 //!
 //! Each operation takes opened inputs and [`swath_engine::EngineOptions`], plans the work, runs
 //! it, and returns plain data (differences, counts) that the command-line layer formats. Nothing

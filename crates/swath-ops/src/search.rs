@@ -34,7 +34,7 @@ use swath_engine::{
     fold, is_zero_run, run_blocks, run_ordered, Access, Block, EngineError, EngineOptions, Flow,
     Fold, Framing, Input, Job, LongLines, Plan, Region, RunStats,
 };
-use swath_kernels::search::{count_selected, for_each_selected, Matcher};
+use swath_grep::search::{count_selected, for_each_selected, Matcher};
 
 /// GNU grep's read size: a NUL makes the file binary from the buffer it is read in.
 pub const GNU_BUFFER: u64 = 96 * 1024;
@@ -1011,8 +1011,8 @@ mod tests {
     use proptest::prelude::*;
     use std::io::Write;
     use swath_engine::{Layout, Strategy as Read};
-    use swath_kernels::pattern::Syntax;
-    use swath_kernels::search::MatchOptions;
+    use swath_grep::pattern::Syntax;
+    use swath_grep::search::MatchOptions;
 
     /// What the oracle and the engine report: selected lines (number, offset, text) as
     /// printed, the count, and the binary flag.

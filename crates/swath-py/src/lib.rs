@@ -22,8 +22,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
 use swath_engine::EngineOptions;
-use swath_kernels::pattern::Syntax;
-use swath_kernels::search::MatchOptions;
+use swath_grep::pattern::Syntax;
+use swath_grep::search::MatchOptions;
 use swath_ops::search::Binary;
 use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, piece_of_span, Request};
@@ -166,7 +166,7 @@ fn request(kind: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<(Request
                 line: o.flag("line")?,
                 utf8,
                 // Not UTF-8 in a locale such as zh_CN.GB18030: its characters, as GNU grep.
-                multibyte: !utf8 && swath_kernels::multibyte::other_multibyte_locale(),
+                multibyte: !utf8 && swath_grep::multibyte::other_multibyte_locale(),
             };
             // GNU grep: a pattern with newlines is one pattern per line.
             let patterns = pattern.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();

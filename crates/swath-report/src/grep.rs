@@ -1,6 +1,6 @@
 //! `grep -c`'s report of merged partial results, and the options text of its partials.
 
-use swath_kernels::search::MatchOptions;
+use swath_grep::search::MatchOptions;
 use swath_ops::search::Binary;
 
 /// Prints merged `grep -c` partials as `grep -c` prints the same files: the count, after

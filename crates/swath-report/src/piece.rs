@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use swath_engine::{EngineError, EngineOptions, Input};
-use swath_kernels::search::{MatchOptions, Matcher};
+use swath_grep::search::{MatchOptions, Matcher};
 use swath_ops::logs::{report_span, LineReport, Wf2};
 use swath_ops::partial::{Kind, Partial, State};
 use swath_ops::search::{Binary, Mode, SearchOptions};

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use swath_engine::EngineOptions;
-use swath_kernels::pattern::Syntax;
-use swath_kernels::search::MatchOptions;
+use swath_grep::pattern::Syntax;
+use swath_grep::search::MatchOptions;
 use swath_ops::logs::{LineReport, Wf2};
 use swath_ops::search::Binary;
 use swath_ops::summary::{Summary, SummaryConfig};

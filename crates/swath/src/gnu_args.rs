@@ -126,10 +126,10 @@ pub fn utf8_locale() -> bool {
 
 /// True when the locale's characters may take several bytes in an encoding other than
 /// UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): grep then matches through glibc's regex in
-/// that encoding ([`swath_kernels::multibyte`]). Sets the locale first, as [`utf8_locale`].
+/// that encoding ([`swath_grep::multibyte`]). Sets the locale first, as [`utf8_locale`].
 pub fn other_multibyte_locale() -> bool {
     utf8_locale();
-    swath_kernels::multibyte::other_multibyte_locale()
+    swath_grep::multibyte::other_multibyte_locale()
 }
 
 /// gnulib's quotation marks (`gettext_quote`, untranslated) for the current locale: `‘’`

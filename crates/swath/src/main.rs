@@ -1,5 +1,6 @@
 //! The `swath` command: a thin layer of argument parsing and output formatting over the
-//! engine (`swath-engine`), the kernels (`swath-kernels`) and the operations (`swath-ops`).
+//! engine (`swath-engine`), the kernels (`swath-kernels`), grep's patterns (`swath-grep`) and
+//! the operations (`swath-ops`).
 //!
 //! Invoked through a link named after a GNU tool it replaces (`cmp`, `wc`, `grep`), it
 //! behaves as that subcommand and prefixes its messages with the tool's name.

@@ -2,7 +2,7 @@
 //! cores in blocks of whole lines and many small files at once.
 //!
 //! Options are parsed with GNU getopt's rules ([`crate::getopt`]); the patterns are translated
-//! into one regular expression ([`swath_kernels::search::Matcher`]); each file is searched by
+//! into one regular expression ([`swath_grep::search::Matcher`]); each file is searched by
 //! [`swath_ops::search::search`], which hands selected lines back in file order; this module
 //! formats them as GNU grep does (file name, line number, byte offset, context lines and
 //! group separators, `-T`, colours, `-o`, `-c`, `-l`, `-L`) and keeps GNU's exit status: 0
@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use swath_engine::dirs::Links;
 use swath_engine::input::Wait;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, Layout, Strategy};
-use swath_kernels::pattern::Syntax;
-use swath_kernels::search::{MatchOptions, Matcher};
+use swath_grep::pattern::Syntax;
+use swath_grep::search::{MatchOptions, Matcher};
 use swath_ops::search::{search, Binary, Context, Event, Mode, SearchOptions, Selected};
 
 use crate::engine_args::Stopwatch;
@@ -413,7 +413,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     if cfg.match_opts.syntax == Syntax::Perl && cfg.patterns.len() > 1 {
         return die(prog, "the -P option only supports a single pattern");
     }
-    let errors = swath_kernels::search::pattern_errors(&cfg.patterns, cfg.match_opts);
+    let errors = swath_grep::search::pattern_errors(&cfg.patterns, cfg.match_opts);
     if !errors.is_empty() {
         for (i, e) in errors {
             if e.is_stack_overflow() {

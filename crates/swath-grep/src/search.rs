@@ -408,39 +408,12 @@ impl Matcher {
                 warnings,
             ));
         }
-        let mut warnings = Vec::new();
-        let mut parts = Vec::with_capacity(patterns.len());
-        // Patterns without back-references, and those with them (for glibc's matcher).
-        let mut exact_parts = Vec::with_capacity(patterns.len());
-        let mut backrefs = Vec::new();
-        for p in patterns {
-            let p = case_classes(p, opts);
-            let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?
-            {
-                Some(filter) => {
-                    let ere = opts.syntax == Syntax::Extended;
-                    let g =
-                        GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
-                            .map_err(|message| PatternError { message })?;
-                    backrefs.push(std::sync::Arc::new(g));
-                    filter
-                }
-                None => {
-                    // -i is written into the regex (glibc's case pairs), not left to the
-                    // regex crate's Unicode folding.
-                    let (t, w) =
-                        translate_folded(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?;
-                    exact_parts.push(format!("(?:{t})"));
-                    (t, w)
-                }
-            };
-            for w in w {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-            parts.push(format!("(?:{t})"));
-        }
+        let Translated {
+            parts,
+            exact_parts,
+            backrefs,
+            warnings,
+        } = translate_all(patterns, opts, eol)?;
         let wrap = |re: String| {
             if opts.line {
                 format!("^(?:{re})$")
@@ -732,6 +705,62 @@ impl Matcher {
     }
 }
 
+/// The patterns translated for the regex crate, one after another, with GNU's warnings.
+struct Translated {
+    /// Every pattern, as a regex (a filter for those with back-references).
+    parts: Vec<String>,
+    /// The patterns without back-references, as regexes...
+    exact_parts: Vec<String>,
+    /// ... and those with them, for glibc's matcher.
+    backrefs: Vec<std::sync::Arc<GnuRegex>>,
+    /// GNU's warnings, each once, in order.
+    warnings: Vec<String>,
+}
+
+/// Translates each of `patterns` ([`Matcher::new_lines_ending`] past its other engines).
+fn translate_all(
+    patterns: &[Vec<u8>],
+    opts: MatchOptions,
+    eol: u8,
+) -> Result<Translated, PatternError> {
+    let mut warnings = Vec::new();
+    let mut parts = Vec::with_capacity(patterns.len());
+    // Patterns without back-references, and those with them (for glibc's matcher).
+    let mut exact_parts = Vec::with_capacity(patterns.len());
+    let mut backrefs = Vec::new();
+    for p in patterns {
+        let p = case_classes(p, opts);
+        let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)? {
+            Some(filter) => {
+                let ere = opts.syntax == Syntax::Extended;
+                let g = GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
+                    .map_err(|message| PatternError { message })?;
+                backrefs.push(std::sync::Arc::new(g));
+                filter
+            }
+            None => {
+                // -i is written into the regex (glibc's case pairs), not left to the
+                // regex crate's Unicode folding.
+                let (t, w) = translate_folded(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)?;
+                exact_parts.push(format!("(?:{t})"));
+                (t, w)
+            }
+        };
+        for w in w {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        parts.push(format!("(?:{t})"));
+    }
+    Ok(Translated {
+        parts,
+        exact_parts,
+        backrefs,
+        warnings,
+    })
+}
+
 /// The match grep prints among several patterns' matches: the leftmost, the longest of
 /// those that start there (the first of equals).
 pub(crate) fn leftmost_longest(
@@ -907,7 +936,7 @@ pub fn lines_in(hay: &[u8]) -> u64 {
 
 /// Lines ending with `eol` in a buffer of whole lines (a last one without it counts).
 pub fn lines_ending(hay: &[u8], eol: u8) -> u64 {
-    crate::count::count_byte(hay, eol) + u64::from(hay.last().is_some_and(|&b| b != eol))
+    swath_kernels::count::count_byte(hay, eol) + u64::from(hay.last().is_some_and(|&b| b != eol))
 }
 
 /// The reference: ranges of the selected lines, testing each line on its own.
@@ -945,7 +974,7 @@ pub fn has_encoding_error(line: &[u8]) -> bool {
             Ok(_) => return false,
             Err(e) => {
                 let bad = &rest[e.valid_up_to()..];
-                match crate::wc::glibc_extended(bad) {
+                match swath_kernels::wc::glibc_extended(bad) {
                     Some(n) => rest = &bad[n..],
                     None => return true,
                 }
