@@ -213,7 +213,7 @@ impl GnuRegex {
             chars,
             newline_anchor,
         };
-        let checked = crate::search::with_stack_for(crate::search::group_opens(pattern), || {
+        let checked = crate::stack::with_stack_for(crate::stack::group_opens(pattern), || {
             r.compile().map(drop)
         });
         checked.map(|()| r)
@@ -282,8 +282,8 @@ impl GnuRegex {
                     }
                     // glibc's reader recurses about 700 bytes a group: a deep pattern is
                     // compiled where that fits (a matching thread has 2 MiB).
-                    let groups = crate::search::group_opens(&self.pattern);
-                    c.push(crate::search::with_stack_for(groups, || self.compile()).ok()?);
+                    let groups = crate::stack::group_opens(&self.pattern);
+                    c.push(crate::stack::with_stack_for(groups, || self.compile()).ok()?);
                     c.len() - 1
                 }
             };
@@ -346,7 +346,7 @@ impl GnuRegex {
                         }
                     }
                     Chars::Locale => {
-                        next = start as usize + crate::multibyte::char_len(&line[start as usize..])
+                        next = start as usize + crate::locale::char_len(&line[start as usize..])
                     }
                 }
                 let next = next as c_int;
@@ -373,7 +373,7 @@ impl GnuRegex {
         }
         match self.chars {
             Chars::Bytes => return is_word_byte(line[at - 1]),
-            Chars::Locale => return crate::multibyte::word_char_before(line, at),
+            Chars::Locale => return crate::locale::word_char_before(line, at),
             Chars::Utf8 => {}
         }
         // The character that ends at `at`.
@@ -390,7 +390,7 @@ impl GnuRegex {
         }
         match self.chars {
             Chars::Bytes => return is_word_byte(line[at]),
-            Chars::Locale => return crate::multibyte::word_char_at(line, at),
+            Chars::Locale => return crate::locale::word_char_at(line, at),
             Chars::Utf8 => {}
         }
         let n = (1..=4.min(line.len() - at))

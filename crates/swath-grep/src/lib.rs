@@ -13,7 +13,10 @@
 
 mod ffi;
 pub mod gnu_regex;
+mod locale;
 pub mod multibyte;
+mod options;
 pub mod pattern;
 pub mod pcre;
 pub mod search;
+mod stack;

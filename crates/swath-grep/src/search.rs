@@ -23,91 +23,17 @@ use regex::bytes::RegexBuilder;
 
 use crate::gnu_regex::GnuRegex;
 use crate::multibyte::LocaleMatcher;
+pub use crate::options::MatchOptions;
+use crate::options::{leftmost_longest, parse_hir};
 use crate::pattern::{
     translate_filter, translate_folded, translate_with_warnings, PatternError, Syntax,
 };
 use crate::pcre::Pcre;
-
-/// The regex crate's nesting limit: a GNU group becomes up to a few nested groups once
-/// translated, and GNU reads groups up to [`crate::pattern::MAX_NESTING`] deep.
-const NEST_LIMIT: u32 = (crate::pattern::MAX_NESTING * 4 + 64) as u32;
-
-/// Patterns that open at most this many groups are read and compiled on the calling thread
-/// (any thread's stack holds them: a test thread has 2 MiB).
-const SHALLOW_GROUPS: usize = 256;
-
-/// Stack for each level of nesting when a pattern is read and compiled: swath's readers, the
-/// regex crate's compiler and glibc's `re_compile_pattern` all recurse once or more a level.
-/// Measured in the tests' build (opt-level 1), 12,000 levels deep: plain groups need 1 KiB a
-/// level, alternations of concatenations with repetitions (`(b|c*` ... `)*`) under -i -w -o
-/// the most found, 4 KiB; this is twice that.
-const STACK_PER_LEVEL: usize = 8 << 10;
-
-/// Stack beside the levels: what the callers use, and repetitions nested in one level
-/// (`a{2}{2}`..., up to 1000).
-const STACK_BASE: usize = 4 << 20;
-
-/// How many groups `pattern` may nest: every `(` counts (`\(` in a basic pattern, a literal
-/// parenthesis too), so this is never less than the real depth.
-pub(crate) fn group_opens(pattern: &[u8]) -> usize {
-    memchr::memchr_iter(b'(', pattern).count()
-}
-
-/// Runs `f`, which reads or compiles patterns that open up to `groups` groups, where the
-/// recursion of a pattern that deep fits: on this thread for a shallow one, else on a thread
-/// whose stack is made for [`crate::pattern::MAX_NESTING`] levels at most (deeper patterns
-/// are refused at that depth). If that thread cannot be had (no memory for its stack), `f`
-/// runs here.
-pub(crate) fn with_stack_for<T: Send>(groups: usize, f: impl FnOnce() -> T + Send) -> T {
-    if groups <= SHALLOW_GROUPS {
-        return f();
-    }
-    let levels = groups.min(crate::pattern::MAX_NESTING + 1);
-    let size = STACK_BASE + levels * STACK_PER_LEVEL;
-    // The closure is taken back if the thread does not start.
-    let job = std::sync::Mutex::new(Some(f));
-    let took =
-        |job: &std::sync::Mutex<Option<_>>| job.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let ran = std::thread::scope(|s| {
-        let started = std::thread::Builder::new()
-            .name("swath-pattern".into())
-            .stack_size(size)
-            .spawn_scoped(s, || took(&job).map(|f| f()));
-        match started {
-            Ok(h) => h
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => None,
-        }
-    });
-    match ran {
-        Some(t) => t,
-        None => took(&job).map(|f| f()).expect("the job runs once"),
-    }
-}
+use crate::stack::{group_opens, with_stack_for, NEST_LIMIT};
 
 /// The most groups one of `patterns` opens ([`group_opens`]).
 fn most_groups(patterns: &[Vec<u8>]) -> usize {
     patterns.iter().map(|p| group_opens(p)).max().unwrap_or(0)
-}
-
-/// How patterns are read and matched (grep's -G/-E/-F/-P, -i, -w, -x and the locale).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MatchOptions {
-    /// The pattern syntax.
-    pub syntax: Syntax,
-    /// Ignore case (-i).
-    pub ignore_case: bool,
-    /// Match whole words only (-w): no word character right before or after the match.
-    pub word: bool,
-    /// Match whole lines only (-x).
-    pub line: bool,
-    /// A UTF-8 locale: characters rather than bytes.
-    pub utf8: bool,
-    /// A multibyte locale other than UTF-8 (EUC-JP, Shift_JIS, GB18030, Big5...): `-G`,
-    /// `-E` and `-F` patterns are matched by glibc's regex engine in the locale's encoding,
-    /// line by line ([`crate::multibyte`]); `-P` is not served there (GNU refuses it).
-    pub multibyte: bool,
 }
 
 /// Every pattern that does not compile, with its index in `patterns` (GNU reports them all,
@@ -605,7 +531,7 @@ impl Matcher {
                 // An empty match: GNU skips it; look again one character on.
                 at = m.start
                     + match self.locale {
-                        Some(_) => crate::multibyte::char_len(&line[m.start..]),
+                        Some(_) => crate::locale::char_len(&line[m.start..]),
                         None => next_char_len(&line[m.start..]),
                     };
                 continue;
@@ -759,28 +685,6 @@ fn translate_all(
         backrefs,
         warnings,
     })
-}
-
-/// The match grep prints among several patterns' matches: the leftmost, the longest of
-/// those that start there (the first of equals).
-pub(crate) fn leftmost_longest(
-    matches: impl Iterator<Item = Range<usize>>,
-) -> Option<Range<usize>> {
-    matches.min_by_key(|m| (m.start, std::cmp::Reverse(m.end)))
-}
-
-/// The combined pattern parsed as the matcher compiles it (`None` if it does not parse).
-pub(crate) fn parse_hir(re: &str, o: MatchOptions, eol: u8) -> Option<regex_syntax::hir::Hir> {
-    regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .line_terminator(eol)
-        .nest_limit(NEST_LIMIT)
-        .unicode(o.utf8)
-        .utf8(false)
-        .case_insensitive(false)
-        .build()
-        .parse(re)
-        .ok()
 }
 
 /// Whether some match of `h` can contain the ASCII byte `b`.
@@ -959,7 +863,7 @@ impl Matcher {
     /// of another encoding (then decoded with `mbrlen`, see [`crate::multibyte`]).
     pub fn encoding_error(&self, line: &[u8]) -> bool {
         match self.locale {
-            Some(_) => crate::multibyte::has_encoding_error(line),
+            Some(_) => crate::locale::has_encoding_error(line),
             None => has_encoding_error(line),
         }
     }

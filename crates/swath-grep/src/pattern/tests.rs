@@ -491,8 +491,8 @@ fn deep_and_long_patterns_are_fine() {
     let translated = std::thread::Builder::new()
         .stack_size(2 << 20)
         .spawn(move || {
-            let groups = crate::search::group_opens(nested.as_bytes());
-            crate::search::with_stack_for(groups, || {
+            let groups = crate::stack::group_opens(nested.as_bytes());
+            crate::stack::with_stack_for(groups, || {
                 translate(nested.as_bytes(), Syntax::Extended, true)
             })
         })
