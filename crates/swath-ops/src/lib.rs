@@ -8,16 +8,16 @@
 //! - [`compare`]: the first K differences of two inputs (speculative, parallel), or every
 //!   difference streamed in order.
 //! - [`counts`]: counting tables for millions of distinct keys, with batched prefetching.
-//! - [`headers`]: header lines (W3C `#Fields:`) in force at each block of a log read in
-//!   parallel.
 //! - [`count`]: wc counts of one input, in parallel blocks folded in order.
 //! - [`copy`]: a file copy by reflink, in-kernel ranges, or positional I/O.
 //! - [`inplace`]: crash-safe in-place transformation with an undo journal.
 //! - [`lines`]: line numbers of byte positions, counted in parallel.
-//! - [`logs`]: the Wide Finder 2 report and a log summary, per-worker tables merged.
+//! - [`logs`]: access-log reports, per-worker tables merged: the driver (`logs`), log
+//!   formats (`logs::format`), W3C headers (`logs::headers`), tables and rankings
+//!   (`logs::tables`), the Wide Finder 2 report (`logs::wf2`), the GoAccess-class summary
+//!   (`logs::summary`), and reports merged from partials' sorted lists (`logs::streamed`).
 //! - [`search`]: grep's selected lines, counts and first matches, in parallel line blocks.
 //! - [`partial`]: partial results of byte ranges, their wire format and their merge.
-//! - [`streamed`]: log reports merged from partials' sorted lists in bounded memory.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
@@ -25,13 +25,9 @@ pub mod compare;
 pub mod copy;
 pub mod count;
 pub mod counts;
-pub mod headers;
 pub mod inplace;
 pub mod lines;
-pub mod logformat;
 pub mod logs;
 pub mod partial;
 pub mod search;
-pub mod streamed;
-pub mod summary;
 pub mod transform;

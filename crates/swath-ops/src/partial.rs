@@ -262,7 +262,7 @@ pub struct SummaryTables {
     /// taken by request (microseconds, in all), longest time by request (merged by
     /// maximum: see [`summary_list_max`]), bytes sent by client, by referrer, by user
     /// agent, by virtual host, by remote user, and requests by row and visitor (see
-    /// [`crate::summary::row_visitor_key`]).
+    /// [`crate::logs::summary::row_visitor_key`]).
     pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
@@ -878,7 +878,7 @@ impl Partial {
     /// partial comes back as its *shape* (the same inputs and pieces with empty states:
     /// how partials fit together is checked by merging shapes) with the states' bytes
     /// beside it, for a reader that merges them straight from the bytes
-    /// ([`crate::streamed`]), every key borrowed, none copied.
+    /// ([`crate::logs::streamed`]), every key borrowed, none copied.
     pub fn from_bytes_lazy(b: &[u8]) -> Result<(Partial, Vec<&[u8]>), PartialError> {
         let (shape, raw) = Self::parse(b, true)?;
         Ok((shape, raw.into_iter().map(|r| r.state).collect()))

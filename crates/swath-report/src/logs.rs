@@ -149,7 +149,7 @@ pub fn wf2_options(top: usize, max_line: usize, article: &str, self_referrer: &s
 /// the filters and the static-file extensions (what changes the tables or the report).
 pub fn summary_options(
     top: usize,
-    config: &swath_ops::summary::SummaryConfig,
+    config: &swath_ops::logs::summary::SummaryConfig,
     statics: &[String],
 ) -> Vec<u8> {
     format!(
@@ -317,8 +317,8 @@ pub fn log_format(
     head: &[u8],
 ) -> Result<
     (
-        swath_ops::logformat::Format,
-        Option<swath_ops::logformat::Detected>,
+        swath_ops::logs::format::Format,
+        Option<swath_ops::logs::format::Detected>,
     ),
     String,
 > {
@@ -326,16 +326,16 @@ pub fn log_format(
         // No whole line in the first bytes (one endless line): nothing to recognise; it is
         // read as the default format and counted as malformed.
         if head.len() >= HEAD_LEN && memchr::memchr(b'\n', head).is_none() {
-            return Ok((swath_ops::logformat::Format::Combined, None));
+            return Ok((swath_ops::logs::format::Format::Combined, None));
         }
-        match swath_ops::logformat::detect(head) {
+        match swath_ops::logs::format::detect(head) {
             Some(d) => Ok((d.format.clone(), Some(d))),
             // A W3C log of its headers only (a fresh IIS log): its fields say what it is.
-            None if swath_ops::logformat::W3c::from_head(head).is_some() => {
-                swath_ops::logformat::Format::named("w3c", head).map(|f| (f, None))
+            None if swath_ops::logs::format::W3c::from_head(head).is_some() => {
+                swath_ops::logs::format::Format::named("w3c", head).map(|f| (f, None))
             }
             None if head.iter().all(u8::is_ascii_whitespace) => {
-                Ok((swath_ops::logformat::Format::Combined, None))
+                Ok((swath_ops::logs::format::Format::Combined, None))
             }
             None => Err(
                 "no known log format fits its first lines (give one with --format: combined, vhost_combined, w3c, cloudfront, elb, alb, json, or a LogFormat/log_format string)"
@@ -343,6 +343,6 @@ pub fn log_format(
             ),
         }
     } else {
-        swath_ops::logformat::Format::named(spec, head).map(|f| (f, None))
+        swath_ops::logs::format::Format::named(spec, head).map(|f| (f, None))
     }
 }

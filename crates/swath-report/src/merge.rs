@@ -1,8 +1,8 @@
 //! Merged partial results and the reports they print.
 //!
-//! Partials are merged from their bytes ([`swath_ops::streamed::merge_bytes`]); a log report is printed
+//! Partials are merged from their bytes ([`swath_ops::logs::streamed::merge_bytes`]); a log report is printed
 //! from its pieces' states as they lie in the partials, merged as the sorted lists they are
-//! into the report's top rows ([`swath_ops::streamed`]): memory is a cursor per piece and
+//! into the report's top rows ([`swath_ops::logs::streamed`]): memory is a cursor per piece and
 //! the rows shown, however many distinct clients or URIs there are. The partials' shapes
 //! (kind, options, which byte ranges of which inputs) are merged first, so that missing,
 //! overlapping or mismatched pieces are found.
@@ -110,7 +110,7 @@ pub fn report(
         Kind::Wf2 => {
             let n = crate::logs::partial_top(&merged.options, "logs wf2")
                 .ok_or("a logs wf2 partial without its --top")?;
-            let r = swath_ops::streamed::wf2(states, n).map_err(|e| e.to_string())?;
+            let r = swath_ops::logs::streamed::wf2(states, n).map_err(|e| e.to_string())?;
             Ok(Report {
                 text: crate::logs::wf2(&r, json, false),
                 page: None,
@@ -127,10 +127,11 @@ pub fn report(
                         .map(str::to_string)
                         .collect()
                 })
-                .unwrap_or_else(swath_ops::summary::default_static);
+                .unwrap_or_else(swath_ops::logs::summary::default_static);
             let format =
                 crate::logs::partial_option(&merged.options, "format-name").unwrap_or_default();
-            let s = swath_ops::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
+            let s =
+                swath_ops::logs::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
             let value = crate::summary::model(&s, &format);
             let text = if json {
                 format!("{value:#}\n").into_bytes()

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use swath_engine::{EngineError, EngineOptions, Input};
 use swath_grep::search::{MatchOptions, Matcher};
+use swath_ops::logs::summary::{Summary, SummaryConfig};
 use swath_ops::logs::{report_span, LineReport, Wf2};
 use swath_ops::partial::{Kind, Partial, State};
 use swath_ops::search::{Binary, Mode, SearchOptions};
-use swath_ops::summary::{Summary, SummaryConfig};
 
 use crate::wc::{Encoding, Selected};
 
@@ -222,7 +222,7 @@ fn compute(
         Request::Summary { top, max_line } => {
             // A piece whose log's head fits no format counts its lines as malformed.
             let (format, _) = crate::logs::log_format("auto", &crate::logs::head(input))
-                .unwrap_or((swath_ops::logformat::Format::Combined, None));
+                .unwrap_or((swath_ops::logs::format::Format::Combined, None));
             let config = SummaryConfig {
                 max_line: *max_line,
                 format,
@@ -231,7 +231,7 @@ fn compute(
             let mut s = Summary::default();
             let span = log_piece(input, shown, (start, end), &config, engine, &mut s)?;
             s.encode_state(&mut state);
-            let statics = swath_ops::summary::default_static();
+            let statics = swath_ops::logs::summary::default_static();
             let options = crate::logs::summary_options(*top, &config, &statics);
             Ok((Kind::Summary, options, state, span))
         }

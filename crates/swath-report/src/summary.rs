@@ -12,15 +12,15 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
+use swath_ops::logs::summary::SummaryTop;
+use swath_ops::logs::summary::{
+    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
+    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS,
+};
 use swath_ops::logs::Ranking;
 use swath_ops::partial::{
     N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
     N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
-};
-use swath_ops::summary::SummaryTop;
-use swath_ops::summary::{
-    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
-    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS,
 };
 
 use crate::logs::json_for_script;
@@ -186,7 +186,7 @@ fn request_panel(
         .top
         .iter()
         .map(|(k, c)| {
-            let (m, u, p) = swath_ops::logformat::split_key(k);
+            let (m, u, p) = swath_ops::logs::format::split_key(k);
             let b = s.bytes_of.get(k).copied().unwrap_or(0);
             let mut row = json!({
                 "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),

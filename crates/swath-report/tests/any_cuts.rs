@@ -6,9 +6,9 @@ use proptest::prelude::*;
 use swath_engine::EngineOptions;
 use swath_grep::pattern::Syntax;
 use swath_grep::search::MatchOptions;
+use swath_ops::logs::summary::{Summary, SummaryConfig};
 use swath_ops::logs::{LineReport, Wf2};
 use swath_ops::search::Binary;
-use swath_ops::summary::{Summary, SummaryConfig};
 use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, Request};
 use swath_report::wc::{Encoding, Selected};
@@ -111,7 +111,9 @@ fn tree(mut level: Vec<Vec<u8>>) -> Vec<u8> {
             .chunks(2)
             .map(|c| {
                 let parts: Vec<&[u8]> = c.iter().map(|p| &p[..]).collect();
-                swath_ops::streamed::merge_bytes(&parts).unwrap().unwrap()
+                swath_ops::logs::streamed::merge_bytes(&parts)
+                    .unwrap()
+                    .unwrap()
             })
             .collect();
     }
@@ -164,6 +166,6 @@ proptest! {
         let mut s = Summary::default();
         s.block(&SummaryConfig { max_line: 4 << 20, ..Default::default() }, &data);
         let p = piece(&requests()[3], &path, Some(b"a.log"), 0, None, &engine).unwrap();
-        prop_assert_eq!(render(&[p], Format::Text), swath_report::summary::text(&swath_report::summary::model(&s.ranked(4, &swath_ops::summary::default_static()), "combined")).into_bytes());
+        prop_assert_eq!(render(&[p], Format::Text), swath_report::summary::text(&swath_report::summary::model(&s.ranked(4, &swath_ops::logs::summary::default_static()), "combined")).into_bytes());
     }
 }

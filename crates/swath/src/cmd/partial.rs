@@ -105,7 +105,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
 }
 
 /// `swath merge --emit-partial OUT`: the partials merged from their bytes (log states as
-/// sorted lists, `swath_ops::streamed::merge_bytes`) and written.
+/// sorted lists, `swath_ops::logs::streamed::merge_bytes`) and written.
 fn merge_to_partial(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
@@ -116,7 +116,7 @@ fn merge_to_partial(a: &MergeArgs) -> ExitCode {
         Err(m) => return fail(m),
     };
     let parts: Vec<&[u8]> = held.iter().map(Held::bytes).collect();
-    let merged = swath_ops::streamed::merge_bytes(&parts);
+    let merged = swath_ops::logs::streamed::merge_bytes(&parts);
     if let Some(m) = changed(&a.partials, &held) {
         return fail(m);
     }
@@ -182,7 +182,7 @@ fn format(a: &MergeArgs) -> Format {
 
 /// `swath merge` printing the report: the partials mapped (read where they lie, in the
 /// page cache), their shapes merged in argument order (an error names the partial), a log
-/// report merged from their sorted lists in bounded memory (`swath_ops::streamed`).
+/// report merged from their sorted lists in bounded memory (`swath_ops::logs::streamed`).
 fn merge_report(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");

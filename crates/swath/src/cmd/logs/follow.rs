@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use swath_engine::dirs::{Dir, Links};
-use swath_ops::headers::Header;
+use swath_ops::logs::headers::Header;
 use swath_ops::logs::report_reader_after;
-use swath_ops::summary::{Summary, SummaryConfig};
+use swath_ops::logs::summary::{Summary, SummaryConfig};
 
 /// Why a log is not followed: said in one line after its name.
 #[derive(Debug)]

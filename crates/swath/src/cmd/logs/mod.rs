@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use swath_engine::{EngineError, Input};
+use swath_ops::logs::summary::{Summary, SummaryConfig};
 use swath_ops::logs::{report_input, report_reader, report_span, LineReport, Wf2};
-use swath_ops::summary::{Summary, SummaryConfig};
 use swath_report::logs::Compression;
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
@@ -79,16 +79,16 @@ pub struct CommonArgs {
     pub partial: bool,
 }
 
-fn parse_net(s: &str) -> Result<swath_ops::summary::Net, String> {
-    swath_ops::summary::Net::parse(s)
+fn parse_net(s: &str) -> Result<swath_ops::logs::summary::Net, String> {
+    swath_ops::logs::summary::Net::parse(s)
 }
 
 fn parse_since(s: &str) -> Result<u64, String> {
-    swath_ops::summary::parse_time(s, false)
+    swath_ops::logs::summary::parse_time(s, false)
 }
 
 fn parse_until(s: &str) -> Result<u64, String> {
-    swath_ops::summary::parse_time(s, true)
+    swath_ops::logs::summary::parse_time(s, true)
 }
 
 fn parse_max_line(s: &str) -> Result<usize, String> {
@@ -174,7 +174,7 @@ pub struct SummaryArgs {
     pub format: String,
     /// Leave out requests from this address or CIDR range (repeatable: 10.0.0.0/8, ::1).
     #[arg(help_heading = "Report options", long = "exclude-ip", value_name = "IP[/BITS]", value_parser = parse_net)]
-    pub exclude_ip: Vec<swath_ops::summary::Net>,
+    pub exclude_ip: Vec<swath_ops::logs::summary::Net>,
     /// Leave out requests from crawlers and bots (by their user agent).
     #[arg(long, help_heading = "Report options")]
     pub ignore_crawlers: bool,
@@ -509,7 +509,7 @@ fn summary_config(
     // Said when a person watches (the report names its format too): on a terminal only,
     // so that a script's standard error keeps to one line per problem.
     if let (Some(d), true) = (detected, io::IsTerminal::is_terminal(&io::stderr())) {
-        let what = swath_ops::logformat::NAMED
+        let what = swath_ops::logs::format::NAMED
             .iter()
             .find(|(n, _)| *n == d.format.name())
             .map_or("", |(_, w)| *w);
@@ -520,7 +520,7 @@ fn summary_config(
             d.tried
         );
     }
-    let mut statics = swath_ops::summary::default_static();
+    let mut statics = swath_ops::logs::summary::default_static();
     for e in &a.static_file {
         let e = e.trim_start_matches('.').to_ascii_lowercase();
         if e.is_empty() || e.contains(['/', ',']) {
@@ -533,7 +533,7 @@ fn summary_config(
     let config = SummaryConfig {
         max_line: a.common.max_line,
         format,
-        filter: swath_ops::summary::Filter {
+        filter: swath_ops::logs::summary::Filter {
             exclude: a.exclude_ip.clone(),
             ignore_crawlers: a.ignore_crawlers,
             since: a.since,
@@ -662,7 +662,7 @@ pub(crate) fn utc_now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let s = swath_ops::logformat::unix_stamp(secs.to_string().as_bytes()).unwrap_or(0);
+    let s = swath_ops::logs::format::unix_stamp(secs.to_string().as_bytes()).unwrap_or(0);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
         s / 10_000_000_000,

@@ -5,8 +5,9 @@
 //! keeps its own tables, and the tables are merged once at the end, in a report phase that
 //! picks the top N of each. Tables are keyed by the bytes of the field, copied once per
 //! distinct key: no allocation per line, and memory grows with the distinct keys, not with
-//! the log. A worker's tables are taken from a pool for each chunk and returned after it,
-//! so there are as many table sets as workers, whatever the number of chunks.
+//! the log. Each worker keeps one set of tables for every chunk it takes (the engine's
+//! [`swath_engine::fold`]), so there are as many table sets as workers, whatever the number
+//! of chunks.
 //!
 //! Compressed or piped logs are decoded or read on one thread, which hands chunks of whole
 //! lines to the workers.
@@ -15,16 +16,28 @@
 //! where it would have to be gathered (across chunks, from a stream) it is skipped in pieces,
 //! in constant memory and linear time, and counted; a worker that meets one inside a chunk
 //! counts it the same way, so the report does not depend on how the log was cut.
+//!
+//! The modules: [`format`] (the log formats and their fields), [`headers`] (W3C `#Fields:`
+//! lines in force at each block), [`tables`] (keys, counts by key, rankings), [`wf2`] and
+//! [`summary`] (the two reports), [`streamed`] (reports merged from partials' sorted lists
+//! in bounded memory). This file is the driver: [`LineReport`] and the readers that feed it.
 
 use std::io::Read;
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 use swath_engine::buf::PageBuf;
 
-use hashbrown::HashMap;
+pub mod format;
+pub mod headers;
+pub mod streamed;
+pub mod summary;
+pub mod tables;
+pub mod wf2;
 
-use crate::counts::{Counts, BATCH};
-use crate::headers::{last_in, Header, Headers};
+pub use tables::{top, Key, Ranked, Ranking, Table, TopN};
+pub use wf2::{UriStat, Wf2, Wf2Config, Wf2Top};
+
+use crate::logs::headers::{last_in, Header, Headers};
 use swath_engine::{
     fold_into, Access, Block, EngineError, EngineOptions, Flow, Fold, Framing, Input, Job,
     LongLines, Plan, Region, RunStats,
@@ -32,148 +45,6 @@ use swath_engine::{
 
 /// The default bound on a log line, in bytes: a longer line is malformed.
 pub const DEFAULT_MAX_LINE: usize = 4 << 20;
-use swath_kernels::logs::{byte_count, counted_referrer, is_article, wf2_fields};
-
-/// Counts by key (the bytes of a field).
-pub type Table = HashMap<Key, u64>;
-
-/// Keys up to this many bytes live inside the table's bucket.
-const INLINE: usize = 22;
-
-/// A table key: the bytes of a field, stored in the bucket itself when short (most URIs,
-/// clients and referrers), so a lookup reads one cache line instead of chasing a pointer
-/// to a separately allocated key; longer keys are boxed.
-#[derive(Clone)]
-pub enum Key {
-    /// A key of at most [`INLINE`] bytes.
-    Inline(u8, [u8; INLINE]),
-    /// A longer key.
-    Heap(Box<[u8]>),
-}
-
-impl Key {
-    /// The key's bytes.
-    #[inline]
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Key::Inline(n, b) => &b[..usize::from(*n)],
-            Key::Heap(b) => b,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn new(k: &[u8]) -> Key {
-        if k.len() <= INLINE {
-            let mut b = [0u8; INLINE];
-            b[..k.len()].copy_from_slice(k);
-            Key::Inline(k.len() as u8, b)
-        } else {
-            Key::Heap(k.into())
-        }
-    }
-}
-
-impl std::fmt::Debug for Key {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.bytes().escape_ascii().to_string())
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, o: &Key) -> bool {
-        self.bytes() == o.bytes()
-    }
-}
-
-impl Eq for Key {}
-
-impl std::hash::Hash for Key {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.bytes().hash(h)
-    }
-}
-
-/// Looks a key up by its bytes (hashing as `[u8]` does, as [`Key`]'s `Hash` does too).
-#[derive(Hash)]
-pub(crate) struct Probe<'a>(pub(crate) &'a [u8]);
-
-impl hashbrown::Equivalent<Key> for Probe<'_> {
-    #[inline]
-    fn equivalent(&self, k: &Key) -> bool {
-        self.0 == k.bytes()
-    }
-}
-
-#[inline]
-pub(crate) fn add(t: &mut Table, key: &[u8], n: u64) {
-    match t.get_mut(&Probe(key)) {
-        Some(v) => *v = v.saturating_add(n),
-        None => {
-            t.insert(Key::new(key), n);
-        }
-    }
-}
-
-pub(crate) fn merge_table(into: &mut Table, from: Table) {
-    merge_map(into, from, |a, b| *a = a.saturating_add(b));
-}
-
-/// Adds the entries of `from` into `into` with `add`, walking the smaller map into the
-/// larger (whichever it is).
-pub(crate) fn merge_map<V: Default>(
-    into: &mut HashMap<Key, V>,
-    from: HashMap<Key, V>,
-    add: impl Fn(&mut V, V),
-) {
-    let (mut big, small) = if into.len() >= from.len() {
-        (std::mem::take(into), from)
-    } else {
-        (from, std::mem::take(into))
-    };
-    for (k, v) in small {
-        add(big.entry(k).or_default(), v);
-    }
-    *into = big;
-}
-
-/// A table the reports rank: its entries and how many there are.
-pub trait Ranked {
-    /// Every key and count, in no particular order.
-    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_>;
-    /// Distinct keys.
-    fn distinct(&self) -> usize;
-}
-
-impl Ranked for Table {
-    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
-        Box::new(self.iter().map(|(k, &c)| (k.bytes(), c)))
-    }
-    fn distinct(&self) -> usize {
-        self.len()
-    }
-}
-
-impl Ranked for Counts {
-    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
-        Box::new(self.iter())
-    }
-    fn distinct(&self) -> usize {
-        self.len()
-    }
-}
-
-/// The `n` largest entries, by count descending then key ascending (bytewise).
-pub fn top<T: Ranked + ?Sized>(t: &T, n: usize) -> Vec<(&[u8], u64)> {
-    let mut v: Vec<(&[u8], u64)> = t.entries().collect();
-    let order = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
-    if v.len() > n && n > 0 {
-        v.select_nth_unstable_by(n - 1, order);
-        v.truncate(n);
-    }
-    v.truncate(n);
-    v.sort_unstable_by(order);
-    v
-}
 
 /// A report built line by line into per-worker tables that merge.
 pub trait LineReport: Default + Send {
@@ -193,7 +64,7 @@ pub trait LineReport: Default + Send {
     }
     /// The first bytes of a header line: a line that changes how the lines after it are
     /// read (a W3C log's `#Fields:`), when the configuration reads such lines; `None` (the
-    /// default) when every line is read alike. See [`crate::headers`].
+    /// default) when every line is read alike. See [`crate::logs::headers`].
     fn header(_config: &Self::Config) -> Option<&'static [u8]> {
         None
     }
@@ -318,7 +189,7 @@ pub fn report_span<R: LineReport>(
     // Header lines (a W3C log's `#Fields:`) govern the lines after them: each block is read
     // by the header in force at its start, found by a pre-pass over the span; a stream, or
     // a span whose header changes too often to list, is read in order on one thread, the
-    // header carried from block to block (see `crate::headers`).
+    // header carried from block to block (see `crate::logs::headers`).
     let max = R::max_line(config);
     let headers = match (R::header(config), limit) {
         (Some(prefix), Some(len)) if input.is_seekable() => {
@@ -554,430 +425,11 @@ fn read_full(r: &mut (dyn Read + Send), buf: &mut [u8]) -> (usize, Option<std::i
     (done, None)
 }
 
-/// How the Wide Finder 2 report reads lines.
-#[derive(Debug, Clone)]
-pub struct Wf2Config {
-    /// A custom article pattern (`--article`); `None` for the built-in ongoing pattern.
-    pub article: Option<regex::bytes::Regex>,
-    /// The quoted prefix of self-referrers (`"http://www.tbray.org/ongoing/`).
-    pub self_referrer: Vec<u8>,
-    /// A line with more bytes than this is malformed.
-    pub max_line: usize,
-}
-
-impl Default for Wf2Config {
-    fn default() -> Self {
-        Wf2Config {
-            article: None,
-            self_referrer: b"\"http://www.tbray.org/ongoing/".to_vec(),
-            max_line: DEFAULT_MAX_LINE,
-        }
-    }
-}
-
-/// What Wide Finder 2 counts for one URI.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct UriStat {
-    /// Bytes sent with status 200.
-    pub bytes: u64,
-    /// Article fetches (200 or 304).
-    pub hits: u64,
-    /// 404s.
-    pub not_found: u64,
-    /// Fetched with 200 or 304 at least once: the URI is in the bytes table.
-    pub fetched: bool,
-}
-
-impl crate::counts::Tally for UriStat {
-    const SIZE: usize = 25;
-
-    #[inline]
-    fn store(&self, out: &mut [u8]) {
-        out[..8].copy_from_slice(&self.bytes.to_le_bytes());
-        out[8..16].copy_from_slice(&self.hits.to_le_bytes());
-        out[16..24].copy_from_slice(&self.not_found.to_le_bytes());
-        out[24] = u8::from(self.fetched);
-    }
-
-    #[inline]
-    fn load(b: &[u8]) -> UriStat {
-        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-        UriStat {
-            bytes: word(0),
-            hits: word(8),
-            not_found: word(16),
-            fetched: b[24] != 0,
-        }
-    }
-
-    #[inline]
-    fn add(&mut self, o: &UriStat) {
-        self.bytes = self.bytes.saturating_add(o.bytes);
-        self.hits += o.hits;
-        self.not_found += o.not_found;
-        self.fetched |= o.fetched;
-    }
-}
-
-/// The Wide Finder 2 tables. A URI's counts (bytes, hits, 404s) live in one slot, so a line
-/// costs one URI lookup, plus the client's and the referrer's for articles; all three are
-/// counted a batch of lines at a time (see [`crate::counts`]).
-#[derive(Debug, Default)]
-pub struct Wf2 {
-    /// Counts by URI.
-    pub uris: Counts<UriStat>,
-    /// Article fetches by client.
-    pub clients: Counts,
-    /// Article fetches by referrer (quotes removed; no `"-"`, no self-references).
-    pub referrers: Counts,
-    /// Lines with fewer than 11 fields.
-    pub malformed: u64,
-}
-
-/// URI, client and referrer updates of a batch of lines.
-struct Pending<'a> {
-    uris: Vec<(&'a [u8], u64, UriStat)>,
-    clients: Vec<(&'a [u8], u64, u64)>,
-    referrers: Vec<(&'a [u8], u64, u64)>,
-}
-
-impl Wf2 {
-    /// One line; an article fetch's client and referrer go to `pending` (or straight to
-    /// the tables without one).
-    #[inline]
-    fn take<'a>(&mut self, c: &Wf2Config, line: &'a [u8], pending: Option<&mut Pending<'a>>) {
-        if line.len() > c.max_line {
-            self.malformed += 1;
-            return;
-        }
-        let Some(f) = wf2_fields(line) else {
-            self.malformed += 1;
-            return;
-        };
-        if f.method != b"\"GET" {
-            return;
-        }
-        let (bytes, fetched) = match f.status {
-            b"200" => (byte_count(f.bytes), true),
-            b"304" => (0, true),
-            b"404" => (0, false),
-            _ => return,
-        };
-        let mut st = UriStat::default();
-        let article = fetched
-            && match &c.article {
-                None => is_article(f.uri),
-                Some(re) => re.is_match(f.uri),
-            };
-        if fetched {
-            st.bytes = bytes;
-            st.fetched = true;
-            st.hits = u64::from(article);
-        } else {
-            st.not_found = 1;
-        }
-        let referrer = if article {
-            counted_referrer(f.referrer, &c.self_referrer)
-        } else {
-            None
-        };
-        match pending {
-            Some(p) => {
-                p.uris.push((f.uri, self.uris.hash(f.uri), st));
-                if article {
-                    p.clients.push((f.client, self.clients.hash(f.client), 1));
-                    if let Some(r) = referrer {
-                        p.referrers.push((r, self.referrers.hash(r), 1));
-                    }
-                }
-                if p.uris.len() == BATCH {
-                    self.flush(p);
-                }
-            }
-            None => {
-                self.uris.add(f.uri, st);
-                if article {
-                    self.clients.add(f.client, 1);
-                    if let Some(r) = referrer {
-                        self.referrers.add(r, 1);
-                    }
-                }
-            }
-        }
-    }
-
-    fn flush(&mut self, p: &mut Pending<'_>) {
-        self.uris.add_batch(&p.uris);
-        self.clients.add_batch(&p.clients);
-        self.referrers.add_batch(&p.referrers);
-        p.uris.clear();
-        p.clients.clear();
-        p.referrers.clear();
-    }
-
-    fn project(&self, f: impl Fn(&UriStat) -> Option<u64>) -> Table {
-        self.uris
-            .iter()
-            .filter_map(|(k, st)| f(&st).map(|v| (Key::new(k), v)))
-            .collect()
-    }
-
-    /// Writes the tables in full, in canonical order, as a partial result's state
-    /// ([`crate::partial::Wf2Tables`]), straight from the hash tables.
-    pub fn encode_state(&self, out: &mut Vec<u8>) {
-        use crate::partial::hashed;
-        let uris = hashed(
-            self.uris
-                .iter()
-                .map(|(k, s)| (k, ([s.bytes, s.hits, s.not_found], s.fetched))),
-        );
-        let (clients, referrers) = (hashed(self.clients.iter()), hashed(self.referrers.iter()));
-        crate::partial::encode_wf2(out, self.malformed, &uris, &clients, &referrers);
-    }
-
-    /// The report whose tables these are.
-    pub fn from_tables(t: &crate::partial::Wf2Tables) -> Wf2 {
-        let mut r = Wf2 {
-            malformed: t.malformed,
-            ..Wf2::default()
-        };
-        for (k, v, f) in &t.uris {
-            let st = UriStat {
-                bytes: v[0],
-                hits: v[1],
-                not_found: v[2],
-                fetched: *f,
-            };
-            r.uris.add(k, st);
-        }
-        for (k, n) in &t.clients {
-            r.clients.add(k, *n);
-        }
-        for (k, n) in &t.referrers {
-            r.referrers.add(k, *n);
-        }
-        r
-    }
-
-    /// Article fetches (200 or 304) by URI.
-    pub fn hits(&self) -> Table {
-        self.project(|s| (s.hits > 0).then_some(s.hits))
-    }
-
-    /// Bytes sent (200; 304 adds 0) by URI, for every URI fetched with 200 or 304.
-    pub fn bytes(&self) -> Table {
-        self.project(|s| s.fetched.then_some(s.bytes))
-    }
-
-    /// 404s by URI.
-    pub fn not_found(&self) -> Table {
-        self.project(|s| (s.not_found > 0).then_some(s.not_found))
-    }
-}
-
-impl LineReport for Wf2 {
-    type Config = Wf2Config;
-
-    #[inline]
-    fn line(&mut self, c: &Wf2Config, line: &[u8]) {
-        self.take(c, line, None);
-    }
-
-    fn block(&mut self, c: &Wf2Config, block: &[u8]) {
-        let mut p = Pending {
-            uris: Vec::with_capacity(BATCH),
-            clients: Vec::with_capacity(BATCH),
-            referrers: Vec::with_capacity(BATCH),
-        };
-        let mut rest = block;
-        while !rest.is_empty() {
-            let (line, next) = match memchr::memchr(b'\n', rest) {
-                Some(i) => (&rest[..i], &rest[i + 1..]),
-                None => (rest, &rest[rest.len()..]),
-            };
-            self.take(c, line, Some(&mut p));
-            rest = next;
-        }
-        self.flush(&mut p);
-    }
-
-    fn merge(&mut self, o: Self) {
-        // The three tables merge at once: with millions of distinct clients and referrers
-        // the report phase is otherwise a long single-threaded tail.
-        let Wf2 {
-            uris,
-            clients,
-            referrers,
-            malformed,
-        } = o;
-        // Without a thread to spare (no memory for its stack), a table no thread took is
-        // merged here afterwards.
-        let clients = Mutex::new(Some(clients));
-        let referrers = Mutex::new(Some(referrers));
-        let take = |m: &Mutex<Option<Counts>>| m.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let (mine, theirs) = (&mut self.clients, &mut self.referrers);
-        std::thread::scope(|s| {
-            let _ = std::thread::Builder::new().spawn_scoped(s, || {
-                if let Some(c) = take(&clients) {
-                    mine.merge(c);
-                }
-            });
-            let _ = std::thread::Builder::new().spawn_scoped(s, || {
-                if let Some(r) = take(&referrers) {
-                    theirs.merge(r);
-                }
-            });
-            self.uris.merge(uris);
-        });
-        if let Some(c) = take(&clients) {
-            self.clients.merge(c);
-        }
-        if let Some(r) = take(&referrers) {
-            self.referrers.merge(r);
-        }
-        self.malformed += malformed;
-    }
-
-    fn max_line(c: &Wf2Config) -> usize {
-        c.max_line
-    }
-
-    fn skipped(&mut self, n: u64) {
-        self.malformed += n;
-    }
-}
-
-/// A ranked table as a report shows it: how many distinct keys it has, and its top rows
-/// (by count descending, then key ascending).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Ranking {
-    /// Distinct keys.
-    pub distinct: u64,
-    /// The top rows, best first.
-    pub top: Vec<(Vec<u8>, u64)>,
-}
-
-impl Ranking {
-    /// The ranking of a whole table: its `n` top rows (see [`top`]).
-    pub fn of<T: Ranked + ?Sized>(t: &T, n: usize) -> Ranking {
-        Ranking {
-            distinct: t.distinct() as u64,
-            top: top(t, n)
-                .into_iter()
-                .map(|(k, c)| (k.to_vec(), c))
-                .collect(),
-        }
-    }
-}
-
-/// The `n` top rows of keys fed one at a time, each key once (a merge of sorted lists
-/// yields them so): the same rows as [`top`] over the whole table, in memory for `n` rows.
-#[derive(Debug)]
-pub struct TopN {
-    n: usize,
-    distinct: u64,
-    // The kept rows, the worst on top: lowest count, then highest key.
-    kept: std::collections::BinaryHeap<Worst>,
-}
-
-/// A row ordered so that the worse row is the greater.
-#[derive(Debug, PartialEq, Eq)]
-struct Worst(u64, Vec<u8>);
-
-impl Ord for Worst {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.cmp(&self.0).then_with(|| self.1.cmp(&o.1))
-    }
-}
-
-impl PartialOrd for Worst {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl TopN {
-    /// Keeps the `n` top rows.
-    pub fn new(n: usize) -> TopN {
-        TopN {
-            n,
-            distinct: 0,
-            kept: std::collections::BinaryHeap::with_capacity(n.min(1024) + 1),
-        }
-    }
-
-    /// One distinct key and its count.
-    #[inline]
-    pub fn add(&mut self, key: &[u8], count: u64) {
-        self.distinct += 1;
-        if self.n == 0 {
-            return;
-        }
-        if self.kept.len() == self.n {
-            let worst = self.kept.peek().expect("n > 0 rows kept");
-            // Better than the worst kept: a higher count, or the same and a lower key.
-            if count < worst.0 || (count == worst.0 && key >= &worst.1[..]) {
-                return;
-            }
-            self.kept.pop();
-        }
-        self.kept.push(Worst(count, key.to_vec()));
-    }
-
-    /// The keys of the rows kept so far, in no order.
-    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
-        self.kept.iter().map(|w| &w.1[..])
-    }
-
-    /// The ranking.
-    pub fn finish(self) -> Ranking {
-        Ranking {
-            distinct: self.distinct,
-            top: self
-                .kept
-                .into_sorted_vec()
-                .into_iter()
-                .map(|Worst(c, k)| (k, c))
-                .collect(),
-        }
-    }
-}
-
-/// What the Wide Finder 2 report prints: the malformed lines and five rankings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Wf2Top {
-    /// Lines skipped as malformed.
-    pub malformed: u64,
-    /// Article fetches by URI (its distinct keys: the resources).
-    pub hits: Ranking,
-    /// Bytes by URI fetched with 200 or 304.
-    pub bytes: Ranking,
-    /// 404s by URI.
-    pub not_found: Ranking,
-    /// Article fetches by client.
-    pub clients: Ranking,
-    /// Article fetches by referrer.
-    pub referrers: Ranking,
-}
-
-impl Wf2 {
-    /// The report's rankings of `n` rows.
-    pub fn ranked(&self, n: usize) -> Wf2Top {
-        Wf2Top {
-            malformed: self.malformed,
-            hits: Ranking::of(&self.hits(), n),
-            bytes: Ranking::of(&self.bytes(), n),
-            not_found: Ranking::of(&self.not_found(), n),
-            clients: Ranking::of(&self.clients, n),
-            referrers: Ranking::of(&self.referrers, n),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::tables::add;
     use super::*;
-    use crate::summary::{Summary, SummaryConfig};
+    use crate::logs::summary::{Summary, SummaryConfig};
     use proptest::prelude::*;
     use std::io::Write;
     use swath_engine::{Layout, Strategy};
@@ -1270,7 +722,7 @@ mod tests {
     fn w3c_config(head: &[u8], max_line: usize) -> SummaryConfig {
         SummaryConfig {
             max_line,
-            format: crate::logformat::Format::named("w3c", head).unwrap(),
+            format: crate::logs::format::Format::named("w3c", head).unwrap(),
             ..SummaryConfig::default()
         }
     }
@@ -1293,7 +745,7 @@ mod tests {
             let max_line = 300;
             let (log, one) = w3c_logs(&pieces, max_line);
             let config = w3c_config(&log, max_line);
-            let exts = crate::summary::default_static();
+            let exts = crate::logs::summary::default_static();
             let mut reference = Summary::default();
             reference.block(&w3c_config(&one, max_line), &one);
             let want = reference.ranked(1000, &exts);
@@ -1332,19 +784,19 @@ mod tests {
     /// is read in order on one thread, and still reads as under one header.
     #[test]
     fn a_log_of_many_header_changes_reads_in_order() {
-        let n = crate::headers::MAX_CHANGES as u32 + 10;
+        let n = crate::logs::headers::MAX_CHANGES as u32 + 10;
         let pieces: Vec<W3cPiece> = (0..n)
             .flat_map(|i| [W3cPiece::Header(u64::from(i % 2)), W3cPiece::Records(1)])
             .collect();
         let (log, one) = w3c_logs(&pieces, DEFAULT_MAX_LINE);
         let config = w3c_config(&log, DEFAULT_MAX_LINE);
-        let exts = crate::summary::default_static();
+        let exts = crate::logs::summary::default_static();
         let mut reference = Summary::default();
         reference.block(&w3c_config(&one, DEFAULT_MAX_LINE), &one);
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(&log).unwrap();
         let input = Input::open(f.path()).unwrap();
-        let found = crate::headers::Headers::find(
+        let found = crate::logs::headers::Headers::find(
             &input,
             0,
             log.len() as u64,

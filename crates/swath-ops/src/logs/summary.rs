@@ -7,17 +7,16 @@
 //! static files from the requests, referring sites from the referrers, unique visitors
 //! per day from the visitor keys) are folded from the whole table when the report is
 //! made, each key once, whether the table is in memory or merged from sorted partial
-//! lists ([`crate::streamed`]).
+//! lists ([`crate::logs::streamed`]).
 
 use std::borrow::Cow;
 use std::net::IpAddr;
 
 use hashbrown::HashMap;
 
-use crate::logformat::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp, W3c, W3C_FIELDS};
-use crate::logs::{
-    add, merge_map, merge_table, LineReport, Ranked, Ranking, Table, TopN, DEFAULT_MAX_LINE,
-};
+use crate::logs::format::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp, W3c, W3C_FIELDS};
+use crate::logs::tables::{add, merge_map, merge_table, Probe, Ranked, Ranking, Table, TopN};
+use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
     add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
     N_REQUESTS, N_SIZE_HIST, N_STATUS, N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
@@ -165,7 +164,7 @@ pub fn default_static() -> Vec<String> {
 /// path (before `?` or `#`) ends in `.EXT` for one of `exts` (lower case, compared
 /// without case).
 pub fn is_static(request: &[u8], exts: &[String]) -> bool {
-    let (_, uri, _) = crate::logformat::split_key(request);
+    let (_, uri, _) = crate::logs::format::split_key(request);
     let path = uri.split(|&b| b == b'?' || b == b'#').next().unwrap_or(uri);
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let Some(dot) = memchr::memrchr(b'.', name) else {
@@ -525,7 +524,7 @@ fn paired(i: usize) -> Option<(usize, usize)> {
 /// Adds a request of `bytes` to `key` in a (hits, bytes) table.
 #[inline]
 fn add_pair(t: &mut HashMap<crate::logs::Key, [u64; 2]>, key: &[u8], bytes: u64) {
-    match t.get_mut(&crate::logs::Probe(key)) {
+    match t.get_mut(&Probe(key)) {
         Some(v) => {
             v[0] += 1;
             v[1] = v[1].saturating_add(bytes);
@@ -738,7 +737,7 @@ impl Summary {
         self.key.push(b' ');
         self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
-        match self.requests.get_mut(&crate::logs::Probe(&self.key)) {
+        match self.requests.get_mut(&Probe(&self.key)) {
             Some(v) => {
                 v[0] += 1;
                 v[1] = v[1].saturating_add(r.bytes);
@@ -1395,12 +1394,13 @@ mod tests {
             a.block(&config, &log[..at]);
             b.block(&config, &log[at..]);
             let (sa, sb) = (state(&a), state(&b));
-            let got = crate::streamed::summary(&[&sa, &sb], 5, &exts).unwrap();
+            let got = crate::logs::streamed::summary(&[&sa, &sb], 5, &exts).unwrap();
             assert_eq!(got, want, "cut at {at}");
             let merged =
-                crate::streamed::merge_states(crate::partial::Kind::Summary, &[&sa, &sb]).unwrap();
+                crate::logs::streamed::merge_states(crate::partial::Kind::Summary, &[&sa, &sb])
+                    .unwrap();
             assert_eq!(
-                crate::streamed::summary(&[&merged], 5, &exts).unwrap(),
+                crate::logs::streamed::summary(&[&merged], 5, &exts).unwrap(),
                 want
             );
             assert_eq!(merged, state(&whole), "merged state at {at}");

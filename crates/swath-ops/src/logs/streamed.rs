@@ -13,14 +13,14 @@
 //! previous table's ended: every byte is read once.
 //!
 //! [`Wf2::ranked`]: crate::logs::Wf2::ranked
-//! [`Summary::ranked`]: crate::summary::Summary::ranked
+//! [`Summary::ranked`]: crate::logs::summary::Summary::ranked
 
+use crate::logs::summary::SummaryTop;
 use crate::logs::{TopN, Wf2Top};
 use crate::partial::{
     header, input_head, key_hash, piece_head, put_key, put_uri_value, put_varint, seal, uri_value,
     Kind, Partial, PartialError, Reader, SUMMARY_NUMBERS, SUMMARY_TABLES,
 };
-use crate::summary::SummaryTop;
 
 /// One state's list, read one entry ahead (its key's hash, the key, the values).
 struct Cursor<'a, V> {
@@ -260,7 +260,7 @@ pub fn wf2(states: &[&[u8]], n: usize) -> Result<Wf2Top, PartialError> {
 }
 
 /// The summary's panels of `n` rows over the `logs summary` states `states`, static
-/// files by `exts` (see [`crate::summary::SummaryFold`]).
+/// files by `exts` (see [`crate::logs::summary::SummaryFold`]).
 pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop, PartialError> {
     let mut at = vec![0usize; states.len()];
     let numbers = summary_numbers(states, &mut at)?;
@@ -280,7 +280,7 @@ pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop
         return Err(PartialError::Damaged("a day is not 4 bytes"));
     }
     days.sort_unstable();
-    let mut fold = crate::summary::SummaryFold::new(n, exts);
+    let mut fold = crate::logs::summary::SummaryFold::new(n, exts);
     for table in 0..SUMMARY_TABLES {
         merge_lists(
             states,
@@ -442,9 +442,9 @@ pub fn merge_bytes(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logs::summary::{Summary, SummaryConfig};
     use crate::logs::{LineReport, Wf2, Wf2Config};
     use crate::partial::Partial;
-    use crate::summary::{Summary, SummaryConfig};
     use proptest::prelude::*;
 
     /// Log lines over small alphabets, so that keys repeat across pieces and counts tie.
@@ -525,7 +525,7 @@ mod tests {
             let w: Vec<&[u8]> = wf2_states.iter().map(|s| &s[..]).collect();
             prop_assert_eq!(wf2(&w, n).unwrap(), report::<Wf2>(&wc, &data).ranked(n));
             let s: Vec<&[u8]> = summary_states.iter().map(|s| &s[..]).collect();
-            let exts = crate::summary::default_static();
+            let exts = crate::logs::summary::default_static();
             prop_assert_eq!(summary(&s, n, &exts).unwrap(), report::<Summary>(&sc, &data).ranked(n, &exts));
         }
 
