@@ -7,7 +7,7 @@
 //! small files after them, up to a bounded window, so a mix of big and small files keeps every
 //! core busy without holding unbounded results in memory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -145,98 +145,198 @@ where
     W: Fn(usize, &I, bool) -> T + Sync,
     C: FnMut(usize, I, T) -> Flow + Send,
 {
-    struct Queue<I> {
-        items: std::collections::VecDeque<(usize, I, bool)>,
-        done: bool,
-    }
-    struct Commit<I, T, C> {
-        next: usize,
-        /// Results waiting for their turn: slot `k` holds item `next + k` (a ring, not a
-        /// map: no node allocated and no entries shifted per item of a tree's many files).
-        pending: std::collections::VecDeque<Option<(I, Option<T>)>>,
-        consume: C,
-    }
     let workers = workers.max(1);
-    let queue = Mutex::new(Queue {
-        items: std::collections::VecDeque::new(),
-        done: false,
-    });
-    let fed = Condvar::new();
-    // The producer waiting for the queue to drain below half of [`QUEUED`].
-    let drained = Condvar::new();
-    let full = AtomicBool::new(false);
-    // Workers waiting for items, and for the consumer to move (notified only when some
-    // are: a notification is a system call).
-    let (idle, held) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let commit = Mutex::new(Commit {
-        next: 0,
-        pending: std::collections::VecDeque::new(),
-        consume,
-    });
-    let moved = Condvar::new();
-    let next = AtomicUsize::new(0);
-    let waiting_bytes = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let lock_queue = || queue.lock().unwrap_or_else(|p| p.into_inner());
-    let lock_commit = || commit.lock().unwrap_or_else(|p| p.into_inner());
-    let halt = || {
-        stop.store(true, Ordering::Relaxed);
-        let _q = lock_queue();
-        fed.notify_all();
-        drained.notify_all();
-        drop(_q);
-        moved.notify_all();
+    let fed = Fed {
+        queue: Mutex::new(Queue {
+            items: VecDeque::new(),
+            done: false,
+        }),
+        fed: Condvar::new(),
+        drained: Condvar::new(),
+        full: AtomicBool::new(false),
+        idle: AtomicUsize::new(0),
+        held: AtomicUsize::new(0),
+        commit: Mutex::new(Commit {
+            next: 0,
+            pending: VecDeque::new(),
+            consume,
+        }),
+        moved: Condvar::new(),
+        next: AtomicUsize::new(0),
+        waiting_bytes: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        window,
+        weight,
     };
     // `inline`: the calling thread doing every item itself (no pool), each as not pooled.
-    let worker = |inline: bool| loop {
-        let batch: Vec<(usize, I, bool)> = {
-            let mut q = lock_queue();
-            loop {
-                if stop.load(Ordering::Relaxed) {
+    let worker = |inline: bool| {
+        while let Some(batch) = fed.take() {
+            fed.wait_for_window(batch[0].0);
+            let mut done = Vec::with_capacity(batch.len());
+            for (i, item, pooled) in batch {
+                if fed.stopped() {
                     return;
                 }
-                if !q.items.is_empty() {
-                    let n = q.items.len().min(CHUNK);
-                    let batch = q.items.drain(..n).collect();
-                    if q.items.len() < QUEUED / 2 && full.load(Ordering::Relaxed) {
-                        drained.notify_one();
-                    }
-                    break batch;
-                }
-                if q.done {
-                    return;
-                }
-                idle.fetch_add(1, Ordering::SeqCst);
-                q = fed.wait(q).unwrap_or_else(|p| p.into_inner());
-                idle.fetch_sub(1, Ordering::SeqCst);
+                let r = (pooled && !inline).then(|| work(i, &item, true));
+                done.push((i, item, r));
             }
-        };
-        let first = batch[0].0;
-        // The batch holding the next item to consume never waits: the window
-        // cannot close on the work that would open it.
-        let far = |next: usize| {
-            first > next + window.items
-                || (first > next && waiting_bytes.load(Ordering::SeqCst) > window.bytes)
-        };
-        if far(next.load(Ordering::Relaxed)) {
-            let mut c = lock_commit();
-            while far(c.next) && !stop.load(Ordering::Relaxed) {
-                held.fetch_add(1, Ordering::SeqCst);
-                c = moved.wait(c).unwrap_or_else(|p| p.into_inner());
-                held.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        let mut done = Vec::with_capacity(batch.len());
-        for (i, item, pooled) in batch {
-            if stop.load(Ordering::Relaxed) {
+            if !fed.commit(done, &work) {
                 return;
             }
-            let r = (pooled && !inline).then(|| work(i, &item, true));
-            done.push((i, item, r));
         }
-        let mut c = lock_commit();
+    };
+    std::thread::scope(|scope| {
+        let worker = &worker;
+        // The pool starts with the second pooled item: one file, or standard input alone,
+        // runs on the calling thread with no threads (nor their memory) started.
+        let (mut pooled_seen, mut started) = (0usize, false);
+        let mut n = 0usize;
+        let mut local: Vec<(usize, I, bool)> = Vec::with_capacity(CHUNK);
+        produce(&mut |item, pooled| {
+            if fed.stopped() {
+                return false;
+            }
+            pooled_seen += usize::from(pooled);
+            if pooled_seen == 2 && !started {
+                started = true;
+                for _ in 0..workers {
+                    scope.spawn(move || worker(false));
+                }
+            }
+            local.push((n, item, pooled));
+            n += 1;
+            // In batches, and at once while workers wait.
+            if local.len() >= CHUNK || fed.idle.load(Ordering::Relaxed) > 0 {
+                fed.flush(&mut local, false, started);
+            }
+            true
+        });
+        fed.flush(&mut local, true, false);
+        if !started {
+            worker(true);
+        }
+    });
+    fed.commit
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .next
+}
+
+/// Items fed and not yet taken by a worker.
+struct Queue<I> {
+    items: VecDeque<(usize, I, bool)>,
+    done: bool,
+}
+
+/// Results waiting for their turn, and the consumer.
+struct Commit<I, T, C> {
+    next: usize,
+    /// Slot `k` holds item `next + k` (a ring, not a map: no node allocated and no entries
+    /// shifted per item of a tree's many files).
+    pending: VecDeque<Option<(I, Option<T>)>>,
+    consume: C,
+}
+
+/// What [`run_fed`]'s producer, workers and consumer share.
+struct Fed<I, T, C> {
+    queue: Mutex<Queue<I>>,
+    /// Items were fed (or the feeding ended, or the run stopped).
+    fed: Condvar,
+    /// The producer waiting for the queue to drain below half of [`QUEUED`].
+    drained: Condvar,
+    full: AtomicBool,
+    /// Workers waiting for items, and for the consumer to move (notified only when some
+    /// are: a notification is a system call).
+    idle: AtomicUsize,
+    held: AtomicUsize,
+    commit: Mutex<Commit<I, T, C>>,
+    moved: Condvar,
+    /// The next item to consume, as last published.
+    next: AtomicUsize,
+    waiting_bytes: AtomicUsize,
+    stop: AtomicBool,
+    window: Window,
+    weight: fn(&T) -> usize,
+}
+
+impl<I, T, C: FnMut(usize, I, T) -> Flow> Fed<I, T, C> {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue<I>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_commit(&self) -> std::sync::MutexGuard<'_, Commit<I, T, C>> {
+        self.commit.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Ends the run: no new item starts, and everyone waiting wakes.
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let q = self.lock_queue();
+        self.fed.notify_all();
+        self.drained.notify_all();
+        drop(q);
+        self.moved.notify_all();
+    }
+
+    /// The next items to run, up to [`CHUNK`], waiting for some to be fed; `None` once the
+    /// feeding is over and the queue empty, or the run stopped.
+    fn take(&self) -> Option<Vec<(usize, I, bool)>> {
+        let mut q = self.lock_queue();
+        loop {
+            if self.stopped() {
+                return None;
+            }
+            if !q.items.is_empty() {
+                let n = q.items.len().min(CHUNK);
+                let batch = q.items.drain(..n).collect();
+                if q.items.len() < QUEUED / 2 && self.full.load(Ordering::Relaxed) {
+                    self.drained.notify_one();
+                }
+                return Some(batch);
+            }
+            if q.done {
+                return None;
+            }
+            self.idle.fetch_add(1, Ordering::SeqCst);
+            q = self.fed.wait(q).unwrap_or_else(|p| p.into_inner());
+            self.idle.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Waits while a batch starting at item `first` lies past the window. The batch holding
+    /// the next item to consume never waits: the window cannot close on the work that
+    /// would open it.
+    fn wait_for_window(&self, first: usize) {
+        let window = self.window;
+        let far = |next: usize| {
+            first > next + window.items
+                || (first > next && self.waiting_bytes.load(Ordering::SeqCst) > window.bytes)
+        };
+        if far(self.next.load(Ordering::Relaxed)) {
+            let mut c = self.lock_commit();
+            while far(c.next) && !self.stopped() {
+                self.held.fetch_add(1, Ordering::SeqCst);
+                c = self.moved.wait(c).unwrap_or_else(|p| p.into_inner());
+                self.held.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Puts a batch's results in their slots, then consumes every result whose turn has
+    /// come (running an item that was not pooled, `work(i, &item, false)`, in its turn).
+    /// False when the consumer stopped the run.
+    fn commit<W>(&self, done: Vec<(usize, I, Option<T>)>, work: &W) -> bool
+    where
+        W: Fn(usize, &I, bool) -> T,
+    {
+        let mut c = self.lock_commit();
         for (i, item, r) in done {
-            waiting_bytes.fetch_add(r.as_ref().map_or(0, weight), Ordering::SeqCst);
+            self.waiting_bytes
+                .fetch_add(r.as_ref().map_or(0, self.weight), Ordering::SeqCst);
             // Items are numbered from `next` on: none below it is still running.
             let k = i - c.next;
             if c.pending.len() <= k {
@@ -253,72 +353,44 @@ where
             c.pending.pop_front();
             let r = match r {
                 Some(r) => {
-                    waiting_bytes.fetch_sub(weight(&r), Ordering::SeqCst);
+                    self.waiting_bytes
+                        .fetch_sub((self.weight)(&r), Ordering::SeqCst);
                     r
                 }
                 None => work(i, &item, false),
             };
             let flow = (c.consume)(i, item, r);
             c.next = i + 1;
-            next.store(i + 1, Ordering::Relaxed);
+            self.next.store(i + 1, Ordering::Relaxed);
             if flow == Flow::Stop {
                 drop(c);
-                halt();
-                return;
-            }
-        }
-        if c.next != before && held.load(Ordering::SeqCst) > 0 {
-            moved.notify_all();
-        }
-    };
-    std::thread::scope(|scope| {
-        let worker = &worker;
-        // The pool starts with the second pooled item: one file, or standard input alone,
-        // runs on the calling thread with no threads (nor their memory) started.
-        let (mut pooled_seen, mut started) = (0usize, false);
-        let mut n = 0usize;
-        let mut local: Vec<(usize, I, bool)> = Vec::with_capacity(CHUNK);
-        // `wait`: the pool is running, so a full queue drains.
-        let flush = |local: &mut Vec<(usize, I, bool)>, done: bool, wait: bool| {
-            let mut q = lock_queue();
-            q.items.extend(local.drain(..));
-            q.done |= done;
-            if done || idle.load(Ordering::SeqCst) > 0 {
-                fed.notify_all();
-            }
-            if wait && q.items.len() >= QUEUED {
-                full.store(true, Ordering::Relaxed);
-                while q.items.len() >= QUEUED / 2 && !stop.load(Ordering::Relaxed) {
-                    q = drained.wait(q).unwrap_or_else(|p| p.into_inner());
-                }
-                full.store(false, Ordering::Relaxed);
-            }
-        };
-        produce(&mut |item, pooled| {
-            if stop.load(Ordering::Relaxed) {
+                self.halt();
                 return false;
             }
-            pooled_seen += usize::from(pooled);
-            if pooled_seen == 2 && !started {
-                started = true;
-                for _ in 0..workers {
-                    scope.spawn(move || worker(false));
-                }
-            }
-            local.push((n, item, pooled));
-            n += 1;
-            // In batches, and at once while workers wait.
-            if local.len() >= CHUNK || idle.load(Ordering::Relaxed) > 0 {
-                flush(&mut local, false, started);
-            }
-            true
-        });
-        flush(&mut local, true, false);
-        if !started {
-            worker(true);
         }
-    });
-    commit.into_inner().unwrap_or_else(|p| p.into_inner()).next
+        if c.next != before && self.held.load(Ordering::SeqCst) > 0 {
+            self.moved.notify_all();
+        }
+        true
+    }
+
+    /// Hands the producer's local items to the workers (`done`: the feeding is over).
+    /// `wait`: the pool is running, so a full queue drains; the producer waits for it.
+    fn flush(&self, local: &mut Vec<(usize, I, bool)>, done: bool, wait: bool) {
+        let mut q = self.lock_queue();
+        q.items.extend(local.drain(..));
+        q.done |= done;
+        if done || self.idle.load(Ordering::SeqCst) > 0 {
+            self.fed.notify_all();
+        }
+        if wait && q.items.len() >= QUEUED {
+            self.full.store(true, Ordering::Relaxed);
+            while q.items.len() >= QUEUED / 2 && !self.stopped() {
+                q = self.drained.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+            self.full.store(false, Ordering::Relaxed);
+        }
+    }
 }
 
 #[cfg(test)]
