@@ -837,6 +837,130 @@ struct Uri {
     bytes: u32,
 }
 
+/// The site's URIs and how often each is requested, as [`LogGenerator::new`] builds them.
+struct Site {
+    uris: Vec<Uri>,
+    /// The request weight of each URI (percent of all requests).
+    weights: Vec<f64>,
+}
+
+impl Site {
+    /// Adds a URI of `class` with a body of `bytes`, requested with weight `w`.
+    fn add(&mut self, path: Vec<u8>, class: Class, bytes: u32, w: f64) {
+        self.uris.push(Uri {
+            path: path.into_boxed_slice(),
+            class,
+            bytes,
+        });
+        self.weights.push(w);
+    }
+
+    /// Adds the articles, hot ones first, each dated between `first_day` and `start_day`
+    /// (day numbers) and titled from `words`; returns their indexes into `uris` and their
+    /// weights.
+    fn add_articles(
+        &mut self,
+        rng: &mut Rng,
+        words: &[&str],
+        first_day: i64,
+        start_day: i64,
+    ) -> (Vec<u32>, Vec<f64>) {
+        let hot_total: f64 = HOT_ARTICLES.iter().sum();
+        let mut article_weights: Vec<f64> = HOT_ARTICLES.to_vec();
+        article_weights.extend(zipf_weights(
+            TAIL_ARTICLES,
+            ARTICLE_ZIPF,
+            ARTICLE_SHARE - hot_total,
+        ));
+        let mut articles = Vec::with_capacity(article_weights.len());
+        for (i, &w) in article_weights.iter().enumerate() {
+            let day = if i < HOT_ARTICLES.len() {
+                // The hottest are the newest: one to two weeks back, hottest last.
+                start_day - 1 - (i as i64 * 3) / 2
+            } else {
+                first_day + below(rng, (start_day - 14 - first_day) as usize) as i64
+            };
+            let mut path = article_dir(day);
+            path.push(b'/');
+            title(rng, words, &mut path);
+            articles.push(self.uris.len() as u32);
+            let bytes = if i < HOT_ARTICLES.len() {
+                log_normal(rng, HOT_ARTICLE_BYTES)
+            } else {
+                log_normal(rng, ARTICLE_BYTES)
+            };
+            self.add(path, Class::Article, bytes, w);
+        }
+        (articles, article_weights)
+    }
+
+    /// Adds the pictures: named from `words` under `/ongoing/pics/`, or numbered in the
+    /// directory of one of the `articles`.
+    fn add_images(&mut self, rng: &mut Rng, words: &[&str], articles: &[u32]) {
+        for w in zipf_weights(IMAGES, IMAGE_ZIPF, IMAGE_SHARE) {
+            let mut path = Vec::with_capacity(64);
+            if chance(rng, 0.5) {
+                path.extend_from_slice(b"/ongoing/pics/");
+                path.extend(
+                    words[below(rng, words.len())]
+                        .bytes()
+                        .map(|b| b.to_ascii_lowercase()),
+                );
+                push_u64(&mut path, below(rng, 100) as u64);
+                path.extend_from_slice(b".jpg");
+            } else {
+                let article = &self.uris[articles[below(rng, articles.len())] as usize].path;
+                let dir_len = article.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                path.extend_from_slice(&article[..dir_len]);
+                path.extend_from_slice(b"/IMG_");
+                push_u64(&mut path, 1000 + below(rng, 9000) as u64);
+                path.extend_from_slice(if chance(rng, 0.7) { b".jpg" } else { b".png" });
+            }
+            let bytes = log_normal(rng, IMAGE_BYTES);
+            self.add(path, Class::Image, bytes, w);
+        }
+    }
+
+    /// Adds the archive and category pages: months, years and days between `first_day`
+    /// and `start_day`, and categories named from `words`.
+    fn add_pages(&mut self, rng: &mut Rng, words: &[&str], first_day: i64, start_day: i64) {
+        for w in zipf_weights(PAGES, PAGE_ZIPF, PAGE_SHARE) {
+            let mut path = Vec::with_capacity(48);
+            match below(rng, 4) {
+                0 => {
+                    let mut dir = article_dir(
+                        first_day + below(rng, (start_day - first_day) as usize) as i64,
+                    );
+                    dir.truncate(dir.len() - 3); // the month: /ongoing/When/200x/YYYY/MM
+                    path.extend_from_slice(&dir);
+                }
+                1 => {
+                    path.extend_from_slice(b"/ongoing/When/200x/");
+                    push_u64(&mut path, 2003 + below(rng, 5) as u64);
+                }
+                2 => {
+                    // A day's page: /ongoing/When/200x/YYYY/MM/DD/
+                    let dir = article_dir(
+                        first_day + below(rng, (start_day - first_day) as usize) as i64,
+                    );
+                    path.extend_from_slice(&dir);
+                }
+                _ => {
+                    path.extend_from_slice(b"/ongoing/What/");
+                    path.extend_from_slice(words[below(rng, 40)].as_bytes());
+                    if chance(rng, 0.5) {
+                        path.push(b'/');
+                        path.extend_from_slice(words[below(rng, words.len())].as_bytes());
+                    }
+                }
+            }
+            path.push(b'/');
+            let bytes = log_normal(rng, PAGE_BYTES);
+            self.add(path, Class::Page, bytes, w);
+        }
+    }
+}
+
 /// How one URI class is drawn, with its tables ready.
 struct ClassTables {
     status: Weighted<u16>,
@@ -880,131 +1004,21 @@ impl LogGenerator {
     pub fn new(seed: u64) -> Self {
         let mut rng = rng_for(seed, 1 << 43);
         let words: Vec<&'static str> = WORDS.split_whitespace().collect();
-        let mut uris = Vec::new();
-        let mut weights = Vec::new();
-        let add = |uris: &mut Vec<Uri>,
-                   weights: &mut Vec<f64>,
-                   path: Vec<u8>,
-                   class: Class,
-                   bytes: u32,
-                   w: f64| {
-            uris.push(Uri {
-                path: path.into_boxed_slice(),
-                class,
-                bytes,
-            });
-            weights.push(w);
+        let mut site = Site {
+            uris: Vec::new(),
+            weights: Vec::new(),
         };
         for &(path, class, share, bytes) in FIXED_URIS {
-            add(
-                &mut uris,
-                &mut weights,
-                path.as_bytes().to_vec(),
-                class,
-                bytes,
-                share,
-            );
+            site.add(path.as_bytes().to_vec(), class, bytes, share);
         }
 
         let (y, m, d) = START_DATE;
         let start_day = days_from_civil(y, m, d);
         let first_day = days_from_civil(2003, 1, 15);
-        let hot_total: f64 = HOT_ARTICLES.iter().sum();
-        let mut article_weights: Vec<f64> = HOT_ARTICLES.to_vec();
-        article_weights.extend(zipf_weights(
-            TAIL_ARTICLES,
-            ARTICLE_ZIPF,
-            ARTICLE_SHARE - hot_total,
-        ));
-        let mut articles = Vec::with_capacity(article_weights.len());
-        for (i, &w) in article_weights.iter().enumerate() {
-            let day = if i < HOT_ARTICLES.len() {
-                // The hottest are the newest: one to two weeks back, hottest last.
-                start_day - 1 - (i as i64 * 3) / 2
-            } else {
-                first_day + below(&mut rng, (start_day - 14 - first_day) as usize) as i64
-            };
-            let mut path = article_dir(day);
-            path.push(b'/');
-            title(&mut rng, &words, &mut path);
-            articles.push(uris.len() as u32);
-            let bytes = if i < HOT_ARTICLES.len() {
-                log_normal(&mut rng, HOT_ARTICLE_BYTES)
-            } else {
-                log_normal(&mut rng, ARTICLE_BYTES)
-            };
-            add(&mut uris, &mut weights, path, Class::Article, bytes, w);
-        }
-
-        for w in zipf_weights(IMAGES, IMAGE_ZIPF, IMAGE_SHARE) {
-            let mut path = Vec::with_capacity(64);
-            if chance(&mut rng, 0.5) {
-                path.extend_from_slice(b"/ongoing/pics/");
-                path.extend(
-                    words[below(&mut rng, words.len())]
-                        .bytes()
-                        .map(|b| b.to_ascii_lowercase()),
-                );
-                push_u64(&mut path, below(&mut rng, 100) as u64);
-                path.extend_from_slice(b".jpg");
-            } else {
-                let article = &uris[articles[below(&mut rng, articles.len())] as usize].path;
-                let dir_len = article.iter().rposition(|&b| b == b'/').unwrap_or(0);
-                path.extend_from_slice(&article[..dir_len]);
-                path.extend_from_slice(b"/IMG_");
-                push_u64(&mut path, 1000 + below(&mut rng, 9000) as u64);
-                path.extend_from_slice(if chance(&mut rng, 0.7) {
-                    b".jpg"
-                } else {
-                    b".png"
-                });
-            }
-            let bytes = log_normal(&mut rng, IMAGE_BYTES);
-            add(&mut uris, &mut weights, path, Class::Image, bytes, w);
-        }
-
-        for w in zipf_weights(PAGES, PAGE_ZIPF, PAGE_SHARE) {
-            let mut path = Vec::with_capacity(48);
-            match below(&mut rng, 4) {
-                0 => {
-                    let mut dir = article_dir(
-                        first_day + below(&mut rng, (start_day - first_day) as usize) as i64,
-                    );
-                    dir.truncate(dir.len() - 3); // the month: /ongoing/When/200x/YYYY/MM
-                    path.extend_from_slice(&dir);
-                }
-                1 => {
-                    path.extend_from_slice(b"/ongoing/When/200x/");
-                    push_u64(&mut path, 2003 + below(&mut rng, 5) as u64);
-                }
-                2 => {
-                    // A day's page: /ongoing/When/200x/YYYY/MM/DD/
-                    let dir = article_dir(
-                        first_day + below(&mut rng, (start_day - first_day) as usize) as i64,
-                    );
-                    path.extend_from_slice(&dir);
-                }
-                _ => {
-                    path.extend_from_slice(b"/ongoing/What/");
-                    path.extend_from_slice(words[below(&mut rng, 40)].as_bytes());
-                    if chance(&mut rng, 0.5) {
-                        path.push(b'/');
-                        path.extend_from_slice(words[below(&mut rng, words.len())].as_bytes());
-                    }
-                }
-            }
-            path.push(b'/');
-            let bytes = log_normal(&mut rng, PAGE_BYTES);
-            add(&mut uris, &mut weights, path, Class::Page, bytes, w);
-        }
-        add(
-            &mut uris,
-            &mut weights,
-            Vec::new(),
-            Class::Junk,
-            0,
-            JUNK_SHARE,
-        );
+        let (articles, article_weights) = site.add_articles(&mut rng, &words, first_day, start_day);
+        site.add_images(&mut rng, &words, &articles);
+        site.add_pages(&mut rng, &words, first_day, start_day);
+        site.add(Vec::new(), Class::Junk, 0, JUNK_SHARE);
 
         let pick_article = Alias::new(&article_weights);
         let classes = PROFILES
@@ -1018,8 +1032,8 @@ impl LogGenerator {
             .collect();
         LogGenerator {
             seed,
-            pick_uri: Alias::new(&weights),
-            uris,
+            pick_uri: Alias::new(&site.weights),
+            uris: site.uris,
             articles,
             pick_article,
             classes,
