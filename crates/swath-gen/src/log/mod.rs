@@ -61,12 +61,12 @@
 use std::path::Path;
 
 use rand::RngCore;
-use rand_xoshiro::Xoshiro256PlusPlus;
 use swath_engine::EngineError;
 
 use super::{rng_for, CHUNK};
+use sample::{below, chance, log_normal, mix, unit, zipf_weights, Alias, Rng, Weighted};
 
-type Rng = Xoshiro256PlusPlus;
+mod sample;
 
 // ---------------------------------------------------------------------------------------
 // Time.
@@ -572,117 +572,6 @@ const RESERVE: usize = 192;
 /// A line longer than this that does not fit is replaced by another rather than ending
 /// the chunk early (ordinary lines are far shorter; only [`Malformed::Long`] lines are).
 const LONGEST_ORDINARY: usize = 1024;
-
-// ---------------------------------------------------------------------------------------
-// Sampling.
-
-fn unit(rng: &mut Rng) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-fn chance(rng: &mut Rng, p: f64) -> bool {
-    unit(rng) < p
-}
-
-fn below(rng: &mut Rng, n: usize) -> usize {
-    (((rng.next_u64() >> 32) * n as u64) >> 32) as usize
-}
-
-fn normal(rng: &mut Rng) -> f64 {
-    let u1 = 1.0 - unit(rng);
-    let u2 = unit(rng);
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
-fn log_normal(rng: &mut Rng, (median, sigma): (f64, f64)) -> u32 {
-    (median * (sigma * normal(rng)).exp()).clamp(200.0, 4e9) as u32
-}
-
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// A few weighted items, picked by a linear scan (fast for short tables).
-struct Weighted<T> {
-    /// Cumulative thresholds out of 2^32; the last is 2^32.
-    bounds: Vec<u64>,
-    items: Vec<T>,
-}
-
-impl<T: Copy> Weighted<T> {
-    fn new(pairs: impl IntoIterator<Item = (T, f64)>) -> Self {
-        let pairs: Vec<(T, f64)> = pairs.into_iter().collect();
-        let total: f64 = pairs.iter().map(|p| p.1).sum();
-        let mut sum = 0.0;
-        let mut bounds = Vec::with_capacity(pairs.len());
-        for p in &pairs {
-            sum += p.1;
-            bounds.push(((sum / total) * 4_294_967_296.0) as u64);
-        }
-        *bounds.last_mut().expect("a weighted table is not empty") = 1 << 32;
-        Weighted {
-            bounds,
-            items: pairs.into_iter().map(|p| p.0).collect(),
-        }
-    }
-
-    /// The item for `x` in `0..2^32`.
-    fn at(&self, x: u64) -> T {
-        let i = self.bounds.iter().position(|&b| x < b).unwrap_or(0);
-        self.items[i]
-    }
-
-    fn pick(&self, rng: &mut Rng) -> T {
-        self.at(rng.next_u64() >> 32)
-    }
-}
-
-/// Walker's alias table: one draw in constant time from thousands of weighted items.
-struct Alias {
-    /// Chance (out of 2^32) of keeping the slot's own item rather than its alias.
-    keep: Vec<u64>,
-    alias: Vec<u32>,
-}
-
-impl Alias {
-    fn new(weights: &[f64]) -> Self {
-        let n = weights.len();
-        let total: f64 = weights.iter().sum();
-        let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
-        let mut keep = vec![1u64 << 32; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..n).partition(|&i| scaled[i] < 1.0);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            keep[s] = (scaled[s] * 4_294_967_296.0) as u64;
-            alias[s] = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        Alias { keep, alias }
-    }
-
-    fn pick(&self, rng: &mut Rng) -> usize {
-        let r = rng.next_u64();
-        let slot = (((r >> 32) * self.keep.len() as u64) >> 32) as usize;
-        if (r & 0xFFFF_FFFF) < self.keep[slot] {
-            slot
-        } else {
-            self.alias[slot] as usize
-        }
-    }
-}
-
-fn zipf_weights(n: usize, exponent: f64, share: f64) -> Vec<f64> {
-    let raw: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-exponent)).collect();
-    let total: f64 = raw.iter().sum();
-    raw.into_iter().map(|w| w * share / total).collect()
-}
 
 // ---------------------------------------------------------------------------------------
 // Writing numbers and dates.
