@@ -242,6 +242,30 @@ fn bucket_range(k: usize, last: bool) -> (u64, Option<u64>) {
 
 /// The summary's data model (JSON schema 2, docs/json.md) of `s`, read as `format`.
 pub fn model(s: &SummaryTop, format: &str) -> Value {
+    let general = general(s, format);
+    let mut panels = Vec::new();
+    visitor_panels(s, &mut panels);
+    request_panels(s, &mut panels);
+    client_panels(s, &mut panels);
+    panels.push(hour_panel(s));
+    referrer_panels(s, &mut panels);
+    status_panels(s, &mut panels);
+    host_user_agent_panels(s, &mut panels);
+    histogram_panels(s, &mut panels);
+    json!({
+        "schema": SCHEMA,
+        "tool": "swath",
+        "version": env!("CARGO_PKG_VERSION"),
+        "report": "logs summary",
+        "general": general,
+        "panels": panels,
+    })
+}
+
+/// The model's header (`general`): the log's span, its line and request counts, the
+/// unique visitors, requests and clients, the bytes and, when the log has them, the
+/// times taken.
+fn general(s: &SummaryTop, format: &str) -> Value {
     let n = &s.numbers;
     let requests = n[N_REQUESTS];
     let bytes = n[N_BYTES];
@@ -268,8 +292,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         general["time_average_us"] = average.into();
         general["time_max_us"] = n[N_TIME_MAX].into();
     }
-    let mut panels = Vec::new();
+    general
+}
 
+/// Unique visitors (and hits) per day, and per hour when the log spans less than two days.
+fn visitor_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let requests = s.numbers[N_REQUESTS];
     // Visitors per day (hits too), and per hour when the log spans under two days.
     let visitors: std::collections::HashMap<u32, u64> = s.visitors_by_day.iter().copied().collect();
     let day_rows: Vec<Value> = s
@@ -318,7 +346,11 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             Some(("hour", "visitors")),
         ));
     }
-    let timed = n[N_TIMED] > 0;
+}
+
+/// The requests: all requested files, the static ones and those not found (404).
+fn request_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let timed = s.numbers[N_TIMED] > 0;
     panels.push(request_panel(
         ("requests", "Requested files", P_REQUESTS),
         &s.requests,
@@ -340,6 +372,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         false,
         timed,
     ));
+}
+
+/// The clients: visitor hosts, operating systems and browsers (with their versions) and
+/// crawlers.
+fn client_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     panels.push(hits_panel(
         ("hosts", "Visitor hosts", "host"),
         &s.clients,
@@ -388,13 +426,19 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.group_bytes[G_CRAWLERS], bytes)),
         Some((&s.group_visitors[G_CRAWLERS], s.visitors)),
     ));
+}
+
+/// Hits by hour of the day.
+fn hour_panel(s: &SummaryTop) -> Value {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let hour_rows: Vec<Value> = (0..24)
         .map(|h| {
             let c = n[N_HOURS + h];
             json!({"hour": format!("{h:02}"), "hits": c, "hits_percent": percent(c, requests)})
         })
         .collect();
-    panels.push(panel(
+    panel(
         "time",
         "Time distribution (hour of day)",
         24,
@@ -405,7 +449,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         ],
         hour_rows,
         Some(("hour", "hits")),
-    ));
+    )
+}
+
+/// Where visitors came from: referring sites, and the referrers themselves.
+fn referrer_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     panels.push(hits_panel(
         ("referring_sites", "Referring sites", "site"),
         &s.referring_sites,
@@ -422,6 +471,13 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.pair_bytes[1], bytes)),
         Some((&s.row_visitors[P_REFERRERS], s.visitors)),
     ));
+}
+
+/// The HTTP status classes (1xx to 5xx, and other codes when the log has any), then the
+/// status codes.
+fn status_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
     for code in 0..1000 {
@@ -473,6 +529,11 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         status_rows,
         None,
     ));
+}
+
+/// Virtual hosts and remote users (when the log names any), then user agents.
+fn host_user_agent_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     if s.vhosts.distinct > 0 {
         panels.push(hits_panel(
             ("vhosts", "Virtual hosts", "vhost"),
@@ -501,6 +562,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.pair_bytes[2], bytes)),
         Some((&s.agent_visitors, s.visitors)),
     ));
+}
+
+/// The histograms: response sizes, and response times when the log has them.
+fn histogram_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
         let last_used = (0..width).rev().find(|&k| n[first + k] > 0);
         let Some(top) = last_used else {
@@ -547,14 +614,6 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             Some(("range", "hits")),
         ));
     }
-    json!({
-        "schema": SCHEMA,
-        "tool": "swath",
-        "version": env!("CARGO_PKG_VERSION"),
-        "report": "logs summary",
-        "general": general,
-        "panels": panels,
-    })
 }
 
 /// A cell as text: counts with thousands separators, bytes with a unit, percents with
