@@ -986,7 +986,25 @@ fn chart(p: &Value) -> String {
 /// `<script>` element.
 pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
     let mut body = String::new();
-    let g = &m["general"];
+    html_cards(&mut body, &m["general"], info);
+    let panels = m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]);
+    html_nav(&mut body, panels);
+    let _ = write!(body, "<main>");
+    for p in panels {
+        html_panel(&mut body, p);
+    }
+    let _ = write!(body, "</main>");
+    let data = json_for_script(m);
+    let refresh = match info.and_then(|i| i.refresh) {
+        Some(n) => format!(r#"<meta http-equiv="refresh" content="{n}">"#),
+        None => String::new(),
+    };
+    html_page(&refresh, &body, &data)
+}
+
+/// The page's header: the model's header `g` as cards, with the inputs, the generation
+/// time and the parse time of `info` when there is one.
+fn html_cards(body: &mut String, g: &Value, info: Option<&PageInfo>) {
     let _ = write!(
         body,
         r#"<header><h1>Access log report</h1><dl class="cards" id="cards">"#
@@ -1010,8 +1028,12 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
             esc(&v)
         );
     }
-    let _ = write!(body, "</dl></header><nav>");
-    let panels = m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]);
+    let _ = write!(body, "</dl></header>");
+}
+
+/// The page's table of contents: a link to each of the `panels`.
+fn html_nav(body: &mut String, panels: &[Value]) {
+    let _ = write!(body, "<nav>");
     for p in panels {
         let id = p["id"].as_str().unwrap_or("");
         let _ = write!(
@@ -1021,53 +1043,56 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
             esc(p["title"].as_str().unwrap_or(""))
         );
     }
-    let _ = write!(body, "</nav><main>");
-    for p in panels {
-        let id = p["id"].as_str().unwrap_or("");
-        let cols = columns(p);
-        let r = rows(p);
+    let _ = write!(body, "</nav>");
+}
+
+/// Panel `p` as a section: its title, how many rows of how many it shows, its chart and
+/// its table (each number cell carrying its value for sorting).
+fn html_panel(body: &mut String, p: &Value) {
+    let id = p["id"].as_str().unwrap_or("");
+    let cols = columns(p);
+    let r = rows(p);
+    let _ = write!(
+        body,
+        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
+        esc(id),
+        esc(id),
+        esc(p["title"].as_str().unwrap_or("")),
+        grouped(r.len() as u64),
+        grouped(p["distinct"].as_u64().unwrap_or(0)),
+        chart(p)
+    );
+    let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
+    for (cid, title, kind) in &cols {
         let _ = write!(
             body,
-            r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
-            esc(id),
-            esc(id),
-            esc(p["title"].as_str().unwrap_or("")),
-            grouped(r.len() as u64),
-            grouped(p["distinct"].as_u64().unwrap_or(0)),
-            chart(p)
+            r#"<th data-col="{}" data-type="{}">{}</th>"#,
+            esc(cid),
+            esc(kind),
+            esc(title)
         );
-        let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
-        for (cid, title, kind) in &cols {
-            let _ = write!(
-                body,
-                r#"<th data-col="{}" data-type="{}">{}</th>"#,
-                esc(cid),
-                esc(kind),
-                esc(title)
-            );
-        }
-        let _ = write!(body, "</tr></thead><tbody>");
-        for row in r {
-            let _ = write!(body, "<tr>");
-            for (cid, _, kind) in &cols {
-                let v = &row[*cid];
-                let sort = match v {
-                    Value::Number(x) => format!(r#" data-v="{x}""#),
-                    _ => String::new(),
-                };
-                let class = if *kind == "text" { "" } else { r#" class="n""# };
-                let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
-            }
-            let _ = write!(body, "</tr>");
-        }
-        let _ = write!(body, "</tbody></table></div></section>");
     }
-    let _ = write!(body, "</main>");
-    let data = json_for_script(m);
-    let refresh = match info.and_then(|i| i.refresh) {
-        Some(n) => format!(r#"<meta http-equiv="refresh" content="{n}">"#),
-        None => String::new(),
-    };
+    let _ = write!(body, "</tr></thead><tbody>");
+    for row in r {
+        let _ = write!(body, "<tr>");
+        for (cid, _, kind) in &cols {
+            let v = &row[*cid];
+            let sort = match v {
+                Value::Number(x) => format!(r#" data-v="{x}""#),
+                _ => String::new(),
+            };
+            let class = if *kind == "text" { "" } else { r#" class="n""# };
+            let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
+        }
+        let _ = write!(body, "</tr>");
+    }
+    let _ = write!(body, "</tbody></table></div></section>");
+}
+
+/// The whole page around `body`: the `refresh` element (or nothing), the style sheet, the
+/// model as `data` for the script, and the script that sorts and pages the tables and
+/// switches the theme.
+fn html_page(refresh: &str, body: &str, data: &str) -> String {
     format!(
         r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{refresh}<meta name="viewport" content="width=device-width, initial-scale=1"><title>swath logs summary</title>
