@@ -242,6 +242,30 @@ fn bucket_range(k: usize, last: bool) -> (u64, Option<u64>) {
 
 /// The summary's data model (JSON schema 2, docs/json.md) of `s`, read as `format`.
 pub fn model(s: &SummaryTop, format: &str) -> Value {
+    let general = general(s, format);
+    let mut panels = Vec::new();
+    visitor_panels(s, &mut panels);
+    request_panels(s, &mut panels);
+    client_panels(s, &mut panels);
+    panels.push(hour_panel(s));
+    referrer_panels(s, &mut panels);
+    status_panels(s, &mut panels);
+    host_user_agent_panels(s, &mut panels);
+    histogram_panels(s, &mut panels);
+    json!({
+        "schema": SCHEMA,
+        "tool": "swath",
+        "version": env!("CARGO_PKG_VERSION"),
+        "report": "logs summary",
+        "general": general,
+        "panels": panels,
+    })
+}
+
+/// The model's header (`general`): the log's span, its line and request counts, the
+/// unique visitors, requests and clients, the bytes and, when the log has them, the
+/// times taken.
+fn general(s: &SummaryTop, format: &str) -> Value {
     let n = &s.numbers;
     let requests = n[N_REQUESTS];
     let bytes = n[N_BYTES];
@@ -268,8 +292,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         general["time_average_us"] = average.into();
         general["time_max_us"] = n[N_TIME_MAX].into();
     }
-    let mut panels = Vec::new();
+    general
+}
 
+/// Unique visitors (and hits) per day, and per hour when the log spans less than two days.
+fn visitor_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let requests = s.numbers[N_REQUESTS];
     // Visitors per day (hits too), and per hour when the log spans under two days.
     let visitors: std::collections::HashMap<u32, u64> = s.visitors_by_day.iter().copied().collect();
     let day_rows: Vec<Value> = s
@@ -318,7 +346,11 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             Some(("hour", "visitors")),
         ));
     }
-    let timed = n[N_TIMED] > 0;
+}
+
+/// The requests: all requested files, the static ones and those not found (404).
+fn request_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let timed = s.numbers[N_TIMED] > 0;
     panels.push(request_panel(
         ("requests", "Requested files", P_REQUESTS),
         &s.requests,
@@ -340,6 +372,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         false,
         timed,
     ));
+}
+
+/// The clients: visitor hosts, operating systems and browsers (with their versions) and
+/// crawlers.
+fn client_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     panels.push(hits_panel(
         ("hosts", "Visitor hosts", "host"),
         &s.clients,
@@ -388,13 +426,19 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.group_bytes[G_CRAWLERS], bytes)),
         Some((&s.group_visitors[G_CRAWLERS], s.visitors)),
     ));
+}
+
+/// Hits by hour of the day.
+fn hour_panel(s: &SummaryTop) -> Value {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let hour_rows: Vec<Value> = (0..24)
         .map(|h| {
             let c = n[N_HOURS + h];
             json!({"hour": format!("{h:02}"), "hits": c, "hits_percent": percent(c, requests)})
         })
         .collect();
-    panels.push(panel(
+    panel(
         "time",
         "Time distribution (hour of day)",
         24,
@@ -405,7 +449,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         ],
         hour_rows,
         Some(("hour", "hits")),
-    ));
+    )
+}
+
+/// Where visitors came from: referring sites, and the referrers themselves.
+fn referrer_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     panels.push(hits_panel(
         ("referring_sites", "Referring sites", "site"),
         &s.referring_sites,
@@ -422,6 +471,13 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.pair_bytes[1], bytes)),
         Some((&s.row_visitors[P_REFERRERS], s.visitors)),
     ));
+}
+
+/// The HTTP status classes (1xx to 5xx, and other codes when the log has any), then the
+/// status codes.
+fn status_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
     for code in 0..1000 {
@@ -473,6 +529,11 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         status_rows,
         None,
     ));
+}
+
+/// Virtual hosts and remote users (when the log names any), then user agents.
+fn host_user_agent_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     if s.vhosts.distinct > 0 {
         panels.push(hits_panel(
             ("vhosts", "Virtual hosts", "vhost"),
@@ -501,6 +562,12 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         Some((&s.pair_bytes[2], bytes)),
         Some((&s.agent_visitors, s.visitors)),
     ));
+}
+
+/// The histograms: response sizes, and response times when the log has them.
+fn histogram_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
     let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
         let last_used = (0..width).rev().find(|&k| n[first + k] > 0);
         let Some(top) = last_used else {
@@ -547,14 +614,6 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
             Some(("range", "hits")),
         ));
     }
-    json!({
-        "schema": SCHEMA,
-        "tool": "swath",
-        "version": env!("CARGO_PKG_VERSION"),
-        "report": "logs summary",
-        "general": general,
-        "panels": panels,
-    })
 }
 
 /// A cell as text: counts with thousands separators, bytes with a unit, percents with
@@ -927,7 +986,25 @@ fn chart(p: &Value) -> String {
 /// `<script>` element.
 pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
     let mut body = String::new();
-    let g = &m["general"];
+    html_cards(&mut body, &m["general"], info);
+    let panels = m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]);
+    html_nav(&mut body, panels);
+    let _ = write!(body, "<main>");
+    for p in panels {
+        html_panel(&mut body, p);
+    }
+    let _ = write!(body, "</main>");
+    let data = json_for_script(m);
+    let refresh = match info.and_then(|i| i.refresh) {
+        Some(n) => format!(r#"<meta http-equiv="refresh" content="{n}">"#),
+        None => String::new(),
+    };
+    html_page(&refresh, &body, &data)
+}
+
+/// The page's header: the model's header `g` as cards, with the inputs, the generation
+/// time and the parse time of `info` when there is one.
+fn html_cards(body: &mut String, g: &Value, info: Option<&PageInfo>) {
     let _ = write!(
         body,
         r#"<header><h1>Access log report</h1><dl class="cards" id="cards">"#
@@ -951,8 +1028,12 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
             esc(&v)
         );
     }
-    let _ = write!(body, "</dl></header><nav>");
-    let panels = m["panels"].as_array().map(|p| &p[..]).unwrap_or(&[]);
+    let _ = write!(body, "</dl></header>");
+}
+
+/// The page's table of contents: a link to each of the `panels`.
+fn html_nav(body: &mut String, panels: &[Value]) {
+    let _ = write!(body, "<nav>");
     for p in panels {
         let id = p["id"].as_str().unwrap_or("");
         let _ = write!(
@@ -962,53 +1043,56 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
             esc(p["title"].as_str().unwrap_or(""))
         );
     }
-    let _ = write!(body, "</nav><main>");
-    for p in panels {
-        let id = p["id"].as_str().unwrap_or("");
-        let cols = columns(p);
-        let r = rows(p);
+    let _ = write!(body, "</nav>");
+}
+
+/// Panel `p` as a section: its title, how many rows of how many it shows, its chart and
+/// its table (each number cell carrying its value for sorting).
+fn html_panel(body: &mut String, p: &Value) {
+    let id = p["id"].as_str().unwrap_or("");
+    let cols = columns(p);
+    let r = rows(p);
+    let _ = write!(
+        body,
+        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
+        esc(id),
+        esc(id),
+        esc(p["title"].as_str().unwrap_or("")),
+        grouped(r.len() as u64),
+        grouped(p["distinct"].as_u64().unwrap_or(0)),
+        chart(p)
+    );
+    let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
+    for (cid, title, kind) in &cols {
         let _ = write!(
             body,
-            r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
-            esc(id),
-            esc(id),
-            esc(p["title"].as_str().unwrap_or("")),
-            grouped(r.len() as u64),
-            grouped(p["distinct"].as_u64().unwrap_or(0)),
-            chart(p)
+            r#"<th data-col="{}" data-type="{}">{}</th>"#,
+            esc(cid),
+            esc(kind),
+            esc(title)
         );
-        let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
-        for (cid, title, kind) in &cols {
-            let _ = write!(
-                body,
-                r#"<th data-col="{}" data-type="{}">{}</th>"#,
-                esc(cid),
-                esc(kind),
-                esc(title)
-            );
-        }
-        let _ = write!(body, "</tr></thead><tbody>");
-        for row in r {
-            let _ = write!(body, "<tr>");
-            for (cid, _, kind) in &cols {
-                let v = &row[*cid];
-                let sort = match v {
-                    Value::Number(x) => format!(r#" data-v="{x}""#),
-                    _ => String::new(),
-                };
-                let class = if *kind == "text" { "" } else { r#" class="n""# };
-                let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
-            }
-            let _ = write!(body, "</tr>");
-        }
-        let _ = write!(body, "</tbody></table></div></section>");
     }
-    let _ = write!(body, "</main>");
-    let data = json_for_script(m);
-    let refresh = match info.and_then(|i| i.refresh) {
-        Some(n) => format!(r#"<meta http-equiv="refresh" content="{n}">"#),
-        None => String::new(),
-    };
+    let _ = write!(body, "</tr></thead><tbody>");
+    for row in r {
+        let _ = write!(body, "<tr>");
+        for (cid, _, kind) in &cols {
+            let v = &row[*cid];
+            let sort = match v {
+                Value::Number(x) => format!(r#" data-v="{x}""#),
+                _ => String::new(),
+            };
+            let class = if *kind == "text" { "" } else { r#" class="n""# };
+            let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
+        }
+        let _ = write!(body, "</tr>");
+    }
+    let _ = write!(body, "</tbody></table></div></section>");
+}
+
+/// The whole page around `body`: the `refresh` element (or nothing), the style sheet, the
+/// model as `data` for the script, and the script that sorts and pages the tables and
+/// switches the theme.
+fn html_page(refresh: &str, body: &str, data: &str) -> String {
     format!(
         r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{refresh}<meta name="viewport" content="width=device-width, initial-scale=1"><title>swath logs summary</title>

@@ -61,12 +61,12 @@
 use std::path::Path;
 
 use rand::RngCore;
-use rand_xoshiro::Xoshiro256PlusPlus;
 use swath_engine::EngineError;
 
 use super::{rng_for, CHUNK};
+use sample::{below, chance, log_normal, mix, unit, zipf_weights, Alias, Rng, Weighted};
 
-type Rng = Xoshiro256PlusPlus;
+mod sample;
 
 // ---------------------------------------------------------------------------------------
 // Time.
@@ -574,117 +574,6 @@ const RESERVE: usize = 192;
 const LONGEST_ORDINARY: usize = 1024;
 
 // ---------------------------------------------------------------------------------------
-// Sampling.
-
-fn unit(rng: &mut Rng) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-fn chance(rng: &mut Rng, p: f64) -> bool {
-    unit(rng) < p
-}
-
-fn below(rng: &mut Rng, n: usize) -> usize {
-    (((rng.next_u64() >> 32) * n as u64) >> 32) as usize
-}
-
-fn normal(rng: &mut Rng) -> f64 {
-    let u1 = 1.0 - unit(rng);
-    let u2 = unit(rng);
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
-fn log_normal(rng: &mut Rng, (median, sigma): (f64, f64)) -> u32 {
-    (median * (sigma * normal(rng)).exp()).clamp(200.0, 4e9) as u32
-}
-
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// A few weighted items, picked by a linear scan (fast for short tables).
-struct Weighted<T> {
-    /// Cumulative thresholds out of 2^32; the last is 2^32.
-    bounds: Vec<u64>,
-    items: Vec<T>,
-}
-
-impl<T: Copy> Weighted<T> {
-    fn new(pairs: impl IntoIterator<Item = (T, f64)>) -> Self {
-        let pairs: Vec<(T, f64)> = pairs.into_iter().collect();
-        let total: f64 = pairs.iter().map(|p| p.1).sum();
-        let mut sum = 0.0;
-        let mut bounds = Vec::with_capacity(pairs.len());
-        for p in &pairs {
-            sum += p.1;
-            bounds.push(((sum / total) * 4_294_967_296.0) as u64);
-        }
-        *bounds.last_mut().expect("a weighted table is not empty") = 1 << 32;
-        Weighted {
-            bounds,
-            items: pairs.into_iter().map(|p| p.0).collect(),
-        }
-    }
-
-    /// The item for `x` in `0..2^32`.
-    fn at(&self, x: u64) -> T {
-        let i = self.bounds.iter().position(|&b| x < b).unwrap_or(0);
-        self.items[i]
-    }
-
-    fn pick(&self, rng: &mut Rng) -> T {
-        self.at(rng.next_u64() >> 32)
-    }
-}
-
-/// Walker's alias table: one draw in constant time from thousands of weighted items.
-struct Alias {
-    /// Chance (out of 2^32) of keeping the slot's own item rather than its alias.
-    keep: Vec<u64>,
-    alias: Vec<u32>,
-}
-
-impl Alias {
-    fn new(weights: &[f64]) -> Self {
-        let n = weights.len();
-        let total: f64 = weights.iter().sum();
-        let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
-        let mut keep = vec![1u64 << 32; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..n).partition(|&i| scaled[i] < 1.0);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            keep[s] = (scaled[s] * 4_294_967_296.0) as u64;
-            alias[s] = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        Alias { keep, alias }
-    }
-
-    fn pick(&self, rng: &mut Rng) -> usize {
-        let r = rng.next_u64();
-        let slot = (((r >> 32) * self.keep.len() as u64) >> 32) as usize;
-        if (r & 0xFFFF_FFFF) < self.keep[slot] {
-            slot
-        } else {
-            self.alias[slot] as usize
-        }
-    }
-}
-
-fn zipf_weights(n: usize, exponent: f64, share: f64) -> Vec<f64> {
-    let raw: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-exponent)).collect();
-    let total: f64 = raw.iter().sum();
-    raw.into_iter().map(|w| w * share / total).collect()
-}
-
-// ---------------------------------------------------------------------------------------
 // Writing numbers and dates.
 
 fn push_u64(out: &mut Vec<u8>, mut n: u64) {
@@ -837,6 +726,130 @@ struct Uri {
     bytes: u32,
 }
 
+/// The site's URIs and how often each is requested, as [`LogGenerator::new`] builds them.
+struct Site {
+    uris: Vec<Uri>,
+    /// The request weight of each URI (percent of all requests).
+    weights: Vec<f64>,
+}
+
+impl Site {
+    /// Adds a URI of `class` with a body of `bytes`, requested with weight `w`.
+    fn add(&mut self, path: Vec<u8>, class: Class, bytes: u32, w: f64) {
+        self.uris.push(Uri {
+            path: path.into_boxed_slice(),
+            class,
+            bytes,
+        });
+        self.weights.push(w);
+    }
+
+    /// Adds the articles, hot ones first, each dated between `first_day` and `start_day`
+    /// (day numbers) and titled from `words`; returns their indexes into `uris` and their
+    /// weights.
+    fn add_articles(
+        &mut self,
+        rng: &mut Rng,
+        words: &[&str],
+        first_day: i64,
+        start_day: i64,
+    ) -> (Vec<u32>, Vec<f64>) {
+        let hot_total: f64 = HOT_ARTICLES.iter().sum();
+        let mut article_weights: Vec<f64> = HOT_ARTICLES.to_vec();
+        article_weights.extend(zipf_weights(
+            TAIL_ARTICLES,
+            ARTICLE_ZIPF,
+            ARTICLE_SHARE - hot_total,
+        ));
+        let mut articles = Vec::with_capacity(article_weights.len());
+        for (i, &w) in article_weights.iter().enumerate() {
+            let day = if i < HOT_ARTICLES.len() {
+                // The hottest are the newest: one to two weeks back, hottest last.
+                start_day - 1 - (i as i64 * 3) / 2
+            } else {
+                first_day + below(rng, (start_day - 14 - first_day) as usize) as i64
+            };
+            let mut path = article_dir(day);
+            path.push(b'/');
+            title(rng, words, &mut path);
+            articles.push(self.uris.len() as u32);
+            let bytes = if i < HOT_ARTICLES.len() {
+                log_normal(rng, HOT_ARTICLE_BYTES)
+            } else {
+                log_normal(rng, ARTICLE_BYTES)
+            };
+            self.add(path, Class::Article, bytes, w);
+        }
+        (articles, article_weights)
+    }
+
+    /// Adds the pictures: named from `words` under `/ongoing/pics/`, or numbered in the
+    /// directory of one of the `articles`.
+    fn add_images(&mut self, rng: &mut Rng, words: &[&str], articles: &[u32]) {
+        for w in zipf_weights(IMAGES, IMAGE_ZIPF, IMAGE_SHARE) {
+            let mut path = Vec::with_capacity(64);
+            if chance(rng, 0.5) {
+                path.extend_from_slice(b"/ongoing/pics/");
+                path.extend(
+                    words[below(rng, words.len())]
+                        .bytes()
+                        .map(|b| b.to_ascii_lowercase()),
+                );
+                push_u64(&mut path, below(rng, 100) as u64);
+                path.extend_from_slice(b".jpg");
+            } else {
+                let article = &self.uris[articles[below(rng, articles.len())] as usize].path;
+                let dir_len = article.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                path.extend_from_slice(&article[..dir_len]);
+                path.extend_from_slice(b"/IMG_");
+                push_u64(&mut path, 1000 + below(rng, 9000) as u64);
+                path.extend_from_slice(if chance(rng, 0.7) { b".jpg" } else { b".png" });
+            }
+            let bytes = log_normal(rng, IMAGE_BYTES);
+            self.add(path, Class::Image, bytes, w);
+        }
+    }
+
+    /// Adds the archive and category pages: months, years and days between `first_day`
+    /// and `start_day`, and categories named from `words`.
+    fn add_pages(&mut self, rng: &mut Rng, words: &[&str], first_day: i64, start_day: i64) {
+        for w in zipf_weights(PAGES, PAGE_ZIPF, PAGE_SHARE) {
+            let mut path = Vec::with_capacity(48);
+            match below(rng, 4) {
+                0 => {
+                    let mut dir = article_dir(
+                        first_day + below(rng, (start_day - first_day) as usize) as i64,
+                    );
+                    dir.truncate(dir.len() - 3); // the month: /ongoing/When/200x/YYYY/MM
+                    path.extend_from_slice(&dir);
+                }
+                1 => {
+                    path.extend_from_slice(b"/ongoing/When/200x/");
+                    push_u64(&mut path, 2003 + below(rng, 5) as u64);
+                }
+                2 => {
+                    // A day's page: /ongoing/When/200x/YYYY/MM/DD/
+                    let dir = article_dir(
+                        first_day + below(rng, (start_day - first_day) as usize) as i64,
+                    );
+                    path.extend_from_slice(&dir);
+                }
+                _ => {
+                    path.extend_from_slice(b"/ongoing/What/");
+                    path.extend_from_slice(words[below(rng, 40)].as_bytes());
+                    if chance(rng, 0.5) {
+                        path.push(b'/');
+                        path.extend_from_slice(words[below(rng, words.len())].as_bytes());
+                    }
+                }
+            }
+            path.push(b'/');
+            let bytes = log_normal(rng, PAGE_BYTES);
+            self.add(path, Class::Page, bytes, w);
+        }
+    }
+}
+
 /// How one URI class is drawn, with its tables ready.
 struct ClassTables {
     status: Weighted<u16>,
@@ -880,131 +893,21 @@ impl LogGenerator {
     pub fn new(seed: u64) -> Self {
         let mut rng = rng_for(seed, 1 << 43);
         let words: Vec<&'static str> = WORDS.split_whitespace().collect();
-        let mut uris = Vec::new();
-        let mut weights = Vec::new();
-        let add = |uris: &mut Vec<Uri>,
-                   weights: &mut Vec<f64>,
-                   path: Vec<u8>,
-                   class: Class,
-                   bytes: u32,
-                   w: f64| {
-            uris.push(Uri {
-                path: path.into_boxed_slice(),
-                class,
-                bytes,
-            });
-            weights.push(w);
+        let mut site = Site {
+            uris: Vec::new(),
+            weights: Vec::new(),
         };
         for &(path, class, share, bytes) in FIXED_URIS {
-            add(
-                &mut uris,
-                &mut weights,
-                path.as_bytes().to_vec(),
-                class,
-                bytes,
-                share,
-            );
+            site.add(path.as_bytes().to_vec(), class, bytes, share);
         }
 
         let (y, m, d) = START_DATE;
         let start_day = days_from_civil(y, m, d);
         let first_day = days_from_civil(2003, 1, 15);
-        let hot_total: f64 = HOT_ARTICLES.iter().sum();
-        let mut article_weights: Vec<f64> = HOT_ARTICLES.to_vec();
-        article_weights.extend(zipf_weights(
-            TAIL_ARTICLES,
-            ARTICLE_ZIPF,
-            ARTICLE_SHARE - hot_total,
-        ));
-        let mut articles = Vec::with_capacity(article_weights.len());
-        for (i, &w) in article_weights.iter().enumerate() {
-            let day = if i < HOT_ARTICLES.len() {
-                // The hottest are the newest: one to two weeks back, hottest last.
-                start_day - 1 - (i as i64 * 3) / 2
-            } else {
-                first_day + below(&mut rng, (start_day - 14 - first_day) as usize) as i64
-            };
-            let mut path = article_dir(day);
-            path.push(b'/');
-            title(&mut rng, &words, &mut path);
-            articles.push(uris.len() as u32);
-            let bytes = if i < HOT_ARTICLES.len() {
-                log_normal(&mut rng, HOT_ARTICLE_BYTES)
-            } else {
-                log_normal(&mut rng, ARTICLE_BYTES)
-            };
-            add(&mut uris, &mut weights, path, Class::Article, bytes, w);
-        }
-
-        for w in zipf_weights(IMAGES, IMAGE_ZIPF, IMAGE_SHARE) {
-            let mut path = Vec::with_capacity(64);
-            if chance(&mut rng, 0.5) {
-                path.extend_from_slice(b"/ongoing/pics/");
-                path.extend(
-                    words[below(&mut rng, words.len())]
-                        .bytes()
-                        .map(|b| b.to_ascii_lowercase()),
-                );
-                push_u64(&mut path, below(&mut rng, 100) as u64);
-                path.extend_from_slice(b".jpg");
-            } else {
-                let article = &uris[articles[below(&mut rng, articles.len())] as usize].path;
-                let dir_len = article.iter().rposition(|&b| b == b'/').unwrap_or(0);
-                path.extend_from_slice(&article[..dir_len]);
-                path.extend_from_slice(b"/IMG_");
-                push_u64(&mut path, 1000 + below(&mut rng, 9000) as u64);
-                path.extend_from_slice(if chance(&mut rng, 0.7) {
-                    b".jpg"
-                } else {
-                    b".png"
-                });
-            }
-            let bytes = log_normal(&mut rng, IMAGE_BYTES);
-            add(&mut uris, &mut weights, path, Class::Image, bytes, w);
-        }
-
-        for w in zipf_weights(PAGES, PAGE_ZIPF, PAGE_SHARE) {
-            let mut path = Vec::with_capacity(48);
-            match below(&mut rng, 4) {
-                0 => {
-                    let mut dir = article_dir(
-                        first_day + below(&mut rng, (start_day - first_day) as usize) as i64,
-                    );
-                    dir.truncate(dir.len() - 3); // the month: /ongoing/When/200x/YYYY/MM
-                    path.extend_from_slice(&dir);
-                }
-                1 => {
-                    path.extend_from_slice(b"/ongoing/When/200x/");
-                    push_u64(&mut path, 2003 + below(&mut rng, 5) as u64);
-                }
-                2 => {
-                    // A day's page: /ongoing/When/200x/YYYY/MM/DD/
-                    let dir = article_dir(
-                        first_day + below(&mut rng, (start_day - first_day) as usize) as i64,
-                    );
-                    path.extend_from_slice(&dir);
-                }
-                _ => {
-                    path.extend_from_slice(b"/ongoing/What/");
-                    path.extend_from_slice(words[below(&mut rng, 40)].as_bytes());
-                    if chance(&mut rng, 0.5) {
-                        path.push(b'/');
-                        path.extend_from_slice(words[below(&mut rng, words.len())].as_bytes());
-                    }
-                }
-            }
-            path.push(b'/');
-            let bytes = log_normal(&mut rng, PAGE_BYTES);
-            add(&mut uris, &mut weights, path, Class::Page, bytes, w);
-        }
-        add(
-            &mut uris,
-            &mut weights,
-            Vec::new(),
-            Class::Junk,
-            0,
-            JUNK_SHARE,
-        );
+        let (articles, article_weights) = site.add_articles(&mut rng, &words, first_day, start_day);
+        site.add_images(&mut rng, &words, &articles);
+        site.add_pages(&mut rng, &words, first_day, start_day);
+        site.add(Vec::new(), Class::Junk, 0, JUNK_SHARE);
 
         let pick_article = Alias::new(&article_weights);
         let classes = PROFILES
@@ -1018,8 +921,8 @@ impl LogGenerator {
             .collect();
         LogGenerator {
             seed,
-            pick_uri: Alias::new(&weights),
-            uris,
+            pick_uri: Alias::new(&site.weights),
+            uris: site.uris,
             articles,
             pick_article,
             classes,
@@ -1484,297 +1387,4 @@ pub fn generate_counted(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn log_bytes(size: u64, seed: u64) -> Vec<u8> {
-        let g = LogGenerator::new(seed);
-        chunks(size)
-            .flat_map(|(i, _, len)| g.chunk(i, len))
-            .collect()
-    }
-
-    fn fields(line: &[u8]) -> Vec<&[u8]> {
-        line.split(|b| b.is_ascii_whitespace())
-            .filter(|f| !f.is_empty())
-            .collect()
-    }
-
-    #[test]
-    fn same_seed_same_bytes_other_seed_other_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b, c) = (
-            dir.path().join("a"),
-            dir.path().join("b"),
-            dir.path().join("c"),
-        );
-        let size = 2 * CHUNK + 12_345;
-        generate(&a, size, 7).unwrap();
-        generate(&b, size, 7).unwrap();
-        generate(&c, size, 8).unwrap();
-        let (da, db, dc) = (
-            std::fs::read(&a).unwrap(),
-            std::fs::read(&b).unwrap(),
-            std::fs::read(&c).unwrap(),
-        );
-        assert_eq!(da.len() as u64, size);
-        assert!(da == db);
-        assert!(da != dc);
-        // The file is the chunks joined, whatever the thread count.
-        assert!(da == log_bytes(size, 7));
-        // A log of another size shares the chunks that are whole in both.
-        assert!(log_bytes(3 * CHUNK, 7)[..CHUNK as usize] == da[..CHUNK as usize]);
-    }
-
-    #[test]
-    fn exact_size_ending_in_newline() {
-        for size in [
-            1, 2, 10, 79, 80, 81, 100, 191, 192, 193, 300, 1000, 5000, 65_536,
-        ] {
-            let data = log_bytes(size, 3);
-            assert_eq!(data.len() as u64, size, "size {size}");
-            assert_eq!(*data.last().unwrap(), b'\n', "size {size}");
-            if size >= 100 {
-                // Big enough for a whole, valid last line.
-                let last = data[..data.len() - 1]
-                    .rsplit(|&b| b == b'\n')
-                    .next()
-                    .unwrap();
-                assert!(
-                    fields(last).len() >= 12,
-                    "size {size}: {}",
-                    String::from_utf8_lossy(last)
-                );
-                assert!(last.ends_with(b"\""), "size {size}");
-            }
-        }
-        assert_eq!(log_bytes(0, 3), b"");
-        assert_eq!(log_bytes(1, 3), b"\n");
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("log");
-        for size in [0, 1, 300, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK - 7] {
-            generate(&p, size, 9).unwrap();
-            let data = std::fs::read(&p).unwrap();
-            assert_eq!(data.len() as u64, size);
-            assert!(size == 0 || data.ends_with(b"\"\n") || size < 100);
-        }
-    }
-
-    #[test]
-    fn reserve_holds_the_shortest_fitted_line() {
-        let mut out = Vec::new();
-        write_short_head(&mut Clock::new(), 0, &mut out);
-        assert!(out.len() + 2 < RESERVE, "{}", out.len());
-        assert!(out.len() < 85);
-    }
-
-    #[test]
-    fn fitted_lines_are_whole_for_every_room() {
-        let g = LogGenerator::new(1);
-        let mut rng = rng_for(1, 99);
-        let mut clock = Clock::new();
-        for room in 1..700 {
-            let mut out = Vec::new();
-            g.write_fitted(&mut rng, &mut clock, 1_000_000, room, &mut out);
-            assert_eq!(out.len(), room);
-            assert_eq!(*out.last().unwrap(), b'\n');
-            assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
-            if room >= 85 {
-                assert!(out.ends_with(b"\"\n"));
-                assert!(!out.ends_with(b"\\\"\n"));
-                assert!(
-                    fields(&out).len() >= 12,
-                    "{}",
-                    String::from_utf8_lossy(&out)
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn dates_round_trip() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2007, 10, 1), 13_787);
-        assert_eq!((days_from_civil(2007, 10, 1) + 3) % 7, 0, "a Monday");
-        for day in [-1000, 0, 13_787, 13_900, 20_000] {
-            let (y, m, d) = civil_from_days(day);
-            assert_eq!(days_from_civil(y, m, d), day);
-        }
-        let mut out = Vec::new();
-        Clock::new().write(
-            days_from_civil(2007, 10, 10) * 86_400 + 13 * 3600 + 55 * 60 + 36,
-            &mut out,
-        );
-        assert_eq!(out, b"10/Oct/2007:13:55:36 -0700");
-    }
-
-    #[test]
-    fn status_tables_add_up_to_the_targets() {
-        let g = LogGenerator::new(1);
-        let mut class_share = [0.0; CLASSES];
-        let weights: f64 = FIXED_URIS.iter().map(|u| u.2).sum::<f64>()
-            + ARTICLE_SHARE
-            + IMAGE_SHARE
-            + PAGE_SHARE
-            + JUNK_SHARE;
-        assert!((weights - 100.0).abs() < 1e-9, "{weights}");
-        let article_total: f64 = HOT_ARTICLES.iter().sum::<f64>()
-            + zipf_weights(
-                TAIL_ARTICLES,
-                ARTICLE_ZIPF,
-                ARTICLE_SHARE - HOT_ARTICLES.iter().sum::<f64>(),
-            )
-            .iter()
-            .sum::<f64>();
-        assert!((article_total - ARTICLE_SHARE).abs() < 1e-9);
-        for &(_, class, share, _) in FIXED_URIS {
-            class_share[class as usize] += share;
-        }
-        class_share[Class::Article as usize] += ARTICLE_SHARE;
-        class_share[Class::Image as usize] += IMAGE_SHARE;
-        class_share[Class::Page as usize] += PAGE_SHARE;
-        class_share[Class::Junk as usize] += JUNK_SHARE;
-        let mut status: HashMap<u16, f64> = HashMap::new();
-        let mut no_referrer = 0.0;
-        for (p, share) in PROFILES.iter().zip(class_share) {
-            let total: f64 = p.status.iter().map(|s| s.1).sum();
-            assert!((total - 100.0).abs() < 1e-9);
-            for &(code, pct) in p.status {
-                *status.entry(code).or_default() += share * pct / 100.0;
-            }
-            no_referrer += share * p.no_referrer;
-        }
-        for (code, target) in [(200, 62.0), (304, 25.0), (301, 8.5), (404, 2.8)] {
-            assert!(
-                (status[&code] - target).abs() < 0.3,
-                "{code}: {}",
-                status[&code]
-            );
-        }
-        let other: f64 = status
-            .iter()
-            .filter(|(c, _)| ![200, 304, 301, 404].contains(*c))
-            .map(|(_, v)| v)
-            .sum();
-        assert!((other - 1.7).abs() < 0.3, "{other}");
-        assert!((no_referrer - 57.0).abs() < 1.0, "{no_referrer}");
-        assert_eq!(
-            g.uris.len(),
-            FIXED_URIS.len() + HOT_ARTICLES.len() + TAIL_ARTICLES + IMAGES + PAGES + 1
-        );
-    }
-
-    #[test]
-    fn distributions_match_the_wide_finder_sample() {
-        // About 20 MB, generated on all cores.
-        let g = LogGenerator::new(11);
-        let n = 20u64;
-        let parts: Vec<Vec<u8>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..4)
-                .map(|t| {
-                    let g = &g;
-                    s.spawn(move || {
-                        (t..n)
-                            .step_by(4)
-                            .map(|i| (i, g.chunk(i, CHUNK as usize)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            let mut all: Vec<(u64, Vec<u8>)> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            all.sort_by_key(|p| p.0);
-            all.into_iter().map(|p| p.1).collect()
-        });
-        let data = parts.concat();
-        let article =
-            regex::bytes::Regex::new(r"^/ongoing/When/\d\d\dx/\d\d\d\d/\d\d/\d\d/[^ .]+$").unwrap();
-
-        let (mut lines, mut malformed, mut valid) = (0usize, 0usize, 0usize);
-        let (mut articles, mut no_referrer, mut long) = (0usize, 0usize, 0usize);
-        let mut status: HashMap<&[u8], usize> = HashMap::new();
-        let mut uris: HashMap<&[u8], usize> = HashMap::new();
-        let mut hosts: HashMap<&[u8], usize> = HashMap::new();
-        let mut ok_bytes: Vec<u64> = Vec::new();
-        let mut last_time = 0u64;
-        for line in data[..data.len() - 1].split(|&b| b == b'\n') {
-            lines += 1;
-            let f = fields(line);
-            if line.len() > 2000 {
-                long += 1;
-            }
-            if f.len() < 12 || line.ends_with(b"\r") {
-                malformed += 1;
-                continue;
-            }
-            valid += 1;
-            *status.entry(f[8]).or_default() += 1;
-            *uris.entry(f[6]).or_default() += 1;
-            *hosts.entry(f[0]).or_default() += 1;
-            if article.is_match(f[6]) {
-                articles += 1;
-            }
-            if f[10] == b"\"-\"" {
-                no_referrer += 1;
-            }
-            if f[8] == b"200" && f[9] != b"-" {
-                ok_bytes.push(std::str::from_utf8(f[9]).unwrap().parse().unwrap());
-            }
-            // [DD/Mon/YYYY:HH:MM:SS within one month: DDHHMMSS sorts.
-            let ts = f[3];
-            let key = |r: std::ops::Range<usize>| -> u64 {
-                std::str::from_utf8(&ts[r]).unwrap().parse().unwrap()
-            };
-            let t = ((key(1..3) * 24 + key(13..15)) * 60 + key(16..18)) * 60 + key(19..21);
-            assert!(
-                t >= last_time,
-                "time went back: {}",
-                String::from_utf8_lossy(line)
-            );
-            last_time = t;
-        }
-        let pct = |n: usize| 100.0 * n as f64 / valid as f64;
-        let code = |c: &str| pct(status.get(c.as_bytes()).copied().unwrap_or(0));
-        let (s200, s304, s301, s404) = (code("200"), code("304"), code("301"), code("404"));
-        let other = 100.0 - s200 - s304 - s301 - s404;
-        let mut by_count: Vec<usize> = uris.values().copied().collect();
-        by_count.sort_unstable_by(|a, b| b.cmp(a));
-        let top1 = pct(by_count[0]);
-        let top10 = pct(by_count[..10].iter().sum());
-        let mean_line = data.len() as f64 / lines as f64;
-        ok_bytes.sort_unstable();
-        let median_ok = ok_bytes[ok_bytes.len() / 2];
-        let mut by_host: Vec<usize> = hosts.values().copied().collect();
-        by_host.sort_unstable_by(|a, b| b.cmp(a));
-        let report = format!(
-            "lines {lines} valid {valid} malformed {malformed} long {long} | 200 {s200:.2} 304 {s304:.2} 301 {s301:.2} \
-             404 {s404:.2} other {other:.2} | top1 {top1:.2} top10 {top10:.2} articles {:.2} distinct {} | \
-             no-referrer {:.2} | mean line {mean_line:.1} | median 200 bytes {median_ok} | hosts {} top host {:.2}",
-            pct(articles),
-            uris.len(),
-            pct(no_referrer),
-            hosts.len(),
-            pct(by_host[0]),
-        );
-        eprintln!("{report}");
-        assert!((s200 - 62.0).abs() < 2.0, "{report}");
-        assert!((s304 - 25.0).abs() < 2.0, "{report}");
-        assert!((s301 - 8.5).abs() < 1.0, "{report}");
-        assert!((s404 - 2.8).abs() < 0.6, "{report}");
-        assert!((other - 1.7).abs() < 0.6, "{report}");
-        assert!((top1 - 28.0).abs() < 1.5, "{report}");
-        assert!((top10 - 57.0).abs() < 3.0, "{report}");
-        assert!((pct(articles) - 50.0).abs() < 4.0, "{report}");
-        assert!((pct(no_referrer) - 57.0).abs() < 3.0, "{report}");
-        assert!((200.0..=240.0).contains(&mean_line), "{report}");
-        assert!(
-            malformed > 0 && (malformed as f64) < 0.005 * lines as f64,
-            "{report}"
-        );
-        assert!(uris.len() > 2000, "{report}");
-        assert!((30_000..=80_000).contains(&median_ok), "{report}");
-    }
-}
+mod tests;
