@@ -1046,23 +1046,7 @@ fn parallel(
         .iter()
         .map(|r| r.input.state())
         .collect::<Result<_, _>>()?;
-    let mut method = method;
-    let mut maps: Vec<GuardedMap> = Vec::new();
-    if method == Method::Mmap {
-        for r in &job.regions {
-            let at = r.input.base() + r.offset;
-            match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
-                Ok(Some(m)) => maps.push(m),
-                // No guard slot left (never map unguarded), or a file that cannot be mapped
-                // (some special filesystems): read it instead.
-                Ok(None) | Err(_) => {
-                    maps.clear();
-                    method = Method::Pread;
-                    break;
-                }
-            }
-        }
-    }
+    let (method, maps) = map_regions(job, method, extent.len);
     let bs = plan.block_size as u64;
     let n_blocks = extent.len.div_ceil(bs);
     let shared = Shared {
@@ -1074,264 +1058,23 @@ fn parallel(
         stop,
     };
     let threads = plan.threads.max(1);
-    let per_range = n_blocks.div_ceil(threads as u64);
-    let zero_runs = job.takes_zero_runs();
-    let region_holes = job.takes_region_holes();
-    let worker = |t: usize| {
-        let mut bufs: Vec<PageBuf> = if method == Method::Pread {
-            let len = bs.min(extent.len).max(1) as usize;
-            job.regions
-                .iter()
-                .map(|_| take_buffer(len + PAGE))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // Workers streaming their own range read through their own descriptors, so each
-        // stream gets its own read-ahead.
-        let own: Vec<Option<std::fs::File>> =
-            if method == Method::Pread && plan.layout == Layout::Ranges && threads > 1 {
-                job.regions.iter().map(|r| r.input.reopen()).collect()
-            } else {
-                job.regions.iter().map(|_| None).collect()
-            };
-        let mut k = 0u64;
-        let mut known = [0u64; MAX_REGIONS];
-        let mut extents = [KnownExtent::default(); MAX_REGIONS];
-        loop {
-            if shared.halt.load(Ordering::Relaxed) {
-                break;
-            }
-            // The block to do, and where a zero run starting there ends (a block number).
-            let mut run_end = None;
-            let index = match plan.layout {
-                Layout::Dynamic if zero_runs => {
-                    // Claim a zero run whole, or one block.
-                    let mut c = shared.cursor.load(Ordering::Relaxed);
-                    loop {
-                        if c >= n_blocks {
-                            break c;
-                        }
-                        let run = job.zero_run_end(c, bs, n_blocks, extent.len, &mut known);
-                        match shared.cursor.compare_exchange_weak(
-                            c,
-                            run.unwrap_or(c + 1),
-                            Ordering::Relaxed,
-                            Ordering::Relaxed,
-                        ) {
-                            Ok(_) => {
-                                run_end = run;
-                                break c;
-                            }
-                            Err(now) => c = now,
-                        }
-                    }
-                }
-                Layout::Dynamic => shared.cursor.fetch_add(1, Ordering::Relaxed),
-                Layout::Stripes => t as u64 + k * threads as u64,
-                Layout::Ranges if k >= per_range => break,
-                Layout::Ranges => t as u64 * per_range + k,
-            };
-            k += 1;
-            if index >= n_blocks {
-                break;
-            }
-            if zero_runs && plan.layout != Layout::Dynamic {
-                let last = match plan.layout {
-                    Layout::Ranges => ((t as u64 + 1) * per_range).min(n_blocks),
-                    _ => index + 1,
-                };
-                run_end = job.zero_run_end(index, bs, last, extent.len, &mut known);
-                if let Some(e) = run_end {
-                    k += e - index - 1;
-                }
-            }
-            let start = index * bs;
-            if shared.stop.stop_before(start) {
-                shared.stopped_early.store(true, Ordering::Relaxed);
-                break;
-            }
-            if let Some(gate) = gate {
-                if !gate(index) {
-                    shared.stopped_early.store(true, Ordering::Relaxed);
-                    break;
-                }
-            }
-            if let Some(e) = run_end {
-                let len = (e * bs).min(extent.len) - start;
-                let block = Block {
-                    index,
-                    start,
-                    len: len as usize,
-                };
-                let flow = visit(t, &block, &[&[][..]; MAX_REGIONS][..job.regions.len()]);
-                shared.blocks.fetch_add(1, Ordering::Relaxed);
-                job.advance(len as usize);
-                if flow == Flow::Stop {
-                    shared.stopped_early.store(true, Ordering::Relaxed);
-                    shared.halt.store(true, Ordering::Relaxed);
-                    break;
-                }
-                continue;
-            }
-            let len = (extent.len - start).min(bs) as usize;
-            let mut block = Block { index, start, len };
-            // A map of this block's region when its last line is too long for the buffer.
-            let mut long_map: Option<GuardedMap> = None;
-            let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
-            if job.framing.is_lines() {
-                let end = start + len as u64;
-                if method == Method::Pread {
-                    let r = &job.regions[0];
-                    let file = own[0].as_ref().unwrap_or(r.input.file());
-                    let max = job.long_lines.max();
-                    let read = |buf: &mut PageBuf, limit| {
-                        let span = (start, end, extent.len);
-                        read_lines(job.framing, r, file, buf, span, max, limit)
-                    };
-                    let mut got = read(&mut bufs[0], LONG_LINE);
-                    if let Ok(None) = got {
-                        let at = r.input.base() + r.offset;
-                        match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
-                            Ok(Some(m)) => long_map = Some(m),
-                            // No map to be had: gather the line after all.
-                            Ok(None) | Err(_) => got = read(&mut bufs[0], usize::MAX),
-                        }
-                    }
-                    let long = match (got, &long_map) {
-                        (_, Some(m)) => {
-                            let m = m.bytes();
-                            let (a, b, long) =
-                                map_lines(job.framing, m, start, end, extent.len, max);
-                            block.start = a;
-                            block.len = (b - a) as usize;
-                            slices[0] = &m[a as usize..b as usize];
-                            bufs[0] = PageBuf::with_capacity(bs as usize + PAGE);
-                            long
-                        }
-                        (Ok(Some(got)), None) => {
-                            block.start = got.first;
-                            block.len = got.range.len();
-                            slices[0] = &bufs[0][got.range];
-                            got.long
-                        }
-                        (Ok(None), None) => unreachable!("read without a limit"),
-                        (Err(e), None) => {
-                            shared.fail(index, e);
-                            break;
-                        }
-                    };
-                    if let Some(Err(e)) = long.map(|p| job.long_lines.hit(r, p)) {
-                        shared.fail(index, e);
-                        break;
-                    }
-                } else {
-                    let m = maps[0].bytes();
-                    let max = job.long_lines.max();
-                    let (a, b, long) = map_lines(job.framing, m, start, end, extent.len, max);
-                    block.start = a;
-                    block.len = (b - a) as usize;
-                    slices[0] = &m[a as usize..b as usize];
-                    if let Some(Err(e)) = long.map(|p| job.long_lines.hit(&job.regions[0], p)) {
-                        shared.fail(index, e);
-                        break;
-                    }
-                }
-            } else if method == Method::Pread {
-                let mut failed = false;
-                let mut holes = [false; MAX_REGIONS];
-                for (i, ((r, buf), file)) in job
-                    .regions
-                    .iter()
-                    .zip(bufs.iter_mut())
-                    .zip(&own)
-                    .enumerate()
-                {
-                    // A region that is a hole over the whole block is not read.
-                    holes[i] = region_holes
-                        && job.region_is_hole(i, start, start + len as u64, &mut extents);
-                    if holes[i] {
-                        continue;
-                    }
-                    let at = r.input.base() + r.offset + start;
-                    let file = file.as_ref().unwrap_or(r.input.file());
-                    if let Err(e) = r.input.read_exact_at_via(file, buf.window(at, len), at) {
-                        shared.fail(index, e);
-                        failed = true;
-                        break;
-                    }
-                }
-                if failed {
-                    break;
-                }
-                for ((s, (b, r)), &hole) in slices
-                    .iter_mut()
-                    .zip(bufs.iter().zip(&job.regions))
-                    .zip(&holes)
-                {
-                    let at = r.input.base() + r.offset + start;
-                    *s = if hole { &[] } else { b.placed(at, len) };
-                }
-            } else {
-                for (i, (s, m)) in slices.iter_mut().zip(&maps).enumerate() {
-                    // A region that is a hole over the whole block is not touched.
-                    if !(region_holes
-                        && job.region_is_hole(i, start, start + len as u64, &mut extents))
-                    {
-                        *s = &m.bytes()[start as usize..start as usize + len];
-                    }
-                }
-            }
-            let flow = visit(t, &block, &slices[..job.regions.len()]);
-            shared.blocks.fetch_add(1, Ordering::Relaxed);
-            job.advance(len);
-            let faulted = job
-                .regions
-                .iter()
-                .zip(maps.iter().chain(&long_map))
-                .find(|(_, m)| m.faulted());
-            if let Some((r, _)) = faulted {
-                let found = r.input.current_size().unwrap_or(0);
-                shared.fail(
-                    index,
-                    EngineError::Shrank {
-                        path: r.input.name().to_string(),
-                        expected: r.input.base() + r.offset + extent.len,
-                        found,
-                    },
-                );
-                break;
-            }
-            if flow == Flow::Stop {
-                shared.stopped_early.store(true, Ordering::Relaxed);
-                shared.halt.store(true, Ordering::Relaxed);
-                break;
-            }
-        }
-        give_back(bufs);
+    let workers = Workers {
+        plan,
+        method,
+        job,
+        extent: &extent,
+        maps: &maps,
+        shared: &shared,
+        gate,
+        visit,
+        bs,
+        n_blocks,
+        threads,
+        per_range: n_blocks.div_ceil(threads as u64),
+        zero_runs: job.takes_zero_runs(),
+        region_holes: job.takes_region_holes(),
     };
-    if threads == 1 {
-        worker(0);
-    } else {
-        std::thread::scope(|s| {
-            // A worker whose thread cannot be had (no memory for its stack, a limit on
-            // processes) runs on this thread once the others are started: fewer threads,
-            // the same blocks.
-            let mut unspawned = Vec::new();
-            for t in 0..threads {
-                let worker = &worker;
-                if std::thread::Builder::new()
-                    .spawn_scoped(s, move || worker(t))
-                    .is_err()
-                {
-                    unspawned.push(t);
-                }
-            }
-            for t in unspawned {
-                worker(t);
-            }
-        });
-    }
+    on_threads(threads, &|t| workers.run(t));
     if let Some((_, err)) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(err);
     }
@@ -1346,6 +1089,386 @@ fn parallel(
         blocks: shared.blocks.load(Ordering::Relaxed),
         stopped_early,
     })
+}
+
+/// Maps every region's `len` bytes for [`Method::Mmap`] (guarded maps only); when one
+/// cannot be mapped (no guard slot left, a file system that cannot map), every region is
+/// read with positional reads instead.
+fn map_regions(job: &Job<'_>, method: Method, len: u64) -> (Method, Vec<GuardedMap>) {
+    let mut maps: Vec<GuardedMap> = Vec::new();
+    if method != Method::Mmap {
+        return (method, maps);
+    }
+    for r in &job.regions {
+        let at = r.input.base() + r.offset;
+        match GuardedMap::new(r.input.file(), r.input.name(), at, len) {
+            Ok(Some(m)) => maps.push(m),
+            Ok(None) | Err(_) => return (Method::Pread, Vec::new()),
+        }
+    }
+    (method, maps)
+}
+
+/// Runs `worker(t)` for every `t` below `threads`, each on its own thread (one alone on the
+/// calling thread). A worker whose thread cannot be had (no memory for its stack, a limit
+/// on processes) runs on the calling thread once the others are started: fewer threads,
+/// the same blocks.
+fn on_threads(threads: usize, worker: &(dyn Fn(usize) + Sync)) {
+    if threads == 1 {
+        worker(0);
+        return;
+    }
+    std::thread::scope(|s| {
+        let mut unspawned = Vec::new();
+        for t in 0..threads {
+            if std::thread::Builder::new()
+                .spawn_scoped(s, move || worker(t))
+                .is_err()
+            {
+                unspawned.push(t);
+            }
+        }
+        for t in unspawned {
+            worker(t);
+        }
+    });
+}
+
+/// Where a block of whole lines lies: in the worker's buffer (the offset of its first byte
+/// in the job, and its range in the buffer), or between two offsets of a map: the long
+/// line's map, made for a line too long for the buffer, or the plan's.
+enum LinesAt {
+    Buf(u64, std::ops::Range<usize>),
+    Map(u64, u64),
+    Planned(u64, u64),
+}
+
+/// What the workers of one parallel run share.
+struct Workers<'w, 'j> {
+    plan: &'w Plan,
+    method: Method,
+    job: &'w Job<'j>,
+    extent: &'w Extent,
+    maps: &'w [GuardedMap],
+    shared: &'w Shared<'w>,
+    gate: Option<Gate<'w>>,
+    visit: Visit<'w>,
+    bs: u64,
+    n_blocks: u64,
+    threads: usize,
+    per_range: u64,
+    zero_runs: bool,
+    region_holes: bool,
+}
+
+impl Workers<'_, '_> {
+    /// Worker `t`: claims blocks as the layout says, reads them (or finds them in the maps),
+    /// and hands them to the kernel until the blocks run out, the run stops or fails.
+    fn run(&self, t: usize) {
+        let (job, shared, bs, extent) = (self.job, self.shared, self.bs, self.extent);
+        let mut bufs: Vec<PageBuf> = if self.method == Method::Pread {
+            let len = bs.min(extent.len).max(1) as usize;
+            job.regions
+                .iter()
+                .map(|_| take_buffer(len + PAGE))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Workers streaming their own range read through their own descriptors, so each
+        // stream gets its own read-ahead.
+        let own: Vec<Option<std::fs::File>> = if self.method == Method::Pread
+            && self.plan.layout == Layout::Ranges
+            && self.threads > 1
+        {
+            job.regions.iter().map(|r| r.input.reopen()).collect()
+        } else {
+            job.regions.iter().map(|_| None).collect()
+        };
+        let mut k = 0u64;
+        let mut known = [0u64; MAX_REGIONS];
+        let mut extents = [KnownExtent::default(); MAX_REGIONS];
+        while !shared.halt.load(Ordering::Relaxed) {
+            let Some((index, run_end)) = self.claim(t, &mut k, &mut known) else {
+                break;
+            };
+            let start = index * bs;
+            if shared.stop.stop_before(start) || self.gate.is_some_and(|gate| !gate(index)) {
+                shared.stopped_early.store(true, Ordering::Relaxed);
+                break;
+            }
+            if let Some(e) = run_end {
+                let len = (e * bs).min(extent.len) - start;
+                let block = Block {
+                    index,
+                    start,
+                    len: len as usize,
+                };
+                let empty = [&[][..]; MAX_REGIONS];
+                if !self.visited(
+                    t,
+                    &block,
+                    &empty[..job.regions.len()],
+                    None,
+                    false,
+                    block.len,
+                ) {
+                    break;
+                }
+                continue;
+            }
+            let len = (extent.len - start).min(bs) as usize;
+            let mut block = Block { index, start, len };
+            let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
+            let mut long_map: Option<GuardedMap> = None;
+            let read = if job.framing.is_lines() {
+                match self.lines(&mut block, &mut bufs[..], &own, &mut long_map) {
+                    Ok(range) => {
+                        let (a, b) = (block.start as usize, block.start as usize + block.len);
+                        slices[0] = match (range, &long_map) {
+                            (Some(range), Some(m)) => &m.bytes()[range],
+                            (Some(range), None) => &bufs[0][range],
+                            (None, _) => &self.maps[0].bytes()[a..b],
+                        };
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            } else if self.method == Method::Pread {
+                match self.pread_regions(&block, &mut bufs, &own, &mut extents) {
+                    Ok(holes) => {
+                        for ((s, (b, r)), &hole) in slices
+                            .iter_mut()
+                            .zip(bufs.iter().zip(&job.regions))
+                            .zip(&holes)
+                        {
+                            let at = r.input.base() + r.offset + start;
+                            *s = if hole { &[] } else { b.placed(at, len) };
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            } else {
+                for (i, (s, m)) in slices.iter_mut().zip(self.maps).enumerate() {
+                    // A region that is a hole over the whole block is not touched.
+                    if !(self.region_holes
+                        && job.region_is_hole(i, start, start + len as u64, &mut extents))
+                    {
+                        *s = &m.bytes()[start as usize..start as usize + len];
+                    }
+                }
+                Ok(())
+            };
+            if let Err(e) = read {
+                shared.fail(index, e);
+                break;
+            }
+            let slices = &slices[..job.regions.len()];
+            if !self.visited(t, &block, slices, long_map.as_ref(), true, len) {
+                break;
+            }
+        }
+        give_back(bufs);
+    }
+
+    /// The next block for worker `t` (whose `k`-th claim this is), and where a zero run
+    /// starting there ends (a block number); `None` when its blocks are done.
+    fn claim(
+        &self,
+        t: usize,
+        k: &mut u64,
+        known: &mut [u64; MAX_REGIONS],
+    ) -> Option<(u64, Option<u64>)> {
+        let (job, shared, bs, n_blocks) = (self.job, self.shared, self.bs, self.n_blocks);
+        let (len, per_range, threads) = (self.extent.len, self.per_range, self.threads as u64);
+        let mut run_end = None;
+        let index = match self.plan.layout {
+            Layout::Dynamic if self.zero_runs => {
+                // Claim a zero run whole, or one block.
+                let mut c = shared.cursor.load(Ordering::Relaxed);
+                loop {
+                    if c >= n_blocks {
+                        break c;
+                    }
+                    let run = job.zero_run_end(c, bs, n_blocks, len, known);
+                    match shared.cursor.compare_exchange_weak(
+                        c,
+                        run.unwrap_or(c + 1),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => {
+                            run_end = run;
+                            break c;
+                        }
+                        Err(now) => c = now,
+                    }
+                }
+            }
+            Layout::Dynamic => shared.cursor.fetch_add(1, Ordering::Relaxed),
+            Layout::Stripes => t as u64 + *k * threads,
+            Layout::Ranges if *k >= per_range => return None,
+            Layout::Ranges => t as u64 * per_range + *k,
+        };
+        *k += 1;
+        if index >= n_blocks {
+            return None;
+        }
+        if self.zero_runs && self.plan.layout != Layout::Dynamic {
+            let last = match self.plan.layout {
+                Layout::Ranges => ((t as u64 + 1) * per_range).min(n_blocks),
+                _ => index + 1,
+            };
+            run_end = job.zero_run_end(index, bs, last, len, known);
+            if let Some(e) = run_end {
+                *k += e - index - 1;
+            }
+        }
+        Some((index, run_end))
+    }
+
+    /// The whole lines that start in `block`, which is moved to cover them: read into
+    /// `bufs[0]`, or found in the region's map (the plan's, or `long_map`, made here when
+    /// the last line is too long for the buffer). The range of the lines in the buffer or
+    /// in `long_map`; `None` when they lie in the plan's map, already in place.
+    fn lines(
+        &self,
+        block: &mut Block,
+        bufs: &mut [PageBuf],
+        own: &[Option<std::fs::File>],
+        long_map: &mut Option<GuardedMap>,
+    ) -> Result<Option<std::ops::Range<usize>>, EngineError> {
+        let (job, extent) = (self.job, self.extent);
+        let (start, end) = (block.start, block.start + block.len as u64);
+        let r = &job.regions[0];
+        let max = job.long_lines.max();
+        let (at, long) = if self.method == Method::Pread {
+            let file = own[0].as_ref().unwrap_or(r.input.file());
+            let read = |buf: &mut PageBuf, limit| {
+                read_lines(
+                    job.framing,
+                    r,
+                    file,
+                    buf,
+                    (start, end, extent.len),
+                    max,
+                    limit,
+                )
+            };
+            let mut got = read(&mut bufs[0], LONG_LINE);
+            if let Ok(None) = got {
+                let at = r.input.base() + r.offset;
+                match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
+                    Ok(Some(m)) => *long_map = Some(m),
+                    // No map to be had: gather the line after all.
+                    Ok(None) | Err(_) => got = read(&mut bufs[0], usize::MAX),
+                }
+            }
+            match (got?, long_map.take()) {
+                (_, Some(m)) => {
+                    let (a, b, long) =
+                        map_lines(job.framing, m.bytes(), start, end, extent.len, max);
+                    bufs[0] = PageBuf::with_capacity(self.bs as usize + PAGE);
+                    *long_map = Some(m);
+                    (LinesAt::Map(a, b), long)
+                }
+                (Some(got), None) => (LinesAt::Buf(got.first, got.range), got.long),
+                (None, None) => unreachable!("read without a limit"),
+            }
+        } else {
+            let m = self.maps[0].bytes();
+            let (a, b, long) = map_lines(job.framing, m, start, end, extent.len, max);
+            (LinesAt::Planned(a, b), long)
+        };
+        if let Some(Err(e)) = long.map(|p| job.long_lines.hit(r, p)) {
+            return Err(e);
+        }
+        Ok(match at {
+            LinesAt::Buf(first, range) => {
+                block.start = first;
+                block.len = range.len();
+                Some(range)
+            }
+            LinesAt::Map(a, b) => {
+                block.start = a;
+                block.len = (b - a) as usize;
+                Some(a as usize..b as usize)
+            }
+            LinesAt::Planned(a, b) => {
+                block.start = a;
+                block.len = (b - a) as usize;
+                None
+            }
+        })
+    }
+
+    /// Reads `block` of every region into `bufs` (placed at the file's page offset), each
+    /// through the worker's own descriptor where it has one; a region that is a hole over
+    /// the whole block is not read. Which regions were holes.
+    fn pread_regions(
+        &self,
+        block: &Block,
+        bufs: &mut [PageBuf],
+        own: &[Option<std::fs::File>],
+        extents: &mut [KnownExtent; MAX_REGIONS],
+    ) -> Result<[bool; MAX_REGIONS], EngineError> {
+        let (job, start, len) = (self.job, block.start, block.len);
+        let mut holes = [false; MAX_REGIONS];
+        for (i, ((r, buf), file)) in job.regions.iter().zip(bufs).zip(own).enumerate() {
+            holes[i] =
+                self.region_holes && job.region_is_hole(i, start, start + len as u64, extents);
+            if holes[i] {
+                continue;
+            }
+            let at = r.input.base() + r.offset + start;
+            let file = file.as_ref().unwrap_or(r.input.file());
+            r.input.read_exact_at_via(file, buf.window(at, len), at)?;
+        }
+        Ok(holes)
+    }
+
+    /// Hands a block to the kernel, counts it and adds `advance` bytes (its nominal length)
+    /// to the job's progress; false when the run must end (the kernel stopped it, or a
+    /// mapped file shrank under it: with `read`, a block of data rather than a zero run, the
+    /// maps and `long_map` are checked for a fault after the kernel ran).
+    fn visited(
+        &self,
+        t: usize,
+        block: &Block,
+        slices: &[&[u8]],
+        long_map: Option<&GuardedMap>,
+        read: bool,
+        advance: usize,
+    ) -> bool {
+        let (job, shared) = (self.job, self.shared);
+        let flow = (self.visit)(t, block, slices);
+        shared.blocks.fetch_add(1, Ordering::Relaxed);
+        job.advance(advance);
+        let faulted = job
+            .regions
+            .iter()
+            .zip(self.maps.iter().chain(long_map))
+            .find(|(_, m)| read && m.faulted());
+        if let Some((r, _)) = faulted {
+            let found = r.input.current_size().unwrap_or(0);
+            shared.fail(
+                block.index,
+                EngineError::Shrank {
+                    path: r.input.name().to_string(),
+                    expected: r.input.base() + r.offset + self.extent.len,
+                    found,
+                },
+            );
+            return false;
+        }
+        if flow == Flow::Stop {
+            shared.stopped_early.store(true, Ordering::Relaxed);
+            shared.halt.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
 }
 
 #[cfg(test)]
