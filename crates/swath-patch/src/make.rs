@@ -130,13 +130,16 @@ pub struct Made {
 }
 
 /// Where the patch's bytes go: a file, or nowhere (`--dry-run`, counted).
-enum Sink<'a> {
+pub(crate) enum Sink<'a> {
+    /// The patch file, and its name for messages.
     File(&'a File, &'a str),
+    /// Nowhere: the bytes are only counted.
     Count,
 }
 
 impl Sink<'_> {
-    fn put_at(&self, at: u64, bytes: &[u8]) -> Result<(), PatchError> {
+    /// Writes `bytes` at `at` (nothing when counting).
+    pub(crate) fn put_at(&self, at: u64, bytes: &[u8]) -> Result<(), PatchError> {
         match self {
             Sink::File(f, name) => f
                 .write_all_at(bytes, at)
@@ -255,6 +258,8 @@ struct Inputs<'a> {
     new_name: &'a str,
 }
 
+/// Makes the patch of NEW from OLD (`inputs`) into `sink`: the steps of the module's
+/// doc. `progress`, when given, is advanced by the bytes of OLD and NEW done.
 fn make(
     inputs: &Inputs<'_>,
     sink: &Sink<'_>,
@@ -315,27 +320,12 @@ fn make(
         };
         let signature_secs = t0.elapsed();
         let seeds_secs = t_seeds.elapsed();
-        let advance = |n: u64| {
-            if let Some(p) = progress {
-                p.fetch_add(n, Ordering::Relaxed);
-            }
-        };
-        advance(old_len);
+        if let Some(p) = progress {
+            p.fetch_add(old_len, Ordering::Relaxed);
+        }
 
         let t1 = Instant::now();
-        // A NEW too small to give every worker four whole sections gets shorter ones (down
-        // to 1 MiB), so that make and apply, which run a section per worker, keep every core
-        // busy to the end (with two per worker, the last section often ran alone: ruff's 31
-        // MB, 0.313 -> 0.283 s; duckdb's 62 MB, 0.355 -> 0.307 s, medians of 15 alternating;
-        // the patches 0.01 % and 0.2 % larger).
-        let workers = opts.threads.max(1) as u64;
-        let section_len = if new_len < 4 * workers * opts.section_len {
-            (new_len / (4 * workers))
-                .next_multiple_of(1 << 16)
-                .clamp((1 << 20).min(opts.section_len), opts.section_len)
-        } else {
-            opts.section_len
-        };
+        let section_len = section_len_for(new_len, opts);
         let count = new_len.div_ceil(section_len) as usize;
         let mut header = Header {
             old_len,
@@ -349,241 +339,375 @@ fn make(
         };
         // Sections chain their checksums to the header without NEW's hash (known last).
         let chain = header.chain();
-        let entries = Vec::with_capacity(count);
-        let piece_sums = Vec::with_capacity(count * 16);
-        let at = HEADER_LEN as u64;
         if opts.format == Format::Swath {
             sink.put_at(0, &[0u8; HEADER_LEN])?;
         }
-        // Sections are made on every worker, each claiming the next one, and written in
-        // order by whichever worker completes the one due (no batch barrier: a slow section
-        // holds back only the workers more than `window` sections ahead of it). Buffers
-        // are reused, so NEW's pages are copied into memory already touched.
-        let window = (opts.threads.max(1) * 2).max(2);
-        // With `--format vcdiff`, each section's ops (small beside the data) are kept and
-        // written once all are known.
-        let vcdiff_ops = std::sync::Mutex::new(Vec::<(usize, Vec<Op>)>::new());
-        let order = std::sync::Mutex::new(InOrder {
-            next: 0,
-            ready: std::collections::BTreeMap::new(),
-            failure: None,
-            entries,
-            piece_sums,
-            census: Census::default(),
-            at,
-        });
-        let moved = std::sync::Condvar::new();
-        let claim = std::sync::atomic::AtomicUsize::new(0);
-        let failed = std::sync::atomic::AtomicBool::new(false);
-        let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
-        let lock = |m| -> std::sync::MutexGuard<'_, InOrder> {
-            let m: &std::sync::Mutex<InOrder> = m;
-            m.lock().unwrap_or_else(|p| p.into_inner())
+        let job = Job {
+            inputs,
+            sink,
+            opts,
+            params: &params,
+            old_side: &old_side,
+            section_len,
+            count,
+            chain,
+            progress,
         };
         // NEW in the page cache: each worker reads its sections itself into a buffer it
         // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
         // semaphore (a rotational disk serves one file at a time), matching on the
         // workers as sections arrive.
         let new_plan = crate::io::Plan::for_file(new, new_len, old_len);
-        // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
-        let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
-        let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
-            0 => swath_engine::sysinfo::io_threads(new),
-            n => n,
-        });
-        let section_of = |i: usize, bytes: &[u8]| -> Result<(Vec<u8>, u128, Census), PatchError> {
-            let off = i as u64 * section_len;
-            let made = make_section(bytes, off, &old_side, &params, opts)
-                .map_err(|e| PatchError::io(old_name, e))?;
-            if opts.format == Format::Vcdiff {
-                vcdiff_ops
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((i, made.ops));
-            }
-            advance(bytes.len() as u64);
-            Ok((made.bytes, made.sum, made.census))
-        };
-        let read_one = |i: usize| -> Result<(Vec<u8>, u128, Census), PatchError> {
-            let off = i as u64 * section_len;
-            let n = (new_len - off).min(section_len) as usize;
-            // In the page cache, the section is matched where it lies, mapped (no copy
-            // into a buffer); the map is guarded, so NEW shrinking meanwhile is an error,
-            // not SIGBUS. Without a map (no guard slot left), it is read.
-            if map_new {
-                if let Ok(Some(map)) =
-                    swath_engine::mapguard::GuardedMap::new(new, new_name, off, n as u64)
-                {
-                    let made = section_of(i, map.bytes());
-                    if map.faulted() {
-                        return Err(shrank(new_name));
-                    }
-                    return made;
-                }
-            }
-            let mut buf = spare
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .pop()
-                .unwrap_or_default();
-            if buf.len() < n {
-                buf.resize(n, 0);
-            }
-            let made = ReadAt::read_exact_at(new, &mut buf[..n], off)
-                .map_err(|e| PatchError::io(new_name, e))
-                .and_then(|()| section_of(i, &buf[..n]));
-            spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
-            made
-        };
-        // Hands section `i`'s result over and writes what is due, in order.
-        let deliver = |i: usize, result: Result<(Vec<u8>, u128, Census), PatchError>| {
-            let mut o = lock(&order);
-            match result {
-                Ok(r) => {
-                    o.ready.insert(i, r);
-                }
-                Err(e) => {
-                    o.failure.get_or_insert(e);
-                    failed.store(true, Ordering::Relaxed);
-                }
-            }
-            while let Some((bytes, sum, c)) = {
-                let due = o.next;
-                o.ready.remove(&due)
-            } {
-                let k = o.next;
-                let off = k as u64 * section_len;
-                let entry = Entry {
-                    new_offset: off,
-                    new_len: (new_len - off).min(section_len),
-                    offset: o.at,
-                    len: bytes.len() as u64,
-                    sum: section_sum(chain, k as u64, &bytes),
-                };
-                o.entries.push(entry);
-                if opts.format == Format::Swath {
-                    if let Err(e) = sink.put_at(o.at, &bytes) {
-                        o.failure.get_or_insert(e);
-                        failed.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    o.at += bytes.len() as u64;
-                }
-                o.piece_sums.extend_from_slice(&sum.to_le_bytes());
-                o.census.add(&c);
-                o.next += 1;
-            }
-            drop(o);
-            moved.notify_all();
-        };
-        let workers = opts.threads.max(1).min(count.max(1));
-        if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
-            let _permit = io_sem.read();
-            let read = crate::io::read_ahead(
-                new,
-                new_len,
-                section_len as usize,
-                &new_plan,
-                workers,
-                |k, bytes| {
-                    deliver(k, section_of(k, bytes));
-                    if failed.load(Ordering::Relaxed) {
-                        return Err(std::io::Error::other("stopped"));
-                    }
-                    Ok(())
-                },
-            );
-            if let Err(e) = read {
-                let mut o = lock(&order);
-                if o.failure.is_none() {
-                    o.failure = Some(PatchError::io(new_name, e));
-                }
-            }
-        } else {
-            (0..workers).into_par_iter().for_each(|_| loop {
-                let i = claim.fetch_add(1, Ordering::Relaxed);
-                if i >= count || failed.load(Ordering::Relaxed) {
-                    break;
-                }
-                {
-                    let mut o = lock(&order);
-                    while i >= o.next + window && !failed.load(Ordering::Relaxed) {
-                        o = moved.wait(o).unwrap_or_else(|p| p.into_inner());
-                    }
-                }
-                if failed.load(Ordering::Relaxed) {
-                    break;
-                }
-                deliver(i, read_one(i));
-            });
-        }
-        let o = order.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = o.failure {
-            return Err(e);
-        }
+        let (o, vcdiff_ops) = make_sections(&job, &new_plan)?;
         if mapped.as_ref().is_some_and(MappedFile::faulted) {
             return Err(shrank(old_name));
         }
         debug_assert_eq!(o.next, count);
         let (entries, piece_sums, census, at) = (o.entries, o.piece_sums, o.census, o.at);
-        if opts.format == Format::Vcdiff {
-            let mut sections = vcdiff_ops.into_inner().unwrap_or_else(|p| p.into_inner());
-            sections.sort_by_key(|(i, _)| *i);
-            let ops: Vec<Op> = sections.into_iter().flat_map(|(_, o)| o).collect();
-            let mut w = SinkWriter { sink, at: 0 };
-            crate::vcdiff::write_vcdiff(&ops, new, &mut w)
-                .map_err(|e| PatchError::io(new_name, e))?;
-            return Ok(Made {
-                old_len,
-                new_len,
-                patch_len: w.at,
-                sections: count,
-                old_chunks: table.len(),
-                census,
-                signature_secs: secs(signature_secs),
-                seeds_secs: secs(seeds_secs),
-                match_secs: secs(t1.elapsed()),
-                resident: 1.0,
-            });
-        }
-        // With sections of one hash piece each, their hashes make NEW's; otherwise (a NEW
-        // too small to give every worker two whole pieces) NEW is hashed on its own, where
-        // it lies when it is in the page cache (no piece-sized buffers to fault in).
-        header.new_hash = if section_len == header.hash_piece {
-            xxhash_rust::xxh3::xxh3_128(&piece_sums)
-        } else {
-            let mapped_new = match new_plan.ahead {
-                false => MappedFile::new(new, new_name, new_len),
-                true => None,
-            };
-            let new_bytes: &dyn ReadAt = match &mapped_new {
-                Some(m) => m,
-                None => new,
-            };
-            let hash = file_hash(new_bytes, new_len, header.hash_piece)
-                .map_err(|e| PatchError::io(new_name, e))?;
-            if mapped_new.as_ref().is_some_and(MappedFile::faulted) {
-                return Err(shrank(new_name));
-            }
-            hash
-        };
-        let tail = encode_tail(chain, &entries, at);
-        sink.put_at(at, &tail)?;
-        sink.put_at(0, &header.encode())?;
-        let match_secs = t1.elapsed();
-        Ok(Made {
+        let mut made = Made {
             old_len,
             new_len,
-            patch_len: at + tail.len() as u64,
+            patch_len: 0,
             sections: count,
             old_chunks: table.len(),
             census,
             signature_secs: secs(signature_secs),
             seeds_secs: secs(seeds_secs),
-            match_secs: secs(match_secs),
+            match_secs: 0.0,
             resident: 1.0,
-        })
+        };
+        if opts.format == Format::Vcdiff {
+            let mut sections = vcdiff_ops;
+            sections.sort_by_key(|(i, _)| *i);
+            let ops: Vec<Op> = sections.into_iter().flat_map(|(_, o)| o).collect();
+            let mut w = SinkWriter { sink, at: 0 };
+            crate::vcdiff::write_vcdiff(&ops, new, &mut w)
+                .map_err(|e| PatchError::io(new_name, e))?;
+            made.patch_len = w.at;
+            made.match_secs = secs(t1.elapsed());
+            return Ok(made);
+        }
+        header.new_hash = new_hash(inputs, &header, &piece_sums, &new_plan)?;
+        let tail = encode_tail(chain, &entries, at);
+        sink.put_at(at, &tail)?;
+        sink.put_at(0, &header.encode())?;
+        made.patch_len = at + tail.len() as u64;
+        made.match_secs = secs(t1.elapsed());
+        Ok(made)
     })
+}
+
+/// The section length for `new_len` bytes of NEW. A NEW too small to give every worker
+/// four whole sections gets shorter ones (down to 1 MiB), so that make and apply, which run
+/// a section per worker, keep every core busy to the end (with two per worker, the last
+/// section often ran alone: ruff's 31 MB, 0.313 -> 0.283 s; duckdb's 62 MB, 0.355 -> 0.307
+/// s, medians of 15 alternating; the patches 0.01 % and 0.2 % larger).
+fn section_len_for(new_len: u64, opts: &MakeOptions) -> u64 {
+    let workers = opts.threads.max(1) as u64;
+    if new_len < 4 * workers * opts.section_len {
+        (new_len / (4 * workers))
+            .next_multiple_of(1 << 16)
+            .clamp((1 << 20).min(opts.section_len), opts.section_len)
+    } else {
+        opts.section_len
+    }
+}
+
+/// NEW's hash: with sections of one hash piece each, their hashes (`piece_sums`) make it;
+/// otherwise (a NEW too small to give every worker two whole pieces) NEW is hashed on its
+/// own, where it lies when it is in the page cache (no piece-sized buffers to fault in).
+fn new_hash(
+    inputs: &Inputs<'_>,
+    header: &Header,
+    piece_sums: &[u8],
+    new_plan: &crate::io::Plan,
+) -> Result<u128, PatchError> {
+    let &Inputs {
+        new,
+        new_len,
+        new_name,
+        ..
+    } = inputs;
+    if header.section_len == header.hash_piece {
+        return Ok(xxhash_rust::xxh3::xxh3_128(piece_sums));
+    }
+    let mapped_new = match new_plan.ahead {
+        false => MappedFile::new(new, new_name, new_len),
+        true => None,
+    };
+    let new_bytes: &dyn ReadAt = match &mapped_new {
+        Some(m) => m,
+        None => new,
+    };
+    let hash = file_hash(new_bytes, new_len, header.hash_piece)
+        .map_err(|e| PatchError::io(new_name, e))?;
+    if mapped_new.as_ref().is_some_and(MappedFile::faulted) {
+        return Err(shrank(new_name));
+    }
+    Ok(hash)
+}
+
+/// One make's sections: what they are made from and where they go.
+struct Job<'a> {
+    /// OLD and NEW.
+    inputs: &'a Inputs<'a>,
+    /// Where the patch's bytes go.
+    sink: &'a Sink<'a>,
+    /// How to make the patch.
+    opts: &'a MakeOptions,
+    /// The chunking.
+    params: &'a Params,
+    /// What NEW is matched against.
+    old_side: &'a OldSide<'a>,
+    /// Bytes of NEW per section.
+    section_len: u64,
+    /// Sections.
+    count: usize,
+    /// The header's checksum the sections' chain to.
+    chain: u64,
+    /// Advanced by the bytes of NEW done, when given.
+    progress: Option<&'a AtomicU64>,
+}
+
+/// A section made: its bytes in the patch, its hash, what its ops are.
+type SectionMade = (Vec<u8>, u128, Census);
+
+/// With `--format vcdiff`, each section's ops, by section.
+type VcdiffOps = Vec<(usize, Vec<Op>)>;
+
+/// Every section of NEW made and written in order, on every worker, read ahead when
+/// `new_plan` says so; returns what was written and, with `--format vcdiff`, each
+/// section's ops (by section, in no order).
+fn make_sections(
+    job: &Job<'_>,
+    new_plan: &crate::io::Plan,
+) -> Result<(InOrder, VcdiffOps), PatchError> {
+    let &Job {
+        inputs,
+        opts,
+        section_len,
+        count,
+        ..
+    } = job;
+    let &Inputs {
+        new,
+        new_len,
+        new_name,
+        old_name,
+        ..
+    } = inputs;
+    // Sections are made on every worker, each claiming the next one, and written in
+    // order by whichever worker completes the one due (no batch barrier: a slow section
+    // holds back only the workers more than `window` sections ahead of it). Buffers
+    // are reused, so NEW's pages are copied into memory already touched.
+    let window = (opts.threads.max(1) * 2).max(2);
+    // With `--format vcdiff`, each section's ops (small beside the data) are kept and
+    // written once all are known.
+    let vcdiff_ops = std::sync::Mutex::new(VcdiffOps::new());
+    let w = Writer {
+        job,
+        order: std::sync::Mutex::new(InOrder {
+            next: 0,
+            ready: std::collections::BTreeMap::new(),
+            failure: None,
+            entries: Vec::with_capacity(count),
+            piece_sums: Vec::with_capacity(count * 16),
+            census: Census::default(),
+            at: HEADER_LEN as u64,
+        }),
+        moved: std::sync::Condvar::new(),
+        failed: std::sync::atomic::AtomicBool::new(false),
+    };
+    let claim = std::sync::atomic::AtomicUsize::new(0);
+    let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
+    // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
+    let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
+    let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
+        0 => swath_engine::sysinfo::io_threads(new),
+        n => n,
+    });
+    let section_of = |i: usize, bytes: &[u8]| -> Result<SectionMade, PatchError> {
+        let off = i as u64 * section_len;
+        let made = make_section(bytes, off, job.old_side, job.params, opts)
+            .map_err(|e| PatchError::io(old_name, e))?;
+        if opts.format == Format::Vcdiff {
+            vcdiff_ops
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, made.ops));
+        }
+        if let Some(p) = job.progress {
+            p.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok((made.bytes, made.sum, made.census))
+    };
+    let failed = &w.failed;
+    let workers = opts.threads.max(1).min(count.max(1));
+    if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
+        let _permit = io_sem.read();
+        let read = crate::io::read_ahead(
+            new,
+            new_len,
+            section_len as usize,
+            new_plan,
+            workers,
+            |k, bytes| {
+                w.deliver(k, section_of(k, bytes));
+                if failed.load(Ordering::Relaxed) {
+                    return Err(std::io::Error::other("stopped"));
+                }
+                Ok(())
+            },
+        );
+        if let Err(e) = read {
+            let mut o = w.lock();
+            if o.failure.is_none() {
+                o.failure = Some(PatchError::io(new_name, e));
+            }
+        }
+    } else {
+        (0..workers).into_par_iter().for_each(|_| loop {
+            let i = claim.fetch_add(1, Ordering::Relaxed);
+            if i >= count || failed.load(Ordering::Relaxed) {
+                break;
+            }
+            {
+                let mut o = w.lock();
+                while i >= o.next + window && !failed.load(Ordering::Relaxed) {
+                    o = w.moved.wait(o).unwrap_or_else(|p| p.into_inner());
+                }
+            }
+            if failed.load(Ordering::Relaxed) {
+                break;
+            }
+            w.deliver(i, read_section(job, i, map_new, &spare, &section_of));
+        });
+    }
+    let mut o = w.order.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = o.failure.take() {
+        return Err(e);
+    }
+    Ok((
+        o,
+        vcdiff_ops.into_inner().unwrap_or_else(|p| p.into_inner()),
+    ))
+}
+
+/// Section `i` of NEW read and made (`section_of`). In the page cache, the section is
+/// matched where it lies, mapped (no copy into a buffer); the map is guarded, so NEW
+/// shrinking meanwhile is an error, not SIGBUS. Without a map (`map_new` false, or no
+/// guard slot left), it is read into a buffer taken from `spare` and given back.
+fn read_section<F>(
+    job: &Job<'_>,
+    i: usize,
+    map_new: bool,
+    spare: &std::sync::Mutex<Vec<Vec<u8>>>,
+    section_of: &F,
+) -> Result<SectionMade, PatchError>
+where
+    F: Fn(usize, &[u8]) -> Result<SectionMade, PatchError>,
+{
+    let &Inputs {
+        new,
+        new_len,
+        new_name,
+        ..
+    } = job.inputs;
+    let off = i as u64 * job.section_len;
+    let n = (new_len - off).min(job.section_len) as usize;
+    if map_new {
+        if let Ok(Some(map)) = swath_engine::mapguard::GuardedMap::new(new, new_name, off, n as u64)
+        {
+            let made = section_of(i, map.bytes());
+            if map.faulted() {
+                return Err(shrank(new_name));
+            }
+            return made;
+        }
+    }
+    let mut buf = spare
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop()
+        .unwrap_or_default();
+    if buf.len() < n {
+        buf.resize(n, 0);
+    }
+    let made = ReadAt::read_exact_at(new, &mut buf[..n], off)
+        .map_err(|e| PatchError::io(new_name, e))
+        .and_then(|()| section_of(i, &buf[..n]));
+    spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
+    made
+}
+
+/// The sections' writer, shared by the workers: sections handed over as they are made,
+/// written in order as they come due.
+struct Writer<'a> {
+    /// The make's sections.
+    job: &'a Job<'a>,
+    /// What is made and not yet written, and what is written.
+    order: std::sync::Mutex<InOrder>,
+    /// Notified when sections are written (workers too far ahead wait on it).
+    moved: std::sync::Condvar,
+    /// Set at the first error: the workers stop.
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Writer<'_> {
+    /// The state, even if a worker panicked holding it.
+    fn lock(&self) -> std::sync::MutexGuard<'_, InOrder> {
+        self.order.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands section `i`'s result over and writes what is due, in order.
+    fn deliver(&self, i: usize, result: Result<SectionMade, PatchError>) {
+        let &Job {
+            sink,
+            opts,
+            section_len,
+            chain,
+            ..
+        } = self.job;
+        let new_len = self.job.inputs.new_len;
+        let mut o = self.lock();
+        match result {
+            Ok(r) => {
+                o.ready.insert(i, r);
+            }
+            Err(e) => {
+                o.failure.get_or_insert(e);
+                self.failed.store(true, Ordering::Relaxed);
+            }
+        }
+        while let Some((bytes, sum, c)) = {
+            let due = o.next;
+            o.ready.remove(&due)
+        } {
+            let k = o.next;
+            let off = k as u64 * section_len;
+            let entry = Entry {
+                new_offset: off,
+                new_len: (new_len - off).min(section_len),
+                offset: o.at,
+                len: bytes.len() as u64,
+                sum: section_sum(chain, k as u64, &bytes),
+            };
+            o.entries.push(entry);
+            if opts.format == Format::Swath {
+                if let Err(e) = sink.put_at(o.at, &bytes) {
+                    o.failure.get_or_insert(e);
+                    self.failed.store(true, Ordering::Relaxed);
+                    break;
+                }
+                o.at += bytes.len() as u64;
+            }
+            o.piece_sums.extend_from_slice(&sum.to_le_bytes());
+            o.census.add(&c);
+            o.next += 1;
+        }
+        drop(o);
+        self.moved.notify_all();
+    }
 }
 
 /// The error of a file that shrank while it was mapped (a read of its map faulted).

@@ -46,7 +46,7 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::apply::{write_sparse, PatchFile};
 use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
-use crate::manifest::{Kind, Meta, NewTree, Source};
+use crate::manifest::{Kind, Meta, NewTree, Script, Source};
 use crate::tree::{files_of, old_entries_of, shown, tree_error, walk_open, TreeReader};
 
 /// What a tree application did.
@@ -218,6 +218,40 @@ struct Part {
     whole: bool,
 }
 
+/// The tree being built: its root's descriptor, its entries, NEW_DIR's name for messages,
+/// and the progress counter.
+struct Building<'a> {
+    /// The private tree's root.
+    root: &'a Dir,
+    /// The tree's entries.
+    m: &'a NewTree,
+    /// NEW_DIR as named.
+    new_name: &'a str,
+    /// Advanced by the bytes written, when given.
+    progress: Option<&'a AtomicU64>,
+}
+
+impl Building<'_> {
+    /// Entry `i` as named in messages (under NEW_DIR).
+    fn at_new(&self, i: usize) -> String {
+        shown(self.new_name, &self.m.path(i))
+    }
+
+    /// Entry `i` opened with `flags`, beneath the root without following a link.
+    fn open_new(&self, i: usize, flags: i32) -> Result<File, PatchError> {
+        self.root
+            .open_beneath(&self.m.path(i), flags, 0, Links::Refuse)
+            .map_err(|x| PatchError::io(&self.at_new(i), x))
+    }
+
+    /// Advances the progress counter, if any, by `n` bytes.
+    fn advance(&self, n: u64) {
+        if let Some(p) = self.progress {
+            p.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Applies the tree patch `patch` to the tree `old_dir`, building NEW at `new_dir`.
 pub fn apply_tree(
     old_dir: &Path,
@@ -234,62 +268,8 @@ pub fn apply_tree(
             patch.name()
         )));
     };
-
-    // NEW_DIR: absent, or an empty directory (not a link to one).
-    let existed = match std::fs::symlink_metadata(new_dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(PatchError::io(&new_name, e)),
-        Ok(md) if md.is_dir() => {
-            let empty = std::fs::read_dir(new_dir)
-                .map_err(|e| PatchError::io(&new_name, e))?
-                .next()
-                .is_none();
-            if !empty {
-                return Err(not_empty(&new_name));
-            }
-            true
-        }
-        Ok(_) => return Err(not_empty(&new_name)),
-    };
-
-    // OLD: walked as make walked it, every file hashed; the whole must be the tree the
-    // patch was made from.
-    let old_root = Dir::open_to_list(old_dir).map_err(|e| match e.raw_os_error() {
-        Some(libc::ENOTDIR) => PatchError::io(
-            &old_name,
-            io::Error::other(format!(
-                "Not a directory ({} is a patch of a directory tree)",
-                patch.name()
-            )),
-        ),
-        _ => PatchError::io(&old_name, e),
-    })?;
-    let (_, walked) = walk_open(&old_root, &old_name)?;
-    let old_entries = old_entries_of(&walked);
-    let old = TreeReader::new(old_root, &old_name, files_of(&walked));
-    drop(walked);
-    let sums: Vec<u128> = (0..old.files().len())
-        .into_par_iter()
-        .map(|i| {
-            let f = old.open(i).map_err(|e| tree_error(&old_name, e))?;
-            file_hash(&f, old.files()[i].len, h.hash_piece)
-                .map_err(|e| tree_error(&old_name, file_error_of(&old, i, e)))
-        })
-        .collect::<Result<_, _>>()?;
-    if crate::manifest::old_hash(&old_entries, &sums) != h.old_hash {
-        let dir = crate::manifest::differing_dir(&old_entries, &sums, &script.digests());
-        return Err(PatchError::WrongOldTree {
-            path: match dir {
-                Some(d) if !d.is_empty() => shown(&old_name, d),
-                _ => old_name,
-            },
-            why: "a file was added, removed, resized or changed".into(),
-        });
-    }
-    let m = script
-        .resolve_tree(&old_entries, h.new_len)
-        .map_err(|e| PatchError::invalid(patch.name(), e.0))?;
-    drop(old_entries);
+    let existed = new_dir_state(new_dir, &new_name)?;
+    let (old, m) = old_tree_and_new(old_dir, &old_name, patch, &script)?;
     let parts = plan_parts(patch, &m)?;
 
     // The private tree beside NEW_DIR, made and removed relative to its directory.
@@ -311,179 +291,20 @@ pub fn apply_tree(
     let root = parent
         .open_dir(&temp.name, Links::Refuse)
         .map_err(|e| PatchError::io(&new_name, e))?;
-    let at_new = |i: usize| shown(&new_name, &m.path(i));
-
-    // Every entry, relative to its parent's descriptor.
+    let b = Building {
+        root: &root,
+        m: &m,
+        new_name: &new_name,
+        progress,
+    };
     let mut done = TreeApplied {
         sections: patch.entries.len(),
         new_len: h.new_len,
         ..TreeApplied::default()
     };
-    let mut chain = DirChain::new(&root, &m);
-    for (i, e) in m.nodes().iter().enumerate() {
-        let name = m.name(i);
-        let r = chain.parent_of(i).and_then(|parent| match &e.kind {
-            Kind::Dir => {
-                done.dirs += 1;
-                parent.make_dir(name, 0o700)
-            }
-            Kind::Link { target } => {
-                done.links += 1;
-                parent.make_symlink(target, name)
-            }
-            Kind::File { len, .. } => {
-                done.files += 1;
-                create_file(parent, name, *len)
-            }
-        });
-        r.map_err(|x| PatchError::io(&at_new(i), x))?;
-    }
-    drop(chain);
-
-    // The files' bytes: sections on all cores, whole old files copied.
-    let sectioned: Vec<usize> = (0..m.len())
-        .filter(|&i| {
-            matches!(
-                m.node(i).kind,
-                Kind::File {
-                    source: Source::Sections,
-                    ..
-                }
-            )
-        })
-        .collect();
-    let open_new = |i: usize, flags: i32| -> Result<File, PatchError> {
-        root.open_beneath(&m.path(i), flags, 0, Links::Refuse)
-            .map_err(|x| PatchError::io(&at_new(i), x))
-    };
-    let advance = |n: u64| {
-        if let Some(p) = progress {
-            p.fetch_add(n, Ordering::Relaxed);
-        }
-    };
-    let whole: Vec<Vec<(usize, u128)>> = patch
-        .entries
-        .par_iter()
-        .enumerate()
-        .map_init(
-            Vec::new,
-            |made, (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
-                // As a file's apply: the section read where it lies, a piece at a time, into
-                // its slice of NEW (every byte written by an op: a buffer reused from the
-                // last section is not cleared first).
-                made.resize(e.new_len as usize, 0);
-                patch.rebuild_section(k, e, &old, made, |io| tree_error(&old_name, io))?;
-                let mut hashes = Vec::new();
-                for p in &parts[k] {
-                    let i = sectioned[p.file];
-                    let bytes = &made[p.at..p.at + p.len];
-                    let f = open_new(i, libc::O_WRONLY)?;
-                    write_sparse(&f, bytes, p.file_off)
-                        .map_err(|x| PatchError::io(&at_new(i), x))?;
-                    if p.whole {
-                        hashes.push((i, slice_hash(bytes, PIECE)));
-                    }
-                }
-                advance(e.new_len);
-                Ok(hashes)
-            },
-        )
-        .collect::<Result<_, _>>()?;
-    let mut hashes: HashMap<usize, u128> = whole.into_iter().flatten().collect();
-    let copies: Vec<(usize, usize)> = (0..m.len())
-        .filter_map(|i| match m.node(i).kind {
-            Kind::File {
-                source: Source::Old(k),
-                ..
-            } => Some((i, k)),
-            _ => None,
-        })
-        .collect();
-    let copied: Vec<(usize, u128)> = copies
-        .par_iter()
-        .map_init(
-            Vec::new,
-            |buf, &(i, k)| -> Result<(usize, u128), PatchError> {
-                let len = old.files()[k].len;
-                let from = old.open(k).map_err(|e| tree_error(&old_name, e))?;
-                let to = open_new(i, libc::O_WRONLY)?;
-                let mut sums = Vec::new();
-                let mut off = 0u64;
-                while off < len {
-                    let n = (len - off).min(PIECE) as usize;
-                    buf.resize(n, 0);
-                    FileExt::read_exact_at(&from, buf, off).map_err(|e| match e.kind() {
-                        io::ErrorKind::UnexpectedEof => {
-                            PatchError::Engine(swath_engine::EngineError::Modified {
-                                path: old.shown(k),
-                            })
-                        }
-                        _ => PatchError::io(&old.shown(k), e),
-                    })?;
-                    write_sparse(&to, buf, off).map_err(|x| PatchError::io(&at_new(i), x))?;
-                    sums.push(xxh3_128(buf));
-                    off += n as u64;
-                }
-                advance(len);
-                Ok((i, xxh3_128(&le_list(&sums))))
-            },
-        )
-        .collect::<Result<_, _>>()?;
-    done.copied_len = copies.iter().map(|&(_, k)| old.files()[k].len).sum();
-    hashes.extend(copied);
-    // Files in several sections: hashed from what was written.
-    let spread: Vec<(usize, u128)> = sectioned
-        .par_iter()
-        .filter(|&&i| !hashes.contains_key(&i) && file_len(&m, i) > 0)
-        .map(|&i| {
-            let f = open_new(i, libc::O_RDONLY)?;
-            file_hash(&f, file_len(&m, i), PIECE)
-                .map(|x| (i, x))
-                .map_err(|x| PatchError::io(&at_new(i), x))
-        })
-        .collect::<Result<_, _>>()?;
-    hashes.extend(spread);
-    let mut new_sums = Vec::new();
-    for (i, e) in m.nodes().iter().enumerate() {
-        if let Kind::File { len, .. } = e.kind {
-            let x = match hashes.get(&i) {
-                Some(&x) => x,
-                None if len == 0 => slice_hash(&[], PIECE),
-                None => return Err(PatchError::WrongNewTree { path: new_name }),
-            };
-            new_sums.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    if xxh3_128(&new_sums) != h.new_hash {
-        return Err(PatchError::WrongNewTree { path: new_name });
-    }
-
-    // Modes and times: files and links, then directories deepest first, then the root.
-    // SAFETY: geteuid has no preconditions.
-    let root_user = unsafe { libc::geteuid() } == 0;
-    let mode_of = |m: &Meta| {
-        if root_user {
-            m.mode & !0o6000
-        } else {
-            m.mode
-        }
-    };
-    let mut chain = DirChain::new(&root, &m);
-    let is_dir = |i: &usize| m.node(*i).kind == Kind::Dir;
-    let order = (0..m.len())
-        .filter(|i| !is_dir(i))
-        .chain((0..m.len()).rev().filter(is_dir));
-    for i in order {
-        let e = m.node(i);
-        let is_link = matches!(e.kind, Kind::Link { .. });
-        let r = chain
-            .parent_of(i)
-            .and_then(|parent| finish(parent, m.name(i), is_link, mode_of(&e.meta), &e.meta));
-        r.map_err(|x| PatchError::io(&at_new(i), x))?;
-    }
-    drop(chain);
-    finish(&root, b".", false, mode_of(&m.root), &m.root)
-        .map_err(|x| PatchError::io(&new_name, x))?;
+    create_entries(&b, &mut done)?;
+    done.copied_len = write_files(&b, patch, &old, &parts)?;
+    set_modes_and_times(&b)?;
 
     // Into place, relative to the directory held open: never over anything but the empty
     // directory that was there.
@@ -501,6 +322,281 @@ pub fn apply_tree(
     let mut temp = temp;
     temp.keep = true;
     Ok(done)
+}
+
+/// NEW_DIR (named `new_name`): absent (false), or an empty directory, not a link to one
+/// (true); anything else is refused.
+fn new_dir_state(new_dir: &Path, new_name: &str) -> Result<bool, PatchError> {
+    match std::fs::symlink_metadata(new_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(PatchError::io(new_name, e)),
+        Ok(md) if md.is_dir() => {
+            let empty = std::fs::read_dir(new_dir)
+                .map_err(|e| PatchError::io(new_name, e))?
+                .next()
+                .is_none();
+            if !empty {
+                return Err(not_empty(new_name));
+            }
+            Ok(true)
+        }
+        Ok(_) => Err(not_empty(new_name)),
+    }
+}
+
+/// OLD walked as make walked it, every file hashed: the whole must be the tree the patch
+/// was made from (else the first directory that differs is named). Returns its files and
+/// the manifest `script` resolved against it.
+fn old_tree_and_new(
+    old_dir: &Path,
+    old_name: &str,
+    patch: &PatchFile,
+    script: &Script,
+) -> Result<(TreeReader, NewTree), PatchError> {
+    let h = &patch.header;
+    let old_root = Dir::open_to_list(old_dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTDIR) => PatchError::io(
+            old_name,
+            io::Error::other(format!(
+                "Not a directory ({} is a patch of a directory tree)",
+                patch.name()
+            )),
+        ),
+        _ => PatchError::io(old_name, e),
+    })?;
+    let (_, walked) = walk_open(&old_root, old_name)?;
+    let old_entries = old_entries_of(&walked);
+    let old = TreeReader::new(old_root, old_name, files_of(&walked));
+    drop(walked);
+    let sums: Vec<u128> = (0..old.files().len())
+        .into_par_iter()
+        .map(|i| {
+            let f = old.open(i).map_err(|e| tree_error(old_name, e))?;
+            file_hash(&f, old.files()[i].len, h.hash_piece)
+                .map_err(|e| tree_error(old_name, file_error_of(&old, i, e)))
+        })
+        .collect::<Result<_, _>>()?;
+    if crate::manifest::old_hash(&old_entries, &sums) != h.old_hash {
+        let dir = crate::manifest::differing_dir(&old_entries, &sums, &script.digests());
+        return Err(PatchError::WrongOldTree {
+            path: match dir {
+                Some(d) if !d.is_empty() => shown(old_name, d),
+                _ => old_name.to_string(),
+            },
+            why: "a file was added, removed, resized or changed".into(),
+        });
+    }
+    let m = script
+        .resolve_tree(&old_entries, h.new_len)
+        .map_err(|e| PatchError::invalid(patch.name(), e.0))?;
+    Ok((old, m))
+}
+
+/// Every entry of the tree made, relative to its parent's descriptor (directories mode
+/// 0700, files empty or holes of their length), counted in `done`.
+fn create_entries(b: &Building<'_>, done: &mut TreeApplied) -> Result<(), PatchError> {
+    let m = b.m;
+    let mut chain = DirChain::new(b.root, m);
+    for (i, e) in m.nodes().iter().enumerate() {
+        let name = m.name(i);
+        let r = chain.parent_of(i).and_then(|parent| match &e.kind {
+            Kind::Dir => {
+                done.dirs += 1;
+                parent.make_dir(name, 0o700)
+            }
+            Kind::Link { target } => {
+                done.links += 1;
+                parent.make_symlink(target, name)
+            }
+            Kind::File { len, .. } => {
+                done.files += 1;
+                create_file(parent, name, *len)
+            }
+        });
+        r.map_err(|x| PatchError::io(&b.at_new(i), x))?;
+    }
+    Ok(())
+}
+
+/// The files' bytes: sections on all cores (`parts` saying where each goes), whole old
+/// files copied; every file hashed, and the tree must make NEW's hash. Returns the bytes
+/// copied from old files.
+fn write_files(
+    b: &Building<'_>,
+    patch: &PatchFile,
+    old: &TreeReader,
+    parts: &[Vec<Part>],
+) -> Result<u64, PatchError> {
+    let m = b.m;
+    let sectioned: Vec<usize> = (0..m.len())
+        .filter(|&i| {
+            matches!(
+                m.node(i).kind,
+                Kind::File {
+                    source: Source::Sections,
+                    ..
+                }
+            )
+        })
+        .collect();
+    let mut hashes = apply_sections(b, patch, old, parts, &sectioned)?;
+    let copies: Vec<(usize, usize)> = (0..m.len())
+        .filter_map(|i| match m.node(i).kind {
+            Kind::File {
+                source: Source::Old(k),
+                ..
+            } => Some((i, k)),
+            _ => None,
+        })
+        .collect();
+    let copied = copy_old_files(b, old, &copies)?;
+    let copied_len = copies.iter().map(|&(_, k)| old.files()[k].len).sum();
+    hashes.extend(copied);
+    // Files in several sections: hashed from what was written.
+    let spread: Vec<(usize, u128)> = sectioned
+        .par_iter()
+        .filter(|&&i| !hashes.contains_key(&i) && file_len(m, i) > 0)
+        .map(|&i| {
+            let f = b.open_new(i, libc::O_RDONLY)?;
+            file_hash(&f, file_len(m, i), PIECE)
+                .map(|x| (i, x))
+                .map_err(|x| PatchError::io(&b.at_new(i), x))
+        })
+        .collect::<Result<_, _>>()?;
+    hashes.extend(spread);
+    let mut new_sums = Vec::new();
+    for (i, e) in m.nodes().iter().enumerate() {
+        if let Kind::File { len, .. } = e.kind {
+            let x = match hashes.get(&i) {
+                Some(&x) => x,
+                None if len == 0 => slice_hash(&[], PIECE),
+                None => return Err(wrong_new_tree(b)),
+            };
+            new_sums.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    if xxh3_128(&new_sums) != patch.header.new_hash {
+        return Err(wrong_new_tree(b));
+    }
+    Ok(copied_len)
+}
+
+/// The error of a tree that is not NEW once built.
+fn wrong_new_tree(b: &Building<'_>) -> PatchError {
+    PatchError::WrongNewTree {
+        path: b.new_name.to_string(),
+    }
+}
+
+/// The sections applied on all cores, each writing its slices (`parts`) into the
+/// sectioned files (`sectioned`: their entries); returns the hashes of the files a
+/// section holds whole, by entry.
+fn apply_sections(
+    b: &Building<'_>,
+    patch: &PatchFile,
+    old: &TreeReader,
+    parts: &[Vec<Part>],
+    sectioned: &[usize],
+) -> Result<HashMap<usize, u128>, PatchError> {
+    let whole: Vec<Vec<(usize, u128)>> = patch
+        .entries
+        .par_iter()
+        .enumerate()
+        .map_init(
+            Vec::new,
+            |made, (k, e)| -> Result<Vec<(usize, u128)>, PatchError> {
+                // As a file's apply: the section read where it lies, a piece at a time, into
+                // its slice of NEW (every byte written by an op: a buffer reused from the
+                // last section is not cleared first).
+                made.resize(e.new_len as usize, 0);
+                patch.rebuild_section(k, e, old, made, |io| tree_error(old.name(), io))?;
+                let mut hashes = Vec::new();
+                for p in &parts[k] {
+                    let i = sectioned[p.file];
+                    let bytes = &made[p.at..p.at + p.len];
+                    let f = b.open_new(i, libc::O_WRONLY)?;
+                    write_sparse(&f, bytes, p.file_off)
+                        .map_err(|x| PatchError::io(&b.at_new(i), x))?;
+                    if p.whole {
+                        hashes.push((i, slice_hash(bytes, PIECE)));
+                    }
+                }
+                b.advance(e.new_len);
+                Ok(hashes)
+            },
+        )
+        .collect::<Result<_, _>>()?;
+    Ok(whole.into_iter().flatten().collect())
+}
+
+/// The new files that are whole old files (`copies`: entry, old file) copied on all
+/// cores a piece at a time; returns their hashes, by entry.
+fn copy_old_files(
+    b: &Building<'_>,
+    old: &TreeReader,
+    copies: &[(usize, usize)],
+) -> Result<Vec<(usize, u128)>, PatchError> {
+    copies
+        .par_iter()
+        .map_init(
+            Vec::new,
+            |buf, &(i, k)| -> Result<(usize, u128), PatchError> {
+                let len = old.files()[k].len;
+                let from = old.open(k).map_err(|e| tree_error(old.name(), e))?;
+                let to = b.open_new(i, libc::O_WRONLY)?;
+                let mut sums = Vec::new();
+                let mut off = 0u64;
+                while off < len {
+                    let n = (len - off).min(PIECE) as usize;
+                    buf.resize(n, 0);
+                    FileExt::read_exact_at(&from, buf, off).map_err(|e| match e.kind() {
+                        io::ErrorKind::UnexpectedEof => {
+                            PatchError::Engine(swath_engine::EngineError::Modified {
+                                path: old.shown(k),
+                            })
+                        }
+                        _ => PatchError::io(&old.shown(k), e),
+                    })?;
+                    write_sparse(&to, buf, off).map_err(|x| PatchError::io(&b.at_new(i), x))?;
+                    sums.push(xxh3_128(buf));
+                    off += n as u64;
+                }
+                b.advance(len);
+                Ok((i, xxh3_128(&le_list(&sums))))
+            },
+        )
+        .collect::<Result<_, _>>()
+}
+
+/// Modes and times: files and links, then directories deepest first, then the root (as
+/// root, without the set-user-ID and set-group-ID bits).
+fn set_modes_and_times(b: &Building<'_>) -> Result<(), PatchError> {
+    let m = b.m;
+    // SAFETY: geteuid has no preconditions.
+    let root_user = unsafe { libc::geteuid() } == 0;
+    let mode_of = |m: &Meta| {
+        if root_user {
+            m.mode & !0o6000
+        } else {
+            m.mode
+        }
+    };
+    let mut chain = DirChain::new(b.root, m);
+    let is_dir = |i: &usize| m.node(*i).kind == Kind::Dir;
+    let order = (0..m.len())
+        .filter(|i| !is_dir(i))
+        .chain((0..m.len()).rev().filter(is_dir));
+    for i in order {
+        let e = m.node(i);
+        let is_link = matches!(e.kind, Kind::Link { .. });
+        let r = chain
+            .parent_of(i)
+            .and_then(|parent| finish(parent, m.name(i), is_link, mode_of(&e.meta), &e.meta));
+        r.map_err(|x| PatchError::io(&b.at_new(i), x))?;
+    }
+    drop(chain);
+    finish(b.root, b".", false, mode_of(&m.root), &m.root)
+        .map_err(|x| PatchError::io(b.new_name, x))
 }
 
 /// A read error of old file `i`, naming it.

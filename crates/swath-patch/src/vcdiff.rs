@@ -400,6 +400,32 @@ pub fn apply_vcdiff(
     patch: &mut impl Read,
     out: &mut impl Write,
 ) -> Result<u64, VcdiffError> {
+    read_file_header(patch)?;
+    let table = default_code_table();
+    let mut written = 0u64;
+    let mut windows = 0u64;
+    let mut target = Vec::new();
+    let mut delta = Vec::new();
+    while let Some(win) = read_byte(patch, "window header")? {
+        windows += 1;
+        let segment = read_window(patch, win, old_len, &mut delta)?;
+        let w = Window::parse(&delta, win)?;
+        let target_len = w.target_len;
+        decode_window(&table, w, segment, old, &mut target)?;
+        out.write_all(&target)?;
+        written += target_len;
+    }
+    // Every VCDIFF patch has a window, an empty NEW's an empty one (xdelta3 writes it, and
+    // refuses a patch without: "nothing to output"); none is a patch cut after its header.
+    if windows == 0 {
+        return bad("truncated: the patch has no window");
+    }
+    Ok(written)
+}
+
+/// Reads the file header: the magic number and version, and the header indicator (no
+/// secondary compressor, no custom code table); xdelta3's application header is skipped.
+fn read_file_header(patch: &mut impl Read) -> Result<(), VcdiffError> {
     let mut magic = [0u8; 4];
     read_exact(patch, &mut magic, "header")?;
     if !is_vcdiff(&magic) {
@@ -430,43 +456,69 @@ pub fn apply_vcdiff(
             return bad("truncated or damaged: the application header ends early");
         }
     }
-    let table = default_code_table();
-    let mut written = 0u64;
-    let mut windows = 0u64;
-    let mut target = Vec::new();
-    let mut delta = Vec::new();
-    while let Some(win) = read_byte(patch, "window header")? {
-        windows += 1;
-        if win & 0x02 != 0 {
-            return bad("VCD_TARGET windows are not supported");
+    Ok(())
+}
+
+/// Reads the rest of a window's header (its indicator `win` read) and its encoding into
+/// `delta`; returns its source segment in OLD (`old_len` bytes): length and position.
+fn read_window(
+    patch: &mut impl Read,
+    win: u8,
+    old_len: u64,
+    delta: &mut Vec<u8>,
+) -> Result<(u64, u64), VcdiffError> {
+    if win & 0x02 != 0 {
+        return bad("VCD_TARGET windows are not supported");
+    }
+    if win & !0x05 != 0 {
+        return bad("damaged: unknown bits in a window indicator");
+    }
+    let (seg_len, seg_pos) = if win & 0x01 != 0 {
+        let len = read_int(patch, "window header")?;
+        let pos = read_int(patch, "window header")?;
+        if pos > old_len || len > old_len - pos {
+            return bad("damaged or made from another file: a source segment lies outside OLD");
         }
-        if win & !0x05 != 0 {
-            return bad("damaged: unknown bits in a window indicator");
-        }
-        let (seg_len, seg_pos) = if win & 0x01 != 0 {
-            let len = read_int(patch, "window header")?;
-            let pos = read_int(patch, "window header")?;
-            if pos > old_len || len > old_len - pos {
-                return bad("damaged or made from another file: a source segment lies outside OLD");
-            }
-            (len, pos)
-        } else {
-            (0, 0)
-        };
-        let delta_len = read_int(patch, "window header")?;
-        // A window's encoding holds at most its target's bytes, an instruction and an
-        // address per byte: anything larger is damage, refused before allocating it.
-        if delta_len > 4 * MAX_WINDOW + (1 << 20) {
-            return bad("damaged: a window's encoding is impossibly large");
-        }
-        // Read as it comes: a forged length allocates no more than the patch holds.
-        delta.clear();
-        patch.take(delta_len).read_to_end(&mut delta)?;
-        if delta.len() as u64 != delta_len {
-            return bad("truncated or damaged: the window ends early");
-        }
+        (len, pos)
+    } else {
+        (0, 0)
+    };
+    let delta_len = read_int(patch, "window header")?;
+    // A window's encoding holds at most its target's bytes, an instruction and an
+    // address per byte: anything larger is damage, refused before allocating it.
+    if delta_len > 4 * MAX_WINDOW + (1 << 20) {
+        return bad("damaged: a window's encoding is impossibly large");
+    }
+    // Read as it comes: a forged length allocates no more than the patch holds.
+    delta.clear();
+    patch.take(delta_len).read_to_end(delta)?;
+    if delta.len() as u64 != delta_len {
+        return bad("truncated or damaged: the window ends early");
+    }
+    Ok((seg_len, seg_pos))
+}
+
+/// A window's encoding, its sections found.
+struct Window<'a> {
+    /// The bytes of NEW it makes.
+    target_len: u64,
+    /// Its Adler-32, when it has one (xdelta3's extension).
+    checksum: Option<u32>,
+    /// The data section (ADD's and RUN's bytes).
+    data: Cursor<'a>,
+    /// The instruction section.
+    inst: Cursor<'a>,
+    /// The address section (COPY's addresses).
+    addr: Cursor<'a>,
+}
+
+impl<'a> Window<'a> {
+    /// The encoding `delta` of a window whose indicator is `win`: its target's length (at
+    /// most [`MAX_WINDOW`]), no secondary compression, its checksum, and three sections
+    /// that fill it exactly.
+    fn parse(delta: &'a [u8], win: u8) -> Result<Window<'a>, VcdiffError> {
         let mut d = Cursor {
-            b: &delta,
+            b: delta,
             at: 0,
             what: "window",
         };
@@ -488,17 +540,17 @@ pub fn apply_vcdiff(
         } else {
             None
         };
-        let mut data = Cursor {
+        let data = Cursor {
             b: d.take(data_len)?,
             at: 0,
             what: "data section",
         };
-        let mut inst = Cursor {
+        let inst = Cursor {
             b: d.take(inst_len)?,
             at: 0,
             what: "instruction section",
         };
-        let mut addr = Cursor {
+        let addr = Cursor {
             b: d.take(addr_len)?,
             at: 0,
             what: "address section",
@@ -506,74 +558,91 @@ pub fn apply_vcdiff(
         if !d.done() {
             return bad("damaged: a window has trailing bytes");
         }
-        target.clear();
-        let mut caches = Caches::new();
-        while !inst.done() {
-            let code = inst.byte()?;
-            for &(kind, size, mode) in &table[code as usize] {
-                if kind == 0 {
-                    continue;
+        Ok(Window {
+            target_len,
+            checksum,
+            data,
+            inst,
+            addr,
+        })
+    }
+}
+
+/// Runs window `w`'s instructions (`table` decoding them) into `target`, copying from
+/// OLD's source segment `(length, position)` or the target itself; the window's lengths
+/// and checksum must match what is made.
+fn decode_window(
+    table: &[Entry; 256],
+    w: Window<'_>,
+    (seg_len, seg_pos): (u64, u64),
+    old: &dyn ReadAt,
+    target: &mut Vec<u8>,
+) -> Result<(), VcdiffError> {
+    let Window {
+        target_len,
+        checksum,
+        mut data,
+        mut inst,
+        mut addr,
+    } = w;
+    target.clear();
+    let mut caches = Caches::new();
+    while !inst.done() {
+        let code = inst.byte()?;
+        for &(kind, size, mode) in &table[code as usize] {
+            if kind == 0 {
+                continue;
+            }
+            let size = if size == 0 {
+                inst.int()?
+            } else {
+                u64::from(size)
+            };
+            if size > target_len - target.len() as u64 {
+                return bad("damaged: an instruction makes more than its window");
+            }
+            match kind {
+                1 => target.extend_from_slice(data.take(size)?),
+                2 => {
+                    let b = data.byte()?;
+                    target.resize(target.len() + size as usize, b);
                 }
-                let size = if size == 0 {
-                    inst.int()?
-                } else {
-                    u64::from(size)
-                };
-                if size > target_len - target.len() as u64 {
-                    return bad("damaged: an instruction makes more than its window");
-                }
-                match kind {
-                    1 => target.extend_from_slice(data.take(size)?),
-                    2 => {
-                        let b = data.byte()?;
-                        target.resize(target.len() + size as usize, b);
-                    }
-                    _ => {
-                        let here = seg_len + target.len() as u64;
-                        let a = caches.decode(mode, here, &mut addr)?;
-                        if a < seg_len {
-                            if size > seg_len - a {
-                                return bad("damaged: a copy runs past its source segment");
-                            }
-                            // Read from OLD where the copy is: the segment is never loaded
-                            // whole (xdelta3 -B makes it as large as OLD).
-                            let at = target.len();
-                            target.resize(at + size as usize, 0);
-                            old.read_exact_at(&mut target[at..], seg_pos + a)?;
-                        } else {
-                            // From the target window itself, overlapping allowed.
-                            let from = a - seg_len;
-                            if from >= target.len() as u64 {
-                                return bad("damaged: a copy from ahead of the target");
-                            }
-                            for k in 0..size {
-                                let x = target[(from + k) as usize];
-                                target.push(x);
-                            }
+                _ => {
+                    let here = seg_len + target.len() as u64;
+                    let a = caches.decode(mode, here, &mut addr)?;
+                    if a < seg_len {
+                        if size > seg_len - a {
+                            return bad("damaged: a copy runs past its source segment");
+                        }
+                        // Read from OLD where the copy is: the segment is never loaded
+                        // whole (xdelta3 -B makes it as large as OLD).
+                        let at = target.len();
+                        target.resize(at + size as usize, 0);
+                        old.read_exact_at(&mut target[at..], seg_pos + a)?;
+                    } else {
+                        // From the target window itself, overlapping allowed.
+                        let from = a - seg_len;
+                        if from >= target.len() as u64 {
+                            return bad("damaged: a copy from ahead of the target");
+                        }
+                        for k in 0..size {
+                            let x = target[(from + k) as usize];
+                            target.push(x);
                         }
                     }
                 }
             }
         }
-        if target.len() as u64 != target_len || !data.done() || !addr.done() {
-            return bad("damaged: a window's instructions do not match its lengths");
-        }
-        if let Some(sum) = checksum {
-            if adler32(&target) != sum {
-                return bad(
-                    "damaged, or applied to another OLD: a window's checksum does not match",
-                );
-            }
-        }
-        out.write_all(&target)?;
-        written += target_len;
     }
-    // Every VCDIFF patch has a window, an empty NEW's an empty one (xdelta3 writes it, and
-    // refuses a patch without: "nothing to output"); none is a patch cut after its header.
-    if windows == 0 {
-        return bad("truncated: the patch has no window");
+    if target.len() as u64 != target_len || !data.done() || !addr.done() {
+        return bad("damaged: a window's instructions do not match its lengths");
     }
-    Ok(written)
+    if let Some(sum) = checksum {
+        if adler32(target) != sum {
+            return bad("damaged, or applied to another OLD: a window's checksum does not match");
+        }
+    }
+    Ok(())
 }
 
 /// Adler-32 (RFC 1950), as xdelta3 checks its windows.

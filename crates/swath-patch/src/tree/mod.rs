@@ -45,7 +45,7 @@ use crate::format::{
     encode_tail, encode_tree_record, section_sum, Entry, Header, Level, FLAG_TREE, HEADER_LEN,
 };
 use crate::hash::{file_hash, slice_hash, PIECE};
-use crate::make::{make_section_refined, Format, MakeOptions, OldSide};
+use crate::make::{make_section_refined, Format, MakeOptions, OldSide, Sink};
 use crate::manifest::{Kind, Manifest, Meta, NewEntry, OldEntry, OldKind, Source};
 use crate::ops::Op;
 use crate::signature::{signature_and_hash, signature_of_slice, Chunk};
@@ -215,6 +215,11 @@ impl TreeReader {
             starts,
             len,
         }
+    }
+
+    /// The tree's name in messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Bytes of all the files.
@@ -612,6 +617,108 @@ fn manifest_level(level: Level) -> i32 {
     }
 }
 
+/// What the phases of a tree's make share: the matching's options, the chunking, the
+/// worker pool, the I/O semaphore and the progress counter.
+struct Ctx<'a> {
+    /// The matching, as for a file.
+    mo: &'a MakeOptions,
+    /// The memory budget of the memory-limited parallel for, in bytes.
+    memory: u64,
+    /// The chunking of OLD and NEW.
+    params: Params,
+    /// Worker threads (at least 1).
+    threads: usize,
+    /// The pool they run in.
+    pool: rayon::ThreadPool,
+    /// Files read at once.
+    sem: IoSemaphore,
+    /// Bytes per read of a file (at least 64 KiB): a file up to this long is read whole.
+    io_chunk: u64,
+    /// Advanced by the bytes of OLD and NEW done, when given.
+    progress: Option<&'a AtomicU64>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of a make with `opts`: refused unless in swath's format.
+    fn new(opts: &'a TreeOptions, progress: Option<&'a AtomicU64>) -> Result<Ctx<'a>, PatchError> {
+        let mo = &opts.make;
+        if mo.format != Format::Swath {
+            return Err(PatchError::Usage(
+                "--format vcdiff: VCDIFF patches one file; a tree patch is in swath's format"
+                    .into(),
+            ));
+        }
+        let params = Params::new(mo.chunk_avg as usize)
+            .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
+        let threads = mo.threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
+        Ok(Ctx {
+            mo,
+            memory: opts.memory,
+            params,
+            threads,
+            pool,
+            sem: IoSemaphore::new(opts.io_readers),
+            io_chunk: mo.io_chunk.max(1 << 16) as u64,
+            progress,
+        })
+    }
+
+    /// Advances the progress counter, if any, by `n` bytes.
+    fn advance(&self, n: u64) {
+        if let Some(p) = self.progress {
+            p.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// OLD indexed: its data chunks in a table, and its files' hashes, by content and length.
+struct OldIndex {
+    /// OLD's data chunks by hash, at their offsets in OLD.
+    table: ChunkTable,
+    /// The table's bytes (what the memory budget gives it).
+    table_bytes: u64,
+    /// Each old file's hash.
+    hashes: Vec<u128>,
+    /// Old files by (length, hash): a new file equal to one is a reference, not sections.
+    by_content: HashMap<(u64, u128), usize>,
+    /// The old files' lengths.
+    lens: HashMap<u64, ()>,
+}
+
+/// What writing NEW's sections left: the section table, the census, where the patch's
+/// next bytes go, and the pieces' hashes of the files in several sections.
+struct Written {
+    /// The section table.
+    entries: Vec<Entry>,
+    /// What the sections' ops are.
+    census: Census,
+    /// Where the patch's next bytes go.
+    at: u64,
+    /// Per sectioned file: its hash when a section holds it whole.
+    whole: Vec<Option<u128>>,
+    /// Per sectioned file: its pieces' hashes (a file in several sections of one piece
+    /// each), else empty.
+    pieces: Vec<Vec<u128>>,
+}
+
+/// OLD as NEW's sections are matched against it.
+struct OldTree<'a> {
+    /// Its files end to end.
+    files: &'a TreeReader,
+    /// Its table and seeds, over the files end to end.
+    side: OldSide<'a>,
+    /// Its files by path.
+    by_path: &'a HashMap<&'a [u8], usize>,
+}
+
+/// A section's make: its bytes, its sum, its census and the hashes of the files it holds
+/// whole (by index in NEW).
+type MadeCut = (Vec<u8>, u128, Census, Vec<(usize, u128)>);
+
 /// Makes the patch of the tree `new_dir` from the tree `old_dir` at `patch_path`
 /// (atomically), or only measures it when `patch_path` is `None`. `progress`, when given,
 /// is advanced by the bytes of OLD and NEW done.
@@ -622,99 +729,24 @@ pub fn make_tree(
     opts: &TreeOptions,
     progress: Option<&AtomicU64>,
 ) -> Result<TreeMade, PatchError> {
-    let mo = &opts.make;
-    if mo.format != Format::Swath {
-        return Err(PatchError::Usage(
-            "--format vcdiff: VCDIFF patches one file; a tree patch is in swath's format".into(),
-        ));
-    }
-    let params = Params::new(mo.chunk_avg as usize)
-        .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
-    let threads = mo.threads.max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PatchError::Usage(format!("cannot start worker threads: {e}")))?;
+    let cx = Ctx::new(opts, progress)?;
+    let (mo, threads) = (cx.mo, cx.threads);
     let old_name = old_dir.to_string_lossy().into_owned();
     let new_name = new_dir.to_string_lossy().into_owned();
-    let advance = |n: u64| {
-        if let Some(p) = progress {
-            p.fetch_add(n, Ordering::Relaxed);
-        }
-    };
     let t0 = Instant::now();
     let old_root = Dir::open_to_list(old_dir).map_err(|e| PatchError::io(&old_name, e))?;
     let new_root = Dir::open_to_list(new_dir).map_err(|e| PatchError::io(&new_name, e))?;
-    let (old_walked, new_walked) = pool.install(|| {
+    let (old_walked, new_walked) = cx.pool.install(|| {
         rayon::join(
             || walk_open(&old_root, &old_name),
             || walk_open(&new_root, &new_name),
         )
     });
     let ((old_top, old_walk), (new_top, new_walk)) = (old_walked?, new_walked?);
-    let copy = |fd: &Dir, name: &str| fd.try_clone().map_err(|e| PatchError::io(name, e));
     let old = TreeReader::new(old_root, &old_name, files_of(&old_walk));
-    let sem = IoSemaphore::new(opts.io_readers);
-    let io_chunk = mo.io_chunk.max(1 << 16) as u64;
-
-    // Old signatures: one task per file, read under the semaphore, cut outside it.
-    let needs: Vec<u64> = old
-        .files()
-        .iter()
-        .map(|f| f.len.min(2 * io_chunk) + f.len / u64::from(mo.chunk_avg.max(1)) * 48)
-        .collect();
-    let signed: Vec<(Vec<Chunk>, u128)> =
-        memory_limited_for(&needs, opts.memory, threads, |i| -> Result<_, PatchError> {
-            let len = old.files()[i].len;
-            let r = if len <= io_chunk {
-                let buf = old.read_whole(i, &sem)?;
-                (signature_of_slice(&buf, &params), slice_hash(&buf, PIECE))
-            } else {
-                let _reading = sem.read();
-                old.with_file(i, |f| {
-                    let (chunks, h) = pool.install(|| {
-                        signature_and_hash(f, len, &params, io_chunk as usize, threads)
-                    })?;
-                    if io_chunk == PIECE {
-                        Ok((chunks, h))
-                    } else {
-                        Ok((chunks, pool.install(|| file_hash(f, len, PIECE))?))
-                    }
-                })?
-            };
-            advance(len);
-            Ok(r)
-        })?;
-    let data_chunks: usize = signed
-        .iter()
-        .map(|(c, _)| c.iter().filter(|c| c.kind == ChunkKind::Data).count())
-        .sum();
-    let table_bytes = ChunkTable::bytes_for(data_chunks);
-    if table_bytes > opts.memory {
-        return Err(PatchError::Usage(format!(
-            "--memory: OLD's chunk table needs {} MB, more than the {} MB allowed (a larger --chunk makes it smaller)",
-            table_bytes.div_ceil(1 << 20),
-            opts.memory >> 20
-        )));
-    }
-    let mut table = ChunkTable::with_capacity(data_chunks);
-    let mut old_hashes = Vec::with_capacity(signed.len());
-    // Old files by (length, hash): a new file equal to one is a reference, not sections.
-    let mut by_content: HashMap<(u64, u128), usize> = HashMap::new();
-    let mut old_lens: HashMap<u64, ()> = HashMap::new();
-    for (i, (chunks, h)) in signed.iter().enumerate() {
-        let base = old.start(i);
-        for c in chunks.iter().filter(|c| c.kind == ChunkKind::Data) {
-            table.insert(c.hash, base + c.offset, c.len);
-        }
-        old_hashes.push(*h);
-        let len = old.files()[i].len;
-        by_content.entry((len, *h)).or_insert(i);
-        old_lens.insert(len, ());
-    }
-    drop(signed);
+    let index = index_old_tree(&cx, &old)?;
     let old_entries = old_entries_of(&old_walk);
-    let old_hash = crate::manifest::old_hash(&old_entries, &old_hashes);
+    let old_hash = crate::manifest::old_hash(&old_entries, &index.hashes);
     let signature_secs = t0.elapsed().as_secs_f64();
 
     // Old files by path: a changed file is matched first against its old version.
@@ -724,46 +756,13 @@ pub fn make_tree(
         .enumerate()
         .map(|(i, f)| (f.path.as_slice(), i))
         .collect();
-    // New files that may equal an old one (same length): hashed to find out.
     let t1 = Instant::now();
     let new_files = files_of(&new_walk);
-    let new_all = TreeReader::new(copy(&new_root, &new_name)?, &new_name, new_files.clone());
-    let candidates: Vec<usize> = (0..new_files.len())
-        .filter(|&i| new_files[i].len > 0 && old_lens.contains_key(&new_files[i].len))
-        .collect();
-    let needs: Vec<u64> = candidates
-        .iter()
-        .map(|&i| new_files[i].len.min(2 * io_chunk))
-        .collect();
-    let hashed: Vec<u128> =
-        memory_limited_for(&needs, opts.memory, threads, |k| -> Result<_, PatchError> {
-            let i = candidates[k];
-            let len = new_files[i].len;
-            let h = if len <= io_chunk {
-                slice_hash(&new_all.read_whole(i, &sem)?, PIECE)
-            } else {
-                let _reading = sem.read();
-                new_all.with_file(i, |f| pool.install(|| file_hash(f, len, PIECE)))?
-            };
-            Ok(h)
-        })?;
-    // Each new file: an old one's bytes, or NEW's next bytes (its hash found below).
-    let mut sources = vec![Source::Sections; new_files.len()];
-    let mut new_hashes: Vec<Option<u128>> = vec![None; new_files.len()];
-    for (k, &i) in candidates.iter().enumerate() {
-        let key = (new_files[i].len, hashed[k]);
-        // The old file at the same path first (an unchanged file costs nothing in the
-        // manifest), else any old file with these bytes.
-        let same = old_by_path
-            .get(new_files[i].path.as_slice())
-            .copied()
-            .filter(|&o| (old.files()[o].len, old_hashes[o]) == key);
-        if let Some(o) = same.or_else(|| by_content.get(&key).copied()) {
-            sources[i] = Source::Old(o);
-            new_hashes[i] = Some(hashed[k]);
-            advance(new_files[i].len);
-        }
-    }
+    let new_copy = new_root
+        .try_clone()
+        .map_err(|e| PatchError::io(&new_name, e))?;
+    let new_all = TreeReader::new(new_copy, &new_name, new_files.clone());
+    let (sources, mut new_hashes) = find_identical(&cx, &new_all, &old, &index, &old_by_path)?;
     // NEW: the files made by sections.
     let sectioned: Vec<usize> = (0..new_files.len())
         .filter(|&i| sources[i] == Source::Sections)
@@ -782,14 +781,9 @@ pub fn make_tree(
         Some(p) => Some((AtomicOutput::create(p)?, p.to_string_lossy().into_owned())),
         None => None,
     };
-    let put = |at: u64, bytes: &[u8]| -> Result<(), PatchError> {
-        match &out {
-            Some((o, name)) => o
-                .file()
-                .write_all_at(bytes, at)
-                .map_err(|e| PatchError::io(name, e)),
-            None => Ok(()),
-        }
+    let sink = match &out {
+        Some((o, name)) => Sink::File(o.file(), name),
+        None => Sink::Count,
     };
     let mut header = Header {
         old_len: old.len(),
@@ -802,7 +796,7 @@ pub fn make_tree(
         section_len: s,
     };
     let chain = header.chain();
-    put(0, &[0u8; HEADER_LEN])?;
+    sink.put_at(0, &[0u8; HEADER_LEN])?;
     // OLD's seeds for the approximate matches of `default` and `max`, over the old files
     // end to end as the table is.
     let seeds = match crate::approx::Settings::for_level(mo.level) {
@@ -812,50 +806,232 @@ pub fn make_tree(
         ),
         None => None,
     };
-    let old_side = OldSide {
-        table: &table,
-        seeds: seeds.as_ref(),
-        old: &old,
-        len: old.len(),
+    let against = OldTree {
+        files: &old,
+        side: OldSide {
+            table: &index.table,
+            seeds: seeds.as_ref(),
+            old: &old,
+            len: old.len(),
+        },
+        by_path: &old_by_path,
     };
+    let budget = opts.memory.saturating_sub(index.table_bytes);
+    let mut w = write_sections(&cx, &sink, chain, &cuts, &new, &against, budget)?;
+    hash_pieced_files(&cx, &new, &w.pieces, s, &mut w.whole)?;
+    for (f, &h) in w.whole.iter().enumerate() {
+        if h.is_some() {
+            new_hashes[sectioned[f]] = h;
+        }
+    }
+    header.new_hash = new_tree_hash(&new_files, &new_hashes);
+
+    let mut made = TreeMade {
+        old_files: old.files().len(),
+        old_len: old.len(),
+        new_len,
+        sections: cuts.len(),
+        old_chunks: index.table.len(),
+        signature_secs,
+        ..TreeMade::default()
+    };
+    let manifest = manifest_of(new_top.meta, old_entries, &new_walk, &sources, &mut made);
+    made.deleted_files = manifest.summary().deleted_files as usize;
+    let raw = manifest.encode(&crate::manifest::dir_digests(&manifest.old, &index.hashes));
+    (made.patch_len, made.manifest_len) =
+        write_tail(&sink, &header, chain, &w, &raw, mo.level, &new_name)?;
+    made.census = w.census;
+    made.match_secs = t1.elapsed().as_secs_f64();
+
+    let (old_same, new_same) = cx.pool.install(|| {
+        rayon::join(
+            || check_unchanged(old.root(), &old_name, old_top.stamp, &old_walk),
+            || check_unchanged(new.root(), &new_name, new_top.stamp, &new_walk),
+        )
+    });
+    old_same?;
+    new_same?;
+    if let Some((o, _)) = out {
+        o.commit(false)?;
+    }
+    Ok(made)
+}
+
+/// After the sections (`w`), the manifest `raw` compressed at `level`'s manifest level
+/// (an error naming `new_name`), its record and the section table; then the header with
+/// the TREE flag at the patch's start. Returns the patch's length and the manifest's
+/// (with its record).
+fn write_tail(
+    sink: &Sink<'_>,
+    header: &Header,
+    chain: u64,
+    w: &Written,
+    raw: &[u8],
+    level: Level,
+    new_name: &str,
+) -> Result<(u64, u64), PatchError> {
+    let stored = zstd::bulk::compress(raw, manifest_level(level))
+        .map_err(|e| PatchError::io(new_name, e))?;
+    let mut at = w.at;
+    sink.put_at(at, &stored)?;
+    let record = encode_tree_record(chain, at, &stored, raw.len() as u64);
+    at += stored.len() as u64;
+    sink.put_at(at, &record)?;
+    at += record.len() as u64;
+    let tail = encode_tail(chain, &w.entries, at);
+    sink.put_at(at, &tail)?;
+    sink.put_at(0, &header.encode_flags(FLAG_TREE))?;
+    Ok((
+        at + tail.len() as u64,
+        stored.len() as u64 + record.len() as u64,
+    ))
+}
+
+/// OLD's signatures, one task per file, read under the semaphore and cut outside it, then
+/// its data chunks in one table at their offsets in OLD and its files by content: refused
+/// when the table needs more than the memory budget.
+fn index_old_tree(cx: &Ctx<'_>, old: &TreeReader) -> Result<OldIndex, PatchError> {
+    let (io_chunk, params, threads) = (cx.io_chunk, &cx.params, cx.threads);
+    let needs: Vec<u64> = old
+        .files()
+        .iter()
+        .map(|f| f.len.min(2 * io_chunk) + f.len / u64::from(cx.mo.chunk_avg.max(1)) * 48)
+        .collect();
+    let signed: Vec<(Vec<Chunk>, u128)> =
+        memory_limited_for(&needs, cx.memory, threads, |i| -> Result<_, PatchError> {
+            let len = old.files()[i].len;
+            let r = if len <= io_chunk {
+                let buf = old.read_whole(i, &cx.sem)?;
+                (signature_of_slice(&buf, params), slice_hash(&buf, PIECE))
+            } else {
+                let _reading = cx.sem.read();
+                old.with_file(i, |f| {
+                    let (chunks, h) = cx.pool.install(|| {
+                        signature_and_hash(f, len, params, io_chunk as usize, threads)
+                    })?;
+                    if io_chunk == PIECE {
+                        Ok((chunks, h))
+                    } else {
+                        Ok((chunks, cx.pool.install(|| file_hash(f, len, PIECE))?))
+                    }
+                })?
+            };
+            cx.advance(len);
+            Ok(r)
+        })?;
+    let data_chunks: usize = signed
+        .iter()
+        .map(|(c, _)| c.iter().filter(|c| c.kind == ChunkKind::Data).count())
+        .sum();
+    let table_bytes = ChunkTable::bytes_for(data_chunks);
+    if table_bytes > cx.memory {
+        return Err(PatchError::Usage(format!(
+            "--memory: OLD's chunk table needs {} MB, more than the {} MB allowed (a larger --chunk makes it smaller)",
+            table_bytes.div_ceil(1 << 20),
+            cx.memory >> 20
+        )));
+    }
+    let mut table = ChunkTable::with_capacity(data_chunks);
+    let mut hashes = Vec::with_capacity(signed.len());
+    let mut by_content: HashMap<(u64, u128), usize> = HashMap::new();
+    let mut lens: HashMap<u64, ()> = HashMap::new();
+    for (i, (chunks, h)) in signed.iter().enumerate() {
+        let base = old.start(i);
+        for c in chunks.iter().filter(|c| c.kind == ChunkKind::Data) {
+            table.insert(c.hash, base + c.offset, c.len);
+        }
+        hashes.push(*h);
+        let len = old.files()[i].len;
+        by_content.entry((len, *h)).or_insert(i);
+        lens.insert(len, ());
+    }
+    Ok(OldIndex {
+        table,
+        table_bytes,
+        hashes,
+        by_content,
+        lens,
+    })
+}
+
+/// Each new file of `new_all`: an old file's bytes, or NEW's next bytes. The new files that
+/// may equal an old one (same length) are hashed to find out; one that does is the old
+/// file at its path when that has its bytes (an unchanged file costs nothing in the
+/// manifest), else any old file with them. Returns the sources and the hashes found.
+fn find_identical(
+    cx: &Ctx<'_>,
+    new_all: &TreeReader,
+    old: &TreeReader,
+    index: &OldIndex,
+    old_by_path: &HashMap<&[u8], usize>,
+) -> Result<(Vec<Source>, Vec<Option<u128>>), PatchError> {
+    let (new_files, io_chunk) = (new_all.files(), cx.io_chunk);
+    let candidates: Vec<usize> = (0..new_files.len())
+        .filter(|&i| new_files[i].len > 0 && index.lens.contains_key(&new_files[i].len))
+        .collect();
+    let needs: Vec<u64> = candidates
+        .iter()
+        .map(|&i| new_files[i].len.min(2 * io_chunk))
+        .collect();
+    let hashed: Vec<u128> = memory_limited_for(
+        &needs,
+        cx.memory,
+        cx.threads,
+        |k| -> Result<_, PatchError> {
+            let i = candidates[k];
+            let len = new_files[i].len;
+            let h = if len <= io_chunk {
+                slice_hash(&new_all.read_whole(i, &cx.sem)?, PIECE)
+            } else {
+                let _reading = cx.sem.read();
+                new_all.with_file(i, |f| cx.pool.install(|| file_hash(f, len, PIECE)))?
+            };
+            Ok(h)
+        },
+    )?;
+    // Each new file: an old one's bytes, or NEW's next bytes (its hash found below).
+    let mut sources = vec![Source::Sections; new_files.len()];
+    let mut new_hashes: Vec<Option<u128>> = vec![None; new_files.len()];
+    for (k, &i) in candidates.iter().enumerate() {
+        let key = (new_files[i].len, hashed[k]);
+        // The old file at the same path first (an unchanged file costs nothing in the
+        // manifest), else any old file with these bytes.
+        let same = old_by_path
+            .get(new_files[i].path.as_slice())
+            .copied()
+            .filter(|&o| (old.files()[o].len, index.hashes[o]) == key);
+        if let Some(o) = same.or_else(|| index.by_content.get(&key).copied()) {
+            sources[i] = Source::Old(o);
+            new_hashes[i] = Some(hashed[k]);
+            cx.advance(new_files[i].len);
+        }
+    }
+    Ok((sources, new_hashes))
+}
+
+/// NEW's sections (`cuts`) matched against OLD and encoded on all cores (within `budget`
+/// bytes), in batches written in order into `sink` after the header.
+fn write_sections(
+    cx: &Ctx<'_>,
+    sink: &Sink<'_>,
+    chain: u64,
+    cuts: &[Cut],
+    new: &TreeReader,
+    old: &OldTree<'_>,
+    budget: u64,
+) -> Result<Written, PatchError> {
     // Per sectioned file: its hash once known, or its pieces' hashes (a file in several
     // sections of one piece each).
-    let mut pieces: Vec<Vec<u128>> = vec![Vec::new(); sectioned.len()];
+    let mut whole_hashes: Vec<Option<u128>> = vec![None; new.files.len()];
+    let mut pieces: Vec<Vec<u128>> = vec![Vec::new(); new.files.len()];
     let mut entries = Vec::with_capacity(cuts.len());
     let mut census = Census::default();
     let mut at = HEADER_LEN as u64;
-    let batch = (threads * 2).max(2);
-    let budget = opts.memory.saturating_sub(table_bytes);
+    let batch = (cx.threads * 2).max(2);
     for (b, group) in cuts.chunks(batch).enumerate() {
         let needs: Vec<u64> = group.iter().map(|c| c.len * 3).collect();
-        let made = memory_limited_for(&needs, budget, threads, |k| -> Result<_, PatchError> {
-            let c = group[k];
-            let mut buf = swath_engine::buf::PageBuf::zeroed(c.len as usize);
-            {
-                let _reading = sem.read();
-                new.read_exact_at(&mut buf, c.offset)
-                    .map_err(|e| tree_error(&new_name, e))?;
-            }
-            let mut refine = |ops: Vec<Op>| -> io::Result<Vec<Op>> {
-                let hints = hints_for(&ops, c, &new, &old, &old_by_path);
-                crate::hint::match_hinted(ops, &buf, &hints, &old)
-            };
-            let m = make_section_refined(&buf, c.offset, &old_side, &params, mo, &mut refine)
-                .map_err(|e| tree_error(&old_name, e))?;
-            // Hashes of the files this section holds whole.
-            let first = new.starts.partition_point(|&st| st < c.offset);
-            let mut whole = Vec::new();
-            let mut f = first;
-            while f < new.files.len() && new.starts[f] < c.offset + c.len {
-                let (st, len) = (new.starts[f], new.files[f].len);
-                if len > 0 && st >= c.offset && st + len <= c.offset + c.len {
-                    let a = (st - c.offset) as usize;
-                    whole.push((f, slice_hash(&buf[a..a + len as usize], PIECE)));
-                }
-                f += 1;
-            }
-            advance(c.len);
-            Ok((m.bytes, m.sum, m.census, whole))
+        let made = memory_limited_for(&needs, budget, cx.threads, |k| {
+            make_cut(cx, group[k], new, old)
         })?;
         for (k, (bytes, sum, c, whole)) in made.into_iter().enumerate() {
             let i = b * batch + k;
@@ -867,7 +1043,7 @@ pub fn make_tree(
                 len: bytes.len() as u64,
                 sum: section_sum(chain, i as u64, &bytes),
             });
-            put(at, &bytes)?;
+            sink.put_at(at, &bytes)?;
             at += bytes.len() as u64;
             census.add(&c);
             if whole.is_empty() {
@@ -876,12 +1052,65 @@ pub fn make_tree(
                 pieces[f].push(sum);
             }
             for (f, h) in whole {
-                new_hashes[sectioned[f]] = Some(h);
+                whole_hashes[f] = Some(h);
             }
         }
     }
-    // Files in several sections: their hash from the pieces when a section is a piece,
-    // else read again.
+    Ok(Written {
+        entries,
+        census,
+        at,
+        whole: whole_hashes,
+        pieces,
+    })
+}
+
+/// Section `c` of NEW read (under the semaphore), matched against OLD (refined by the
+/// hints of its files) and encoded, and the files it holds whole hashed.
+fn make_cut(
+    cx: &Ctx<'_>,
+    c: Cut,
+    new: &TreeReader,
+    old: &OldTree<'_>,
+) -> Result<MadeCut, PatchError> {
+    let mut buf = swath_engine::buf::PageBuf::zeroed(c.len as usize);
+    {
+        let _reading = cx.sem.read();
+        new.read_exact_at(&mut buf, c.offset)
+            .map_err(|e| tree_error(new.name(), e))?;
+    }
+    let mut refine = |ops: Vec<Op>| -> io::Result<Vec<Op>> {
+        let hints = hints_for(&ops, c, new, old.files, old.by_path);
+        crate::hint::match_hinted(ops, &buf, &hints, old.files)
+    };
+    let m = make_section_refined(&buf, c.offset, &old.side, &cx.params, cx.mo, &mut refine)
+        .map_err(|e| tree_error(old.files.name(), e))?;
+    // Hashes of the files this section holds whole.
+    let first = new.starts.partition_point(|&st| st < c.offset);
+    let mut whole = Vec::new();
+    let mut f = first;
+    while f < new.files.len() && new.starts[f] < c.offset + c.len {
+        let (st, len) = (new.starts[f], new.files[f].len);
+        if len > 0 && st >= c.offset && st + len <= c.offset + c.len {
+            let a = (st - c.offset) as usize;
+            whole.push((f, slice_hash(&buf[a..a + len as usize], PIECE)));
+        }
+        f += 1;
+    }
+    cx.advance(c.len);
+    Ok((m.bytes, m.sum, m.census, whole))
+}
+
+/// The hashes of NEW's files in several sections (`pieces`, by file, empty for the others)
+/// into `hashes`: from their pieces' hashes when a section (`s` bytes) is a piece, else
+/// read again.
+fn hash_pieced_files(
+    cx: &Ctx<'_>,
+    new: &TreeReader,
+    pieces: &[Vec<u128>],
+    s: u64,
+    hashes: &mut [Option<u128>],
+) -> Result<(), PatchError> {
     for (f, p) in pieces.iter().enumerate() {
         if p.is_empty() {
             continue;
@@ -893,37 +1122,44 @@ pub fn make_tree(
             }
             xxh3_128(&list)
         } else {
-            let file = new.open(f).map_err(|e| tree_error(&new_name, e))?;
-            pool.install(|| file_hash(&file, new.files[f].len, PIECE))
+            let file = new.open(f).map_err(|e| tree_error(new.name(), e))?;
+            cx.pool
+                .install(|| file_hash(&file, new.files[f].len, PIECE))
                 .map_err(|e| tree_error(&new.shown(f), e))?
         };
-        new_hashes[sectioned[f]] = Some(h);
+        hashes[f] = Some(h);
     }
+    Ok(())
+}
+
+/// NEW's hash: the XXH3-128 of its files' hashes (`hashes`, by file of the new tree; an
+/// empty file's is the empty slice's) in order.
+fn new_tree_hash(new_files: &[TreeFile], hashes: &[Option<u128>]) -> u128 {
     let mut new_sums = Vec::with_capacity(new_files.len() * 16);
     for (i, f) in new_files.iter().enumerate() {
-        let h = match new_hashes[i] {
+        let h = match hashes[i] {
             Some(h) => h,
             None if f.len == 0 => slice_hash(&[], PIECE),
             None => unreachable!("every non-empty file is hashed"),
         };
         new_sums.extend_from_slice(&h.to_le_bytes());
     }
-    header.new_hash = xxh3_128(&new_sums);
+    xxh3_128(&new_sums)
+}
 
-    // The manifest.
+/// The manifest of the new tree (`new_walk`, its root's `root` metadata, its files'
+/// `sources`) against the old one (`old`), counting the new tree's entries in `made`.
+fn manifest_of(
+    root: Meta,
+    old: Vec<OldEntry>,
+    new_walk: &[Walked],
+    sources: &[Source],
+    made: &mut TreeMade,
+) -> Manifest {
     let mut file_no = 0usize;
-    let mut made = TreeMade {
-        old_files: old.files().len(),
-        old_len: old.len(),
-        new_len,
-        sections: cuts.len(),
-        old_chunks: table.len(),
-        signature_secs,
-        ..TreeMade::default()
-    };
-    let manifest = Manifest {
-        root: new_top.meta,
-        old: old_entries,
+    Manifest {
+        root,
+        old,
         new: new_walk
             .iter()
             .map(|w| NewEntry {
@@ -951,36 +1187,7 @@ pub fn make_tree(
                 },
             })
             .collect(),
-    };
-    made.deleted_files = manifest.summary().deleted_files as usize;
-    let raw = manifest.encode(&crate::manifest::dir_digests(&manifest.old, &old_hashes));
-    let stored = zstd::bulk::compress(&raw, manifest_level(mo.level))
-        .map_err(|e| PatchError::io(&new_name, e))?;
-    put(at, &stored)?;
-    let record = encode_tree_record(chain, at, &stored, raw.len() as u64);
-    at += stored.len() as u64;
-    put(at, &record)?;
-    at += record.len() as u64;
-    let tail = encode_tail(chain, &entries, at);
-    put(at, &tail)?;
-    put(0, &header.encode_flags(FLAG_TREE))?;
-    made.patch_len = at + tail.len() as u64;
-    made.manifest_len = stored.len() as u64 + record.len() as u64;
-    made.census = census;
-    made.match_secs = t1.elapsed().as_secs_f64();
-
-    let (old_same, new_same) = pool.install(|| {
-        rayon::join(
-            || check_unchanged(old.root(), &old_name, old_top.stamp, &old_walk),
-            || check_unchanged(new.root(), &new_name, new_top.stamp, &new_walk),
-        )
-    });
-    old_same?;
-    new_same?;
-    if let Some((o, _)) = out {
-        o.commit(false)?;
     }
-    Ok(made)
 }
 
 /// The hints of the files of NEW in section `c` ([`crate::hint`]): for each, the old file
@@ -1106,425 +1313,4 @@ pub fn speed_of_light_tree(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::apply::PatchFile;
-    use crate::make::tests::{edit, random};
-    use crate::tree_apply::apply_tree;
-    use proptest::prelude::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    /// A small deterministic generator for tree shapes.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n.max(1)
-        }
-    }
-
-    /// An entry of a tree to build: a directory, a file (bytes, mode) or a link.
-    #[derive(Debug, Clone)]
-    enum Spec {
-        Dir(u32),
-        File(Vec<u8>, u32),
-        Link(String),
-    }
-
-    /// A path and what to make there.
-    type Planned = (String, Spec);
-    /// Path, kind, mode, bytes or target, modification time.
-    type Listed = (String, char, u32, Vec<u8>, (i64, i64));
-
-    fn build(root: &Path, entries: &[Planned], seed: u64) {
-        std::fs::create_dir_all(root).unwrap();
-        let mut sorted = entries.to_vec();
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
-        for (p, s) in &sorted {
-            let full = root.join(p);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            match s {
-                Spec::Dir(_) => std::fs::create_dir_all(&full).unwrap(),
-                Spec::File(b, _) => std::fs::write(&full, b).unwrap(),
-                Spec::Link(t) => std::os::unix::fs::symlink(t, &full).unwrap(),
-            }
-        }
-        // Modes and distinct times, deepest first so directories keep theirs.
-        for (k, (p, s)) in sorted.iter().enumerate().rev() {
-            let full = root.join(p);
-            let mode = match s {
-                Spec::Dir(m) | Spec::File(_, m) => Some(*m),
-                Spec::Link(_) => None,
-            };
-            if let Some(m) = mode {
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(m)).unwrap();
-            }
-            let t = libc::timespec {
-                tv_sec: 1_600_000_000 + (seed % 1000) as i64 * 1000 + k as i64,
-                tv_nsec: (k as i64 * 7919) % 1_000_000_000,
-            };
-            let c = std::ffi::CString::new(full.as_os_str().as_bytes()).unwrap();
-            // SAFETY: a NUL-terminated path and two timespecs.
-            let rc = unsafe {
-                libc::utimensat(
-                    libc::AT_FDCWD,
-                    c.as_ptr(),
-                    [t, t].as_ptr(),
-                    libc::AT_SYMLINK_NOFOLLOW,
-                )
-            };
-            assert_eq!(rc, 0);
-        }
-    }
-
-    /// A pair of trees drawn from `seed`: files kept, modified by edit scripts, deleted,
-    /// renamed, moved between directories, copied; new files; empty files and directories;
-    /// links; a file that became a directory and a directory that became a file; modes.
-    fn pair(seed: u64) -> (Vec<Planned>, Vec<Planned>) {
-        let mut r = Rng(seed | 1);
-        let names = [
-            "a", "b", "c.txt", "d0/x", "d0/y", "d0/e/z", "d1/w", "d1/v", "f2d", "d2f/in",
-        ];
-        let modes = [0o644, 0o600, 0o755, 0o444];
-        let mut old = Vec::new();
-        for n in names {
-            if r.below(10) < 8 || n == "f2d" || n == "d2f/in" {
-                let len = if r.below(6) == 0 {
-                    0
-                } else {
-                    r.below(12_000) as usize
-                };
-                let alphabet = if r.below(2) == 0 { 8 } else { 256 };
-                old.push((
-                    n.to_string(),
-                    Spec::File(random(len, r.next(), alphabet), 0o644),
-                ));
-            }
-        }
-        old.push(("old-empty".into(), Spec::Dir(0o755)));
-        old.push(("ln".into(), Spec::Link("a".into())));
-        let mut new = Vec::new();
-        for (n, s) in &old {
-            let Spec::File(b, _) = s else { continue };
-            if n == "f2d" {
-                new.push(("f2d/inner".to_string(), Spec::File(b.clone(), 0o644)));
-                continue;
-            }
-            if n == "d2f/in" {
-                new.push(("d2f".to_string(), Spec::File(b.clone(), 0o600)));
-                continue;
-            }
-            let mode = modes[r.below(4) as usize];
-            match r.below(7) {
-                0 => new.push((n.clone(), Spec::File(b.clone(), 0o644))),
-                1 | 2 => {
-                    let edits: Vec<(u8, usize, usize, u8)> = (0..1 + r.below(4))
-                        .map(|_| {
-                            (
-                                r.below(6) as u8,
-                                r.next() as usize,
-                                r.below(3000) as usize,
-                                r.next() as u8,
-                            )
-                        })
-                        .collect();
-                    new.push((n.clone(), Spec::File(edit(b, &edits), mode)));
-                }
-                3 => {} // deleted
-                4 => new.push((
-                    format!("moved/{}", n.replace('/', "-")),
-                    Spec::File(b.clone(), mode),
-                )),
-                5 => {
-                    new.push((n.clone(), Spec::File(b.clone(), mode)));
-                    new.push((
-                        format!("d1/copy-{}", n.replace('/', "-")),
-                        Spec::File(b.clone(), 0o644),
-                    ));
-                }
-                _ => new.push((n.clone(), Spec::File(b.clone(), mode))),
-            }
-        }
-        for k in 0..r.below(3) {
-            let len = r.below(9000) as usize;
-            new.push((
-                format!("d0/new{k}"),
-                Spec::File(random(len, r.next(), 8), 0o644),
-            ));
-        }
-        new.push(("d0/empty-file".into(), Spec::File(Vec::new(), 0o600)));
-        new.push(("new-empty".into(), Spec::Dir(0o700)));
-        new.push(("d1".into(), Spec::Dir(0o750)));
-        new.push(("d1/link".into(), Spec::Link("../nowhere/at all".into())));
-        new.push(("abs-link".into(), Spec::Link("/etc/passwd".into())));
-        (old, new)
-    }
-
-    /// `root/rel` as a path (the test trees are shallow).
-    fn join(root: &Path, rel: &[u8]) -> std::path::PathBuf {
-        root.join(std::ffi::OsStr::from_bytes(rel))
-    }
-
-    /// What a tree holds, for comparison: (path, kind, mode, bytes or target, time).
-    fn listing(root: &Path) -> Vec<Listed> {
-        let (rm, walked) = walk(root, "t").unwrap();
-        let mut out = vec![(
-            String::new(),
-            'd',
-            rm.meta.mode,
-            Vec::new(),
-            (rm.meta.mtime, i64::from(rm.meta.mtime_nsec)),
-        )];
-        for w in walked {
-            let full = join(root, &w.path);
-            let m = std::fs::symlink_metadata(&full).unwrap();
-            let (kind, data) = match &w.kind {
-                WalkedKind::Dir => ('d', Vec::new()),
-                WalkedKind::File(_) => ('f', std::fs::read(&full).unwrap()),
-                WalkedKind::Link(t) => ('l', t.clone()),
-            };
-            let mode = if kind == 'l' { 0 } else { m.mode() & 0o7777 };
-            out.push((
-                String::from_utf8_lossy(&w.path).into_owned(),
-                kind,
-                mode,
-                data,
-                (m.mtime(), m.mtime_nsec()),
-            ));
-        }
-        out
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(40))]
-        #[test]
-        fn apply_of_make_is_the_new_tree(
-            seed in any::<u64>(),
-            level in 0u32..3,
-            chunk in prop_oneof![Just(64u32), Just(256), Just(1024)],
-            threads in 1usize..4,
-            section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
-        ) {
-            let (old, new) = pair(seed);
-            let dir = tempfile::tempdir().unwrap();
-            let (o, n, p, out) = (dir.path().join("old"), dir.path().join("new"), dir.path().join("p"), dir.path().join("out"));
-            build(&o, &old, seed);
-            build(&n, &new, seed / 3);
-            let opts = TreeOptions {
-                make: MakeOptions {
-                    level: Level::from_code(level).unwrap(),
-                    chunk_avg: chunk,
-                    threads,
-                    io_chunk: 1 << 16,
-                    section_len,
-                    format: Format::Swath,
-                    io_threads: 0,
-                },
-                memory: 1 << 30,
-                io_readers: 2,
-            };
-            let made = make_tree(&o, &n, Some(&p), &opts, None).unwrap();
-            prop_assert_eq!(made.patch_len, std::fs::metadata(&p).unwrap().len());
-            let c = &made.census;
-            prop_assert_eq!(c.copied_bytes + c.delta_bytes + c.zero_bytes + c.literal_bytes, made.new_len);
-            let dry = make_tree(&o, &n, None, &opts, None).unwrap();
-            prop_assert_eq!(dry.patch_len, made.patch_len);
-            let patch = PatchFile::open(&p).unwrap();
-            prop_assert!(patch.is_tree());
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| apply_tree(&o, &patch, &out, None)).unwrap();
-            let (want, got) = (listing(&n), listing(&out));
-            // As root, set-user-ID bits are not restored (none are drawn here).
-            prop_assert_eq!(got, want);
-        }
-    }
-
-    #[test]
-    fn unchanged_renamed_and_copied_files_are_references_and_cost_no_sections() {
-        let dir = tempfile::tempdir().unwrap();
-        let (o, n, p) = (
-            dir.path().join("o"),
-            dir.path().join("n"),
-            dir.path().join("p"),
-        );
-        let big = random(300_000, 9, 256);
-        let small = random(5000, 10, 256);
-        build(
-            &o,
-            &[
-                ("big".into(), Spec::File(big.clone(), 0o644)),
-                ("s/small".into(), Spec::File(small.clone(), 0o644)),
-            ],
-            1,
-        );
-        build(
-            &n,
-            &[
-                ("big".into(), Spec::File(big.clone(), 0o644)),
-                ("t/renamed".into(), Spec::File(small.clone(), 0o644)),
-                ("t/copy".into(), Spec::File(small, 0o644)),
-            ],
-            1,
-        );
-        let made = make_tree(&o, &n, Some(&p), &TreeOptions::default(), None).unwrap();
-        assert_eq!(made.identical_files, 3);
-        assert_eq!(made.new_len, 0);
-        assert_eq!(made.sections, 0);
-        assert_eq!(made.deleted_files, 1);
-        assert!(made.patch_len < 400, "{}", made.patch_len);
-    }
-
-    #[test]
-    fn a_renamed_and_edited_file_is_found_in_another_old_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (o, n) = (dir.path().join("o"), dir.path().join("n"));
-        let body = random(200_000, 3, 256);
-        build(&o, &[("a/one".into(), Spec::File(body.clone(), 0o644))], 1);
-        let moved = edit(&body, &[(0, 100_000, 50, 7)]);
-        build(&n, &[("b/two".into(), Spec::File(moved.clone(), 0o644))], 1);
-        let opts = TreeOptions::default();
-        let made = make_tree(&o, &n, None, &opts, None).unwrap();
-        assert!(made.census.literal_bytes <= 50, "{:?}", made.census);
-        assert!(made.patch_len < 1000, "{}", made.patch_len);
-    }
-
-    #[test]
-    fn the_reader_reads_across_files_and_empty_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let parts: [&[u8]; 4] = [b"abc", b"", b"defgh", b"ij"];
-        let mut files = Vec::new();
-        for (k, b) in parts.iter().enumerate() {
-            let name = format!("f{k}");
-            std::fs::write(dir.path().join(&name), b).unwrap();
-            files.push(TreeFile {
-                path: name.into_bytes(),
-                len: b.len() as u64,
-                id: None,
-            });
-        }
-        let r = TreeReader::new(Dir::open_to_list(dir.path()).unwrap(), "t", files);
-        let all = b"abcdefghij";
-        for at in 0..=all.len() {
-            for n in 0..=all.len() - at {
-                let mut buf = vec![0u8; n];
-                r.read_exact_at(&mut buf, at as u64).unwrap();
-                assert_eq!(&buf[..], &all[at..at + n]);
-            }
-        }
-        let mut buf = [0u8; 2];
-        assert!(r.read_exact_at(&mut buf, 9).is_err());
-    }
-
-    #[test]
-    fn packing_keeps_small_files_whole_and_large_ones_apart() {
-        let cuts = pack(&[3, 0, 4, 10, 2, 2, 5], 5);
-        let got: Vec<(u64, u64)> = cuts.iter().map(|c| (c.offset, c.len)).collect();
-        assert_eq!(got, vec![(0, 3), (3, 4), (7, 5), (12, 5), (17, 4), (21, 5)]);
-    }
-
-    #[test]
-    fn a_tree_that_changed_while_read_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t");
-        build(
-            &t,
-            &[
-                ("d/f".into(), Spec::File(b"0123456789".to_vec(), 0o644)),
-                ("g".into(), Spec::File(b"abc".to_vec(), 0o644)),
-            ],
-            1,
-        );
-        let walked = || {
-            let (top, w) = walk(&t, "t").unwrap();
-            (top.stamp, w)
-        };
-        let root_fd = Dir::open_to_list(&t).unwrap();
-        let (root, w) = walked();
-        check_unchanged(&root_fd, "t", root, &w).unwrap();
-        // Rewritten in place, same length: its times moved.
-        std::fs::write(t.join("d/f"), b"9876543210").unwrap();
-        let e = check_unchanged(&root_fd, "t", root, &w)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
-        // Grown.
-        let (root, w) = walked();
-        std::fs::write(t.join("g"), b"abcd").unwrap();
-        let e = check_unchanged(&root_fd, "t", root, &w)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("t/g: file changed size while being read (was 3 bytes, now 4)"),
-            "{e}"
-        );
-        // A file added to a directory.
-        let (root, w) = walked();
-        std::fs::write(t.join("d/new"), b"x").unwrap();
-        let e = check_unchanged(&root_fd, "t", root, &w)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("t/d: file changed as we read it"), "{e}");
-        // A file removed.
-        let (root, w) = walked();
-        std::fs::remove_file(t.join("g")).unwrap();
-        let e = check_unchanged(&root_fd, "t", root, &w)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("t: ") || e.starts_with("t/g: "), "{e}");
-        // And through make: an old file replaced (another inode, as an editor saves it)
-        // between the walk and the read is refused when opened.
-        let (_, w) = walked();
-        let r = TreeReader::new(Dir::open_to_list(&t).unwrap(), "t", files_of(&w));
-        std::fs::write(t.join("d/f.new"), b"0123456789").unwrap();
-        std::fs::rename(t.join("d/f.new"), t.join("d/f")).unwrap();
-        let e = tree_error("t", r.open(0).unwrap_err()).to_string();
-        assert!(e.starts_with("t/d/f: file changed as we read it"), "{e}");
-    }
-
-    #[test]
-    fn a_manifest_claiming_more_than_the_limit_is_refused_before_decoding() {
-        use crate::format::{decode_tree_record, encode_tree_record, TREE_RECORD_LEN};
-        let dir = tempfile::tempdir().unwrap();
-        let (o, n, p) = (
-            dir.path().join("o"),
-            dir.path().join("n"),
-            dir.path().join("p"),
-        );
-        build(
-            &o,
-            &[("a".into(), Spec::File(random(3000, 1, 8), 0o644))],
-            1,
-        );
-        build(
-            &n,
-            &[("a".into(), Spec::File(random(3100, 1, 8), 0o644))],
-            1,
-        );
-        make_tree(&o, &n, Some(&p), &TreeOptions::default(), None).unwrap();
-        let mut b = std::fs::read(&p).unwrap();
-        let (h, _) = Header::decode_flags(&b[..HEADER_LEN]).unwrap();
-        let f = b.len() - 40;
-        let table_at = u64::from_le_bytes(b[f..f + 8].try_into().unwrap()) as usize;
-        let r = table_at - TREE_RECORD_LEN;
-        let at = decode_tree_record(&h, &b[r..table_at], table_at as u64).unwrap();
-        let stored = b[at.offset as usize..r].to_vec();
-        let forged = encode_tree_record(
-            h.chain(),
-            at.offset,
-            &stored,
-            crate::apply::MAX_MANIFEST + 1,
-        );
-        b[r..table_at].copy_from_slice(&forged);
-        std::fs::write(&p, &b).unwrap();
-        let patch = PatchFile::open(&p).unwrap();
-        let e = patch.manifest().unwrap_err().to_string();
-        assert!(e.contains("this swath reads at most"), "{e}");
-    }
-}
+mod tests;

@@ -872,7 +872,7 @@ impl Script {
         if old.len() as u64 != s.old_entries {
             return bad("the old tree has another number of entries");
         }
-        let mut cols = Cols {
+        let cols = Cols {
             cols: self.cols.map(|(a, e)| &self.raw[a..e]),
             at: [0; COLUMNS],
         };
@@ -899,155 +899,228 @@ impl Script {
             .map(|(o, e)| (e.path.as_slice(), file_of[o]))
             .collect();
         let longest_old_file = old_file_at.keys().map(|p| p.len()).max().unwrap_or(0);
-        let mut kept_file = vec![false; old_files.len()];
+        let kept_file = vec![false; old_files.len()];
         // Every entry not kept takes a byte of the ops column at least: what bounds the
         // allocations, whatever the summary claims.
         let most = (old.len() + cols.cols[C_OPS].len()).min(s.new_entries as usize);
-        let mut tree = NewTree {
-            root: self.root,
-            nodes: Vec::with_capacity(most),
-            names: Vec::new(),
+        let mut r = Resolver {
+            s,
+            old,
+            old_files,
+            file_of,
+            old_file_at,
+            longest_old_file,
+            kept_file,
+            cols,
+            tree: NewTree {
+                root: self.root,
+                nodes: Vec::with_capacity(most),
+                names: Vec::new(),
+            },
+            placer: Placer::default(),
+            meta: MetaCoder::new(&self.root),
+            o: 0,
+            made: 0,
+            expect: 0,
         };
-        let mut placer = Placer::default();
-        let mut meta = MetaCoder::new(&self.root);
-        let mut o = 0usize;
-        let mut made = 0u64;
-        let mut expect = 0usize;
-        while !cols.done(C_OPS) {
-            let t = cols.varint(C_OPS)?;
+        while !r.cols.done(C_OPS) {
+            let t = r.cols.varint(C_OPS)?;
             let (n, op) = (t >> 2, t & 3);
             match op {
-                OP_KEEP | OP_DROP => {
-                    if n == 0 || n > (old.len() - o) as u64 {
-                        return bad("a run of old entries runs past the old tree's end");
-                    }
-                    if op == OP_DROP {
-                        o += n as usize;
-                        continue;
-                    }
-                    for _ in 0..n {
-                        let e = &old[o];
-                        let kind = match &e.kind {
-                            OldKind::Dir => Kind::Dir,
-                            OldKind::File(len) => {
-                                expect = file_of[o] + 1;
-                                kept_file[file_of[o]] = true;
-                                Kind::File {
-                                    len: *len,
-                                    source: Source::Old(file_of[o]),
-                                }
-                            }
-                            OldKind::Link(t) => Kind::Link { target: t.clone() },
-                        };
-                        o += 1;
-                        let m = meta.get(&mut cols, &kind)?;
-                        placer.whole(&e.path);
-                        placer.place(&mut tree, kind, m, s)?;
-                    }
-                }
-                _ => {
-                    let replaced = if op == OP_REPLACE {
-                        let Some(e) = old.get(o) else {
-                            return bad("an entry replaces one past the old tree's end");
-                        };
-                        o += 1;
-                        placer.whole(&e.path);
-                        Some((o - 1, e))
-                    } else {
-                        let shared = cols.varint(C_PATHS)?;
-                        if shared > placer.path.len() as u64 {
-                            return bad("a path shares more than the previous one has");
-                        }
-                        placer.set(shared as usize, cols.bytes(C_PATHS)?);
-                        None
-                    };
-                    let old_len = match replaced {
-                        Some((_, e)) => match e.kind {
-                            OldKind::File(n) => n as i64,
-                            _ => 0,
-                        },
-                        None => 0,
-                    };
-                    let kind = match n {
-                        KIND_DIR => Kind::Dir,
-                        KIND_FILE => {
-                            let len = old_len.wrapping_add(unzigzag(cols.varint(C_LENS)?));
-                            let Ok(len) = u64::try_from(len) else {
-                                return bad("a file of negative length");
-                            };
-                            made = made.checked_add(len).ok_or_else(|| {
-                                Invalid("damaged or forged manifest: sizes overflow".into())
-                            })?;
-                            Kind::File {
-                                len,
-                                source: Source::Sections,
-                            }
-                        }
-                        KIND_WHOLE => {
-                            let k = (expect as i64).wrapping_add(unzigzag(cols.varint(C_REFS)?));
-                            let Some(&len) = usize::try_from(k).ok().and_then(|k| old_files.get(k))
-                            else {
-                                return bad("a file refers to an old file that is not there");
-                            };
-                            expect = k as usize + 1;
-                            Kind::File {
-                                len,
-                                source: Source::Old(k as usize),
-                            }
-                        }
-                        KIND_LINK => {
-                            let target = cols.bytes(C_TARGETS)?.to_vec();
-                            if target.is_empty() || target.contains(&0) {
-                                return bad(format!(
-                                    "the link {:?} has an invalid target",
-                                    String::from_utf8_lossy(&placer.path)
-                                ));
-                            }
-                            Kind::Link { target }
-                        }
-                        _ => {
-                            return bad(format!(
-                                "{:?} is of an unknown kind",
-                                String::from_utf8_lossy(&placer.path)
-                            ))
-                        }
-                    };
-                    // A new file at an old file's path: that old file is not deleted.
-                    if matches!(kind, Kind::File { .. }) {
-                        match replaced {
-                            Some((r, e)) => {
-                                if let OldKind::File(_) = e.kind {
-                                    kept_file[file_of[r]] = true;
-                                }
-                            }
-                            None if placer.path.len() <= longest_old_file => {
-                                if let Some(&f) = old_file_at.get(placer.path.as_slice()) {
-                                    kept_file[f] = true;
-                                }
-                            }
-                            None => {}
-                        }
-                    }
-                    let m = meta.get(&mut cols, &kind)?;
-                    placer.place(&mut tree, kind, m, s)?;
-                }
+                OP_KEEP | OP_DROP => r.old_run(n, op)?,
+                _ => r.new_entry(n, op)?,
             }
         }
-        if o != old.len() {
+        r.finish(new_len)
+    }
+}
+
+/// A script being resolved against the old tree ([`Script::resolve_tree`]): the old tree
+/// indexed, and the new tree as far as the script's ops have made it.
+struct Resolver<'a> {
+    /// The counts the script records.
+    s: &'a Summary,
+    /// The old tree's walk.
+    old: &'a [OldEntry],
+    /// The old files' lengths, in the walk's order.
+    old_files: Vec<u64>,
+    /// Per old entry: how many old files come before it (a file's own index).
+    file_of: Vec<usize>,
+    /// Old files by path, for an inserted file at an old file's path (not deleted).
+    old_file_at: HashMap<&'a [u8], usize>,
+    /// The longest path of an old file.
+    longest_old_file: usize,
+    /// Per old file: whether a new file keeps it (it is not deleted).
+    kept_file: Vec<bool>,
+    /// The script's columns, being read.
+    cols: Cols<'a>,
+    /// The new tree so far.
+    tree: NewTree,
+    /// Where each new entry goes.
+    placer: Placer,
+    /// The modes' and times' decoder.
+    meta: MetaCoder,
+    /// The next old entry.
+    o: usize,
+    /// Bytes of the new files made by sections so far.
+    made: u64,
+    /// The old file a whole file's reference is coded against (one past the last one
+    /// referred to or kept).
+    expect: usize,
+}
+
+impl Resolver<'_> {
+    /// A run of `n` old entries kept (`op` [`OP_KEEP`]: each a new entry at its path, a
+    /// file its old file's bytes) or dropped ([`OP_DROP`]).
+    fn old_run(&mut self, n: u64, op: u64) -> Result<(), Invalid> {
+        let old = self.old;
+        if n == 0 || n > (old.len() - self.o) as u64 {
+            return bad("a run of old entries runs past the old tree's end");
+        }
+        if op == OP_DROP {
+            self.o += n as usize;
+            return Ok(());
+        }
+        for _ in 0..n {
+            let o = self.o;
+            let e = &old[o];
+            let kind = match &e.kind {
+                OldKind::Dir => Kind::Dir,
+                OldKind::File(len) => {
+                    self.expect = self.file_of[o] + 1;
+                    self.kept_file[self.file_of[o]] = true;
+                    Kind::File {
+                        len: *len,
+                        source: Source::Old(self.file_of[o]),
+                    }
+                }
+                OldKind::Link(t) => Kind::Link { target: t.clone() },
+            };
+            self.o += 1;
+            let m = self.meta.get(&mut self.cols, &kind)?;
+            self.placer.whole(&e.path);
+            self.placer.place(&mut self.tree, kind, m, self.s)?;
+        }
+        Ok(())
+    }
+
+    /// A new entry of kind `n`: at the next old entry's path, which it replaces (`op`
+    /// [`OP_REPLACE`]), or at a path of its own.
+    fn new_entry(&mut self, n: u64, op: u64) -> Result<(), Invalid> {
+        let old = self.old;
+        let replaced = if op == OP_REPLACE {
+            let Some(e) = old.get(self.o) else {
+                return bad("an entry replaces one past the old tree's end");
+            };
+            self.o += 1;
+            self.placer.whole(&e.path);
+            Some((self.o - 1, e))
+        } else {
+            let shared = self.cols.varint(C_PATHS)?;
+            if shared > self.placer.path.len() as u64 {
+                return bad("a path shares more than the previous one has");
+            }
+            self.placer.set(shared as usize, self.cols.bytes(C_PATHS)?);
+            None
+        };
+        let old_len = match replaced {
+            Some((_, e)) => match e.kind {
+                OldKind::File(n) => n as i64,
+                _ => 0,
+            },
+            None => 0,
+        };
+        let kind = self.new_kind(n, old_len)?;
+        // A new file at an old file's path: that old file is not deleted.
+        if matches!(kind, Kind::File { .. }) {
+            match replaced {
+                Some((r, e)) => {
+                    if let OldKind::File(_) = e.kind {
+                        self.kept_file[self.file_of[r]] = true;
+                    }
+                }
+                None if self.placer.path.len() <= self.longest_old_file => {
+                    if let Some(&f) = self.old_file_at.get(self.placer.path.as_slice()) {
+                        self.kept_file[f] = true;
+                    }
+                }
+                None => {}
+            }
+        }
+        let m = self.meta.get(&mut self.cols, &kind)?;
+        self.placer.place(&mut self.tree, kind, m, self.s)
+    }
+
+    /// What the new entry at hand is, of kind `n` (a file's length coded against
+    /// `old_len`, the length of the old file it replaces, else 0).
+    fn new_kind(&mut self, n: u64, old_len: i64) -> Result<Kind, Invalid> {
+        let kind = match n {
+            KIND_DIR => Kind::Dir,
+            KIND_FILE => {
+                let len = old_len.wrapping_add(unzigzag(self.cols.varint(C_LENS)?));
+                let Ok(len) = u64::try_from(len) else {
+                    return bad("a file of negative length");
+                };
+                self.made = self
+                    .made
+                    .checked_add(len)
+                    .ok_or_else(|| Invalid("damaged or forged manifest: sizes overflow".into()))?;
+                Kind::File {
+                    len,
+                    source: Source::Sections,
+                }
+            }
+            KIND_WHOLE => {
+                let k = (self.expect as i64).wrapping_add(unzigzag(self.cols.varint(C_REFS)?));
+                let Some(&len) = usize::try_from(k).ok().and_then(|k| self.old_files.get(k)) else {
+                    return bad("a file refers to an old file that is not there");
+                };
+                self.expect = k as usize + 1;
+                Kind::File {
+                    len,
+                    source: Source::Old(k as usize),
+                }
+            }
+            KIND_LINK => {
+                let target = self.cols.bytes(C_TARGETS)?.to_vec();
+                if target.is_empty() || target.contains(&0) {
+                    return bad(format!(
+                        "the link {:?} has an invalid target",
+                        String::from_utf8_lossy(&self.placer.path)
+                    ));
+                }
+                Kind::Link { target }
+            }
+            _ => {
+                return bad(format!(
+                    "{:?} is of an unknown kind",
+                    String::from_utf8_lossy(&self.placer.path)
+                ))
+            }
+        };
+        Ok(kind)
+    }
+
+    /// The new tree, once the ops are read: the script must have consumed the old walk and
+    /// every column, the files made by sections must add up to `new_len`, and every count
+    /// must be the summary's.
+    fn finish(self, new_len: u64) -> Result<NewTree, Invalid> {
+        let (old, tree, s) = (self.old, self.tree, self.s);
+        if self.o != old.len() {
             return bad("the script does not account for every old entry");
         }
-        if (0..COLUMNS).any(|c| c != C_DIGESTS && !cols.done(c)) {
+        if (0..COLUMNS).any(|c| c != C_DIGESTS && !self.cols.done(c)) {
             return bad("a column has bytes left over");
         }
-        if made != new_len {
+        if self.made != new_len {
             return bad("the new files do not add up to NEW's length in the header");
         }
         let mut got = Summary {
             old_entries: old.len() as u64,
-            old_files: old_files.len() as u64,
+            old_files: self.old_files.len() as u64,
             old_dirs: 1 + old.iter().filter(|e| e.kind == OldKind::Dir).count() as u64,
             new_entries: tree.len() as u64,
-            deleted_files: kept_file.iter().filter(|&&k| !k).count() as u64,
+            deleted_files: self.kept_file.iter().filter(|&&k| !k).count() as u64,
             ..Summary::default()
         };
         for node in &tree.nodes {
@@ -1276,300 +1349,4 @@ impl Placer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn m(mode: u32, mtime: i64) -> Meta {
-        Meta {
-            mode,
-            mtime,
-            mtime_nsec: 5,
-        }
-    }
-
-    fn old_tree() -> Vec<OldEntry> {
-        let e = |p: &[u8], kind| OldEntry {
-            path: p.to_vec(),
-            kind,
-        };
-        vec![
-            e(b"a", OldKind::Dir),
-            e(b"a/l", OldKind::Link(b"x".to_vec())),
-            e(b"a/x", OldKind::File(10)),
-            e(b"a/y", OldKind::File(0)),
-            e(b"b", OldKind::File(7)),
-            e(b"gone", OldKind::Dir),
-            e(b"gone/f", OldKind::File(3)),
-        ]
-    }
-
-    fn sample() -> Manifest {
-        Manifest {
-            root: m(0o755, 1_700_000_000),
-            old: old_tree(),
-            new: vec![
-                NewEntry {
-                    path: b"a".to_vec(),
-                    kind: Kind::Dir,
-                    meta: m(0o700, 1_600_000_000),
-                },
-                NewEntry {
-                    path: b"a/l".to_vec(),
-                    kind: Kind::Link {
-                        target: b"../b".to_vec(),
-                    },
-                    // A link's mode is not recorded (apply does not set it).
-                    meta: m(0, -5),
-                },
-                NewEntry {
-                    path: b"a/x".to_vec(),
-                    kind: Kind::File {
-                        len: 10,
-                        source: Source::Old(0),
-                    },
-                    meta: m(0o644, 1_700_000_001),
-                },
-                NewEntry {
-                    path: b"a/y".to_vec(),
-                    kind: Kind::File {
-                        len: 12,
-                        source: Source::Sections,
-                    },
-                    meta: m(0o644, 1_700_000_001),
-                },
-                NewEntry {
-                    path: b"a/z".to_vec(),
-                    kind: Kind::File {
-                        len: 7,
-                        source: Source::Old(2),
-                    },
-                    meta: m(0o600, 1_700_000_001),
-                },
-                NewEntry {
-                    path: b"c".to_vec(),
-                    kind: Kind::File {
-                        len: 30,
-                        source: Source::Sections,
-                    },
-                    meta: m(0o4755, 0),
-                },
-            ],
-        }
-    }
-
-    fn digests() -> Vec<u16> {
-        dir_digests(&old_tree(), &[1, 2, 3, 4])
-    }
-
-    fn round(m: &Manifest, new_len: u64) -> Result<Manifest, Invalid> {
-        Script::parse(m.encode(&digests()))?.resolve(&m.old, new_len)
-    }
-
-    #[test]
-    fn round_trips() {
-        let m = sample();
-        assert_eq!(round(&m, 42).unwrap(), m);
-        let s = Script::parse(m.encode(&digests())).unwrap();
-        assert_eq!(s.digests(), digests());
-        assert_eq!(s.summary.deleted_files, 2);
-        assert_eq!(s.summary.whole_files, 2);
-        assert_eq!(s.summary.old_dirs, 3);
-        // Sizes that disagree with the header's.
-        assert!(round(&m, 43).is_err());
-        // Every truncation is refused.
-        let b = m.encode(&digests());
-        for n in 0..b.len() {
-            let r = Script::parse(b[..n].to_vec()).and_then(|s| s.resolve(&m.old, 42));
-            assert!(r.is_err(), "cut at {n}");
-        }
-        // Another old tree: refused, whatever differs.
-        let mut other = m.old.clone();
-        other.pop();
-        assert!(Script::parse(b.clone())
-            .unwrap()
-            .resolve(&other, 42)
-            .is_err());
-    }
-
-    /// Apply's tree holds each entry as its parent and name: the paths made from them are
-    /// the manifest's.
-    #[test]
-    fn the_tree_holds_parents_and_names_not_paths() {
-        let m = sample();
-        let t = Script::parse(m.encode(&digests()))
-            .unwrap()
-            .resolve_tree(&m.old, 42)
-            .unwrap();
-        assert_eq!(t.len(), m.new.len());
-        for (i, e) in m.new.iter().enumerate() {
-            assert_eq!(t.path(i), e.path);
-            assert_eq!(t.node(i).kind, e.kind);
-            assert_eq!(
-                t.depth(i),
-                1 + e.path.iter().filter(|&&b| b == b'/').count()
-            );
-            assert_eq!(t.name(i), last_name(&e.path));
-        }
-        assert_eq!(t.parent(1), Some(0));
-        assert_eq!(t.parent(5), None);
-    }
-
-    #[test]
-    fn an_unchanged_tree_costs_a_few_bytes() {
-        let old: Vec<OldEntry> = (0..1000)
-            .map(|k| OldEntry {
-                path: format!("f{k:04}").into_bytes(),
-                kind: OldKind::File(100 + k),
-            })
-            .collect();
-        let m = Manifest {
-            root: m(0o755, 9),
-            new: old
-                .iter()
-                .enumerate()
-                .map(|(k, e)| NewEntry {
-                    path: e.path.clone(),
-                    kind: Kind::File {
-                        len: 100 + k as u64,
-                        source: Source::Old(k),
-                    },
-                    meta: m(if k % 10 == 0 { 0o755 } else { 0o644 }, 1_000),
-                })
-                .collect(),
-            old,
-        };
-        let raw = m.encode(&[7]);
-        let again = Script::parse(raw.clone())
-            .unwrap()
-            .resolve(&m.old, 0)
-            .unwrap();
-        assert_eq!(again, m);
-        let z = zstd::bulk::compress(&raw, 19).unwrap();
-        assert!(z.len() < 120, "{} raw, {} stored", raw.len(), z.len());
-    }
-
-    #[test]
-    fn walk_order_is_by_component() {
-        let mut v: Vec<&[u8]> = vec![b"a-b", b"a/x", b"a", b"a/x/y", b"b", b"a.c"];
-        v.sort_by(|a, b| walk_order(a, b));
-        assert_eq!(v, vec![&b"a"[..], b"a/x", b"a/x/y", b"a-b", b"a.c", b"b"]);
-    }
-
-    #[test]
-    fn the_differing_directory_is_found() {
-        let old = old_tree();
-        let h = [1u128, 2, 3, 4];
-        let stored = dir_digests(&old, &h);
-        assert_eq!(differing_dir(&old, &h, &stored), None);
-        // A file's content changed in a.
-        assert_eq!(differing_dir(&old, &[1, 9, 3, 4], &stored), Some(&b"a"[..]));
-        // A file added to gone.
-        let mut more = old.clone();
-        more.push(OldEntry {
-            path: b"gone/g".to_vec(),
-            kind: OldKind::File(1),
-        });
-        assert_eq!(
-            differing_dir(&more, &[1, 2, 3, 4, 5], &stored),
-            Some(&b"gone"[..])
-        );
-        // A directory removed: its parent, the root, differs first.
-        let fewer: Vec<OldEntry> = old[..5].to_vec();
-        assert_eq!(differing_dir(&fewer, &h[..3], &stored), Some(&b""[..]));
-        // The hash sees names, lengths and contents.
-        let base = old_hash(&old, &h);
-        assert_ne!(old_hash(&old, &[1, 2, 3, 5]), base);
-        let mut renamed = old.clone();
-        renamed[4].path = b"c".to_vec();
-        assert_ne!(old_hash(&renamed, &h), base);
-    }
-
-    fn refused(mm: &Manifest, what: &str) {
-        let new: u64 = mm
-            .new
-            .iter()
-            .map(|e| match e.kind {
-                Kind::File {
-                    len,
-                    source: Source::Sections,
-                } => len,
-                _ => 0,
-            })
-            .sum();
-        let err = round(mm, new).unwrap_err().0;
-        assert!(err.contains(what), "wanted {what:?} in {err:?}");
-    }
-
-    #[test]
-    fn forged_paths_are_refused() {
-        for (path, what) in [
-            (&b"../etc"[..], "component"),
-            (b"/etc/passwd", "absolute"),
-            (b"a/../../x", "component"),
-            (b"a/./x", "component"),
-            (b"a//x", "component"),
-            (b"a/", "component"),
-            (b"", "empty path"),
-            (b"a/x\0y", "NUL"),
-            // Through the link the patch makes: its parent is not a directory.
-            (b"a/l/passwd", "not a directory"),
-            // A parent never created.
-            (b"zz/x", "not a directory"),
-            // A name no file system takes.
-            (&[b'n'; 256], "longer than 255 bytes"),
-        ] {
-            let mut mm = sample();
-            mm.new.push(NewEntry {
-                path: path.to_vec(),
-                kind: Kind::Dir,
-                meta: Meta::default(),
-            });
-            refused(&mm, what);
-        }
-        let mut mm = sample();
-        mm.new.push(mm.new[1].clone());
-        refused(&mm, "listed twice");
-        // A parent created after its child.
-        let mut mm = sample();
-        mm.new.swap(0, 2);
-        refused(&mm, "not a directory");
-        // A kept entry whose directory the script drops.
-        let mut mm = sample();
-        mm.new.remove(0);
-        refused(&mm, "not a directory");
-        // A reference to an old file that is not there.
-        let mut mm = sample();
-        mm.new[4].kind = Kind::File {
-            len: 10,
-            source: Source::Old(7),
-        };
-        refused(&mm, "old file that is not there");
-        let mut mm = sample();
-        mm.new[0].meta.mode = 0o10000;
-        refused(&mm, "beyond 0o7777");
-    }
-
-    #[test]
-    fn forged_counts_and_runs_are_refused() {
-        let mm = sample();
-        let good = mm.encode(&digests());
-        let s = Script::parse(good.clone()).unwrap();
-        // A summary claiming other counts.
-        let mut forged = s.clone();
-        forged.summary.whole_bytes += 1;
-        assert!(forged.resolve(&mm.old, 42).is_err());
-        let mut forged = s.clone();
-        forged.summary.new_entries = u64::MAX;
-        assert!(forged.resolve(&mm.old, 42).is_err());
-        // A run past the old tree's end: the first op is a keep run of 1; make it 2^40.
-        let (a, _) = s.cols[C_OPS];
-        let mut b = good.clone();
-        assert_eq!(b[a], (1 << 2) as u8);
-        let mut huge = Vec::new();
-        put_varint(&mut huge, (1u64 << 40) << 2);
-        b.splice(a..a + 1, huge.iter().copied());
-        // The column's length grew by the varint's extra bytes: the length before it.
-        let r = Script::parse(b);
-        assert!(r.is_err() || r.unwrap().resolve(&mm.old, 42).is_err());
-    }
-}
+mod tests;
