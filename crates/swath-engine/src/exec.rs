@@ -111,7 +111,7 @@ impl LongLines<'_> {
                 Ok(())
             }
             LongLines::Fail { max } => Err(EngineError::LineTooLong {
-                path: r.input.name().to_string(),
+                path: r.input.name().into(),
                 offset: r.offset + offset,
                 max,
             }),
@@ -1277,7 +1277,7 @@ fn parallel(
                 shared.fail(
                     index,
                     EngineError::Shrank {
-                        path: r.input.name().to_string(),
+                        path: r.input.name().into(),
                         expected: r.input.base() + r.offset + extent.len,
                         found,
                     },

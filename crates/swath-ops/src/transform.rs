@@ -390,14 +390,14 @@ fn stream_into_file(
     let input = spec.input;
     if pos < len {
         return Err(EngineError::Shrank {
-            path: input.name().to_string(),
+            path: input.name().into(),
             expected: input.base() + len,
             found: input.current_size().unwrap_or(0),
         });
     }
     if pos > len {
         return Err(EngineError::Changed {
-            path: input.name().to_string(),
+            path: input.name().into(),
             before: input.base() + len,
             after: input.current_size().unwrap_or(0),
         });

@@ -354,7 +354,7 @@ fn write_output(py: Python<'_>, path: PathBuf, data: PyBackedBytes) -> PyResult<
     py.detach(|| {
         let out = swath_engine::AtomicOutput::create(&path)?;
         std::io::Write::write_all(&mut out.file(), &data)
-            .map_err(|e| swath_engine::EngineError::io(path.to_string_lossy(), e))?;
+            .map_err(|e| swath_engine::EngineError::io(&path, e))?;
         out.commit(false)
     })
     .map_err(|e| SwathError::new_err(e.to_string()))

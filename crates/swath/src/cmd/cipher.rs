@@ -162,7 +162,9 @@ fn transform(
                 .map(|()| r)
         });
         let mut r = match written {
-            Err(swath_engine::EngineError::Io { path, cause }) if path == "standard output" => {
+            Err(swath_engine::EngineError::Io { path, cause })
+                if path.as_os_str() == "standard output" =>
+            {
                 eprintln!(
                     "swath cipher: write error: {}",
                     swath_engine::error::os_message(&cause)

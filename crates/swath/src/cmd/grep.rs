@@ -1794,14 +1794,7 @@ fn eprint_bytes(prog: &str, msg: &[u8]) {
 }
 
 fn error_text(name: &[u8], e: &EngineError) -> Vec<u8> {
-    let cause = match e {
-        EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
-        other => {
-            let t = other.to_string();
-            t.split_once(": ").map(|x| x.1.to_string()).unwrap_or(t)
-        }
-    };
-    [name, b": ", cause.as_bytes()].concat()
+    [name, b": ", e.cause().as_bytes()].concat()
 }
 
 /// True when standard output is this very regular file (GNU refuses to grep a file into

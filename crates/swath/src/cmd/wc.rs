@@ -275,7 +275,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 FileOutcome::OpenError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
                     if a.json {
-                        json_files.push(JsonFile::error(name, &cause(&e)));
+                        json_files.push(JsonFile::error(name, &e.cause()));
                     }
                     failed = true;
                     return Flow::Continue;
@@ -283,7 +283,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 FileOutcome::ReadError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
                     if a.json {
-                        json_files.push(JsonFile::error(name, &cause(&e)));
+                        json_files.push(JsonFile::error(name, &e.cause()));
                         failed = true;
                         return Flow::Continue;
                     }
@@ -502,21 +502,9 @@ fn process(
     }
 }
 
-/// Why reading a file failed, without its name.
-fn cause(e: &EngineError) -> String {
-    let text = e.to_string();
-    // The engine names the file as opened ("-" for standard input); GNU names it as given.
-    match e {
-        EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
-        _ => text
-            .split_once(": ")
-            .map(|x| x.1.to_string())
-            .unwrap_or(text),
-    }
-}
-
 fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
-    let cause = cause(e);
+    // The engine names the file as opened ("-" for standard input); GNU names it as given.
+    let cause = e.cause();
     let shown = match name {
         None => "'standard input'".to_string(),
         Some(n) => quote_name(n, utf8),
