@@ -17,6 +17,7 @@ use swath_ops::transform::{
 };
 
 use crate::engine_args::{Stopwatch, WorkerArgs};
+use crate::status::Status;
 
 /// Arguments of `swath cipher`.
 #[derive(Args, Debug)]
@@ -169,7 +170,7 @@ fn transform(
                     "swath cipher: write error: {}",
                     swath_engine::error::os_message(&cause)
                 );
-                return Err(crate::stdout::Reported(2).into());
+                return Err(crate::stdout::Reported(Status::Trouble).into());
             }
             other => other?,
         };

@@ -21,6 +21,7 @@ use swath_report::logs::Compression;
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::status::Status;
 
 /// `swath logs` subcommands.
 #[derive(Subcommand, Debug)]
@@ -331,7 +332,11 @@ fn finish(
             None => eprintln!("{}", clock.times()),
         }
     }
-    std::process::ExitCode::from(if failed { 2 } else { 0 })
+    std::process::ExitCode::from(if failed {
+        Status::Trouble
+    } else {
+        Status::Success
+    })
 }
 
 fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
@@ -359,7 +364,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     let mut r = Wf2::default();
     let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut r, &mut None);
     if failed && !a.common.partial {
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     write_stdout(&wf2_report(&r.ranked(a.common.top), a.common.json, failed))?;
     Ok(finish(
@@ -398,7 +403,7 @@ fn emit_partial<R: LineReport>(
         }
         let (failed, _) = gather(files, config, engine, &mut r, &mut None);
         if failed {
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
         (0, len)
     } else {
@@ -556,7 +561,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     {
         Some(Err(e)) => {
             eprintln!("swath logs: {e:#}");
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
         Some(Ok(t)) => Some(t),
         None => None,
@@ -567,7 +572,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         Ok(c) => c,
         Err(e) => {
             eprintln!("swath logs: {e:#}");
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
     };
     if let Some(out) = &a.partial.emit_partial {
@@ -603,7 +608,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         // It returns only on an error: one line, status 2.
         return followed.or_else(|e| {
             eprintln!("swath logs: {e:#}");
-            Ok(std::process::ExitCode::from(2))
+            Ok(std::process::ExitCode::from(Status::Trouble))
         });
     }
     let started = std::time::Instant::now();
@@ -612,7 +617,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     let parse_seconds = started.elapsed().as_secs_f64();
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     let n = &s.numbers;
     if n[swath_ops::partial::N_REQUESTS] + n[swath_ops::partial::N_FILTERED] == 0
@@ -623,7 +628,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             config.format.name(),
             n[swath_ops::partial::N_MALFORMED]
         );
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     let info = swath_report::summary::PageInfo {
         inputs: a
@@ -727,7 +732,7 @@ pub(crate) fn summary_report(
         // A page that cannot be written is one line and status 2, as with --follow.
         if let Err(e) = written {
             eprintln!("swath logs: {e:#}");
-            return Err(crate::stdout::Reported(2).into());
+            return Err(crate::stdout::Reported(Status::Trouble).into());
         }
     }
     Ok(())
