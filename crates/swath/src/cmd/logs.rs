@@ -79,15 +79,15 @@ pub struct CommonArgs {
     pub partial: bool,
 }
 
-fn parse_net(s: &str) -> Result<swath_ops::summary::Net, String> {
+fn parse_net(s: &str) -> Result<swath_ops::summary::Net, swath_ops::summary::NetError> {
     swath_ops::summary::Net::parse(s)
 }
 
-fn parse_since(s: &str) -> Result<u64, String> {
+fn parse_since(s: &str) -> Result<u64, swath_ops::summary::TimeError> {
     swath_ops::summary::parse_time(s, false)
 }
 
-fn parse_until(s: &str) -> Result<u64, String> {
+fn parse_until(s: &str) -> Result<u64, swath_ops::summary::TimeError> {
     swath_ops::summary::parse_time(s, true)
 }
 
