@@ -26,6 +26,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 use swath_engine::output::{self, SharedMap};
+use swath_engine::plan::UnknownName;
 use swath_engine::{
     is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
     Region, RunStats,
@@ -78,15 +79,15 @@ impl CipherStrategy {
 }
 
 impl std::str::FromStr for CipherStrategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         CipherStrategy::ALL
             .into_iter()
             .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy '{s}' (expected auto, stream, mmap, threads, pool, uring or mmap-threads)"
-                )
+            .ok_or_else(|| UnknownName {
+                what: "strategy",
+                given: s.to_string(),
+                expected: "auto, stream, mmap, threads, pool, uring or mmap-threads",
             })
     }
 }
@@ -765,6 +766,17 @@ fn uring(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn cipher_strategy_names_parse_and_unknown_ones_say_the_choices() {
+        for st in CipherStrategy::ALL {
+            assert_eq!(st.name().parse::<CipherStrategy>(), Ok(st));
+        }
+        assert_eq!(
+            "read".parse::<CipherStrategy>().unwrap_err().to_string(),
+            "unknown strategy 'read' (expected auto, stream, mmap, threads, pool, uring or mmap-threads)"
+        );
+    }
 
     #[test]
     fn uring_unavailable_says_why_as_the_string_did() {

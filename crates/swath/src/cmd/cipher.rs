@@ -84,7 +84,7 @@ pub struct CipherArgs {
 /// Bytes per journaled block of an in-place run when `--block-size` is not given.
 const IN_PLACE_BLOCK: usize = 16 << 20;
 
-fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
+fn parse_strategy(s: &str) -> Result<CipherStrategy, swath_engine::plan::UnknownName> {
     s.parse()
 }
 
