@@ -116,7 +116,9 @@ impl Input {
                     io::Error::from_raw_os_error(libc::EISDIR),
                 ))
             } else if !t.is_file() {
-                Err(EngineError::NotRanged { path: name.clone() })
+                Err(EngineError::NotRanged {
+                    path: (&name).into(),
+                })
             } else {
                 Ok(())
             }
@@ -365,14 +367,14 @@ impl Input {
         let (now, now_mtime) = self.state()?;
         if now != len {
             return Err(EngineError::Changed {
-                path: self.name.clone(),
+                path: (&self.name).into(),
                 before: len,
                 after: now,
             });
         }
         if now_mtime != mtime {
             return Err(EngineError::Modified {
-                path: self.name.clone(),
+                path: (&self.name).into(),
             });
         }
         Ok(())
@@ -416,7 +418,7 @@ impl Input {
             match file.read_at(&mut buf[done..], offset + done as u64) {
                 Ok(0) => {
                     return Err(EngineError::Shrank {
-                        path: self.name.clone(),
+                        path: (&self.name).into(),
                         expected: offset + buf.len() as u64,
                         found: offset + done as u64,
                     })

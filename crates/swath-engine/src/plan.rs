@@ -97,13 +97,29 @@ impl fmt::Display for Strategy {
     }
 }
 
+/// A name that is not one of a setting's choices (`--strategy`, `--layout`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{given}' (expected {expected})")]
+pub struct UnknownName {
+    /// The setting the name was given for (`strategy`, `layout`).
+    pub what: &'static str,
+    /// The name given.
+    pub given: String,
+    /// The choices, as the message lists them.
+    pub expected: &'static str,
+}
+
 impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         Strategy::ALL
             .into_iter()
             .find(|st| st.name() == s)
-            .ok_or_else(|| format!("unknown strategy '{s}' (expected auto, read, pread or mmap)"))
+            .ok_or_else(|| UnknownName {
+                what: "strategy",
+                given: s.to_string(),
+                expected: "auto, read, pread or mmap",
+            })
     }
 }
 
@@ -154,15 +170,17 @@ impl Layout {
 }
 
 impl FromStr for Layout {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "dynamic" => Ok(Layout::Dynamic),
             "stripes" => Ok(Layout::Stripes),
             "ranges" => Ok(Layout::Ranges),
-            _ => Err(format!(
-                "unknown layout '{s}' (expected dynamic, stripes or ranges)"
-            )),
+            _ => Err(UnknownName {
+                what: "layout",
+                given: s.to_string(),
+                expected: "dynamic, stripes or ranges",
+            }),
         }
     }
 }
@@ -350,6 +368,24 @@ fn auto_method(
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn names_parse_and_unknown_ones_say_the_choices() {
+        for st in Strategy::ALL {
+            assert_eq!(st.name().parse::<Strategy>(), Ok(st));
+        }
+        assert_eq!("ranges".parse::<Layout>(), Ok(Layout::Ranges));
+        let e = "fast".parse::<Strategy>().unwrap_err();
+        assert_eq!(e.given, "fast");
+        assert_eq!(
+            e.to_string(),
+            "unknown strategy 'fast' (expected auto, read, pread or mmap)"
+        );
+        assert_eq!(
+            "rows".parse::<Layout>().unwrap_err().to_string(),
+            "unknown layout 'rows' (expected dynamic, stripes or ranges)"
+        );
+    }
 
     fn file_of(n: usize) -> (tempfile::NamedTempFile, Input) {
         let mut f = tempfile::NamedTempFile::new().unwrap();

@@ -30,7 +30,7 @@ pub fn line_span(
     }
     let Some(len) = input.len().filter(|_| input.is_seekable()) else {
         return Err(EngineError::NotRanged {
-            path: input.name().to_string(),
+            path: input.name().into(),
         });
     };
     let (start, end) = (start.min(len), end.min(len).max(start.min(len)));

@@ -79,7 +79,6 @@ pub fn text_chunk(words: &[Vec<u8>], seed: u64, index: u64, len: usize) -> Vec<u
 /// (rather than planning, or allocating, for an impossible size). Devices, pipes and
 /// `/dev/stdout` have no such limit.
 pub(crate) fn check_room(out: &Path, size: u64) -> Result<(), EngineError> {
-    let name = out.to_string_lossy();
     if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) || out.starts_with("/dev") {
         return Ok(());
     }
@@ -101,7 +100,7 @@ pub(crate) fn check_room(out: &Path, size: u64) -> Result<(), EngineError> {
     };
     if size > avail {
         return Err(EngineError::io(
-            name,
+            out,
             io::Error::other(format!(
                 "No space left on device ({size} bytes asked for, {avail} available)"
             )),

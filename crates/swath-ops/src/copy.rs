@@ -239,7 +239,7 @@ fn kernel_copy(
         }
         if r == 0 {
             return Err(EngineError::Shrank {
-                path: input.name().to_string(),
+                path: input.name().into(),
                 expected: input.base() + start + n,
                 found: input.base() + start + done,
             }

@@ -419,7 +419,7 @@ fn transform_in_place_observed(
                 if e.kind() == io::ErrorKind::UnexpectedEof {
                     let found = file.metadata().map(|m| m.len()).unwrap_or(0);
                     return Err(EngineError::Shrank {
-                        path: name.clone(),
+                        path: (&name).into(),
                         expected: len,
                         found,
                     });
@@ -460,7 +460,7 @@ fn transform_in_place_observed(
     let now = file.metadata().map_err(io_err)?.len();
     if now != len {
         return Err(EngineError::Changed {
-            path: name,
+            path: name.into(),
             before: len,
             after: now,
         });

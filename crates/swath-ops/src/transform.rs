@@ -26,6 +26,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 use swath_engine::output::{self, SharedMap};
+use swath_engine::plan::UnknownName;
 use swath_engine::{
     is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
     Region, RunStats,
@@ -78,15 +79,15 @@ impl CipherStrategy {
 }
 
 impl std::str::FromStr for CipherStrategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         CipherStrategy::ALL
             .into_iter()
             .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy '{s}' (expected auto, stream, mmap, threads, pool, uring or mmap-threads)"
-                )
+            .ok_or_else(|| UnknownName {
+                what: "strategy",
+                given: s.to_string(),
+                expected: "auto, stream, mmap, threads, pool, uring or mmap-threads",
             })
     }
 }
@@ -390,14 +391,14 @@ fn stream_into_file(
     let input = spec.input;
     if pos < len {
         return Err(EngineError::Shrank {
-            path: input.name().to_string(),
+            path: input.name().into(),
             expected: input.base() + len,
             found: input.current_size().unwrap_or(0),
         });
     }
     if pos > len {
         return Err(EngineError::Changed {
-            path: input.name().to_string(),
+            path: input.name().into(),
             before: input.base() + len,
             after: input.current_size().unwrap_or(0),
         });
@@ -607,19 +608,30 @@ fn pool(
 /// seccomp filters fail its calls in other ways, and to test the fallback).
 pub const NO_IO_URING: &str = "SWATH_NO_IO_URING";
 
+/// Why swath cannot use io_uring here.
+#[derive(Debug, thiserror::Error)]
+pub enum UringUnavailable {
+    /// [`NO_IO_URING`] is set.
+    #[error("{} is set", NO_IO_URING)]
+    Disabled,
+    /// The kernel refused to set one up.
+    #[error("{0}")]
+    Setup(io::Error),
+}
+
 /// Whether this kernel lets swath set up an io_uring (and why not): what `--version` says
 /// of the io_uring strategies.
-pub fn uring_available() -> Result<(), String> {
+pub fn uring_available() -> Result<(), UringUnavailable> {
     if std::env::var_os(NO_IO_URING).is_some() {
-        return Err(format!("{NO_IO_URING} is set"));
+        return Err(UringUnavailable::Disabled);
     }
     io_uring::IoUring::new(2)
         .map(drop)
-        .map_err(|e| e.to_string())
+        .map_err(UringUnavailable::Setup)
 }
 
 enum UringError {
-    Unavailable(String),
+    Unavailable(UringUnavailable),
     Engine(EngineError),
 }
 
@@ -642,9 +654,10 @@ fn uring(
     use std::os::fd::AsRawFd;
     let depth = spec.queue_depth.clamp(1, 256);
     if std::env::var_os(NO_IO_URING).is_some() {
-        return Err(UringError::Unavailable(format!("{NO_IO_URING} is set")));
+        return Err(UringError::Unavailable(UringUnavailable::Disabled));
     }
-    let mut ring = IoUring::new(depth * 2).map_err(|e| UringError::Unavailable(e.to_string()))?;
+    let mut ring =
+        IoUring::new(depth * 2).map_err(|e| UringError::Unavailable(UringUnavailable::Setup(e)))?;
     let in_fd = types::Fd(spec.input.file().as_raw_fd());
     let out_fd = types::Fd(out.as_raw_fd());
     let in_name = spec.input.name().to_string();
@@ -753,6 +766,28 @@ fn uring(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn cipher_strategy_names_parse_and_unknown_ones_say_the_choices() {
+        for st in CipherStrategy::ALL {
+            assert_eq!(st.name().parse::<CipherStrategy>(), Ok(st));
+        }
+        assert_eq!(
+            "read".parse::<CipherStrategy>().unwrap_err().to_string(),
+            "unknown strategy 'read' (expected auto, stream, mmap, threads, pool, uring or mmap-threads)"
+        );
+    }
+
+    #[test]
+    fn uring_unavailable_says_why_as_the_string_did() {
+        assert_eq!(
+            UringUnavailable::Disabled.to_string(),
+            "SWATH_NO_IO_URING is set"
+        );
+        let e = io::Error::from_raw_os_error(libc::ENOSYS);
+        let text = e.to_string();
+        assert_eq!(UringUnavailable::Setup(e).to_string(), text);
+    }
 
     fn run(
         data: &[u8],

@@ -69,17 +69,23 @@ pub struct Params {
     pub zero_max: usize,
 }
 
+/// An average chunk length outside what [`Params::new`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the average chunk must be 64 bytes to 64 MiB, not {avg}")]
+pub struct ChunkSizeError {
+    /// The length asked for.
+    pub avg: usize,
+}
+
 /// The longest zero-run chunk: a run of zeros is cut every 1 MiB from its start (position
 /// within the run, which starts at a cut: still decided by content and the cut before it).
 pub const ZERO_MAX: usize = 1 << 20;
 
 impl Params {
     /// Parameters for chunks of `avg` bytes on average (64 bytes to 64 MiB).
-    pub fn new(avg: usize) -> Result<Params, String> {
+    pub fn new(avg: usize) -> Result<Params, ChunkSizeError> {
         if !(64..=64 << 20).contains(&avg) {
-            return Err(format!(
-                "the average chunk must be 64 bytes to 64 MiB, not {avg}"
-            ));
+            return Err(ChunkSizeError { avg });
         }
         Ok(Params {
             avg,
@@ -974,6 +980,20 @@ mod tests {
             let mut got = Vec::new();
             cut_all(&data[..start + zm], 0, &p, false, &mut got);
             assert_eq!(got.last(), Some(&(start + zm, Kind::Zero)), "{zm}");
+        }
+    }
+
+    #[test]
+    fn average_lengths_outside_64_bytes_to_64_mib_are_refused() {
+        assert!(Params::new(64).is_ok());
+        assert!(Params::new(64 << 20).is_ok());
+        for avg in [0, 63, (64 << 20) + 1] {
+            let e = Params::new(avg).unwrap_err();
+            assert_eq!(e, ChunkSizeError { avg });
+            assert_eq!(
+                e.to_string(),
+                format!("the average chunk must be 64 bytes to 64 MiB, not {avg}")
+            );
         }
     }
 

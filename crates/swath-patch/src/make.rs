@@ -235,14 +235,14 @@ fn unchanged(file: &File, len: u64, was: Stamp, name: &str) -> Result<(), PatchE
     let m = file.metadata().map_err(|e| PatchError::io(name, e))?;
     if m.len() != len {
         return Err(PatchError::Engine(swath_engine::EngineError::Changed {
-            path: name.to_string(),
+            path: name.into(),
             before: len,
             after: m.len(),
         }));
     }
     if stamp(&m) != was {
         return Err(PatchError::Engine(swath_engine::EngineError::Modified {
-            path: name.to_string(),
+            path: name.into(),
         }));
     }
     Ok(())

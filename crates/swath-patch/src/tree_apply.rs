@@ -552,7 +552,7 @@ fn copy_old_files(
                     FileExt::read_exact_at(&from, buf, off).map_err(|e| match e.kind() {
                         io::ErrorKind::UnexpectedEof => {
                             PatchError::Engine(swath_engine::EngineError::Modified {
-                                path: old.shown(k),
+                                path: old.shown(k).into(),
                             })
                         }
                         _ => PatchError::io(&old.shown(k), e),

@@ -289,7 +289,8 @@ fn partial_of_span<'py>(
 fn merge<'py>(py: Python<'py>, parts: Vec<PyBackedBytes>) -> PyResult<Bound<'py, PyBytes>> {
     // The inputs are in memory already; the merged partial is at most as large.
     let total = parts.iter().map(|p| p.len() as u64).sum();
-    swath_report::merge::check_merge_memory(total).map_err(SwathError::new_err)?;
+    swath_report::merge::check_merge_memory(total)
+        .map_err(|e| SwathError::new_err(e.to_string()))?;
     let bytes = py
         .detach(|| {
             let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
@@ -353,7 +354,7 @@ fn write_output(py: Python<'_>, path: PathBuf, data: PyBackedBytes) -> PyResult<
     py.detach(|| {
         let out = swath_engine::AtomicOutput::create(&path)?;
         std::io::Write::write_all(&mut out.file(), &data)
-            .map_err(|e| swath_engine::EngineError::io(path.to_string_lossy(), e))?;
+            .map_err(|e| swath_engine::EngineError::io(&path, e))?;
         out.commit(false)
     })
     .map_err(|e| SwathError::new_err(e.to_string()))

@@ -32,17 +32,31 @@ pub fn render_parts(
     report(&merged, &states, format, page).map_err(|m| (None, m))
 }
 
+/// A merge into a partial refused because the merged partial may not fit in memory; its
+/// message gives the figures (in MiB) and says what to do instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
+    .needed >> 20,
+    .available >> 20
+)]
+pub struct MergeMemoryError {
+    /// Bytes the merged partial may need.
+    pub needed: u64,
+    /// Bytes of memory available.
+    pub available: u64,
+}
+
 /// Refuses a merge into a partial that may not fit in memory: the merged partial is made
 /// in memory and is at most as large as its inputs together (`total` bytes), so a merge
 /// that could exhaust the memory available is refused with the figures, never left to be
-/// killed. The message says what to do instead.
-pub fn check_merge_memory(total: u64) -> Result<(), String> {
+/// killed.
+pub fn check_merge_memory(total: u64) -> Result<(), MergeMemoryError> {
     match swath_engine::sysinfo::available_memory() {
-        Some(m) if total > m => Err(format!(
-            "writing the merged partial may need {} MiB of memory, {} MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time",
-            total >> 20,
-            m >> 20
-        )),
+        Some(m) if total > m => Err(MergeMemoryError {
+            needed: total,
+            available: m,
+        }),
         _ => Ok(()),
     }
 }
@@ -144,5 +158,32 @@ pub fn report(
                 malformed: s.numbers[swath_ops::partial::N_MALFORMED],
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merge_that_may_not_fit_is_refused_with_the_figures_in_mib() {
+        assert_eq!(check_merge_memory(0), Ok(()));
+        if let Some(m) = swath_engine::sysinfo::available_memory() {
+            assert_eq!(
+                check_merge_memory(u64::MAX),
+                Err(MergeMemoryError {
+                    needed: u64::MAX,
+                    available: m
+                })
+            );
+        }
+        let e = MergeMemoryError {
+            needed: (3 << 30) + 5,
+            available: (1 << 30) + (1 << 20) - 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "writing the merged partial may need 3072 MiB of memory, 1024 MiB available: print the report instead (merged in bounded memory), or merge fewer partials at a time"
+        );
     }
 }

@@ -125,12 +125,7 @@ pub fn piece_of_span(
 
 /// A message `name: cause` for an engine error.
 fn named(shown: &str, e: &EngineError) -> String {
-    match e {
-        EngineError::Io { cause, .. } => {
-            format!("{shown}: {}", swath_engine::error::os_message(cause))
-        }
-        other => format!("{shown}: {}", cause_of(&other.to_string())),
-    }
+    format!("{shown}: {}", e.cause())
 }
 
 /// A piece's kind, options text, state bytes and span.
@@ -264,9 +259,4 @@ fn log_piece<R: LineReport>(
         swath_engine::range::line_span(input, start, end, b'\n').map_err(|e| named(shown, &e))?;
     report_span(input, Some(span), config, engine, None, report).map_err(|e| named(shown, &e))?;
     Ok(span)
-}
-
-/// The cause in an engine message `name: cause`.
-fn cause_of(text: &str) -> &str {
-    text.split_once(": ").map_or(text, |x| x.1)
 }

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use clap::Args;
+use swath_engine::plan::UnknownName;
 use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy};
 
 use crate::size::parse_size;
@@ -61,11 +62,11 @@ fn parse_block_size(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_strategy(s: &str) -> Result<Strategy, String> {
+fn parse_strategy(s: &str) -> Result<Strategy, UnknownName> {
     s.parse()
 }
 
-fn parse_layout(s: &str) -> Result<Layout, String> {
+fn parse_layout(s: &str) -> Result<Layout, UnknownName> {
     s.parse()
 }
 

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::status::Status;
+
 mod bench;
 mod cmd;
 mod engine_args;
@@ -22,6 +24,7 @@ mod oom;
 mod progress;
 mod sigpipe;
 mod size;
+mod status;
 mod stdout;
 
 /// A failed allocation ends the run with one line and status 2 (see [`oom`]).
@@ -265,7 +268,11 @@ fn main() -> ExitCode {
                     )
                 )
             });
-            ExitCode::from(if changed { 2 } else { 1 })
+            ExitCode::from(if changed {
+                Status::Trouble
+            } else {
+                Status::Failure
+            })
         }
     }
 }

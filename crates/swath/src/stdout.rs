@@ -7,6 +7,8 @@
 
 use std::io::{self, IsTerminal, Write};
 
+use crate::status::Status;
+
 pub use swath_report::text::visible;
 
 /// How a tool words a write error on standard output, and the status it then exits with.
@@ -78,7 +80,7 @@ impl Stdout {
 
     /// Flushes, and reports a write error once on standard error: `Err(status)` then, the
     /// status the tool exits with.
-    pub fn finish(mut self) -> Result<(), u8> {
+    pub fn finish(mut self) -> Result<(), Status> {
         self.push();
         let Some(e) = self.failed.take() else {
             return Ok(());
@@ -86,13 +88,13 @@ impl Stdout {
         let cause = swath_engine::error::os_message(&e);
         let prog = &self.prog;
         let (line, status) = match self.voice {
-            Voice::Grep => (format!("{prog}: write error: {cause}"), 2),
-            Voice::Wc => (format!("{prog}: write error"), 1),
+            Voice::Grep => (format!("{prog}: write error: {cause}"), Status::Trouble),
+            Voice::Wc => (format!("{prog}: write error"), Status::Failure),
             Voice::Cmp if self.written <= STDIO_BUFFER => {
-                (format!("{prog}: standard output: {cause}"), 2)
+                (format!("{prog}: standard output: {cause}"), Status::Trouble)
             }
-            Voice::Cmp => (format!("{prog}: write failed"), 2),
-            Voice::Swath => (format!("{prog}: write error: {cause}"), 2),
+            Voice::Cmp => (format!("{prog}: write failed"), Status::Trouble),
+            Voice::Swath => (format!("{prog}: write error: {cause}"), Status::Trouble),
         };
         let _ = writeln!(io::stderr(), "{line}");
         Err(status)
@@ -135,11 +137,11 @@ impl Write for Stdout {
 /// An error already reported on standard error: the command exits with its status and
 /// prints nothing more (swath's own commands return it through `anyhow`).
 #[derive(Debug)]
-pub struct Reported(pub u8);
+pub struct Reported(pub Status);
 
 impl std::fmt::Display for Reported {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "already reported (status {})", self.0)
+        write!(f, "already reported (status {})", self.0.code())
     }
 }
 

@@ -111,7 +111,7 @@ impl LongLines<'_> {
                 Ok(())
             }
             LongLines::Fail { max } => Err(EngineError::LineTooLong {
-                path: r.input.name().to_string(),
+                path: r.input.name().into(),
                 offset: r.offset + offset,
                 max,
             }),
@@ -1455,7 +1455,7 @@ impl Workers<'_, '_> {
             shared.fail(
                 block.index,
                 EngineError::Shrank {
-                    path: r.input.name().to_string(),
+                    path: r.input.name().into(),
                     expected: r.input.base() + r.offset + self.extent.len,
                     found,
                 },

@@ -30,25 +30,43 @@ pub struct Net {
     prefix: u8,
 }
 
+/// Why a text is not an address range of `--exclude-ip`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    /// The part before any `/` is not an IP address.
+    #[error("'{0}' is not an IP address or CIDR range")]
+    NotAnAddress(String),
+    /// The prefix length is not a number from 0 to the address's width.
+    #[error("'{given}': the prefix length must be 0 to {max}")]
+    BadPrefix {
+        /// The whole text given.
+        given: String,
+        /// The address's width in bits (32 or 128).
+        max: u8,
+    },
+}
+
 impl Net {
     /// An address (`192.0.2.7`, `2001:db8::1`) or a CIDR range (`10.0.0.0/8`).
-    pub fn parse(s: &str) -> Result<Net, String> {
+    pub fn parse(s: &str) -> Result<Net, NetError> {
         let (a, p) = match s.split_once('/') {
             Some((a, p)) => (a, Some(p)),
             None => (s, None),
         };
         let addr: IpAddr = a
             .parse()
-            .map_err(|_| format!("'{s}' is not an IP address or CIDR range"))?;
+            .map_err(|_| NetError::NotAnAddress(s.to_string()))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = match p {
-            None => max,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|&p| p <= max)
-                .ok_or_else(|| format!("'{s}': the prefix length must be 0 to {max}"))?,
-        };
+        let prefix =
+            match p {
+                None => max,
+                Some(p) => p.parse::<u8>().ok().filter(|&p| p <= max).ok_or_else(|| {
+                    NetError::BadPrefix {
+                        given: s.to_string(),
+                        max,
+                    }
+                })?,
+            };
         Ok(Net { addr, prefix })
     }
 
@@ -108,16 +126,21 @@ impl Filter {
     }
 }
 
+/// A text that is not a time of `--since`/`--until` (the text itself).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS")]
+pub struct TimeError(pub String);
+
 /// A time of `--since`/`--until`: `YYYY-MM-DD`, optionally `THH[:MM[:SS]]` (or a space
 /// for the `T`), in the log's own time. `until` makes a partial time inclusive (the whole
 /// day or hour).
-pub fn parse_time(s: &str, until: bool) -> Result<Stamp, String> {
-    let bad = || format!("'{s}' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS");
+pub fn parse_time(s: &str, until: bool) -> Result<Stamp, TimeError> {
+    let bad = || TimeError(s.to_string());
     let b = s.as_bytes();
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return Err(bad());
     }
-    let num = |r: std::ops::Range<usize>| -> Result<u64, String> {
+    let num = |r: std::ops::Range<usize>| -> Result<u64, TimeError> {
         let p = b.get(r).ok_or_else(bad)?;
         if !p.iter().all(u8::is_ascii_digit) {
             return Err(bad());
@@ -1419,8 +1442,18 @@ mod tests {
         let one = Net::parse("2001:db8::1").unwrap();
         assert!(one.contains(&"2001:db8::1".parse().unwrap()));
         assert!(!one.contains(&"2001:db8::2".parse().unwrap()));
-        assert!(Net::parse("10.0.0.0/33").is_err());
-        assert!(Net::parse("host").is_err());
+        assert_eq!(
+            Net::parse("10.0.0.0/33").unwrap_err().to_string(),
+            "'10.0.0.0/33': the prefix length must be 0 to 32"
+        );
+        assert_eq!(
+            Net::parse("::1/x").unwrap_err().to_string(),
+            "'::1/x': the prefix length must be 0 to 128"
+        );
+        assert_eq!(
+            Net::parse("host").unwrap_err().to_string(),
+            "'host' is not an IP address or CIDR range"
+        );
     }
 
     #[test]
@@ -1430,6 +1463,10 @@ mod tests {
         assert_eq!(parse_time("2000-10-10T13:55", false), Ok(20001010135500));
         assert!(parse_time("2000-13-10", false).is_err());
         assert!(parse_time("yesterday", false).is_err());
+        assert_eq!(
+            parse_time("2000-10-10T25", true).unwrap_err().to_string(),
+            "'2000-10-10T25' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS"
+        );
     }
 
     #[test]

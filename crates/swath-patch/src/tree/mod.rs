@@ -159,7 +159,7 @@ pub fn tree_error(fallback: &str, e: io::Error) -> PatchError {
         None => (fallback.to_string(), io::Error::from(kind)),
     };
     if cause.kind() == io::ErrorKind::UnexpectedEof {
-        return PatchError::Engine(EngineError::Modified { path });
+        return PatchError::Engine(EngineError::Modified { path: path.into() });
     }
     PatchError::io(&path, cause)
 }
@@ -514,7 +514,7 @@ fn check_unchanged(
     root_stamp: (i64, i64, i64, i64),
     walked: &[Walked],
 ) -> Result<(), PatchError> {
-    let modified = |path: String| PatchError::Engine(EngineError::Modified { path });
+    let modified = |path: String| PatchError::Engine(EngineError::Modified { path: path.into() });
     let mut k = 0usize;
     let top = walk_with(root, name, &mut |now| {
         let Some(w) = walked.get(k) else {
@@ -528,7 +528,7 @@ fn check_unchanged(
         if let (WalkedKind::File(len), WalkedKind::File(now_len)) = (&w.kind, &now.kind) {
             if len != now_len {
                 return Err(PatchError::Engine(EngineError::Changed {
-                    path: what,
+                    path: what.into(),
                     before: *len,
                     after: *now_len,
                 }));

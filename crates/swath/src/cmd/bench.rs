@@ -94,7 +94,7 @@ fn size_arg(s: &str) -> Result<u64, String> {
 }
 
 fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
-    match s.parse::<CipherStrategy>()? {
+    match s.parse::<CipherStrategy>().map_err(|e| e.to_string())? {
         CipherStrategy::Auto => Err("bench the concrete strategies, not auto".into()),
         st => Ok(st),
     }

@@ -17,6 +17,7 @@ use swath_ops::transform::{
 };
 
 use crate::engine_args::{Stopwatch, WorkerArgs};
+use crate::status::Status;
 
 /// Arguments of `swath cipher`.
 #[derive(Args, Debug)]
@@ -83,7 +84,7 @@ pub struct CipherArgs {
 /// Bytes per journaled block of an in-place run when `--block-size` is not given.
 const IN_PLACE_BLOCK: usize = 16 << 20;
 
-fn parse_strategy(s: &str) -> Result<CipherStrategy, String> {
+fn parse_strategy(s: &str) -> Result<CipherStrategy, swath_engine::plan::UnknownName> {
     s.parse()
 }
 
@@ -162,12 +163,14 @@ fn transform(
                 .map(|()| r)
         });
         let mut r = match written {
-            Err(swath_engine::EngineError::Io { path, cause }) if path == "standard output" => {
+            Err(swath_engine::EngineError::Io { path, cause })
+                if path.as_os_str() == "standard output" =>
+            {
                 eprintln!(
                     "swath cipher: write error: {}",
                     swath_engine::error::os_message(&cause)
                 );
-                return Err(crate::stdout::Reported(2).into());
+                return Err(crate::stdout::Reported(Status::Trouble).into());
             }
             other => other?,
         };

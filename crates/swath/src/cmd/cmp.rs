@@ -26,14 +26,8 @@ use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message};
 use crate::progress::with_progress;
 use crate::size::{parse_size, parse_size_prefix, SizeError};
+use crate::status::Status;
 use crate::stdout::{Stdout as Output, Voice};
-
-/// Exit status: the inputs are the same.
-const SAME: u8 = 0;
-/// Exit status: the inputs differ.
-const DIFFERENT: u8 = 1;
-/// Exit status: trouble (bad usage, unreadable input, write error).
-const TROUBLE: u8 = 2;
 
 /// Compare two files byte by byte (GNU cmp compatible, parallel inside the files).
 #[derive(Parser, Debug)]
@@ -162,7 +156,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Err(Usage(msg)) => {
             eprintln!("{prog}: {msg}");
             eprintln!("{prog}: Try '{prog} --help' for more information.");
-            return ExitCode::from(TROUBLE);
+            return ExitCode::from(Status::Trouble);
         }
     };
     let mut out = Output::new(prog, Voice::Cmp);
@@ -322,7 +316,7 @@ fn stdout_is_dev_null() -> bool {
     st.st_dev == null.dev() && st.st_ino == null.ino()
 }
 
-fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
+fn run(prog: &str, req: &Request, out: &mut Output) -> Status {
     let clock = Stopwatch::start();
     let names: Vec<String> = req
         .files
@@ -343,12 +337,12 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
                 if req.mode != Mode::Status {
                     eprintln!("{prog}: {e}");
                 }
-                return TROUBLE;
+                return Status::Trouble;
             }
         }
     }
     let [Some(a), Some(b)] = opened else {
-        return TROUBLE;
+        return Status::Trouble;
     };
     let inputs = [&a, &b];
     // The same file at the same position (pipes have none, so two ends of one pipe match).
@@ -366,7 +360,7 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
             let s0 = la.saturating_sub(req.skip[0]);
             let s1 = lb.saturating_sub(req.skip[1]);
             if s0 != s1 && limit.is_none_or(|l| s0.min(s1) < l) {
-                return DIFFERENT;
+                return Status::DIFFERENT;
             }
         }
     }
@@ -401,20 +395,20 @@ fn run(prog: &str, req: &Request, out: &mut Output) -> u8 {
         }
         Err(e) => {
             eprintln!("{prog}: {e}");
-            TROUBLE
+            Status::Trouble
         }
     }
 }
 
 /// Identical without reading: exit 0 (and, with `--json`, say so).
-fn identical(out: &mut Output, req: &Request, names: &[String]) -> u8 {
+fn identical(out: &mut Output, req: &Request, names: &[String]) -> Status {
     if req.json {
-        emit_json(out, req, names, &[], None, &[], SAME);
+        emit_json(out, req, names, &[], None, &[], Status::SAME);
     }
-    SAME
+    Status::SAME
 }
 
-type Ran = (u8, swath_engine::Plan, swath_engine::RunStats);
+type Ran = (Status, swath_engine::Plan, swath_engine::RunStats);
 
 /// Default mode, `-s`, and `-l` with `--max-diffs`: the first K differences.
 fn first_k(
@@ -442,9 +436,9 @@ fn first_k(
         .then(|| eof_side(&r.extent.ended))
         .flatten();
     let code = if r.diffs.is_empty() && eof.is_none() {
-        SAME
+        Status::SAME
     } else {
-        DIFFERENT
+        Status::DIFFERENT
     };
     if req.json {
         let lines: Vec<u64> = r.newlines_before.iter().map(|n| n + 1).collect();
@@ -538,9 +532,9 @@ fn first_k_streamed(
     })?;
     let eof = (seen < k).then(|| eof_side(&r.extent.ended)).flatten();
     let code = if seen == 0 && eof.is_none() {
-        SAME
+        Status::SAME
     } else {
-        DIFFERENT
+        Status::DIFFERENT
     };
     if req.json {
         let eof_info = eof.map(|side| EofInfo {
@@ -620,9 +614,9 @@ fn list_all(
         report_eof(prog, &req.files[side], r.extent.len, None);
     }
     let code = if any || eof.is_some() {
-        DIFFERENT
+        Status::DIFFERENT
     } else {
-        SAME
+        Status::SAME
     };
     Ok((code, r.plan, r.stats))
 }
@@ -666,9 +660,9 @@ fn list_all_json(
             after_byte: r.extent.len,
         });
     let code = if !first || eof.is_some() {
-        DIFFERENT
+        Status::DIFFERENT
     } else {
-        SAME
+        Status::SAME
     };
     let tail = json_tail(eof, code);
     out.write(tail.as_bytes());
@@ -911,11 +905,11 @@ fn json_head(req: &Request, _names: &[String]) -> String {
     )
 }
 
-fn json_tail(eof: Option<EofInfo>, code: u8) -> String {
+fn json_tail(eof: Option<EofInfo>, code: Status) -> String {
     format!(
         "],\"eof\":{},\"identical\":{}}}\n",
         serde_json::to_string(&eof).unwrap_or_else(|_| "null".into()),
-        code == SAME
+        code == Status::SAME
     )
 }
 
@@ -926,7 +920,7 @@ fn emit_json(
     diffs: &[Difference],
     eof: Option<EofInfo>,
     lines: &[u64],
-    code: u8,
+    code: Status,
 ) {
     // Written a piece at a time: the whole text of K differences is not held at once.
     let mut s = json_head(req, names);

@@ -29,6 +29,7 @@ use swath_ops::search::{search, Binary, Context, Event, Mode, SearchOptions, Sel
 
 use crate::engine_args::Stopwatch;
 use crate::getopt::{getopt, HasArg, LongOpt};
+use crate::status::Status;
 use crate::stdout::{Stdout, Voice};
 
 /// GNU grep's short options.
@@ -428,14 +429,14 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             };
             eprint_bytes(prog, &[&at[..], e.message.as_bytes()].concat());
         }
-        return ExitCode::from(2);
+        return ExitCode::from(Status::Trouble);
     }
     let (mut matcher, warnings) =
         match Matcher::new_lines_ending(&cfg.patterns, cfg.match_opts, cfg.format.eol) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{prog}: {}", e.message);
-                return ExitCode::from(2);
+                return ExitCode::from(Status::Trouble);
             }
         };
     if cfg.mode == Mode::Print
@@ -443,7 +444,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     {
         if let Err(e) = matcher.use_longest_matches() {
             eprintln!("{prog}: {}", e.message);
-            return ExitCode::from(2);
+            return ExitCode::from(Status::Trouble);
         }
     }
     // Debian's grep 3.8 keeps upstream's stray-backslash warnings off unless asked for.
@@ -465,7 +466,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         return emit_partial(prog, &cfg, &matcher);
     }
     if nothing && cfg.list != Some(false) {
-        return ExitCode::from(1);
+        return ExitCode::from(Status::NONE_SELECTED);
     }
     run(prog, &cfg, &matcher)
 }
@@ -511,7 +512,7 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let name = &cfg.files[0];
     let fail = |e: &EngineError| {
         eprint_bytes(prog, &error_text(name.as_bytes(), e));
-        ExitCode::from(2)
+        ExitCode::from(Status::Trouble)
     };
     let input = match Input::open_ranged(Path::new(name)) {
         Ok(i) => i,
@@ -562,12 +563,12 @@ fn usage(prog: &str, msg: Option<&str>) -> ExitCode {
     }
     eprintln!("Usage: {prog} [OPTION]... PATTERNS [FILE]...");
     eprintln!("Try '{prog} --help' for more information.");
-    ExitCode::from(2)
+    ExitCode::from(Status::Trouble)
 }
 
 fn die(prog: &str, msg: &str) -> ExitCode {
     eprintln!("{prog}: {msg}");
-    ExitCode::from(2)
+    ExitCode::from(Status::Trouble)
 }
 
 /// Takes swath's own engine options out of `args` (exact names only, so that GNU's
@@ -1025,7 +1026,7 @@ fn context_length(prog: &str, arg: &OsStr) -> Result<u64, ExitCode> {
     let text = arg.as_bytes();
     let bad = || {
         eprint_bytes(prog, &[text, b": invalid context length argument"].concat());
-        ExitCode::from(2)
+        ExitCode::from(Status::Trouble)
     };
     let t = text.trim_ascii_start();
     let (neg, digits) = match t.first() {
@@ -1068,7 +1069,7 @@ fn read_list_file(prog: &str, name: &OsStr) -> Result<Vec<u8>, ExitCode> {
     data.map_err(|e| {
         let cause = swath_engine::error::os_message(&e);
         eprint_bytes(prog, &[name.as_bytes(), b": ", cause.as_bytes()].concat());
-        ExitCode::from(2)
+        ExitCode::from(Status::Trouble)
     })
 }
 
@@ -1112,7 +1113,7 @@ fn argmatch(prog: &str, option: &str, arg: &OsStr, valid: &[&str]) -> Result<usi
     let _ = io::stderr().write_all(&msg);
     eprintln!("Usage: {prog} [OPTION]... PATTERNS [FILE]...");
     eprintln!("Try '{prog} --help' for more information.");
-    Err(ExitCode::from(1))
+    Err(ExitCode::from(Status::Failure))
 }
 
 /// glibc's `fnmatch(pattern, name, 0)`: `*` and `?` match `/` too.
@@ -1504,15 +1505,19 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         );
     }
     if fatal {
-        return ExitCode::from(2);
+        return ExitCode::from(Status::Trouble);
     }
     if cfg.quiet && any_selected {
         return ExitCode::SUCCESS;
     }
     if any_error {
-        return ExitCode::from(2);
+        return ExitCode::from(Status::Trouble);
     }
-    ExitCode::from(if any_selected { 0 } else { 1 })
+    ExitCode::from(if any_selected {
+        Status::SELECTED
+    } else {
+        Status::NONE_SELECTED
+    })
 }
 
 fn display_name(cfg: &Config, file: &OsStr) -> Vec<u8> {
@@ -1794,14 +1799,7 @@ fn eprint_bytes(prog: &str, msg: &[u8]) {
 }
 
 fn error_text(name: &[u8], e: &EngineError) -> Vec<u8> {
-    let cause = match e {
-        EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
-        other => {
-            let t = other.to_string();
-            t.split_once(": ").map(|x| x.1.to_string()).unwrap_or(t)
-        }
-    };
-    [name, b": ", cause.as_bytes()].concat()
+    [name, b": ", e.cause().as_bytes()].concat()
 }
 
 /// True when standard output is this very regular file (GNU refuses to grep a file into

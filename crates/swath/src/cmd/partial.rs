@@ -11,6 +11,8 @@ use clap::Args;
 use swath_ops::partial::{Partial, State};
 use swath_report::merge::{render_parts, Format};
 
+use crate::status::Status;
+
 /// Merge partial results into the report the one-machine command prints.
 #[derive(Args, Debug)]
 #[command(
@@ -98,7 +100,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     match swath_report::merge::check_merge_memory(total) {
         Err(msg) => {
             eprintln!("swath merge: {msg}");
-            ExitCode::from(1)
+            ExitCode::from(Status::Failure)
         }
         Ok(()) => merge_to_partial(&a),
     }
@@ -109,7 +111,7 @@ pub fn merge(a: MergeArgs) -> ExitCode {
 fn merge_to_partial(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
-        ExitCode::from(1)
+        ExitCode::from(Status::Failure)
     };
     let held = match hold(&a.partials) {
         Ok(h) => h,
@@ -186,7 +188,7 @@ fn format(a: &MergeArgs) -> Format {
 fn merge_report(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
-        ExitCode::from(1)
+        ExitCode::from(Status::Failure)
     };
     let maps = match hold(&a.partials) {
         Ok(h) => h,
@@ -235,7 +237,7 @@ fn print_report(a: &MergeArgs, report: &swath_report::merge::Report) -> ExitCode
     if let (Some(path), Some(page)) = (&a.html, &report.page) {
         if let Err(m) = write_bytes(path, page.as_bytes()) {
             eprintln!("swath merge: {m}");
-            return ExitCode::from(1);
+            return ExitCode::from(Status::Failure);
         }
     }
     if report.malformed > 0 {
@@ -249,7 +251,7 @@ fn print_report(a: &MergeArgs, report: &swath_report::merge::Report) -> ExitCode
 pub fn split(a: SplitArgs) -> ExitCode {
     if a.pieces == 0 {
         eprintln!("swath split: --pieces must be at least 1");
-        return ExitCode::from(1);
+        return ExitCode::from(Status::Failure);
     }
     let mut text = Vec::new();
     let mut failed = false;
@@ -278,7 +280,11 @@ pub fn split(a: SplitArgs) -> ExitCode {
     let mut out = crate::stdout::Stdout::new("swath split", crate::stdout::Voice::Swath);
     out.write(&text);
     match out.finish() {
-        Ok(()) => ExitCode::from(u8::from(failed)),
+        Ok(()) => ExitCode::from(if failed {
+            Status::Failure
+        } else {
+            Status::Success
+        }),
         Err(status) => ExitCode::from(status),
     }
 }

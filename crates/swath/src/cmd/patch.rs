@@ -19,6 +19,7 @@ use swath_patch::tree_apply::apply_tree;
 use swath_patch::PatchError;
 
 use crate::size::parse_size;
+use crate::status::Status;
 use crate::stdout::{Stdout, Voice};
 
 /// `swath patch` subcommands.
@@ -162,7 +163,7 @@ pub fn run(cmd: PatchCommand) -> ExitCode {
         (Err(e), _) => {
             let line = e.to_string();
             eprintln!("swath patch: {}", crate::stdout::visible(line.as_bytes()));
-            ExitCode::from(2)
+            ExitCode::from(Status::Trouble)
         }
         (Ok(()), Err(status)) => ExitCode::from(status),
         (Ok(()), Ok(())) => ExitCode::SUCCESS,

@@ -15,6 +15,7 @@ use swath_ops::count::count_input_counted;
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
+use crate::status::Status;
 use crate::stdout::{Stdout, Voice};
 use swath_report::wc::{format_line, Selected};
 
@@ -113,7 +114,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let usage = |msg: String| {
         eprintln!("{prog}: {msg}");
         eprintln!("Try '{prog} --help' for more information.");
-        ExitCode::from(1)
+        ExitCode::from(Status::Failure)
     };
     let argv = match expand_gnu_long_options(&argv, &GNU_LONG_OPTIONS) {
         Ok(a) => a,
@@ -176,7 +177,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                         f.to_string_lossy(),
                         swath_engine::error::os_message(&e)
                     );
-                    return ExitCode::from(1);
+                    return ExitCode::from(Status::Failure);
                 }
             }
         }
@@ -275,7 +276,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 FileOutcome::OpenError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
                     if a.json {
-                        json_files.push(JsonFile::error(name, &cause(&e)));
+                        json_files.push(JsonFile::error(name, &e.cause()));
                     }
                     failed = true;
                     return Flow::Continue;
@@ -283,7 +284,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 FileOutcome::ReadError(e) => {
                     report(prog, name.as_deref(), &e, enc.is_utf8());
                     if a.json {
-                        json_files.push(JsonFile::error(name, &cause(&e)));
+                        json_files.push(JsonFile::error(name, &e.cause()));
                         failed = true;
                         return Flow::Continue;
                     }
@@ -396,7 +397,7 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
     let usage = |msg: &str| {
         eprintln!("{prog}: {msg}");
         eprintln!("Try '{prog} --help' for more information.");
-        ExitCode::from(1)
+        ExitCode::from(Status::Failure)
     };
     if a.files0_from.is_some() || a.files.len() != 1 || a.files[0] == "-" {
         return usage("--emit-partial takes exactly one FILE (a regular file, not standard input)");
@@ -409,7 +410,7 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
     let enc = encoding();
     let fail = |e: &EngineError| {
         report(prog, Some(name), e, enc.is_utf8());
-        ExitCode::from(1)
+        ExitCode::from(Status::Failure)
     };
     let input = match Input::open_ranged(Path::new(name)) {
         Ok(i) => i,
@@ -442,7 +443,7 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             eprintln!("{prog}: {m}");
-            ExitCode::from(1)
+            ExitCode::from(Status::Failure)
         }
     }
 }
@@ -451,7 +452,11 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
 /// file failed.
 fn finish(out: Stdout, failed: bool) -> ExitCode {
     match out.finish() {
-        Ok(()) => ExitCode::from(failed as u8),
+        Ok(()) => ExitCode::from(if failed {
+            Status::Failure
+        } else {
+            Status::Success
+        }),
         Err(status) => ExitCode::from(status),
     }
 }
@@ -502,21 +507,9 @@ fn process(
     }
 }
 
-/// Why reading a file failed, without its name.
-fn cause(e: &EngineError) -> String {
-    let text = e.to_string();
-    // The engine names the file as opened ("-" for standard input); GNU names it as given.
-    match e {
-        EngineError::Io { cause, .. } => swath_engine::error::os_message(cause),
-        _ => text
-            .split_once(": ")
-            .map(|x| x.1.to_string())
-            .unwrap_or(text),
-    }
-}
-
 fn report(prog: &str, name: Option<&std::ffi::OsStr>, e: &EngineError, utf8: bool) {
-    let cause = cause(e);
+    // The engine names the file as opened ("-" for standard input); GNU names it as given.
+    let cause = e.cause();
     let shown = match name {
         None => "'standard input'".to_string(),
         Some(n) => quote_name(n, utf8),

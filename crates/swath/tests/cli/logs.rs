@@ -2589,6 +2589,34 @@ fn filters_leave_requests_out_and_count_them() {
     }
 }
 
+/// A filter value that does not parse is refused by the option parser with the reason the
+/// filter gives (`swath_ops::logs::summary`), status 2.
+#[test]
+fn summary_filter_values_that_do_not_parse_say_why() {
+    let dir = Dir::new();
+    for (bad, why) in [
+        (
+            ["--exclude-ip", "10.0.0.0/40"],
+            "invalid value '10.0.0.0/40' for '--exclude-ip <IP[/BITS]>': '10.0.0.0/40': the prefix length must be 0 to 32",
+        ),
+        (
+            ["--exclude-ip", "host"],
+            "invalid value 'host' for '--exclude-ip <IP[/BITS]>': 'host' is not an IP address or CIDR range",
+        ),
+        (
+            ["--until", "2000-10-10T25"],
+            "invalid value '2000-10-10T25' for '--until <TIME>': '2000-10-10T25' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS",
+        ),
+    ] {
+        let out = swath(&dir, &["logs", "summary", bad[0], bad[1], "c.log"]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {why}\n\nFor more information, try '--help'.\n")
+        );
+    }
+}
+
 /// `--follow`: the page is rewritten as the log grows (a line without its newline waits
 /// for it), after a rotation the old file's last lines and the new file's are counted, and
 /// the page reloads itself.

@@ -22,6 +22,7 @@ use swath_report::logs::Compression;
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
+use crate::status::Status;
 
 /// `swath logs` subcommands.
 #[derive(Subcommand, Debug)]
@@ -79,15 +80,15 @@ pub struct CommonArgs {
     pub partial: bool,
 }
 
-fn parse_net(s: &str) -> Result<swath_ops::logs::summary::Net, String> {
+fn parse_net(s: &str) -> Result<swath_ops::logs::summary::Net, swath_ops::logs::summary::NetError> {
     swath_ops::logs::summary::Net::parse(s)
 }
 
-fn parse_since(s: &str) -> Result<u64, String> {
+fn parse_since(s: &str) -> Result<u64, swath_ops::logs::summary::TimeError> {
     swath_ops::logs::summary::parse_time(s, false)
 }
 
-fn parse_until(s: &str) -> Result<u64, String> {
+fn parse_until(s: &str) -> Result<u64, swath_ops::logs::summary::TimeError> {
     swath_ops::logs::summary::parse_time(s, true)
 }
 
@@ -332,7 +333,11 @@ fn finish(
             None => eprintln!("{}", clock.times()),
         }
     }
-    std::process::ExitCode::from(if failed { 2 } else { 0 })
+    std::process::ExitCode::from(if failed {
+        Status::Trouble
+    } else {
+        Status::Success
+    })
 }
 
 fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
@@ -360,7 +365,7 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     let mut r = Wf2::default();
     let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut r, &mut None);
     if failed && !a.common.partial {
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     write_stdout(&wf2_report(&r.ranked(a.common.top), a.common.json, failed))?;
     Ok(finish(
@@ -399,7 +404,7 @@ fn emit_partial<R: LineReport>(
         }
         let (failed, _) = gather(files, config, engine, &mut r, &mut None);
         if failed {
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
         (0, len)
     } else {
@@ -554,7 +559,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     let tails = match a.follow.map(|_| follow::open_logs(&a.common.files)) {
         Some(Err(e)) => {
             eprintln!("swath logs: {e:#}");
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
         Some(Ok(t)) => Some(t),
         None => None,
@@ -565,7 +570,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         Ok(c) => c,
         Err(e) => {
             eprintln!("swath logs: {e:#}");
-            return Ok(std::process::ExitCode::from(2));
+            return Ok(std::process::ExitCode::from(Status::Trouble));
         }
     };
     if let Some(out) = &a.partial.emit_partial {
@@ -601,7 +606,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         // It returns only on an error: one line, status 2.
         return followed.or_else(|e| {
             eprintln!("swath logs: {e:#}");
-            Ok(std::process::ExitCode::from(2))
+            Ok(std::process::ExitCode::from(Status::Trouble))
         });
     }
     let started = std::time::Instant::now();
@@ -610,7 +615,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     let parse_seconds = started.elapsed().as_secs_f64();
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     let n = &s.numbers;
     if n[swath_ops::partial::N_REQUESTS] + n[swath_ops::partial::N_FILTERED] == 0
@@ -621,7 +626,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
             config.format.name(),
             n[swath_ops::partial::N_MALFORMED]
         );
-        return Ok(std::process::ExitCode::from(2));
+        return Ok(std::process::ExitCode::from(Status::Trouble));
     }
     let info = swath_report::summary::PageInfo {
         inputs: a
@@ -725,7 +730,7 @@ pub(crate) fn summary_report(
         // A page that cannot be written is one line and status 2, as with --follow.
         if let Err(e) = written {
             eprintln!("swath logs: {e:#}");
-            return Err(crate::stdout::Reported(2).into());
+            return Err(crate::stdout::Reported(Status::Trouble).into());
         }
     }
     Ok(())
