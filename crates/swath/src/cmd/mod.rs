@@ -9,7 +9,6 @@ pub mod demo;
 pub mod docs;
 pub mod gen;
 pub mod grep;
-pub mod grep_json;
 pub mod logs;
 pub mod partial;
 pub mod patch;
