@@ -291,76 +291,7 @@ fn transform_in_place_observed(
     let existing = open_journal(&dir, &jentry, &jname, &meta)?;
     let fresh = existing.is_none();
     let (journal, params, header_sum, done, restored) = match existing {
-        Some(j) => {
-            let header = read_header(&j).map_err(jerr)?;
-            let recorded = header.params;
-            if (header.dev, header.ino) != (binding.dev, binding.ino) {
-                return Err(EngineError::io(
-                    &jname,
-                    io::Error::other(format!(
-                        "the journal belongs to another file than {name}: refusing it (remove it)"
-                    )),
-                ));
-            }
-            let recorded_len = header.len;
-            if recorded_len != len {
-                return Err(EngineError::io(
-                    &jname,
-                    io::Error::other(format!(
-                        "the journal is for a file of {recorded_len} bytes, {name} has {len} (it changed size after the interrupted run): refusing the journal (remove it to give up the recovery)"
-                    )),
-                ));
-            }
-            if let Some(p) = params {
-                if p.shift != recorded.shift || p.alphabet != recorded.alphabet {
-                    return Err(EngineError::io(&name, io::Error::other(
-                        "an interrupted transformation with other parameters is pending: run 'swath cipher --resume' on it first",
-                    )));
-                }
-            }
-            let slot = read_done(&j, header.sum).map_err(jerr)?;
-            let done = slot.map_or(0, |(d, _)| d);
-            let bs = recorded.block_size;
-            let blocks = len.div_ceil(bs);
-            if done > blocks {
-                return Err(EngineError::io(
-                    &jname,
-                    io::Error::other(format!(
-                        "the journal says {done} blocks done of a file of {blocks}: damaged or forged, refusing it (remove it if no run was interrupted)"
-                    )),
-                ));
-            }
-            // The bytes of block `done`, which its undo record must hold (none past the end).
-            let block_len = if done < blocks {
-                (len - done * bs).min(bs)
-            } else {
-                0
-            };
-            let undo = read_undo(&j, done, block_len, header.sum).map_err(jerr)?;
-            if let Some((_, at_done)) = slot {
-                // Unchanged since block `done` was recorded; later only if the interrupted
-                // run was writing block `done` itself (its undo record says so).
-                let now = binding.mtime;
-                if now != at_done && !(undo.is_some() && now > at_done) {
-                    return Err(EngineError::io(
-                        &jname,
-                        io::Error::other(format!(
-                            "{name} was modified after the interrupted run (its modification time moved): refusing the journal (remove it to give up the recovery)"
-                        )),
-                    ));
-                }
-            }
-            let restored = match undo {
-                Some(bytes) => {
-                    file.write_all_at(&bytes, done * bs)
-                        .and_then(|()| file.sync_data())
-                        .map_err(io_err)?;
-                    true
-                }
-                None => false,
-            };
-            (j, recorded, header.sum, done, restored)
-        }
+        Some(j) => resume(j, &file, binding, params, &name, &jname)?,
         None => {
             let Some(p) = params else {
                 return Err(EngineError::io(
@@ -395,54 +326,18 @@ fn transform_in_place_observed(
         z[0] == 0 && sparse
     };
     let mut touched = !fresh;
-    let result = (|| {
-        let mut buf = Vec::new();
-        buf.try_reserve_exact(bs.min(len.max(1)) as usize)
-            .map_err(|_| io_err(io::Error::from(io::ErrorKind::OutOfMemory)))?;
-        buf.resize(bs.min(len.max(1)) as usize, 0);
-        // Blocks completed as the journal last recorded (hole blocks are skipped without a
-        // record: the count is brought up to date before the next block's undo record, which
-        // recovery trusts only when it names that count).
-        let mut recorded = done;
-        for i in done..blocks {
-            let start = i * bs;
-            let n = (len - start).min(bs) as usize;
-            if holes && hole_end(&file, start, len).is_some_and(|e| e >= start + n as u64) {
-                observe(Step::Done(i));
-                continue;
-            }
-            if recorded != i {
-                let m = file.metadata().map_err(io_err)?;
-                write_done(&journal, i, stamp(&m), header_sum).map_err(jerr)?;
-            }
-            if let Err(e) = file.read_exact_at(&mut buf[..n], start) {
-                if e.kind() == io::ErrorKind::UnexpectedEof {
-                    let found = file.metadata().map(|m| m.len()).unwrap_or(0);
-                    return Err(EngineError::Shrank {
-                        path: (&name).into(),
-                        expected: len,
-                        found,
-                    });
-                }
-                return Err(io_err(e));
-            }
-            write_undo(&journal, i, &buf[..n], header_sum, sparse).map_err(jerr)?;
-            observe(Step::Undo(i));
-            cipher.apply(&mut buf[..n]);
-            touched = true;
-            if holes {
-                write_data_only(&file, &buf[..n], start, len).map_err(io_err)?;
-            } else {
-                file.write_all_at(&buf[..n], start).map_err(io_err)?;
-            }
-            file.sync_data().map_err(io_err)?;
-            let m = file.metadata().map_err(io_err)?;
-            write_done(&journal, i + 1, stamp(&m), header_sum).map_err(jerr)?;
-            recorded = i + 1;
-            observe(Step::Done(i));
-        }
-        Ok(())
-    })();
+    let run = Run {
+        file: &file,
+        journal: &journal,
+        name: &name,
+        jname: &jname,
+        len,
+        bs,
+        header_sum,
+        sparse,
+        holes,
+    };
+    let result = transform_blocks(&run, &cipher, done, blocks, &mut touched, observe);
     if let Err(e) = result {
         if !touched {
             // Nothing was changed: no journal to block the next run.
@@ -471,6 +366,178 @@ fn transform_in_place_observed(
         restored,
         blocks,
     })
+}
+
+/// Takes up an interrupted run from its journal `j` (of the file open as `file`, bound as
+/// `binding`): checks that the journal is this file's and that nothing changed the file
+/// since, and puts back the block being written when the run stopped. The journal, its
+/// parameters, its header's checksum, the blocks done, and whether a block was restored.
+fn resume(
+    j: File,
+    file: &File,
+    binding: Binding,
+    params: Option<InPlaceParams>,
+    name: &str,
+    jname: &str,
+) -> Result<(File, InPlaceParams, u64, u64, bool), EngineError> {
+    let len = binding.len;
+    let io_err = |e: io::Error| EngineError::io(name, e);
+    let jerr = |e: io::Error| EngineError::io(jname, e);
+    let header = read_header(&j).map_err(jerr)?;
+    let recorded = header.params;
+    if (header.dev, header.ino) != (binding.dev, binding.ino) {
+        return Err(EngineError::io(
+            jname,
+            io::Error::other(format!(
+                "the journal belongs to another file than {name}: refusing it (remove it)"
+            )),
+        ));
+    }
+    let recorded_len = header.len;
+    if recorded_len != len {
+        return Err(EngineError::io(
+                jname,
+                io::Error::other(format!(
+                    "the journal is for a file of {recorded_len} bytes, {name} has {len} (it changed size after the interrupted run): refusing the journal (remove it to give up the recovery)"
+                )),
+            ));
+    }
+    if let Some(p) = params {
+        if p.shift != recorded.shift || p.alphabet != recorded.alphabet {
+            return Err(EngineError::io(name, io::Error::other(
+                    "an interrupted transformation with other parameters is pending: run 'swath cipher --resume' on it first",
+                )));
+        }
+    }
+    let slot = read_done(&j, header.sum).map_err(jerr)?;
+    let done = slot.map_or(0, |(d, _)| d);
+    let bs = recorded.block_size;
+    let blocks = len.div_ceil(bs);
+    if done > blocks {
+        return Err(EngineError::io(
+                jname,
+                io::Error::other(format!(
+                    "the journal says {done} blocks done of a file of {blocks}: damaged or forged, refusing it (remove it if no run was interrupted)"
+                )),
+            ));
+    }
+    // The bytes of block `done`, which its undo record must hold (none past the end).
+    let block_len = if done < blocks {
+        (len - done * bs).min(bs)
+    } else {
+        0
+    };
+    let undo = read_undo(&j, done, block_len, header.sum).map_err(jerr)?;
+    if let Some((_, at_done)) = slot {
+        // Unchanged since block `done` was recorded; later only if the interrupted
+        // run was writing block `done` itself (its undo record says so).
+        let now = binding.mtime;
+        if now != at_done && !(undo.is_some() && now > at_done) {
+            return Err(EngineError::io(
+                    jname,
+                    io::Error::other(format!(
+                        "{name} was modified after the interrupted run (its modification time moved): refusing the journal (remove it to give up the recovery)"
+                    )),
+                ));
+        }
+    }
+    let restored = match undo {
+        Some(bytes) => {
+            file.write_all_at(&bytes, done * bs)
+                .and_then(|()| file.sync_data())
+                .map_err(io_err)?;
+            true
+        }
+        None => false,
+    };
+    Ok((j, recorded, header.sum, done, restored))
+}
+
+/// What [`transform_blocks`] works on.
+struct Run<'a> {
+    file: &'a File,
+    journal: &'a File,
+    name: &'a str,
+    jname: &'a str,
+    len: u64,
+    bs: u64,
+    header_sum: u64,
+    /// The file has holes: undo records and writes keep them.
+    sparse: bool,
+    /// Blocks inside a hole are left as they are (the cipher keeps zeros).
+    holes: bool,
+}
+
+/// Transforms blocks `done..blocks` in place, each one's original bytes written to the
+/// journal first and the count of blocks done after it; `touched` is set once the file
+/// is changed.
+fn transform_blocks(
+    run: &Run<'_>,
+    cipher: &Cipher,
+    done: u64,
+    blocks: u64,
+    touched: &mut bool,
+    observe: &mut dyn FnMut(Step),
+) -> Result<(), EngineError> {
+    let Run {
+        file,
+        journal,
+        name,
+        jname,
+        len,
+        bs,
+        header_sum,
+        sparse,
+        holes,
+    } = *run;
+    let io_err = |e: io::Error| EngineError::io(name, e);
+    let jerr = |e: io::Error| EngineError::io(jname, e);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(bs.min(len.max(1)) as usize)
+        .map_err(|_| io_err(io::Error::from(io::ErrorKind::OutOfMemory)))?;
+    buf.resize(bs.min(len.max(1)) as usize, 0);
+    // Blocks completed as the journal last recorded (hole blocks are skipped without a
+    // record: the count is brought up to date before the next block's undo record, which
+    // recovery trusts only when it names that count).
+    let mut recorded = done;
+    for i in done..blocks {
+        let start = i * bs;
+        let n = (len - start).min(bs) as usize;
+        if holes && hole_end(file, start, len).is_some_and(|e| e >= start + n as u64) {
+            observe(Step::Done(i));
+            continue;
+        }
+        if recorded != i {
+            let m = file.metadata().map_err(io_err)?;
+            write_done(journal, i, stamp(&m), header_sum).map_err(jerr)?;
+        }
+        if let Err(e) = file.read_exact_at(&mut buf[..n], start) {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                let found = file.metadata().map(|m| m.len()).unwrap_or(0);
+                return Err(EngineError::Shrank {
+                    path: (&name).into(),
+                    expected: len,
+                    found,
+                });
+            }
+            return Err(io_err(e));
+        }
+        write_undo(journal, i, &buf[..n], header_sum, sparse).map_err(jerr)?;
+        observe(Step::Undo(i));
+        cipher.apply(&mut buf[..n]);
+        *touched = true;
+        if holes {
+            write_data_only(file, &buf[..n], start, len).map_err(io_err)?;
+        } else {
+            file.write_all_at(&buf[..n], start).map_err(io_err)?;
+        }
+        file.sync_data().map_err(io_err)?;
+        let m = file.metadata().map_err(io_err)?;
+        write_done(journal, i + 1, stamp(&m), header_sum).map_err(jerr)?;
+        recorded = i + 1;
+        observe(Step::Done(i));
+    }
+    Ok(())
 }
 
 /// When offset `at` of `file` (of `len` bytes) lies in a hole, where the hole ends: the
