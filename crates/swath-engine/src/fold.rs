@@ -197,6 +197,30 @@ mod tests {
         f
     }
 
+    /// Folds all of `data` (written to a file) with positional reads on `threads` workers
+    /// in blocks of `block` bytes: the value, the run's stats and the plan.
+    fn fold_whole<F: Fold<Config = ()>>(
+        data: &[u8],
+        threads: i64,
+        block: usize,
+    ) -> (F, RunStats, Plan) {
+        let f = file_of(data);
+        let input = Input::open(f.path()).unwrap();
+        let job = Job::new(vec![Region {
+            input: &input,
+            offset: 0,
+        }]);
+        let opts = EngineOptions {
+            threads: Some(threads),
+            block_size: Some(block),
+            strategy: Read::Pread,
+            ..EngineOptions::default()
+        };
+        let plan = Plan::for_job(&opts, &job, Access::SinglePass);
+        let (folded, stats) = fold::<F>(&plan, &job, &(), &()).unwrap();
+        (folded, stats, plan)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -260,20 +284,7 @@ mod tests {
             }
         }
         let data = vec![7u8; 1 << 20];
-        let f = file_of(&data);
-        let input = Input::open(f.path()).unwrap();
-        let job = Job::new(vec![Region {
-            input: &input,
-            offset: 0,
-        }]);
-        let opts = EngineOptions {
-            threads: Some(4),
-            block_size: Some(4096),
-            strategy: Read::Pread,
-            ..EngineOptions::default()
-        };
-        let plan = Plan::for_job(&opts, &job, Access::SinglePass);
-        let (c, _) = fold::<Counted>(&plan, &job, &(), &()).unwrap();
+        let (c, _, plan) = fold_whole::<Counted>(&data, 4, 4096);
         assert_eq!(c.0, data.len() as u64);
         let made = MADE.load(Ordering::Relaxed);
         // The caller's state, plus one for each worker that took a block.
@@ -307,20 +318,7 @@ mod tests {
         }
         let mut data = vec![b'a'; 64 * 1024];
         data[100] = b'X';
-        let f = file_of(&data);
-        let input = Input::open(f.path()).unwrap();
-        let job = Job::new(vec![Region {
-            input: &input,
-            offset: 0,
-        }]);
-        let opts = EngineOptions {
-            threads: Some(1),
-            block_size: Some(1024),
-            strategy: Read::Pread,
-            ..EngineOptions::default()
-        };
-        let plan = Plan::for_job(&opts, &job, Access::SinglePass);
-        let (u, stats) = fold::<UntilX>(&plan, &job, &(), &()).unwrap();
+        let (u, stats, _) = fold_whole::<UntilX>(&data, 1, 1024);
         assert!(stats.stopped_early);
         assert_eq!(u.0, 1024);
     }
