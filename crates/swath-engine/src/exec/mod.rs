@@ -1046,6 +1046,8 @@ fn parallel(
         .iter()
         .map(|r| r.input.state())
         .collect::<Result<_, _>>()?;
+    // Tests change the file here, after its state is taken (see `crate::pause`).
+    crate::pause::at("exec-parallel");
     let (method, maps) = map_regions(job, method, extent.len);
     let bs = plan.block_size as u64;
     let n_blocks = extent.len.div_ceil(bs);

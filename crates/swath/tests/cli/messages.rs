@@ -356,3 +356,69 @@ fn help_through_the_links_is_gnus_layout() {
         assert!(o.contains("--threads"), "{tool}: {o}");
     }
 }
+
+/// A file that changes size while read is named whole, its cause after it, also when its
+/// name holds `: ` (wc, grep and their partial pieces cut the message at the first `: `
+/// and printed the name's tail as the cause). The file grows at the executor's pause point,
+/// after its size was taken.
+#[test]
+fn a_changed_file_whose_name_holds_a_colon_is_named_whole() {
+    use crate::util::Paused;
+    use std::io::Write;
+    let dir = Dir::new();
+    let name = "log: old";
+    let body: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+    let cases: [&[&str]; 4] = [
+        &["wc", "--strategy", "pread", "--threads", "2"],
+        &["grep", "-c", "--strategy=pread", "--threads=2", "line"],
+        &[
+            "wc",
+            "--strategy",
+            "pread",
+            "--threads",
+            "2",
+            "--range",
+            "0:300000",
+            "--emit-partial",
+            "p",
+        ],
+        &[
+            "grep",
+            "-c",
+            "--strategy=pread",
+            "--threads=2",
+            "--range=0:300000",
+            "--emit-partial=p",
+            "line",
+        ],
+    ];
+    for args in cases {
+        dir.write(name, body.as_bytes());
+        let mut cmd = Command::new(swath_bin());
+        cmd.args(args).arg(name).current_dir(dir.tmp.path());
+        let mut p = Paused::spawn(cmd, dir.tmp.path(), "exec-parallel");
+        assert!(p.reached(), "{args:?}: never reached the executor");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path(name))
+            .unwrap();
+        f.write_all(b"one more line\n").unwrap();
+        drop(f);
+        let out = p.resume();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // The name as the tool shows it (wc quotes it as GNU wc does), then the cause.
+        let cause = format!(
+            ": file changed size while being read (was {} bytes, now {})",
+            body.len(),
+            body.len() + 14
+        );
+        let line = err.lines().next().unwrap_or("");
+        let shown = ["log: old", "'log: old'"]
+            .iter()
+            .any(|n| line == format!("swath {}: {n}{cause}", args[0]));
+        assert!(shown, "{args:?}: {err}");
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        let _ = std::fs::remove_file(dir.path("p"));
+        let _ = std::fs::remove_file(dir.path(".pause-exec-parallel"));
+    }
+}
