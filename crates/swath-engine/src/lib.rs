@@ -48,6 +48,7 @@ pub mod output;
 pub mod pause;
 pub mod plan;
 pub mod range;
+pub mod size;
 pub mod sysinfo;
 pub mod testing;
 pub mod walk;

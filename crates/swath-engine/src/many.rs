@@ -13,6 +13,18 @@ use std::sync::{Condvar, Mutex};
 
 use crate::exec::Flow;
 
+/// Files named on a command line smaller than this are processed whole by one worker of the
+/// pool, several at once (wc, grep); bigger ones on all cores, one at a time, when their turn
+/// comes. Below it, spreading one file over every core costs more (a plan, a residency
+/// sample, threads or a map) than it saves.
+pub const SMALL_FILE: u64 = 4 << 20;
+
+/// True when `path` names a regular file smaller than [`SMALL_FILE`] (following links, as
+/// opening it will): one to give to the pool whole.
+pub fn is_small_file(path: impl AsRef<std::path::Path>) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
+}
+
 /// Pooled items a worker may finish ahead of the consumer.
 pub const AHEAD: usize = 256;
 

@@ -213,6 +213,77 @@ pub struct EngineOptions {
     pub layout: Layout,
 }
 
+/// An engine option's value that did not parse, as [`EngineOptions::set`] and the command
+/// line's parsers report it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// `--threads` was not a whole number.
+    #[error("invalid thread count '{0}'")]
+    Threads(String),
+    /// `--block-size` was zero.
+    #[error("block size must be at least 1 byte")]
+    BlockSizeZero,
+    /// `--block-size` was over 1 GiB.
+    #[error("block size must be at most 1 GiB")]
+    BlockSizeTooBig,
+    /// `--block-size` was not a size.
+    #[error("invalid size '{0}'")]
+    Size(String),
+    /// `--strategy` or `--layout` named no choice.
+    #[error(transparent)]
+    Name(#[from] UnknownName),
+}
+
+impl OptionError {
+    /// What the value was meant to be (`thread count`, `block size`, `strategy`, `layout`),
+    /// for front ends that word the message themselves (grep's GNU-style parser).
+    pub fn what(&self) -> &'static str {
+        match self {
+            OptionError::Threads(_) => "thread count",
+            OptionError::BlockSizeZero | OptionError::BlockSizeTooBig | OptionError::Size(_) => {
+                "block size"
+            }
+            OptionError::Name(n) => n.what,
+        }
+    }
+}
+
+/// Parses a `--threads` value: any whole number (zero or less selects the sequential path).
+pub fn parse_threads(s: &str) -> Result<i64, OptionError> {
+    s.parse().map_err(|_| OptionError::Threads(s.to_string()))
+}
+
+/// Parses a `--block-size` value: a size with GNU suffixes ([`crate::size`]), 1 byte to
+/// 1 GiB.
+pub fn parse_block_size(s: &str) -> Result<usize, OptionError> {
+    match crate::size::parse_size(s) {
+        Ok(0) => Err(OptionError::BlockSizeZero),
+        Ok(n) if n <= 1 << 30 => Ok(n as usize),
+        Ok(_) => Err(OptionError::BlockSizeTooBig),
+        Err(_) => Err(OptionError::Size(s.to_string())),
+    }
+}
+
+impl EngineOptions {
+    /// The long option names [`EngineOptions::set`] takes, without their dashes.
+    pub const NAMES: [&'static str; 4] = ["threads", "block-size", "strategy", "layout"];
+
+    /// Sets the option `name` (one of [`EngineOptions::NAMES`]) from its command-line text:
+    /// the one parser of the engine options, used by every front end (clap's value
+    /// parsers, grep's GNU-style parser, the Python package). Returns `Ok(false)` when
+    /// `name` is not an engine option.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, OptionError> {
+        match name {
+            "threads" => self.threads = Some(parse_threads(value)?),
+            "block-size" => self.block_size = Some(parse_block_size(value)?),
+            "strategy" => self.strategy = value.parse()?,
+            "layout" => self.layout = value.parse()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// A resolved plan: what the executor will do.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -291,8 +362,8 @@ impl Plan {
             Strategy::Pread => (Method::Pread, Cow::Borrowed("requested")),
             Strategy::Mmap => (Method::Mmap, Cow::Borrowed("requested")),
             Strategy::Auto => match auto_method(regions, len, access) {
-                Ok((method, why)) => (method, Cow::Owned(why)),
-                Err(why) => return sequential(Cow::Owned(why)),
+                (Method::Read, why) => return sequential(Cow::Owned(why)),
+                (method, why) => (method, Cow::Owned(why)),
             },
         };
         let block_size = opts.block_size.unwrap_or(DEFAULT_BLOCK).max(1);
@@ -308,12 +379,9 @@ impl Plan {
     }
 }
 
-/// The `auto` choice for seekable inputs; `Err(reason)` means sequential reads.
-fn auto_method(
-    regions: &[(&Input, u64)],
-    len: u64,
-    access: Access,
-) -> Result<(Method, String), String> {
+/// The `auto` choice for seekable inputs and the reason for it ([`Method::Read`]: sequential
+/// reads on one thread).
+fn auto_method(regions: &[(&Input, u64)], len: u64, access: Access) -> (Method, String) {
     let total: u64 = len.saturating_mul(regions.len() as u64);
     // Holes are read as zeros without touching the device: count them as cached.
     let mut holes = 0.0f64;
@@ -339,27 +407,31 @@ fn auto_method(
         format!("{:.0}% in page cache", residency * 100.0)
     };
     if access == Access::ComputeBound && residency < HOT_RESIDENCY {
-        return Ok((
+        return (
             Method::Pread,
             format!("{cached}, a compute-bound kernel: positional reads on every core"),
-        ));
+        );
     }
     if avail.is_some_and(|a| from_device > a) {
-        return Err(format!(
-            "{cached}, {from_device} bytes to read exceed available memory ({} bytes): sequential streams",
-            avail.unwrap_or(0)
-        ));
+        return (
+            Method::Read,
+            format!(
+                "{cached}, {from_device} bytes to read exceed available memory ({} bytes): sequential streams",
+                avail.unwrap_or(0)
+            ),
+        );
     }
     match access {
-        Access::Repeated => Ok((
+        Access::Repeated => (
             Method::Mmap,
             format!("{cached}, repeated access: read-only maps"),
-        )),
-        Access::SinglePass if residency < HOT_RESIDENCY => Err(format!(
-            "{cached}: sequential streams for the kernel's read-ahead"
-        )),
+        ),
+        Access::SinglePass if residency < HOT_RESIDENCY => (
+            Method::Read,
+            format!("{cached}: sequential streams for the kernel's read-ahead"),
+        ),
         Access::SinglePass | Access::ComputeBound => {
-            Ok((Method::Mmap, format!("{cached}: read-only maps, no copies")))
+            (Method::Mmap, format!("{cached}: read-only maps, no copies"))
         }
     }
 }

@@ -11,13 +11,23 @@ pub fn skip(reason: &str) {
     }
 }
 
+/// A check skipped where skipping is a failure (`SWATH_TEST_STRICT=1`).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "check skipped: {reason} (SWATH_TEST_STRICT=1: scripts/test installs every tool the tests \
+     need and runs as root)"
+)]
+pub struct SkippedCheck {
+    /// Why the check could not be made.
+    pub reason: String,
+}
+
 /// The note a skipped check prints, or under `strict` the failure it is.
-fn skip_or_fail(strict: bool, reason: &str) -> Result<(), String> {
+fn skip_or_fail(strict: bool, reason: &str) -> Result<(), SkippedCheck> {
     if strict {
-        return Err(format!(
-            "check skipped: {reason} (SWATH_TEST_STRICT=1: scripts/test installs every tool \
-             the tests need and runs as root)"
-        ));
+        return Err(SkippedCheck {
+            reason: reason.to_string(),
+        });
     }
     eprintln!("skipped: {reason}");
     Ok(())
@@ -35,7 +45,7 @@ mod tests {
     #[test]
     fn a_skipped_check_fails_under_strict() {
         assert_eq!(skip_or_fail(false, "no rg here"), Ok(()));
-        let err = skip_or_fail(true, "no rg here").unwrap_err();
+        let err = skip_or_fail(true, "no rg here").unwrap_err().to_string();
         assert!(err.starts_with("check skipped: no rg here ("), "{err}");
     }
 }

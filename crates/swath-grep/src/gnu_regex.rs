@@ -17,6 +17,8 @@ use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
 use std::ops::Range;
 use std::sync::Mutex;
 
+use crate::pattern::PatternError;
+
 /// glibc's `struct re_pattern_buffer` (x86-64 and other LP64 targets).
 #[repr(C)]
 struct PatternBuffer {
@@ -173,7 +175,7 @@ impl GnuRegex {
         word: bool,
         line: bool,
         utf8: bool,
-    ) -> Result<GnuRegex, String> {
+    ) -> Result<GnuRegex, PatternError> {
         let chars = if utf8 { Chars::Utf8 } else { Chars::Bytes };
         Self::build(pattern, ere, icase, word, line, chars, true)
     }
@@ -188,7 +190,7 @@ impl GnuRegex {
         word: bool,
         line: bool,
         eol: u8,
-    ) -> Result<GnuRegex, String> {
+    ) -> Result<GnuRegex, PatternError> {
         Self::build(pattern, ere, icase, word, line, Chars::Locale, eol == b'\n')
     }
 
@@ -200,7 +202,7 @@ impl GnuRegex {
         line: bool,
         chars: Chars,
         newline_anchor: bool,
-    ) -> Result<GnuRegex, String> {
+    ) -> Result<GnuRegex, PatternError> {
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let syntax =
             if ere { SYNTAX_EGREP } else { SYNTAX_GREP } | if icase { RE_ICASE } else { 0 };
@@ -219,7 +221,7 @@ impl GnuRegex {
         checked.map(|()| r)
     }
 
-    fn compile(&self) -> Result<Compiled, String> {
+    fn compile(&self) -> Result<Compiled, PatternError> {
         let mut buf = Box::new(PatternBuffer {
             buffer: std::ptr::null_mut(),
             allocated: 0,
@@ -262,7 +264,9 @@ impl GnuRegex {
         if !err.is_null() {
             // SAFETY: glibc returns a static NUL-terminated message.
             let msg = unsafe { std::ffi::CStr::from_ptr(err) };
-            return Err(msg.to_string_lossy().into_owned());
+            return Err(PatternError {
+                message: msg.to_string_lossy().into_owned(),
+            });
         }
         if !self.newline_anchor {
             compiled.buf.bits &= !NEWLINE_ANCHOR;
@@ -466,6 +470,6 @@ mod tests {
     #[test]
     fn compile_errors_are_glibc_messages() {
         let e = GnuRegex::new(br"\(a\)\2", false, false, false, false, false).unwrap_err();
-        assert_eq!(e, "Invalid back reference");
+        assert_eq!(e.message, "Invalid back reference");
     }
 }

@@ -202,9 +202,7 @@ fn glibc_source(pattern: &[u8], syntax: Syntax) -> (Vec<u8>, bool) {
 /// glibc's error for one pattern, compiled as GNU grep compiles it first.
 fn glibc_error(pattern: &[u8], opts: MatchOptions) -> Option<PatternError> {
     let (source, ere) = glibc_source(pattern, opts.syntax);
-    GnuRegex::in_locale(&source, ere, opts.ignore_case, false, false, b'\n')
-        .err()
-        .map(|message| PatternError { message })
+    GnuRegex::in_locale(&source, ere, opts.ignore_case, false, false, b'\n').err()
 }
 
 /// What GNU's DFA says reading one pattern (after glibc took it): its warnings (in GNU's
@@ -524,7 +522,7 @@ impl LocaleMatcher {
             }
             let (source, _) = glibc_source(p, opts.syntax);
             if opts.syntax != Syntax::Fixed && may_have_backref(p) {
-                regexes.push(compile(&source, ere).map_err(|message| PatternError { message })?);
+                regexes.push(compile(&source, ere)?);
             } else if let Some(j) = &mut joined {
                 j.push(b'\n');
                 j.extend_from_slice(&source);
@@ -533,7 +531,7 @@ impl LocaleMatcher {
             }
         }
         if let Some(j) = joined {
-            let r = compile(&j, ere).map_err(|message| PatternError { message })?;
+            let r = compile(&j, ere)?;
             regexes.insert(0, r);
         }
         Ok(regexes)

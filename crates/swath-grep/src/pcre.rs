@@ -21,6 +21,8 @@ use std::ptr;
 
 use pcre2_sys::*;
 
+use crate::pattern::PatternError;
+
 /// A compiled `-P` pattern, shared by every thread (each has its own match data).
 #[derive(Debug)]
 pub struct Pcre {
@@ -87,7 +89,7 @@ impl Pcre {
         utf: bool,
         word: bool,
         line: bool,
-    ) -> Result<Pcre, String> {
+    ) -> Result<Pcre, PatternError> {
         let wrapped = if line {
             [&b"^(?:"[..], pattern, b")$"].concat()
         } else if word {
@@ -112,7 +114,9 @@ impl Pcre {
             )
         };
         if code.is_null() {
-            return Err(error_message(code_err));
+            return Err(PatternError {
+                message: error_message(code_err),
+            });
         }
         // SAFETY: `code` is a valid compiled pattern; a JIT failure only means no JIT.
         unsafe { pcre2_jit_compile_8(code, PCRE2_JIT_COMPLETE) };
@@ -380,7 +384,9 @@ mod tests {
     #[test]
     fn errors_are_pcre2_messages() {
         assert_eq!(
-            Pcre::new(b")", false, false, false, false).unwrap_err(),
+            Pcre::new(b")", false, false, false, false)
+                .unwrap_err()
+                .message,
             "unmatched closing parenthesis"
         );
         let p = Pcre::new(b"(a+)+$", false, false, false, false).unwrap();

@@ -57,7 +57,7 @@ fn pattern_errors_here(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, 
             .filter_map(|(i, p)| {
                 Pcre::new(p, opts.ignore_case, opts.utf8, opts.word, opts.line)
                     .err()
-                    .map(|message| (i, PatternError { message }))
+                    .map(|e| (i, e))
             })
             .collect();
     }
@@ -77,7 +77,7 @@ fn pattern_errors_here(patterns: &[Vec<u8>], opts: MatchOptions) -> Vec<(usize, 
                     opts.utf8,
                 )
                 .err()
-                .map(|message| (i, PatternError { message })),
+                .map(|e| (i, e)),
                 Ok(None) => translate_with_warnings(&p, opts.syntax, opts.utf8)
                     .err()
                     .map(|e| (i, e)),
@@ -311,8 +311,7 @@ impl Matcher {
                 opts.utf8,
                 opts.word,
                 opts.line,
-            )
-            .map_err(|message| PatternError { message })?;
+            )?;
             return Ok((
                 Matcher {
                     pcre: Some(std::sync::Arc::new(pcre)),
@@ -659,8 +658,7 @@ fn translate_all(
         let (t, w) = match translate_filter(&p, opts.syntax, opts.utf8, eol, opts.ignore_case)? {
             Some(filter) => {
                 let ere = opts.syntax == Syntax::Extended;
-                let g = GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)
-                    .map_err(|message| PatternError { message })?;
+                let g = GnuRegex::new(&p, ere, opts.ignore_case, opts.word, opts.line, opts.utf8)?;
                 backrefs.push(std::sync::Arc::new(g));
                 filter
             }

@@ -3,10 +3,8 @@
 use std::time::Instant;
 
 use clap::Args;
-use swath_engine::plan::UnknownName;
+use swath_engine::plan::{OptionError, UnknownName};
 use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy};
-
-use crate::size::parse_size;
 
 /// `--threads`, `--block-size`, `--strategy`, `--layout` and `--time`, for commands that
 /// read through the engine.
@@ -53,13 +51,8 @@ pub struct WorkerArgs {
     pub time: bool,
 }
 
-fn parse_block_size(s: &str) -> Result<usize, String> {
-    match parse_size(s) {
-        Ok(0) => Err("block size must be at least 1 byte".into()),
-        Ok(n) if n <= 1 << 30 => Ok(n as usize),
-        Ok(_) => Err("block size must be at most 1 GiB".into()),
-        Err(_) => Err(format!("invalid size '{s}'")),
-    }
+fn parse_block_size(s: &str) -> Result<usize, OptionError> {
+    swath_engine::plan::parse_block_size(s)
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, UnknownName> {

@@ -23,7 +23,7 @@ mod interrupt;
 mod oom;
 mod progress;
 mod sigpipe;
-mod size;
+use swath_engine::size;
 mod status;
 mod stdout;
 

@@ -200,9 +200,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let small: Vec<bool> = names
         .iter()
         .map(|n| match n {
-            Some(n) if !n.is_empty() && n != "-" => {
-                std::fs::metadata(n).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE)
-            }
+            Some(n) if !n.is_empty() && n != "-" => swath_engine::many::is_small_file(n),
             _ => false,
         })
         .collect();
@@ -460,9 +458,6 @@ fn finish(out: Stdout, failed: bool) -> ExitCode {
         Err(status) => ExitCode::from(status),
     }
 }
-
-/// Files smaller than this are counted whole by one worker of the pool.
-const SMALL_FILE: u64 = 8 << 20;
 
 /// What counting one name gave.
 enum FileOutcome {

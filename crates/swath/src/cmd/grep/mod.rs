@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use swath_engine::dirs::Links;
 use swath_engine::input::Wait;
-use swath_engine::{EngineError, EngineOptions, Flow, Input, Layout, Strategy};
+use swath_engine::{EngineError, EngineOptions, Flow, Input, Strategy};
 use swath_grep::pattern::Syntax;
 use swath_grep::search::{MatchOptions, Matcher};
 use swath_ops::search::{search, Binary, Context, Event, Mode, SearchOptions, Selected};
@@ -240,10 +240,6 @@ struct FileResult {
     /// `--json`, when the file printed its messages: its figures, for the summary.
     json: Option<json::FileStats>,
 }
-
-/// Files named on the command line smaller than this are searched whole by one worker of
-/// the pool (bigger ones on all cores, when their turn comes).
-const SMALL_FILE: u64 = 4 << 20;
 
 /// Files found in a tree are searched by one worker of the pool up to this size (as many
 /// files as there are cores at once: a tree's few big files among thousands of small ones
@@ -495,7 +491,7 @@ fn grep_file(
         }
     }
     let pooled_max = if *command_line {
-        SMALL_FILE
+        swath_engine::many::SMALL_FILE
     } else {
         POOLED_MAX
     };

@@ -415,26 +415,19 @@ pub(super) fn take_engine_options(
             flags.json = true;
             continue;
         }
-        let Some((name, inline)) = [
-            "threads",
-            "block-size",
-            "strategy",
-            "layout",
-            "max-line",
-            "range",
-            "emit-partial",
-            "operand-index",
-        ]
-        .iter()
-        .find_map(|n| {
-            let flag = format!("--{n}");
-            if text == flag {
-                Some((*n, None))
-            } else {
-                text.strip_prefix(&format!("{flag}="))
-                    .map(|v| (*n, Some(v.to_string())))
-            }
-        }) else {
+        let Some((name, inline)) = EngineOptions::NAMES
+            .iter()
+            .chain(&["max-line", "range", "emit-partial", "operand-index"])
+            .find_map(|n| {
+                let flag = format!("--{n}");
+                if text == flag {
+                    Some((*n, None))
+                } else {
+                    text.strip_prefix(&format!("{flag}="))
+                        .map(|v| (*n, Some(v.to_string())))
+                }
+            })
+        else {
             rest.push(a);
             continue;
         };
@@ -449,14 +442,6 @@ pub(super) fn take_engine_options(
         };
         let bad = |what: &str| die(prog, &format!("invalid {what} '{value}'"));
         match name {
-            "threads" => engine.threads = Some(value.parse().map_err(|_| bad("thread count"))?),
-            "block-size" => match crate::size::parse_size(&value) {
-                Ok(n) if (1..=1 << 30).contains(&n) => engine.block_size = Some(n as usize),
-                _ => return Err(bad("block size")),
-            },
-            "strategy" => {
-                engine.strategy = value.parse::<Strategy>().map_err(|_| bad("strategy"))?
-            }
             "max-line" => match crate::size::parse_size(&value) {
                 Ok(n) if (1..=1 << 40).contains(&n) => max_line = n as usize,
                 _ => return Err(bad("line bound")),
@@ -468,7 +453,9 @@ pub(super) fn take_engine_options(
             }
             "emit-partial" => partial.emit = Some(OsString::from(&value)),
             "operand-index" => partial.index = value.parse().map_err(|_| bad("operand index"))?,
-            _ => engine.layout = value.parse::<Layout>().map_err(|_| bad("layout"))?,
+            _ => {
+                engine.set(name, &value).map_err(|e| bad(e.what()))?;
+            }
         }
     }
     Ok((rest, engine, flags, max_line, partial))

@@ -99,8 +99,7 @@ pub(super) fn feed_targets(cfg: &Config, feed: &mut dyn FnMut(Target, bool) -> b
             && op != "-"
             && swath_engine::walk::is_dir(Path::new(op));
         if !recurse {
-            let pooled = op != "-"
-                && std::fs::metadata(op).is_ok_and(|m| m.is_file() && m.len() < SMALL_FILE);
+            let pooled = op != "-" && swath_engine::many::is_small_file(op);
             let target = Target::File {
                 path: op.clone(),
                 name: Shown::Own(display_name(cfg, op)),
