@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::dirs::Links;
 use crate::error::EngineError;
@@ -31,6 +31,10 @@ pub enum InputKind {
 /// An opened input.
 #[derive(Debug)]
 pub struct Input {
+    /// The path as given, byte for byte (for standard input, the name it was given): what
+    /// errors carry.
+    path: PathBuf,
+    /// `path` for messages (lossy where it is not UTF-8), made once.
     name: String,
     file: File,
     kind: InputKind,
@@ -93,12 +97,11 @@ impl Input {
     /// A directory opens as a stream whose first read fails with `EISDIR`, so the error comes
     /// at the point GNU tools report it.
     pub fn open(path: &Path) -> Result<Input, EngineError> {
-        let name = path.to_string_lossy().into_owned();
         if path.as_os_str() == "-" {
-            return Self::stdin(name);
+            return Self::stdin(path.to_string_lossy().into_owned());
         }
-        let file = File::open(path).map_err(|e| EngineError::io(&name, e))?;
-        Self::from_file(name, file, false)
+        let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
+        Self::from_file(path.to_path_buf(), file, false)
     }
 
     /// Opens `path` for reading a byte range of it (a piece of a partial result): a regular
@@ -108,16 +111,15 @@ impl Input {
     /// ignores), and what it opened is checked again, so a FIFO put at the path meanwhile is
     /// refused at once too.
     pub fn open_ranged(path: &Path) -> Result<Input, EngineError> {
-        let name = path.to_string_lossy().into_owned();
         let check = |t: std::fs::FileType| {
             if t.is_dir() {
                 Err(EngineError::io(
-                    &name,
+                    path,
                     io::Error::from_raw_os_error(libc::EISDIR),
                 ))
             } else if !t.is_file() {
                 Err(EngineError::NotRanged {
-                    path: (&name).into(),
+                    path: path.to_path_buf(),
                 })
             } else {
                 Ok(())
@@ -125,7 +127,7 @@ impl Input {
         };
         check(
             std::fs::metadata(path)
-                .map_err(|e| EngineError::io(&name, e))?
+                .map_err(|e| EngineError::io(path, e))?
                 .file_type(),
         )?;
         let input = Self::open_found(path, None, Links::Follow, Wait::Never, None)?;
@@ -151,11 +153,6 @@ impl Input {
         wait: Wait,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        // Checked as UTF-8 first: faster than the lossy conversion for the common name.
-        let display = match path.to_str() {
-            Some(s) => s.to_owned(),
-            None => path.to_string_lossy().into_owned(),
-        };
         let flags = libc::O_RDONLY
             | libc::O_NOCTTY
             | match wait {
@@ -176,8 +173,8 @@ impl Input {
                     .open(path)
             }
         }
-        .map_err(|e| EngineError::io(&display, e))?;
-        Self::from_file_on(display, file, false, real_dev)
+        .map_err(|e| EngineError::io(path, e))?;
+        Self::from_file_on(path.to_path_buf(), file, false, real_dev)
     }
 
     /// The file's type when it was opened (no system call).
@@ -196,20 +193,25 @@ impl Input {
             .as_fd()
             .try_clone_to_owned()
             .map_err(|e| EngineError::io(&name, e))?;
-        Self::from_file(name, File::from(fd), true)
+        Self::from_file(PathBuf::from(name), File::from(fd), true)
     }
 
-    fn from_file(name: String, file: File, inherit_position: bool) -> Result<Input, EngineError> {
-        Self::from_file_on(name, file, inherit_position, None)
+    fn from_file(path: PathBuf, file: File, inherit_position: bool) -> Result<Input, EngineError> {
+        Self::from_file_on(path, file, inherit_position, None)
     }
 
     fn from_file_on(
-        name: String,
+        path: PathBuf,
         file: File,
         inherit_position: bool,
         real_dev: Option<u64>,
     ) -> Result<Input, EngineError> {
-        let meta = file.metadata().map_err(|e| EngineError::io(&name, e))?;
+        let meta = file.metadata().map_err(|e| EngineError::io(&path, e))?;
+        // Checked as UTF-8 first: faster than the lossy conversion for the common name.
+        let name = match path.to_str() {
+            Some(s) => s.to_owned(),
+            None => path.to_string_lossy().into_owned(),
+        };
         let ft = meta.file_type();
         let pseudo = real_dev != Some(meta.dev()) && on_pseudo_filesystem(&file);
         let kind = if ft.is_file() && !pseudo {
@@ -237,6 +239,7 @@ impl Input {
             0
         };
         let mut input = Input {
+            path,
             name,
             kind,
             len: meta.len(),
@@ -255,9 +258,14 @@ impl Input {
         Ok(input)
     }
 
-    /// The name used in messages.
+    /// The name used in messages (the path, lossy where it is not UTF-8).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The path as it was given, byte for byte: what the engine's errors carry.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The kind of source.

@@ -104,7 +104,7 @@ impl GuardedMap {
     /// Returns `Ok(None)` when every guard slot is taken.
     pub fn new(
         file: &File,
-        name: &str,
+        name: impl AsRef<std::path::Path>,
         offset: u64,
         len: u64,
     ) -> Result<Option<Self>, EngineError> {
@@ -123,12 +123,17 @@ impl GuardedMap {
         let total = usize::try_from(len)
             .ok()
             .and_then(|l| l.checked_add(skew))
-            .ok_or_else(|| EngineError::io(name, std::io::Error::from_raw_os_error(libc::EFBIG)))?;
+            .ok_or_else(|| {
+                EngineError::io(
+                    name.as_ref(),
+                    std::io::Error::from_raw_os_error(libc::EFBIG),
+                )
+            })?;
         // SAFETY: the map is read-only and private to this process. Its one hazard, the file
         // shrinking underneath it, is turned from SIGBUS into a recorded fault by the guard
         // registered below before any byte is read.
         let map = unsafe { MmapOptions::new().offset(aligned).len(total).map(file) }
-            .map_err(|e| EngineError::io(name, e))?;
+            .map_err(|e| EngineError::io(name.as_ref(), e))?;
         let Some(slot) = register(map.as_ptr() as usize, total) else {
             return Ok(None);
         };

@@ -26,11 +26,11 @@ pub fn line_span(
 ) -> Result<(u64, u64), EngineError> {
     if input.file_type().is_dir() {
         let e = std::io::Error::from_raw_os_error(libc::EISDIR);
-        return Err(EngineError::io(input.name(), e));
+        return Err(EngineError::io(input.path(), e));
     }
     let Some(len) = input.len().filter(|_| input.is_seekable()) else {
         return Err(EngineError::NotRanged {
-            path: input.name().into(),
+            path: input.path().into(),
         });
     };
     let (start, end) = (start.min(len), end.min(len).max(start.min(len)));

@@ -111,7 +111,7 @@ impl LongLines<'_> {
                 Ok(())
             }
             LongLines::Fail { max } => Err(EngineError::LineTooLong {
-                path: r.input.name().into(),
+                path: r.input.path().into(),
                 offset: r.offset + offset,
                 max,
             }),
@@ -1103,7 +1103,7 @@ fn map_regions(job: &Job<'_>, method: Method, len: u64) -> (Method, Vec<GuardedM
     }
     for r in &job.regions {
         let at = r.input.base() + r.offset;
-        match GuardedMap::new(r.input.file(), r.input.name(), at, len) {
+        match GuardedMap::new(r.input.file(), r.input.path(), at, len) {
             Ok(Some(m)) => maps.push(m),
             Ok(None) | Err(_) => return (Method::Pread, Vec::new()),
         }
@@ -1361,7 +1361,7 @@ impl Workers<'_, '_> {
             let mut got = read(&mut bufs[0], LONG_LINE);
             if let Ok(None) = got {
                 let at = r.input.base() + r.offset;
-                match GuardedMap::new(r.input.file(), r.input.name(), at, extent.len) {
+                match GuardedMap::new(r.input.file(), r.input.path(), at, extent.len) {
                     Ok(Some(m)) => *long_map = Some(m),
                     // No map to be had: gather the line after all.
                     Ok(None) | Err(_) => got = read(&mut bufs[0], usize::MAX),
@@ -1457,7 +1457,7 @@ impl Workers<'_, '_> {
             shared.fail(
                 block.index,
                 EngineError::Shrank {
-                    path: r.input.name().into(),
+                    path: r.input.path().into(),
                     expected: r.input.base() + r.offset + self.extent.len,
                     found,
                 },
