@@ -16,6 +16,9 @@
 //!   stop without taking a lock on the hot path.
 //! - [`ordered`]: an ordered merge that streams per-block results to one consumer in file order
 //!   with a bounded window of blocks in flight.
+//! - [`source`]: where a command's bytes come from ([`source::Source`]): a file's byte
+//!   range (whole lines, [`range`]'s rule), a stream, a decompressed source (gzip, zstd, xz,
+//!   bzip2), a file followed as it grows; its first bytes, its reading, its errors named.
 //! - [`many`]: many inputs at once, small ones whole on a pool, results in argument order.
 //! - [`memfor`]: the memory-limited parallel for (tasks admitted while their memory needs fit,
 //!   largest first) and the I/O semaphore taken around reading.
@@ -49,6 +52,7 @@ pub mod pause;
 pub mod plan;
 pub mod range;
 pub mod size;
+pub mod source;
 pub mod sysinfo;
 pub mod testing;
 pub mod walk;

@@ -365,7 +365,7 @@ fn write_output(py: Python<'_>, path: PathBuf, data: PyBackedBytes) -> PyResult<
 /// one range, read whole.
 #[pyfunction]
 fn compression(head: &[u8]) -> Option<&'static str> {
-    swath_report::logs::Compression::of_magic(head).map(|c| c.name())
+    swath_engine::source::Compression::of_magic(head).map(|c| c.name())
 }
 
 /// The module.
@@ -378,6 +378,6 @@ fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(compression, m)?)?;
     m.add_function(wrap_pyfunction!(write_output, m)?)?;
-    m.add("MAGIC_LEN", swath_report::logs::MAGIC_LEN)?;
+    m.add("MAGIC_LEN", swath_engine::source::MAGIC_LEN)?;
     Ok(())
 }

@@ -1,10 +1,8 @@
 //! The log reports as `swath logs` prints them: the Wide Finder 2 report (text or JSON) and
 //! the summary (text, JSON, and a self-contained HTML page).
 
-use std::io::{self, Read};
-
-use swath_engine::Input;
-use swath_ops::logs::{report_reader, LineReport, Ranking, Wf2Config, Wf2Top};
+use swath_engine::source::HEAD_LEN;
+use swath_ops::logs::{Ranking, Wf2Config, Wf2Top};
 
 use crate::text::shown;
 
@@ -169,145 +167,6 @@ pub fn partial_option(options: &[u8], key: &str) -> Option<String> {
     let key = format!("{key}=");
     text.lines()
         .find_map(|l| l.strip_prefix(&key).map(str::to_string))
-}
-
-/// A compression a log may come in, recognised by its first bytes (never by its name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    /// gzip (`1f 8b`), every member of a multi-member file.
-    Gzip,
-    /// Zstandard (`28 b5 2f fd`), every frame.
-    Zstd,
-    /// xz (`fd 37 7a 58 5a 00`), every stream.
-    Xz,
-    /// bzip2 (`BZh` and a block size digit), every stream.
-    Bzip2,
-}
-
-/// The most first bytes [`Compression::of_magic`] looks at.
-pub const MAGIC_LEN: usize = 6;
-
-impl Compression {
-    /// The compression whose magic bytes `head` starts with.
-    pub fn of_magic(head: &[u8]) -> Option<Compression> {
-        match head {
-            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
-            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
-            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Compression::Xz),
-            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Some(Compression::Bzip2),
-            _ => None,
-        }
-    }
-
-    /// Its name, as messages say it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::Gzip => "gzip",
-            Compression::Zstd => "zstd",
-            Compression::Xz => "xz",
-            Compression::Bzip2 => "bzip2",
-        }
-    }
-
-    /// A reader of the bytes `r` decompresses to, every member, frame or stream of it.
-    pub fn decoder<'a>(
-        self,
-        r: impl io::BufRead + Send + 'a,
-    ) -> io::Result<Box<dyn Read + Send + 'a>> {
-        Ok(match self {
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(r)),
-            Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(r)?),
-            Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(r)),
-            Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(r)),
-        })
-    }
-
-    /// The cause of a decoding error, as `name: cause` says it: a stream cut short says
-    /// so, with the compression's name.
-    pub fn cause(self, e: &io::Error) -> String {
-        if e.kind() == io::ErrorKind::UnexpectedEof {
-            format!("unexpected end of {} data (truncated file?)", self.name())
-        } else if matches!(
-            e.kind(),
-            io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput | io::ErrorKind::Other
-        ) {
-            let said = e.to_string();
-            let said = said
-                .strip_prefix(self.name())
-                .and_then(|x| x.strip_prefix(": "))
-                .unwrap_or(&said);
-            format!("{} data is damaged ({said})", self.name())
-        } else {
-            swath_engine::error::os_message(e)
-        }
-    }
-}
-
-/// The compression `input` is in, by its first bytes (`None`: plain text).
-pub fn compression(input: &Input) -> Option<Compression> {
-    let len = input.len().unwrap_or(0);
-    let mut head = [0u8; MAGIC_LEN];
-    let n = (len.min(MAGIC_LEN as u64)) as usize;
-    if n < 2 || input.read_exact_at(&mut head[..n], 0).is_err() {
-        return None;
-    }
-    Compression::of_magic(&head[..n])
-}
-
-/// Reads a compressed log (every member, frame or stream) into `report`, through the
-/// input already open and up to the size it had then (a log still written is read to
-/// that point), decompressing on one thread while `workers` parse. An error's cause is
-/// [`Compression::cause`].
-pub fn report_compressed<R: LineReport>(
-    input: &Input,
-    compression: Compression,
-    config: &R::Config,
-    workers: usize,
-    report: &mut R,
-) -> io::Result<u64> {
-    let mut file = input.file().try_clone()?;
-    io::Seek::seek(&mut file, io::SeekFrom::Start(input.base()))?;
-    let size = input.len().unwrap_or(0);
-    let limited = swath_engine::PageReader::with_capacity(1 << 20, io::Read::take(file, size));
-    let mut decoded = compression.decoder(limited)?;
-    report_reader(&mut decoded, config, workers, 1 << 20, report)
-}
-
-/// How many bytes of a log (decoded) its format is recognised from.
-pub const HEAD_LEN: usize = 64 << 10;
-
-/// The plain text of a log's first bytes `raw` (decoded, as far as they go, when they
-/// start as a compressed stream), at most [`HEAD_LEN`] bytes.
-pub fn decoded_head(raw: &[u8]) -> Vec<u8> {
-    let mut out = match Compression::of_magic(raw) {
-        None => raw[..raw.len().min(HEAD_LEN)].to_vec(),
-        Some(c) => {
-            let mut out = Vec::new();
-            if let Ok(d) = c.decoder(io::BufReader::new(raw)) {
-                // A cut stream ends in an error: what was decoded before it is kept.
-                let _ = d.take(HEAD_LEN as u64).read_to_end(&mut out);
-            }
-            out
-        }
-    };
-    // Shorter than asked: the whole log, whose last line is whole even without its newline.
-    if out.len() < HEAD_LEN && !out.is_empty() && !out.ends_with(b"\n") {
-        out.push(b'\n');
-    }
-    out
-}
-
-/// The first bytes of a log file, decoded when compressed (for [`log_format`]).
-pub fn head(input: &Input) -> Vec<u8> {
-    let len = input.len().unwrap_or(0).min(HEAD_LEN as u64) as usize;
-    let mut raw = vec![0u8; len];
-    match input.read_full_at(&mut raw, 0) {
-        Ok(n) => {
-            raw.truncate(n);
-            decoded_head(&raw)
-        }
-        Err(_) => Vec::new(),
-    }
 }
 
 /// The format `--format SPEC` asks for, recognised from `head` when SPEC is `auto`; with

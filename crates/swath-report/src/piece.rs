@@ -7,10 +7,11 @@
 
 use std::path::Path;
 
+use swath_engine::source::{Source, SourceError};
 use swath_engine::{EngineError, EngineOptions, Input};
 use swath_grep::search::{MatchOptions, Matcher};
 use swath_ops::logs::summary::{Summary, SummaryConfig};
-use swath_ops::logs::{report_span, LineReport, Wf2};
+use swath_ops::logs::{report_source, LineReport, Wf2};
 use swath_ops::partial::{Kind, Partial, State};
 use swath_ops::search::{Binary, Mode, SearchOptions};
 
@@ -216,7 +217,7 @@ fn compute(
         }
         Request::Summary { top, max_line } => {
             // A piece whose log's head fits no format counts its lines as malformed.
-            let (format, _) = crate::logs::log_format("auto", &crate::logs::head(input))
+            let (format, _) = crate::logs::log_format("auto", &Source::file(input).head())
                 .unwrap_or((swath_ops::logs::format::Format::Combined, None));
             let config = SummaryConfig {
                 max_line: *max_line,
@@ -233,8 +234,8 @@ fn compute(
     }
 }
 
-/// A log report's tables over one range of `input` (a gzip log: the whole file, which
-/// must then be the range asked); the span read.
+/// A log report's tables over one range of `input` (a compressed log: the whole file,
+/// which must then be the range asked); the span read.
 fn log_piece<R: LineReport>(
     input: &Input,
     shown: &str,
@@ -244,19 +245,14 @@ fn log_piece<R: LineReport>(
     report: &mut R,
 ) -> Result<(u64, u64), String> {
     let len = input.len().unwrap_or(0);
-    if let Some(c) = crate::logs::compression(input) {
-        if start != 0 || end < len {
-            return Err(format!(
-                "{shown}: a compressed log is one range (the whole file)"
-            ));
-        }
-        let workers = swath_engine::sysinfo::cores();
-        crate::logs::report_compressed(input, c, config, workers, report)
-            .map_err(|e| format!("{shown}: {}", c.cause(&e)))?;
-        return Ok((0, len));
+    let named = |e: SourceError| format!("{shown}: {}", e.cause());
+    let mut source = Source::range(input, start, end).map_err(named)?;
+    if source.codec().is_some() && (start != 0 || end < len) {
+        return Err(format!(
+            "{shown}: a compressed log is one range (the whole file)"
+        ));
     }
-    let span =
-        swath_engine::range::line_span(input, start, end, b'\n').map_err(|e| named(shown, &e))?;
-    report_span(input, Some(span), config, engine, None, report).map_err(|e| named(shown, &e))?;
+    let span = source.span().unwrap_or((0, len));
+    report_source(&mut source, config, engine, None, report).map_err(named)?;
     Ok(span)
 }

@@ -20,7 +20,8 @@
 //! The modules: [`format`] (the log formats and their fields), [`headers`] (W3C `#Fields:`
 //! lines in force at each block), [`tables`] (keys, counts by key, rankings), [`wf2`] and
 //! [`summary`] (the two reports), [`streamed`] (reports merged from partials' sorted lists
-//! in bounded memory). This file is the driver: [`LineReport`] and the readers that feed it.
+//! in bounded memory). This file is the driver: [`LineReport`] and the readers that feed it,
+//! [`report_source`] for any [`swath_engine::source::Source`].
 
 use std::io::Read;
 use std::sync::atomic::AtomicU64;
@@ -38,9 +39,10 @@ pub use tables::{top, Key, Ranked, Ranking, Table, TopN};
 pub use wf2::{UriStat, Wf2, Wf2Config, Wf2Top};
 
 use crate::logs::headers::{last_in, Header, Headers};
+use swath_engine::source::{Reading, Source, SourceError};
 use swath_engine::{
-    fold_into, Access, Block, EngineError, EngineOptions, Flow, Fold, Framing, Input, Job,
-    LongLines, Plan, Region, RunStats,
+    fold_into, Access, Block, EngineError, EngineOptions, Flow, Fold, Framing, Input, LongLines,
+    Plan, RunStats,
 };
 
 /// The default bound on a log line, in bytes: a longer line is malformed.
@@ -176,10 +178,8 @@ pub fn report_span<R: LineReport>(
     into: &mut R,
 ) -> Result<InputRead, EngineError> {
     let skipped = AtomicU64::new(0);
-    let (offset, limit) = span.map_or((0, input.len()), |(b, f)| (b, Some(f - b)));
-    let job = Job::new(vec![Region { input, offset }])
+    let job = Reading::job(input, span)
         .with_framing(Framing::Lines)
-        .with_limit(limit)
         .with_long_lines(LongLines::Skip {
             max: R::max_line(config),
             skipped: &skipped,
@@ -191,7 +191,8 @@ pub fn report_span<R: LineReport>(
     // a span whose header changes too often to list, is read in order on one thread, the
     // header carried from block to block (see `crate::logs::headers`).
     let max = R::max_line(config);
-    let headers = match (R::header(config), limit) {
+    let offset = job.regions[0].offset;
+    let headers = match (R::header(config), job.limit) {
         (Some(prefix), Some(len)) if input.is_seekable() => {
             Some(Headers::find(input, offset, len, prefix, max)?)
         }
@@ -245,6 +246,67 @@ pub fn report_span<R: LineReport>(
             })
         }
         Err(e) => Err(e),
+    }
+}
+
+/// What reading one source did.
+#[derive(Debug, Default)]
+pub struct SourceRead {
+    /// The plan and what the engine did, for a file read in blocks.
+    pub run: Option<(Plan, RunStats)>,
+    /// A file that grew while read (a live log), read up to the size it had when opened:
+    /// that size, and the size it grew to.
+    pub grew: Option<(u64, u64)>,
+}
+
+/// Builds a report over `source`, however its bytes come: a file's blocks on all cores
+/// ([`report_span`], `progress` counting them), a stream or a decompressed source read on
+/// one thread while every core parses ([`report_reader`]), a followed file's new whole
+/// lines (the header in force carried from one read to the next).
+///
+/// On an error the lines read before it are still in `into`.
+pub fn report_source<R: LineReport>(
+    source: &mut Source<'_>,
+    config: &R::Config,
+    engine: &EngineOptions,
+    progress: Option<&AtomicU64>,
+    into: &mut R,
+) -> Result<SourceRead, SourceError> {
+    let workers = swath_engine::sysinfo::cores();
+    match source.reading()? {
+        Reading::Blocks { input, span } => {
+            let read = report_span(input, span, config, engine, progress, into)?;
+            Ok(SourceRead {
+                run: Some(read.run),
+                grew: read.grew_to.map(|now| (input.len().unwrap_or(0), now)),
+            })
+        }
+        Reading::Stream {
+            mut reader,
+            namer,
+            file,
+        } => {
+            report_reader(&mut reader, config, workers, 1 << 20, into)
+                .map_err(|e| namer.error(e))?;
+            // Read up to the size the file had when it was opened.
+            let grew = file.and_then(|input| {
+                let size = input.len().unwrap_or(0);
+                let now = input.current_size().ok()?;
+                (now > size).then_some((size, now))
+            });
+            Ok(SourceRead { run: None, grew })
+        }
+        Reading::Followed(f) => {
+            let name = f.path().to_path_buf();
+            let polled = f.poll(&mut |part, header| {
+                report_reader_after(part, config, workers, 1 << 20, into, header).map(drop)
+            });
+            match polled {
+                Ok(Ok(())) => Ok(SourceRead::default()),
+                Ok(Err(why)) => Err(SourceError::Refused { name, why }),
+                Err(cause) => Err(SourceError::Read { name, cause }),
+            }
+        }
     }
 }
 

@@ -10,15 +10,15 @@
 
 pub mod follow;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use swath_engine::{EngineError, Input};
+use swath_engine::source::{Source, SourceError};
+use swath_engine::Input;
 use swath_ops::logs::summary::{Summary, SummaryConfig};
-use swath_ops::logs::{report_input, report_reader, report_span, LineReport, Wf2};
-use swath_report::logs::Compression;
+use swath_ops::logs::{report_source, LineReport, Wf2};
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -211,78 +211,65 @@ pub fn run(cmd: LogsCommand) -> Result<std::process::ExitCode> {
 
 /// Reads every file into `report`; returns whether a file failed (its message printed).
 /// A file that grows while read (a live log) is read up to the size it had when opened,
-/// and said so on standard error.
+/// and said so on standard error. Standard input is `stdin` when it was looked at already
+/// (its first bytes, to recognise the format by).
 fn gather<R: LineReport>(
     files: &[PathBuf],
     config: &R::Config,
     engine: &EngineArgs,
     report: &mut R,
-    stdin_head: &mut Option<Vec<u8>>,
+    stdin: &mut Option<Source<'static>>,
 ) -> (bool, Option<(swath_engine::Plan, swath_engine::RunStats)>) {
     let mut failed = false;
     let mut last = None;
     let opts = engine.options();
-    let workers = swath_engine::sysinfo::cores();
     for f in files {
         let name = f.to_string_lossy().into_owned();
-        let result: Result<(), String> = (|| {
-            if f.as_os_str() == "-" {
-                let mut stdin = io::stdin();
-                let head = match stdin_head.take() {
-                    Some(h) => h,
-                    None => {
-                        let mut head = [0u8; swath_report::logs::MAGIC_LEN];
-                        let n = read_some(&mut stdin, &mut head).map_err(|e| os(&name, &e))?;
-                        head[..n].to_vec()
-                    }
-                };
-                let magic = head[..head.len().min(swath_report::logs::MAGIC_LEN)].to_vec();
-                let chained = io::Cursor::new(head).chain(stdin);
-                return match Compression::of_magic(&magic) {
-                    Some(c) => {
-                        let buffered = swath_engine::PageReader::with_capacity(1 << 20, chained);
-                        let mut r = c.decoder(buffered).map_err(|e| os(&name, &e))?;
-                        report_reader(&mut r, config, workers, 1 << 20, report)
-                            .map(drop)
-                            .map_err(|e| format!("{name}: {}", c.cause(&e)))
-                    }
-                    None => {
-                        let mut r = chained;
-                        report_reader(&mut r, config, workers, 1 << 20, report)
-                            .map(drop)
-                            .map_err(|e| os(&name, &e))
-                    }
-                };
-            }
-            let input = Input::open(Path::new(f)).map_err(|e| engine_msg(&name, &e))?;
-            if let Some(c) = swath_report::logs::compression(&input) {
-                // Read through the input already open, up to the size it had then.
-                let size = input.len().unwrap_or(0);
-                swath_report::logs::report_compressed(&input, c, config, workers, report)
-                    .map_err(|e| format!("{name}: {}", c.cause(&e)))?;
-                if let Ok(now) = input.current_size() {
-                    if now > size {
-                        grew(&name, size, now);
-                    }
+        let opened;
+        let source = if f.as_os_str() == "-" {
+            Ok(stdin
+                .take()
+                .unwrap_or_else(|| Source::stream(f, io::stdin())))
+        } else {
+            match Input::open(Path::new(f)) {
+                Ok(input) => {
+                    opened = input;
+                    Ok(Source::file(&opened))
                 }
-                return Ok(());
+                Err(e) => Err(SourceError::from(e)),
             }
-            let read = crate::progress::with_progress(input.len(), &name, |p| {
-                report_input(&input, config, &opts, Some(p), report)
-            })
-            .map_err(|e| engine_msg(&name, &e))?;
-            if let Some(now) = read.grew_to {
-                grew(&name, input.len().unwrap_or(0), now);
-            }
-            last = Some(read.run);
-            Ok(())
-        })();
-        if let Err(msg) = result {
-            eprintln!("swath logs: {msg}");
+        };
+        let result = source.and_then(|s| read_source(s, &name, config, &opts, report, &mut last));
+        if let Err(e) = result {
+            eprintln!("swath logs: {e}");
             failed = true;
         }
     }
     (failed, last)
+}
+
+/// Reads `source` (decompressed when its first bytes say so) into `report`, with a
+/// progress bar for a file read in blocks, whose run is kept in `last`; a file that grew
+/// while read is said so.
+fn read_source<R: LineReport>(
+    source: Source<'_>,
+    name: &str,
+    config: &R::Config,
+    opts: &swath_engine::EngineOptions,
+    report: &mut R,
+    last: &mut Option<(swath_engine::Plan, swath_engine::RunStats)>,
+) -> Result<(), SourceError> {
+    let mut source = source.decoded()?;
+    let read = crate::progress::with_progress(source.len(), name, |p| {
+        report_source(&mut source, config, opts, Some(p), report)
+    })?;
+    if let Some((size, now)) = read.grew {
+        grew(name, size, now);
+    }
+    if let Some(run) = read.run {
+        *last = Some(run);
+    }
+    Ok(())
 }
 
 /// Says that a live log grew while it was read.
@@ -290,30 +277,6 @@ fn grew(name: &str, size: u64, now: u64) {
     eprintln!(
         "swath logs: {name}: grew to {now} bytes while read; the report covers its first {size} bytes"
     );
-}
-
-fn read_some(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        match r.read(&mut buf[done..]) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
-}
-
-fn os(name: &str, e: &io::Error) -> String {
-    format!("{name}: {}", swath_engine::error::os_message(e))
-}
-
-fn engine_msg(name: &str, e: &EngineError) -> String {
-    match e {
-        EngineError::Io { cause, .. } => os(name, cause),
-        other => other.to_string(),
-    }
 }
 
 fn finish(
@@ -395,25 +358,22 @@ fn emit_partial<R: LineReport>(
     let f = &files[0];
     let name = f.to_string_lossy().into_owned();
     let range = crate::cmd::wc::parse_range(a.range.as_deref()).map_err(anyhow::Error::msg)?;
-    let input = Input::open_ranged(f).map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
+    let input = Input::open_ranged(f)?;
     let len = input.len().unwrap_or(0);
     let mut r = R::default();
-    let span = if swath_report::logs::compression(&input).is_some() {
+    let mut source = Source::range(&input, range.0, range.1)?;
+    let span = source.span().unwrap_or((0, len));
+    if source.codec().is_some() {
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }
-        let (failed, _) = gather(files, config, engine, &mut r, &mut None);
-        if failed {
+        if let Err(e) = read_source(source, &name, config, &engine.options(), &mut r, &mut None) {
+            eprintln!("swath logs: {e}");
             return Ok(std::process::ExitCode::from(Status::Trouble));
         }
-        (0, len)
     } else {
-        let span = swath_engine::range::line_span(&input, range.0, range.1, b'\n')
-            .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
-        report_span(&input, Some(span), config, &engine.options(), None, &mut r)
-            .map_err(|e| anyhow::anyhow!(engine_msg(&name, &e)))?;
-        span
-    };
+        report_source(&mut source, config, &engine.options(), None, &mut r)?;
+    }
     use std::os::unix::ffi::OsStrExt;
     let mut state = Vec::new();
     encode(&r, &mut state);
@@ -461,16 +421,14 @@ fn refuse_output_among_inputs(out: &Path, files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// The first bytes of the first log that has any (standard input's kept in `stdin_head`
-/// for the report to read after them), to recognise the format by.
-fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
+/// The first bytes of the first log that has any (standard input kept in `stdin`, its
+/// bytes looked at, for the report to read after them), to recognise the format by.
+fn first_head(files: &[PathBuf], stdin: &mut Option<Source<'static>>) -> Vec<u8> {
     for f in files {
         let raw = if f.as_os_str() == "-" {
-            let mut buf = vec![0u8; swath_report::logs::HEAD_LEN];
-            let n = read_some(&mut io::stdin(), &mut buf).unwrap_or(0);
-            buf.truncate(n);
-            *stdin_head = Some(buf.clone());
-            swath_report::logs::decoded_head(&buf)
+            stdin
+                .get_or_insert_with(|| Source::stream(f, io::stdin()))
+                .head()
         } else {
             // Only a regular file is looked into here (a FIFO would be opened, and its
             // writer's bytes lost, or wait for a writer): a log read as a stream is read
@@ -479,7 +437,7 @@ fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
                 continue;
             }
             match Input::open(f) {
-                Ok(i) => swath_report::logs::head(&i),
+                Ok(i) => Source::file(&i).head(),
                 Err(_) => continue,
             }
         };
@@ -494,10 +452,10 @@ fn first_head(files: &[PathBuf], stdin_head: &mut Option<Vec<u8>>) -> Vec<u8> {
 /// standard error) unless given.
 fn summary_config(
     a: &SummaryArgs,
-    stdin_head: &mut Option<Vec<u8>>,
+    stdin: &mut Option<Source<'static>>,
     head: Option<Vec<u8>>,
 ) -> Result<(SummaryConfig, Vec<String>)> {
-    let head = head.unwrap_or_else(|| first_head(&a.common.files, stdin_head));
+    let head = head.unwrap_or_else(|| first_head(&a.common.files, stdin));
     let (format, detected) = swath_report::logs::log_format(&a.format, &head).map_err(|e| {
         let name = a
             .common
@@ -556,7 +514,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     }
     // Followed logs are opened once, by their directories ([`follow`]), and
     // their format is recognised from the files opened so.
-    let tails = match a.follow.map(|_| follow::open_logs(&a.common.files)) {
+    let mut tails = match a.follow.map(|_| follow::open_logs(&a.common.files)) {
         Some(Err(e)) => {
             eprintln!("swath logs: {e:#}");
             return Ok(std::process::ExitCode::from(Status::Trouble));
@@ -564,9 +522,9 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
         Some(Ok(t)) => Some(t),
         None => None,
     };
-    let head = tails.as_deref().map(follow::first_head);
-    let mut stdin_head = None;
-    let (config, statics) = match summary_config(&a, &mut stdin_head, head.clone()) {
+    let head = tails.as_deref_mut().map(follow::first_head);
+    let mut stdin = None;
+    let (config, statics) = match summary_config(&a, &mut stdin, head.clone()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("swath logs: {e:#}");
@@ -611,7 +569,7 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     }
     let started = std::time::Instant::now();
     let mut s = Summary::default();
-    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut s, &mut stdin_head);
+    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut s, &mut stdin);
     let parse_seconds = started.elapsed().as_secs_f64();
     if failed && !a.common.partial {
         // The failed input's line and status 2 say it all; no report, no page.
