@@ -91,6 +91,13 @@ pub fn real_filesystem_dev(dir: &Path) -> Option<u64> {
     (!on_pseudo_filesystem(&d)).then_some(dev)
 }
 
+/// A second open file description of `file` (its own read-ahead state), opened again
+/// through `/proc/self/fd`; `None` without `/proc`. [`Input::reopen`] also checks that it is
+/// the same file.
+pub(crate) fn reopen_file(file: &File) -> Option<File> {
+    File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
 impl Input {
     /// Opens `path`, or standard input when `path` is `-`, which is also how messages name it.
     ///
@@ -400,12 +407,10 @@ impl Input {
     /// that a worker reading its own contiguous range is seen by the kernel as one sequential
     /// stream. `None` when the file cannot be reopened (the shared descriptor is used then).
     pub fn reopen(&self) -> Option<File> {
-        File::open(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
-            .ok()
-            .filter(|f| {
-                f.metadata()
-                    .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
-            })
+        reopen_file(&self.file).filter(|f| {
+            f.metadata()
+                .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
+        })
     }
 
     /// Fills `buf` from absolute file offset `offset`; a short file is [`EngineError::Shrank`].

@@ -3,6 +3,11 @@
 //! A subcommand describes *what* to do with bytes as a small kernel (a closure over block
 //! slices); the engine decides *how* the bytes arrive and who processes them:
 //!
+//! - [`ahead`]: a file read front to back by reader threads, requests in flight, pieces
+//!   handed to workers as they arrive ([`ahead::read_ahead`]), planned from its page-cache
+//!   residency ([`ahead::AheadPlan`]).
+//! - [`direct`]: direct (`O_DIRECT`) reads with a buffered fallback, and reads from the page
+//!   cache only.
 //! - [`buf`]: page-aligned buffers ([`PageBuf`]), the one type every read and write copies
 //!   through, placed so that a read shares the file's alignment.
 //! - [`input`]: opening inputs (regular files, standard input, FIFOs) and the facts the planner
@@ -36,7 +41,9 @@
 //! into [`EngineError::Shrank`], never into SIGBUS.
 #![deny(missing_docs)]
 
+pub mod ahead;
 pub mod buf;
+pub mod direct;
 pub mod dirs;
 pub mod error;
 pub mod exec;

@@ -31,7 +31,7 @@ use std::io;
 use crate::format::Level;
 use crate::oldcache::OldCache;
 use crate::ops::Op;
-use crate::seeds::{for_each_seed, prefetch, SeedIndex, SeedParams, WAYS};
+use crate::seeds::{for_each_seed_gated, prefetch, SeedIndex, SeedParams, WAYS};
 
 /// An extension gives up once its score is this far below its best: bytes that far from
 /// the diagonal are another diagonal's, or literal (the scan starts a region again where a
@@ -346,7 +346,7 @@ impl NewSeeds {
     fn reach(&mut self, new: &[u8], to: usize, seeds: &SeedIndex) {
         if to > self.hashed_to {
             let (w, rate) = (seeds.params().window, seeds.rate_bits());
-            for_each_seed(new, self.hashed_to, to, w, rate, |s, h| {
+            for_each_seed_gated(seeds.gate(), new, self.hashed_to, to, w, rate, |s, h| {
                 self.list.push((s, h))
             });
             self.hashed_to = to;
@@ -684,7 +684,13 @@ mod tests {
     fn run(old: &[u8], new: &[u8], ops: Vec<Op>, with_seeds: bool) -> Vec<Op> {
         let s = settings(Level::Default);
         let old_slice: &[u8] = old;
-        let seeds = SeedIndex::build(&old_slice, old.len() as u64, s.seeds).unwrap();
+        let seeds = SeedIndex::build(
+            &old_slice,
+            old.len() as u64,
+            s.seeds,
+            crate::seeds::Gate::best(),
+        )
+        .unwrap();
         let mut c = OldCache::new(&old_slice, old.len() as u64, s.cache_blocks);
         let filled = fill_gaps(ops.clone(), new, &mut c, with_seeds.then_some(&seeds), &s).unwrap();
         let positional = crate::source::Unmapped(old);

@@ -67,6 +67,9 @@ pub struct Params {
     pub threshold: u64,
     /// The longest zero-run chunk ([`ZERO_MAX`] unless set otherwise, as tests do).
     pub zero_max: usize,
+    /// The kernel that finds the cuts ([`Kernel::Chain`] unless set otherwise: every
+    /// kernel makes the same cuts).
+    pub kernel: Kernel,
 }
 
 /// An average chunk length outside what [`Params::new`] takes.
@@ -93,7 +96,13 @@ impl Params {
             max: avg * 4,
             threshold: u64::MAX / avg as u64,
             zero_max: ZERO_MAX,
+            kernel: Kernel::BEST,
         })
+    }
+
+    /// These parameters, with the cuts found by `kernel`.
+    pub fn with_kernel(self, kernel: Kernel) -> Params {
+        Params { kernel, ..self }
     }
 
     /// Bytes past a cut that can decide it: the longest chunk and a zero run's test.
@@ -313,7 +322,7 @@ fn smallest_hash(data: &[u8], s: usize, end: usize, p: &Params) -> usize {
 /// decided without more data (unless `last`). Returns where the undecided rest starts.
 ///
 /// With `min >= 64` the cuts come from a [`Cutter`] (candidates found over long stretches
-/// by the fastest kernel the CPU has); otherwise from [`cut`], chunk by chunk.
+/// by the parameters' kernel, [`Params::kernel`]); otherwise from [`cut`], chunk by chunk.
 pub fn cut_all(
     data: &[u8],
     s: usize,
@@ -321,7 +330,7 @@ pub fn cut_all(
     last: bool,
     out: &mut Vec<(usize, Kind)>,
 ) -> usize {
-    Cutter::new(Kernel::best()).cut_all(data, s, p, last, out)
+    Cutter::new(p.kernel).cut_all(data, s, p, last, out)
 }
 
 /// How the window hashes of a stretch are computed (all give the same answers; the
@@ -340,18 +349,12 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// The kernel to use: [`Kernel::Chain`], unless `SWATH_CDC_KERNEL` is `scalar` or
-    /// `lanes` (for measurements). An AVX-512 kernel (eight chains in a register, the gear
-    /// table read by gathers) was measured at less than half the speed of the four scalar
-    /// chains on AMD Zen 4, whose gathers are slow, and is not kept.
-    pub fn best() -> Kernel {
-        static BEST: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
-        *BEST.get_or_init(|| match std::env::var("SWATH_CDC_KERNEL").as_deref() {
-            Ok("scalar") => Kernel::Scalar,
-            Ok("lanes") => Kernel::Lanes,
-            _ => Kernel::Chain,
-        })
-    }
+    /// The kernel to use: [`Kernel::Chain`]; the others are kept for measurements
+    /// ([`crate::tuning::Tuning::cdc_kernel`]) and as the property tests' references. An
+    /// AVX-512 kernel (eight chains in a register, the gear table read by gathers) was
+    /// measured at less than half the speed of the four scalar chains on AMD Zen 4, whose
+    /// gathers are slow, and is not kept.
+    pub const BEST: Kernel = Kernel::Chain;
 
     /// Every kernel.
     pub fn available() -> Vec<Kernel> {

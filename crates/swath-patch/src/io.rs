@@ -1,143 +1,39 @@
-//! Reading a file front to back at the speed of its device (C. Bloom's "Patcher" part 7):
-//! large requests, several in flight, the work on all cores overlapped with them.
+//! What patch adds to the engine's reading ([`swath_engine::ahead`], [`swath_engine::direct`]):
 //!
-//! - [`read_ahead`]: pieces of a file read in order by reader threads, `depth` requests in
-//!   flight (two or more, so the device always has the next one queued), each piece handed
-//!   to a worker of the current rayon pool as it arrives; the buffers are recycled, so
-//!   memory is `depth * 2 + threads` pieces whatever the file's size.
-//! - Direct reads ([`open_direct`]): `O_DIRECT` into page-aligned buffers, so cold data is not
-//!   copied through the page cache; a filesystem that refuses `O_DIRECT` (tmpfs) gets
-//!   buffered reads instead.
-//! - [`Plan`]: which way to read a file, chosen from its page-cache residency: data mostly
-//!   in the cache is read by the workers themselves in steps that stay in their caches
-//!   (no reader thread, no extra copy); data mostly on the device is read ahead.
+//! - [`ColdReader`]: OLD read by the matcher along its matches, through windows loaded from
+//!   the page cache when it holds them and with direct reads otherwise.
+//! - [`Pool`]: the workers that take what the engine reads ahead, on the make's rayon pool.
 //! - [`frees`]: large values freed on a background thread ([`DetachedFrees`]).
 //!
-//! How many files are read at once is `swath_engine::memfor::IoSemaphore`'s (1 on a
-//! rotational device, 2 on an SSD: [`swath_engine::sysinfo::io_threads`], or
-//! `--io-threads`).
+//! How NEW and OLD are read front to back (read ahead on reader threads, direct reads, or
+//! by the workers themselves) is the engine's [`swath_engine::ahead::AheadPlan`], forced
+//! for measurements by [`crate::tuning::Tuning::io`]. How many files are read at once is
+//! `swath_engine::memfor::IoSemaphore`'s (1 on a rotational device, 2 on an SSD:
+//! [`swath_engine::sysinfo::io_threads`], or `--io-threads`).
 //!
 //! A file that ends before the length it had when opened (it shrank while read) is an
 //! `UnexpectedEof` error, never a panic.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
+use swath_engine::ahead::Workers;
+use swath_engine::buf::{PageBuf, PAGE};
+use swath_engine::direct::{open_direct, read_cached, read_piece};
 
-/// Alignment of direct reads' buffers, offsets and lengths: the engine's page.
-pub const ALIGN: usize = swath_engine::buf::PAGE;
+/// `n` workers on the current rayon pool (the one a make runs in), for
+/// [`swath_engine::ahead::read_ahead`]: the work on the pieces runs where the rest of the
+/// make's work does, on as many threads as it was given.
+#[derive(Debug, Clone, Copy)]
+pub struct Pool(pub usize);
 
-/// The buffers of this module: page-aligned (what `O_DIRECT` needs), their length what was
-/// read into them.
-pub use swath_engine::buf::PageBuf as AlignedBuf;
-
-/// A second descriptor of `file`, opened for direct reads, or `None` when the file system
-/// refuses them (tmpfs, some FUSE and network file systems) or the file cannot be opened
-/// again. The first block is read to make sure reads work, not only the open.
-pub fn open_direct(file: &File) -> Option<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .ok()?;
-    let mut probe = AlignedBuf::with_capacity(ALIGN);
-    match f.read_at(probe.room(), 0) {
-        Ok(_) => Some(f),
-        Err(_) => None,
+impl Workers for Pool {
+    fn run(&self, worker: &(dyn Fn(usize) + Sync)) {
+        (0..self.0.max(1)).into_par_iter().for_each(worker);
     }
-}
-
-/// Reads `n` bytes at `at` (a multiple of [`ALIGN`]) into `buf` through `direct` (a
-/// descriptor from [`open_direct`]), or through `file` when there is none. Direct reads ask
-/// for whole blocks; the file's end may cut the last one short, but a file shorter than
-/// `at + n` is an `UnexpectedEof` error.
-pub fn read_piece(
-    file: &File,
-    direct: Option<&File>,
-    buf: &mut AlignedBuf,
-    at: u64,
-    n: usize,
-) -> io::Result<()> {
-    assert!(n <= buf.capacity(), "a piece larger than its buffer");
-    buf.clear();
-    match direct {
-        Some(d) if at.is_multiple_of(ALIGN as u64) => {
-            let want = n.next_multiple_of(ALIGN).min(buf.capacity());
-            let mut got = 0usize;
-            while got < n {
-                // Offsets and lengths stay multiples of ALIGN until the file's end.
-                let room = &mut buf.room()[got..want];
-                match d.read_at(room, at + got as u64) {
-                    Ok(0) => break,
-                    Ok(k) => {
-                        got += k;
-                        if !got.is_multiple_of(ALIGN) {
-                            break; // the end of the file
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            if got < n {
-                return Err(shrank());
-            }
-        }
-        _ => file.read_exact_at(&mut buf.room()[..n], at)?,
-    }
-    buf.resize(n);
-    Ok(())
-}
-
-fn shrank() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "the file ended early (it shrank while it was read)",
-    )
-}
-
-/// Reads up to `buf.len()` bytes at `at` only from the page cache (`preadv2` with
-/// `RWF_NOWAIT`), front to back: `Some(n)` for the `n` bytes read before the first that
-/// would have to come from the device (or the file's end), `None` when the system cannot
-/// tell (an old kernel, a file system without `RWF_NOWAIT`).
-pub fn read_cached(file: &File, buf: &mut [u8], at: u64) -> Option<usize> {
-    let mut done = 0usize;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        let iov = libc::iovec {
-            iov_base: rest.as_mut_ptr().cast(),
-            iov_len: rest.len(),
-        };
-        // SAFETY: `iov` describes `rest`, which is valid for writes of its length and
-        // outlives the call; the descriptor is open (borrowed from `file`).
-        let n = unsafe {
-            libc::preadv2(
-                file.as_raw_fd(),
-                &iov,
-                1,
-                (at + done as u64) as libc::off_t,
-                libc::RWF_NOWAIT,
-            )
-        };
-        match n {
-            0 => break, // the file's end
-            n if n > 0 => done += n as usize,
-            _ => match io::Error::last_os_error().raw_os_error() {
-                Some(libc::EAGAIN) => break,
-                Some(libc::EINTR) => continue,
-                _ => return None,
-            },
-        }
-    }
-    Some(done)
 }
 
 /// Positional reads of a file that may be far larger than the page cache, for a reader
@@ -158,7 +54,7 @@ pub struct ColdReader<'a> {
     /// The direct descriptor, opened at the first miss (`Err(())`: refused, or the system
     /// cannot tell cached from uncached data: plain reads from then on).
     direct: Option<Result<File, ()>>,
-    win: Option<AlignedBuf>,
+    win: Option<PageBuf>,
     win_at: u64,
     /// Bytes of the next window loaded from the page cache.
     hot_len: usize,
@@ -232,11 +128,11 @@ impl<'a> ColdReader<'a> {
         } else {
             Self::HOT_FIRST
         };
-        let start = at.saturating_sub(Self::BEFORE) / ALIGN as u64 * ALIGN as u64;
+        let start = at.saturating_sub(Self::BEFORE) / PAGE as u64 * PAGE as u64;
         let len = self.len;
         let win = self
             .win
-            .get_or_insert_with(|| AlignedBuf::with_capacity(Self::WINDOW));
+            .get_or_insert_with(|| PageBuf::with_capacity(Self::WINDOW));
         self.win_at = start;
         win.clear();
         let hot = (len.saturating_sub(start)).min(self.hot_len as u64) as usize;
@@ -281,216 +177,6 @@ impl<'a> ColdReader<'a> {
     }
 }
 
-/// How to read a file front to back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    /// Read ahead by reader threads (data on the device) rather than by the workers.
-    pub ahead: bool,
-    /// Direct reads (only with `ahead`, and where the file system takes them).
-    pub direct: bool,
-    /// Requests in flight when reading ahead.
-    pub depth: usize,
-}
-
-impl Plan {
-    /// Workers read for themselves: data in the page cache.
-    pub const HOT: Plan = Plan {
-        ahead: false,
-        direct: false,
-        depth: 0,
-    };
-
-    /// The plan for `file[..len]`: read ahead when less than half of it is in the page
-    /// cache (sampled, [`swath_engine::sysinfo::residency`]); otherwise [`Plan::HOT`].
-    /// Read ahead through the cache while the file and `beside` more bytes that must stay
-    /// cached with it fit in the memory available: OLD (`beside` 0) is read that way so
-    /// that the matcher's later positional reads of it (verification, extension) find it
-    /// there instead of reading the device a second time; NEW, read once, passes OLD's
-    /// length, so it never pushes OLD out. Beyond that, direct reads with four requests in
-    /// flight (a direct read has no read-ahead in the kernel behind it).
-    /// `SWATH_IO=hot|ahead|direct` forces one (measurements).
-    pub fn for_file(file: &File, len: u64, beside: u64) -> Plan {
-        let ahead = Plan {
-            ahead: true,
-            direct: false,
-            depth: 2,
-        };
-        let direct = Plan {
-            ahead: true,
-            direct: true,
-            depth: 4,
-        };
-        match std::env::var("SWATH_IO").as_deref() {
-            Ok("hot") => return Plan::HOT,
-            Ok("ahead") => return ahead,
-            Ok("direct") => return direct,
-            _ => {}
-        }
-        match swath_engine::sysinfo::residency(file, 0, len) {
-            Some(r) if r < 0.5 => {
-                let available = swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX);
-                if len.saturating_add(beside) > available {
-                    direct
-                } else {
-                    ahead
-                }
-            }
-            _ => Plan::HOT,
-        }
-    }
-}
-
-/// Reads `file[..len]` in pieces of `piece` bytes (a multiple of [`ALIGN`]), `plan.depth`
-/// (at least one) requests in flight on reader threads, and runs `work(k, bytes)` on piece
-/// `k` on the current rayon pool's workers (`threads` of them) as pieces arrive. Returns
-/// the results in piece order, or the first error (reading stops).
-pub fn read_ahead<T: Send>(
-    file: &File,
-    len: u64,
-    piece: usize,
-    plan: &Plan,
-    threads: usize,
-    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
-) -> io::Result<Vec<T>> {
-    read_ahead_in(file, len, piece, plan, threads, false, work)
-}
-
-/// [`read_ahead`] for work that may take the pieces in any order: through the page cache,
-/// each reader reads its own stripe of the file (a contiguous `1 / depth` of it) front to
-/// back through a file description of its own, so the kernel sees `depth` sequential
-/// streams and reads ahead of each. Pieces handed out in turns from one description looked
-/// random to it: a 20 GB file read cold by two readers at 1.24 GB/s that way, 1.77 GB/s
-/// in stripes (direct reads, 4 in flight: 1.51 GB/s). Direct reads are unchanged.
-pub fn read_ahead_unordered<T: Send>(
-    file: &File,
-    len: u64,
-    piece: usize,
-    plan: &Plan,
-    threads: usize,
-    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
-) -> io::Result<Vec<T>> {
-    read_ahead_in(file, len, piece, plan, threads, true, work)
-}
-
-/// A description of its own for `file` (its read-ahead state apart), by opening the file
-/// again through `/proc/self/fd` (the same inode whatever its name now); `None` without
-/// `/proc`.
-fn reopen(file: &File) -> Option<File> {
-    File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_ahead_in<T: Send>(
-    file: &File,
-    len: u64,
-    piece: usize,
-    plan: &Plan,
-    threads: usize,
-    unordered: bool,
-    work: impl Fn(usize, &[u8]) -> io::Result<T> + Sync,
-) -> io::Result<Vec<T>> {
-    assert!(piece > 0 && piece.is_multiple_of(ALIGN));
-    let count = len.div_ceil(piece as u64) as usize;
-    let direct = if plan.direct { open_direct(file) } else { None };
-    if direct.is_none() {
-        // Buffered: a larger read-ahead window in the kernel.
-        // SAFETY: posix_fadvise only reads its arguments; a failure changes nothing.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
-    }
-    let depth = plan.depth.max(1);
-    let threads = threads.max(1);
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let spare: Mutex<Vec<AlignedBuf>> = Mutex::new(Vec::new());
-    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
-    let failure: Mutex<Option<io::Error>> = Mutex::new(None);
-    let fail = |e: io::Error| {
-        stop.store(true, Ordering::Relaxed);
-        failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-    };
-    // At most `depth` pieces wait for a worker; with `depth` more being read and one per
-    // worker, buffers in use stay under `2 * depth + threads`.
-    let (tx, rx) = sync_channel::<(usize, AlignedBuf)>(depth);
-    let rx = Mutex::new(rx);
-    // Buffered and unordered: a stripe and a description per reader.
-    let stripes: Option<Vec<File>> = (unordered && direct.is_none() && depth > 1 && count > 1)
-        .then(|| {
-            (0..depth)
-                .map(|_| reopen(file))
-                .collect::<Option<Vec<File>>>()
-        })
-        .flatten();
-    if let Some(files) = &stripes {
-        for f in files {
-            // SAFETY: posix_fadvise only reads its arguments; a failure changes nothing.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
-        }
-    }
-    let stripe_next: Vec<AtomicUsize> = (0..depth)
-        .map(|r| AtomicUsize::new(r * count / depth))
-        .collect();
-    std::thread::scope(|ts| {
-        for r in 0..depth {
-            let tx = tx.clone();
-            let (next, stop, spare, direct) = (&next, &stop, &spare, direct.as_ref());
-            let (fail, stripes, stripe_next) = (&fail, &stripes, &stripe_next);
-            ts.spawn(move || loop {
-                let (file, k) = match stripes {
-                    Some(files) => {
-                        let k = stripe_next[r].fetch_add(1, Ordering::Relaxed);
-                        if k >= (r + 1) * count / depth {
-                            break;
-                        }
-                        (&files[r], k)
-                    }
-                    None => (file, next.fetch_add(1, Ordering::Relaxed)),
-                };
-                if k >= count || stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let at = k as u64 * piece as u64;
-                let n = (len - at).min(piece as u64) as usize;
-                let mut buf = spare
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .pop()
-                    .unwrap_or_else(|| AlignedBuf::with_capacity(piece));
-                if let Err(e) = read_piece(file, direct, &mut buf, at, n) {
-                    fail(e);
-                    break;
-                }
-                if tx.send((k, buf)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        (0..threads).into_par_iter().for_each(|_| loop {
-            let got = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-            let Ok((k, buf)) = got else { break };
-            if !stop.load(Ordering::Relaxed) {
-                match work(k, &buf) {
-                    Ok(r) => results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r),
-                    Err(e) => fail(e),
-                }
-            }
-            spare.lock().unwrap_or_else(|p| p.into_inner()).push(buf);
-        });
-    });
-    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .map(|r| r.ok_or_else(|| io::Error::other("a piece was not read")))
-        .collect()
-}
-
 /// Large values dropped on a background thread, off the critical path (unmapping hundreds
 /// of MB of touched pages takes tens of milliseconds); [`DetachedFrees::join`] waits for
 /// them, as an allocation larger than the memory then available must
@@ -506,14 +192,11 @@ impl DetachedFrees {
         DetachedFrees::default()
     }
 
-    /// Drops `value` (about `bytes` large) on a thread of its own; a value smaller than
-    /// [`DETACH_AT`] is dropped here. `SWATH_DETACHED_FREES=0` drops everything here
-    /// (measurements).
-    pub fn free<T: Send + 'static>(&self, value: T, bytes: u64) {
-        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let off =
-            *OFF.get_or_init(|| std::env::var_os("SWATH_DETACHED_FREES").is_some_and(|v| v == "0"));
-        if bytes < DETACH_AT || off {
+    /// Drops `value` (about `bytes` large) on a thread of its own when `detach`; a value
+    /// smaller than [`DETACH_AT`] is dropped here, and so is every value when `detach` is
+    /// false ([`crate::tuning::Tuning::detached_frees`], for measurements).
+    pub fn free<T: Send + 'static>(&self, value: T, bytes: u64, detach: bool) {
+        if bytes < DETACH_AT || !detach {
             drop(value);
             return;
         }
@@ -569,6 +252,7 @@ pub const DETACH_AT: u64 = 16 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
     fn file_with(bytes: &[u8]) -> tempfile::NamedTempFile {
         let f = tempfile::NamedTempFile::new().unwrap();
@@ -581,143 +265,16 @@ mod tests {
     }
 
     #[test]
-    fn read_ahead_gives_every_piece_in_order_whatever_the_plan() {
-        let plans = [
-            Plan {
-                ahead: true,
-                direct: false,
-                depth: 1,
-            },
-            Plan {
-                ahead: true,
-                direct: false,
-                depth: 3,
-            },
-            Plan {
-                ahead: true,
-                direct: true,
-                depth: 2,
-            },
-            Plan {
-                ahead: true,
-                direct: true,
-                depth: 8,
-            },
-        ];
-        for len in [0usize, 1, 4095, 4096, 4097, 3 * 8192, 3 * 8192 + 5, 100_000] {
-            let data = pattern(len);
-            let f = file_with(&data);
-            for plan in &plans {
-                for threads in [1, 2, 3] {
-                    let got = read_ahead(f.as_file(), len as u64, 8192, plan, threads, |k, b| {
-                        Ok((k, b.to_vec()))
-                    })
-                    .unwrap();
-                    let want: Vec<(usize, Vec<u8>)> =
-                        data.chunks(8192).map(|c| c.to_vec()).enumerate().collect();
-                    assert_eq!(got, want, "len {len} {plan:?} threads {threads}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_file_shorter_than_announced_is_a_clear_error() {
-        // As if the file shrank after its length was taken.
-        let data = pattern(20_000);
-        let f = file_with(&data);
-        for direct in [false, true] {
-            let plan = Plan {
-                ahead: true,
-                direct,
-                depth: 2,
-            };
-            let e =
-                read_ahead(f.as_file(), 50_000, 8192, &plan, 2, |_, b| Ok(b.len())).unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
-            let mut buf = AlignedBuf::with_capacity(8192);
-            let e = read_piece(
-                f.as_file(),
-                open_direct(f.as_file()).as_ref(),
-                &mut buf,
-                16384,
-                8192,
-            )
-            .unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
-        }
-    }
-
-    #[test]
-    fn a_file_that_shrinks_while_read_is_an_error_not_a_panic() {
-        let data = pattern(1 << 20);
-        let f = file_with(&data);
-        let path = f.path().to_path_buf();
-        let plan = Plan {
-            ahead: true,
-            direct: false,
-            depth: 2,
-        };
-        // Cut at the first piece handed to the work, whichever it is: waiting for piece 3
-        // raced with the readers (on a loaded machine the other stripe could be read to its
-        // end before piece 3 came), while at the first piece at most the buffers in flight
-        // (`2 * depth + threads`, 6 of the 128 pieces) have been read.
-        let first = std::sync::Once::new();
-        let r = read_ahead(f.as_file(), data.len() as u64, 8192, &plan, 2, |_, b| {
-            first.call_once(|| {
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .unwrap()
-                    .set_len(40_000)
-                    .unwrap();
-            });
-            Ok(b.len())
-        });
-        let e = r.unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
-    }
-
-    #[test]
-    fn an_error_of_the_work_stops_the_reading() {
-        let data = pattern(200_000);
-        let f = file_with(&data);
-        let plan = Plan {
-            ahead: true,
-            direct: false,
-            depth: 2,
-        };
-        let e = read_ahead(f.as_file(), data.len() as u64, 4096, &plan, 2, |k, _| {
-            if k == 5 {
-                Err(io::Error::other("no"))
-            } else {
-                Ok(())
-            }
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "no");
-    }
-
-    #[test]
-    fn direct_reads_fall_back_where_refused() {
-        // /dev/shm is tmpfs, which refuses O_DIRECT: no descriptor, buffered reads.
-        let Ok(f) = tempfile::NamedTempFile::new_in("/dev/shm") else {
-            return;
-        };
-        std::fs::write(f.path(), pattern(10_000)).unwrap();
-        let d = open_direct(f.as_file());
-        let mut buf = AlignedBuf::with_capacity(16384);
-        read_piece(f.as_file(), d.as_ref(), &mut buf, 0, 10_000).unwrap();
-        assert_eq!(&buf[..], &pattern(10_000)[..]);
-    }
-
-    #[test]
     fn detached_frees_complete_and_join() {
         let frees = DetachedFrees::new();
-        frees.free(vec![1u8; 32 << 20], 32 << 20);
-        frees.free(vec![1u8; 1 << 20], 1 << 20);
+        frees.free(vec![1u8; 32 << 20], 32 << 20, true);
+        frees.free(vec![1u8; 1 << 20], 1 << 20, true);
         frees.before_alloc(u64::MAX);
         assert_eq!(frees.pending_bytes(), 0);
+        // Not detached: dropped here, nothing pending.
+        let here = DetachedFrees::new();
+        here.free(vec![1u8; 32 << 20], 32 << 20, false);
+        assert_eq!(here.pending.lock().unwrap().len(), 0);
     }
 
     #[test]

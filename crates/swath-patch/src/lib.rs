@@ -14,8 +14,9 @@
 //! - [`section`]: one section's encoding and application.
 //! - [`stream`]: one stream of a section, decoded a chunk at a time as it is read.
 //! - [`hash`]: the parallel file hash recorded for OLD and NEW.
-//! - [`io`]: reading front to back at the device's speed: requests in flight, direct
-//!   reads, detached frees.
+//! - [`io`]: what patch adds to the engine's reading ([`swath_engine::ahead`]): OLD read
+//!   along the matches in windows, detached frees.
+//! - [`tuning`]: the switches kept for measurements, passed down by the caller.
 //! - [`table`]: OLD's chunks by hash, for lookups from NEW.
 //! - [`matcher`]: one section of NEW matched against OLD: chunk hits verified, extended,
 //!   merged.
@@ -52,6 +53,7 @@ pub mod stream;
 pub mod table;
 pub mod tree;
 pub mod tree_apply;
+pub mod tuning;
 pub mod vcdiff;
 
 pub use error::PatchError;

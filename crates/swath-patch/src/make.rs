@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use swath_engine::ahead::{read_ahead, AheadPlan, Threads};
+use swath_engine::buf::PAGE;
 use swath_engine::AtomicOutput;
 
 use crate::apply::Census;
@@ -36,6 +38,7 @@ use crate::seeds::SeedIndex;
 use crate::signature::signature_and_hash;
 use crate::source::{MappedFile, ReadAt};
 use crate::table::ChunkTable;
+use crate::tuning::Tuning;
 
 /// How to make a patch.
 #[derive(Debug, Clone)]
@@ -56,6 +59,8 @@ pub struct MakeOptions {
     /// NEW (1 when rotational, else 2: [`swath_engine::sysinfo::io_threads`]). Bounds the
     /// sections of NEW being read at once when NEW is not in the page cache.
     pub io_threads: usize,
+    /// The switches kept for measurements (none changes the patch).
+    pub tuning: Tuning,
 }
 
 /// Which format `make` writes.
@@ -77,6 +82,7 @@ impl Default for MakeOptions {
             section_len: crate::hash::PIECE,
             format: Format::Swath,
             io_threads: 0,
+            tuning: Tuning::default(),
         }
     }
 }
@@ -275,7 +281,8 @@ fn make(
         new_name,
     } = inputs;
     let params = Params::new(opts.chunk_avg as usize)
-        .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
+        .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?
+        .with_kernel(opts.tuning.cdc_kernel);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.max(1))
         .build()
@@ -287,11 +294,10 @@ fn make(
         // it lies. An OLD read from the device is not (its pages would be faulted in one at a
         // time, waiting for the device, and counted in the process's resident memory): the
         // matcher reads it through windows (`io::ColdReader`).
-        // `SWATH_MAP_OLD=0` reads it positionally instead (measurements).
-        let old_hot = crate::io::Plan::for_file(old, old_len, 0) == crate::io::Plan::HOT
+        // `tuning.map_old` false reads it positionally instead (measurements).
+        let old_hot = AheadPlan::choose(opts.tuning.io, old, old_len, 0) == AheadPlan::HOT
             && old_len <= swath_engine::sysinfo::available_memory().unwrap_or(u64::MAX) / 2;
-        let map_old = std::env::var_os("SWATH_MAP_OLD").is_none_or(|v| v != "0");
-        let mapped = if map_old && old_hot {
+        let mapped = if opts.tuning.map_old && old_hot {
             // Mapped whole at once (its pages are in the cache): the signature is made
             // where the bytes lie, with no buffer per worker to fault in and copy into.
             MappedFile::new(old, old_name, old_len).inspect(MappedFile::populate)
@@ -307,7 +313,7 @@ fn make(
         let t_seeds = Instant::now();
         let seeds = match Settings::for_level(opts.level) {
             Some(s) => Some(
-                SeedIndex::build(old_bytes, old_len, s.seeds)
+                SeedIndex::build(old_bytes, old_len, s.seeds, opts.tuning.seed_gate)
                     .map_err(|e| PatchError::io(old_name, e))?,
             ),
             None => None,
@@ -357,7 +363,7 @@ fn make(
         // reuses. NEW on the device: read ahead (two sections in flight) under the I/O
         // semaphore (a rotational disk serves one file at a time), matching on the
         // workers as sections arrive.
-        let new_plan = crate::io::Plan::for_file(new, new_len, old_len);
+        let new_plan = AheadPlan::choose(opts.tuning.io, new, new_len, old_len);
         let (o, vcdiff_ops) = make_sections(&job, &new_plan)?;
         if mapped.as_ref().is_some_and(MappedFile::faulted) {
             return Err(shrank(old_name));
@@ -420,7 +426,7 @@ fn new_hash(
     inputs: &Inputs<'_>,
     header: &Header,
     piece_sums: &[u8],
-    new_plan: &crate::io::Plan,
+    new_plan: &AheadPlan,
 ) -> Result<u128, PatchError> {
     let &Inputs {
         new,
@@ -478,10 +484,7 @@ type VcdiffOps = Vec<(usize, Vec<Op>)>;
 /// Every section of NEW made and written in order, on every worker, read ahead when
 /// `new_plan` says so; returns what was written and, with `--format vcdiff`, each
 /// section's ops (by section, in no order).
-fn make_sections(
-    job: &Job<'_>,
-    new_plan: &crate::io::Plan,
-) -> Result<(InOrder, VcdiffOps), PatchError> {
+fn make_sections(job: &Job<'_>, new_plan: &AheadPlan) -> Result<(InOrder, VcdiffOps), PatchError> {
     let &Job {
         inputs,
         opts,
@@ -520,8 +523,8 @@ fn make_sections(
     };
     let claim = std::sync::atomic::AtomicUsize::new(0);
     let spare = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
-    // `SWATH_MAP_NEW=0` reads hot sections into buffers instead (measurements).
-    let map_new = std::env::var_os("SWATH_MAP_NEW").is_none_or(|v| v != "0");
+    // `tuning.map_new` false reads hot sections into buffers instead (measurements).
+    let map_new = opts.tuning.map_new;
     let io_sem = swath_engine::memfor::IoSemaphore::new(match opts.io_threads {
         0 => swath_engine::sysinfo::io_threads(new),
         n => n,
@@ -543,14 +546,14 @@ fn make_sections(
     };
     let failed = &w.failed;
     let workers = opts.threads.max(1).min(count.max(1));
-    if new_plan.ahead && section_len % crate::io::ALIGN as u64 == 0 && count > 1 {
+    if new_plan.ahead && section_len % PAGE as u64 == 0 && count > 1 {
         let _permit = io_sem.read();
-        let read = crate::io::read_ahead(
+        let read = read_ahead(
             new,
             new_len,
             section_len as usize,
             new_plan,
-            workers,
+            &crate::io::Pool(workers),
             |k, bytes| {
                 w.deliver(k, section_of(k, bytes));
                 if failed.load(Ordering::Relaxed) {
@@ -743,8 +746,14 @@ pub fn index_old(
     opts: &MakeOptions,
 ) -> std::io::Result<(ChunkTable, u128)> {
     // With I/O chunks of one hash piece, OLD's hash comes from the signature's reads.
-    let (chunks, piece_hash) =
-        signature_and_hash(old, old_len, params, opts.io_chunk, opts.threads.max(1))?;
+    let (chunks, piece_hash) = signature_and_hash(
+        old,
+        old_len,
+        params,
+        opts.io_chunk,
+        opts.threads.max(1),
+        opts.tuning.io,
+    )?;
     let old_hash = if opts.io_chunk as u64 == crate::hash::PIECE {
         piece_hash
     } else {
@@ -765,7 +774,7 @@ pub fn index_old(
     }
     // The list (32 bytes a chunk) is freed off the critical path.
     let bytes = (chunks.capacity() * std::mem::size_of::<crate::signature::Chunk>()) as u64;
-    crate::io::frees().free(chunks, bytes);
+    crate::io::frees().free(chunks, bytes, opts.tuning.detached_frees);
     Ok((table, old_hash))
 }
 
@@ -929,7 +938,7 @@ pub fn direct_read_time(
 ) -> std::io::Result<(u64, Duration)> {
     let started = Instant::now();
     let mut total = 0u64;
-    let plan = crate::io::Plan {
+    let plan = AheadPlan {
         ahead: true,
         direct: true,
         depth,
@@ -937,14 +946,14 @@ pub fn direct_read_time(
     for p in paths {
         let f = File::open(p)?;
         let len = f.metadata()?.len();
-        if crate::io::open_direct(&f).is_none() {
+        if swath_engine::direct::open_direct(&f).is_none() {
             return Err(std::io::Error::other(format!(
                 "{}: the file system refuses direct reads",
                 p.display()
             )));
         }
-        let request = request.next_multiple_of(crate::io::ALIGN);
-        crate::io::read_ahead(&f, len, request, &plan, 1, |_, b| Ok(b.len()))?;
+        let request = request.next_multiple_of(PAGE);
+        read_ahead(&f, len, request, &plan, &Threads(1), |_, b| Ok(b.len()))?;
         total += len;
     }
     Ok((total, started.elapsed()))
@@ -1041,6 +1050,11 @@ pub(crate) mod tests {
             section_len in prop_oneof![Just(4096u64), Just(10_000), Just(1 << 20)],
             io_chunk in prop_oneof![Just(1usize << 16), Just(1 << 20)],
             cold in any::<bool>(),
+            tuning in (
+                proptest::sample::select(crate::tuning::IoChoice::ALL.to_vec()),
+                0u8..16,
+                proptest::sample::select(crate::cdc::Kernel::available()),
+            ),
         ) {
             let old = random(old_len, seed, 8);
             let new = edit(&old, &edits);
@@ -1061,8 +1075,25 @@ pub(crate) mod tests {
                 section_len,
                 format: Format::Swath,
                 io_threads: threads % 3,
+                tuning: Tuning::default(),
             };
             let made = make_file(&o, &n, Some(&p), &opts, None).unwrap();
+            // Every switch kept for measurements makes the same patch.
+            let (io, flags, cdc_kernel) = tuning;
+            let tuned = MakeOptions {
+                tuning: Tuning {
+                    io,
+                    map_old: flags & 1 != 0,
+                    map_new: flags & 2 != 0,
+                    cdc_kernel,
+                    seed_gate: if flags & 4 != 0 { crate::seeds::Gate::Scalar } else { crate::seeds::Gate::best() },
+                    detached_frees: flags & 8 != 0,
+                },
+                ..opts.clone()
+            };
+            let tuned_patch = dir.path().join("tuned");
+            make_file(&o, &n, Some(&tuned_patch), &tuned, None).unwrap();
+            prop_assert_eq!(std::fs::read(&tuned_patch).unwrap(), std::fs::read(&p).unwrap(), "{:?}", tuned.tuning);
             prop_assert_eq!(made.patch_len, std::fs::metadata(&p).unwrap().len());
             let c = &made.census;
             prop_assert_eq!(c.copied_bytes + c.delta_bytes + c.zero_bytes + c.literal_bytes, new.len() as u64);

@@ -245,7 +245,7 @@ pub fn cdc_chunker<'a>(
     new: &'a [u8],
     p: &'a crate::cdc::Params,
 ) -> impl FnMut(usize) -> NewChunk + 'a {
-    let mut cutter = crate::cdc::Cutter::new(crate::cdc::Kernel::best());
+    let mut cutter = crate::cdc::Cutter::new(p.kernel);
     move |s| {
         let (end, kind) = cutter
             .cut(new, s, p, true)

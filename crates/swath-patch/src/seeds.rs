@@ -174,13 +174,11 @@ pub enum Gate {
 }
 
 impl Gate {
-    /// The fastest this CPU has, unless `SWATH_SEED_GATE=scalar` (measurements).
+    /// The fastest this CPU has ([`Gate::Scalar`] is kept for measurements:
+    /// [`crate::tuning::Tuning::seed_gate`]).
     pub fn best() -> Gate {
         static BEST: std::sync::OnceLock<Gate> = std::sync::OnceLock::new();
         *BEST.get_or_init(|| {
-            if std::env::var("SWATH_SEED_GATE").as_deref() == Ok("scalar") {
-                return Gate::Scalar;
-            }
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512dq")
@@ -278,15 +276,24 @@ pub struct SeedIndex {
     params: SeedParams,
     rate_bits: u32,
     seeds: u64,
+    /// How the gate is applied, building and looking up.
+    gate: Gate,
 }
 
 /// Bytes of OLD one worker scans at a time while building.
 const PIECE: usize = 4 << 20;
 
 impl SeedIndex {
-    /// Seeds of the first `len` bytes of `old`, built by the current rayon pool.
-    pub fn build(old: &dyn ReadAt, len: u64, params: SeedParams) -> io::Result<SeedIndex> {
-        Self::build_in(old, len, params, PIECE)
+    /// Seeds of the first `len` bytes of `old`, built by the current rayon pool, the
+    /// positions gated by `gate` (which the CPU must have: [`Gate::best`] or
+    /// [`Gate::Scalar`]), as NEW's will be ([`SeedIndex::gate`]).
+    pub fn build(
+        old: &dyn ReadAt,
+        len: u64,
+        params: SeedParams,
+        gate: Gate,
+    ) -> io::Result<SeedIndex> {
+        Self::build_in(old, len, params, gate, PIECE)
     }
 
     /// [`SeedIndex::build`] reading OLD in pieces of `piece` bytes.
@@ -294,6 +301,7 @@ impl SeedIndex {
         old: &dyn ReadAt,
         len: u64,
         params: SeedParams,
+        gate: Gate,
         piece: usize,
     ) -> io::Result<SeedIndex> {
         assert!((8..=16).contains(&params.window));
@@ -342,7 +350,7 @@ impl SeedIndex {
                             buf
                         }
                     };
-                    for_each_seed(bytes, 0, piece.min(n), w, rate_bits, |p, h| {
+                    for_each_seed_gated(gate, bytes, 0, piece.min(n), w, rate_bits, |p, h| {
                         let pos = at + p as u64;
                         if pos < POS_MASK {
                             let (b, tag) = split(h, bucket_bits);
@@ -370,7 +378,13 @@ impl SeedIndex {
             params,
             rate_bits,
             seeds,
+            gate,
         })
+    }
+
+    /// How the gate is applied to positions, OLD's and NEW's alike.
+    pub fn gate(&self) -> Gate {
+        self.gate
     }
 
     /// The entries of bucket `b`.
@@ -599,10 +613,10 @@ mod tests {
             let p = params(window, rate_bits);
             let piece = [1usize << 12, 7001, 1 << 20][piece_k];
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let idx = pool.install(|| SeedIndex::build_in(&&d[..], d.len() as u64, p, piece)).unwrap();
+            let idx = pool.install(|| SeedIndex::build_in(&&d[..], d.len() as u64, p, Gate::best(), piece)).unwrap();
             // OLD in memory is scanned in place, a file read piece by piece: the same table.
             let unmapped = crate::source::Unmapped(&d);
-            let read = pool.install(|| SeedIndex::build_in(&unmapped, d.len() as u64, p, piece)).unwrap();
+            let read = pool.install(|| SeedIndex::build_in(&unmapped, d.len() as u64, p, Gate::Scalar, piece)).unwrap();
             let table = |i: &SeedIndex| i.slots[i.base..i.base + (WAYS << i.bucket_bits)].to_vec();
             prop_assert_eq!(table(&read), table(&idx));
             // Oracle: each distinct window's first WAYS offsets (a bucket holds no more,

@@ -16,8 +16,10 @@ use std::io;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::cdc::{cut_all, Cutter, Kernel, Kind, Params};
-use crate::io::Plan;
+use swath_engine::ahead::{read_ahead_unordered, AheadPlan, IoChoice};
+use swath_engine::buf::PAGE;
+
+use crate::cdc::{cut_all, Cutter, Kind, Params};
 use crate::source::ReadAt;
 
 /// One chunk of a file.
@@ -72,7 +74,8 @@ pub fn signature_of_slice(data: &[u8], p: &Params) -> Vec<Chunk> {
 }
 
 /// The signature of the first `len` bytes of `file`, read in pieces of `io_chunk` bytes
-/// (at least four times the longest chunk) by `threads` workers.
+/// (at least four times the longest chunk) by `threads` workers, the way of reading chosen
+/// from the file's page-cache residency.
 pub fn signature(
     file: &dyn ReadAt,
     len: u64,
@@ -80,20 +83,23 @@ pub fn signature(
     io_chunk: usize,
     threads: usize,
 ) -> io::Result<Vec<Chunk>> {
-    Ok(signature_and_hash(file, len, p, io_chunk, threads)?.0)
+    Ok(signature_and_hash(file, len, p, io_chunk, threads, IoChoice::Auto)?.0)
 }
 
 /// [`signature`], and the file's hash ([`crate::hash`]) with pieces of the I/O chunk's
-/// length, computed from the same reads. The way of reading is chosen from the file's
-/// page-cache residency ([`Plan::for_file`]).
+/// length, computed from the same reads. The way of reading is `io`'s: with
+/// [`IoChoice::Auto`], chosen from the file's page-cache residency
+/// ([`AheadPlan::for_file`]).
 pub fn signature_and_hash(
     file: &dyn ReadAt,
     len: u64,
     p: &Params,
     io_chunk: usize,
     threads: usize,
+    io: IoChoice,
 ) -> io::Result<(Vec<Chunk>, u128)> {
-    signature_and_hash_with(file, len, p, io_chunk, threads, None)
+    let plan = file.as_file().map(|f| AheadPlan::choose(io, f, len, 0));
+    signature_and_hash_with(file, len, p, io_chunk, threads, plan)
 }
 
 /// Bytes a worker reads at a time when it reads its piece itself (data in the page cache):
@@ -102,21 +108,21 @@ const STEP: usize = 512 << 10;
 
 /// [`signature_and_hash`] read as `plan` says (`None`: chosen from the residency). A `plan`
 /// that reads ahead needs a file ([`ReadAt::as_file`]) and pieces that are a multiple of
-/// [`crate::io::ALIGN`]; otherwise the workers read for themselves.
+/// [`PAGE`]; otherwise the workers read for themselves.
 pub fn signature_and_hash_with(
     file: &dyn ReadAt,
     len: u64,
     p: &Params,
     io_chunk: usize,
     threads: usize,
-    plan: Option<Plan>,
+    plan: Option<AheadPlan>,
 ) -> io::Result<(Vec<Chunk>, u128)> {
     let piece = io_chunk.max(4 * p.lookahead()) as u64;
     let pieces = len.div_ceil(piece) as usize;
     let plan = match (plan, file.as_file()) {
         (Some(plan), Some(_)) => plan,
-        (None, Some(f)) => Plan::for_file(f, len, 0),
-        (_, None) => Plan::HOT,
+        (None, Some(f)) => AheadPlan::for_file(f, len, 0),
+        (_, None) => AheadPlan::HOT,
     };
     let parts: Vec<(Vec<Chunk>, u128)> = match file.as_file() {
         // Bytes in memory (a file mapped whole) are cut and hashed where they lie.
@@ -139,11 +145,18 @@ pub fn signature_and_hash_with(
                 .map(scan)
                 .collect::<io::Result<_>>()?
         }
-        Some(f) if plan.ahead && piece.is_multiple_of(crate::io::ALIGN as u64) && pieces > 1 => {
-            crate::io::read_ahead_unordered(f, len, piece as usize, &plan, threads, |k, bytes| {
-                let at = k as u64 * piece;
-                Ok(scan_loaded(bytes, at, at + bytes.len() as u64 == len, p))
-            })?
+        Some(f) if plan.ahead && piece.is_multiple_of(PAGE as u64) && pieces > 1 => {
+            read_ahead_unordered(
+                f,
+                len,
+                piece as usize,
+                &plan,
+                &crate::io::Pool(threads),
+                |k, bytes| {
+                    let at = k as u64 * piece;
+                    Ok(scan_loaded(bytes, at, at + bytes.len() as u64 == len, p))
+                },
+            )?
         }
         _ => {
             // Each worker reads its pieces itself, a step at a time, into a buffer it keeps
@@ -184,7 +197,7 @@ pub fn signature_and_hash_with(
 /// XXH3-128, for a piece already read (`bytes`, at file offset `at`; `last`: the file's end).
 fn scan_loaded(bytes: &[u8], at: u64, last: bool, p: &Params) -> (Vec<Chunk>, u128) {
     let mut cuts = Vec::new();
-    Cutter::new(Kernel::best()).cut_all(bytes, 0, p, last, &mut cuts);
+    Cutter::new(p.kernel).cut_all(bytes, 0, p, last, &mut cuts);
     let mut out = Vec::with_capacity(cuts.len());
     chunks_of(bytes, at, 0, &cuts, &mut out);
     (out, xxh3_128(bytes))
@@ -204,7 +217,7 @@ fn scan_streaming(
         buf.resize(n, 0);
     }
     let mut whole = xxhash_rust::xxh3::Xxh3::new();
-    let mut cutter = Cutter::new(Kernel::best());
+    let mut cutter = Cutter::new(p.kernel);
     let mut cuts = Vec::new();
     let mut out = Vec::with_capacity(n / p.avg + 16);
     let (mut have, mut s) = (0usize, 0usize);
@@ -326,26 +339,28 @@ mod tests {
             threads in 1usize..4,
             plan in 0usize..6,
             zero_max in prop_oneof![Just(crate::cdc::ZERO_MAX), 32usize..3000],
+            kernel in proptest::sample::select(crate::cdc::Kernel::available()),
         ) {
             // Every way of reading: the residency's choice, the workers' own reads, read
             // ahead (1 or 3 requests in flight), read ahead with direct reads, and bytes
-            // in memory (as a map of OLD) cut where they lie.
-            let p = Params { zero_max, ..Params::new(avg).unwrap() };
+            // in memory (as a map of OLD) cut where they lie; every kernel against the
+            // default's sequential scan.
+            let p = Params { zero_max, kernel, ..Params::new(avg).unwrap() };
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), &data).unwrap();
             let (file, plan): (&dyn ReadAt, _) = match plan {
                 0 => (f.as_file(), None),
-                1 => (f.as_file(), Some(Plan::HOT)),
-                2 => (f.as_file(), Some(Plan { ahead: true, direct: false, depth: 1 })),
-                3 => (f.as_file(), Some(Plan { ahead: true, direct: false, depth: 3 })),
-                4 => (f.as_file(), Some(Plan { ahead: true, direct: true, depth: 2 })),
+                1 => (f.as_file(), Some(AheadPlan::HOT)),
+                2 => (f.as_file(), Some(AheadPlan { ahead: true, direct: false, depth: 1 })),
+                3 => (f.as_file(), Some(AheadPlan { ahead: true, direct: false, depth: 3 })),
+                4 => (f.as_file(), Some(AheadPlan { ahead: true, direct: true, depth: 2 })),
                 _ => (&data.as_slice(), None),
             };
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let (got, hash) = pool
                 .install(|| signature_and_hash_with(file, data.len() as u64, &p, io_chunk, threads, plan))
                 .unwrap();
-            prop_assert_eq!(got, signature_of_slice(&data, &p));
+            prop_assert_eq!(got, signature_of_slice(&data, &p.with_kernel(crate::cdc::Kernel::BEST)));
             let piece = io_chunk.max(4 * p.lookahead()) as u64;
             prop_assert_eq!(hash, crate::hash::slice_hash(&data, piece));
         }
@@ -398,7 +413,8 @@ mod tests {
         let p = Params::new(64).unwrap();
         for piece in [1usize << 16, 100_000, 1 << 20] {
             let (sig, hash) =
-                signature_and_hash(f.as_file(), data.len() as u64, &p, piece, 2).unwrap();
+                signature_and_hash(f.as_file(), data.len() as u64, &p, piece, 2, IoChoice::Auto)
+                    .unwrap();
             assert_eq!(sig, signature_of_slice(&data, &p));
             assert_eq!(hash, crate::hash::slice_hash(&data, piece as u64));
         }

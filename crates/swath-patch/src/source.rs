@@ -20,7 +20,7 @@ pub trait ReadAt: Sync {
     fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()>;
 
     /// The file itself when the bytes are one whole file (so it can be read ahead, or
-    /// directly: [`crate::io`]); `None` otherwise.
+    /// directly: [`swath_engine::ahead`]); `None` otherwise.
     fn as_file(&self) -> Option<&File> {
         None
     }

@@ -1115,7 +1115,7 @@ fn map_regions(job: &Job<'_>, method: Method, len: u64) -> (Method, Vec<GuardedM
 /// calling thread). A worker whose thread cannot be had (no memory for its stack, a limit
 /// on processes) runs on the calling thread once the others are started: fewer threads,
 /// the same blocks.
-fn on_threads(threads: usize, worker: &(dyn Fn(usize) + Sync)) {
+pub(crate) fn on_threads(threads: usize, worker: &(dyn Fn(usize) + Sync)) {
     if threads == 1 {
         worker(0);
         return;

@@ -649,7 +649,8 @@ impl<'a> Ctx<'a> {
             ));
         }
         let params = Params::new(mo.chunk_avg as usize)
-            .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?;
+            .map_err(|e| PatchError::Usage(format!("--chunk: {e}")))?
+            .with_kernel(mo.tuning.cdc_kernel);
         let threads = mo.threads.max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -801,7 +802,7 @@ pub fn make_tree(
     // end to end as the table is.
     let seeds = match crate::approx::Settings::for_level(mo.level) {
         Some(s) => Some(
-            crate::seeds::SeedIndex::build(&old, old.len(), s.seeds)
+            crate::seeds::SeedIndex::build(&old, old.len(), s.seeds, mo.tuning.seed_gate)
                 .map_err(|e| PatchError::io(&old_name, e))?,
         ),
         None => None,
@@ -907,7 +908,14 @@ fn index_old_tree(cx: &Ctx<'_>, old: &TreeReader) -> Result<OldIndex, PatchError
                 let _reading = cx.sem.read();
                 old.with_file(i, |f| {
                     let (chunks, h) = cx.pool.install(|| {
-                        signature_and_hash(f, len, params, io_chunk as usize, threads)
+                        signature_and_hash(
+                            f,
+                            len,
+                            params,
+                            io_chunk as usize,
+                            threads,
+                            cx.mo.tuning.io,
+                        )
                     })?;
                     if io_chunk == PIECE {
                         Ok((chunks, h))

@@ -222,6 +222,7 @@ proptest! {
                 section_len,
                 format: Format::Swath,
                 io_threads: 0,
+                tuning: Default::default(),
             },
             memory: 1 << 30,
             io_readers: 2,

@@ -16,6 +16,7 @@ use swath_patch::make::{make_file, speed_of_light, Format, MakeOptions};
 use swath_patch::manifest::Script;
 use swath_patch::tree::TreeOptions;
 use swath_patch::tree_apply::apply_tree;
+use swath_patch::tuning::Tuning;
 use swath_patch::PatchError;
 
 use crate::size::parse_size;
@@ -221,6 +222,7 @@ fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {
             FormatArg::Swath => Format::Swath,
             FormatArg::Vcdiff => Format::Vcdiff,
         },
+        tuning: tuning_from_env(),
         ..MakeOptions::default()
     };
     match (is_dir(&a.old), is_dir(&a.new)) {
@@ -345,6 +347,37 @@ fn tree_bytes(p: &std::path::Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// `make`'s switches kept for measurements, from the environment the benchmark scripts
+/// set (read here, never in the library): `SWATH_IO=hot|ahead|direct` forces the way OLD
+/// and NEW are read, `SWATH_MAP_OLD=0` and `SWATH_MAP_NEW=0` read them positionally instead
+/// of mapping them, `SWATH_CDC_KERNEL=scalar|lanes` and `SWATH_SEED_GATE=scalar` choose
+/// the slower kernels, `SWATH_DETACHED_FREES=0` frees large values in place. Unset or any
+/// other value: the default.
+fn tuning_from_env() -> Tuning {
+    use swath_patch::cdc::Kernel;
+    use swath_patch::seeds::Gate;
+    let var = |name: &str| std::env::var(name).ok();
+    let zero = |name: &str| std::env::var_os(name).is_some_and(|v| v == "0");
+    let default = Tuning::default();
+    Tuning {
+        io: var("SWATH_IO")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default.io),
+        map_old: !zero("SWATH_MAP_OLD"),
+        map_new: !zero("SWATH_MAP_NEW"),
+        cdc_kernel: match var("SWATH_CDC_KERNEL").as_deref() {
+            Some("scalar") => Kernel::Scalar,
+            Some("lanes") => Kernel::Lanes,
+            _ => default.cdc_kernel,
+        },
+        seed_gate: match var("SWATH_SEED_GATE").as_deref() {
+            Some("scalar") => Gate::Scalar,
+            _ => default.seed_gate,
+        },
+        detached_frees: !zero("SWATH_DETACHED_FREES"),
+    }
 }
 
 /// `make` of two directories.
