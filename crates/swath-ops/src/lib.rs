@@ -17,7 +17,9 @@
 //!   (`logs::tables`), the Wide Finder 2 report (`logs::wf2`), the GoAccess-class summary
 //!   (`logs::summary`), and reports merged from partials' sorted lists (`logs::streamed`).
 //! - [`search`]: grep's selected lines, counts and first matches, in parallel line blocks.
-//! - [`partial`]: partial results of byte ranges, their wire format and their merge.
+//! - [`partial`]: partial results' wire format: header, checksum, the states' codecs.
+//! - [`report`]: the reports whose results merge (`wc`, `grep -c`, the log reports), the
+//!   container of a partial result generic over them, and the one way a piece is computed.
 //! - [`transform`]: a byte transformation from one file to another, by every cci strategy.
 #![deny(missing_docs)]
 
@@ -29,5 +31,6 @@ pub mod inplace;
 pub mod lines;
 pub mod logs;
 pub mod partial;
+pub mod report;
 pub mod search;
 pub mod transform;

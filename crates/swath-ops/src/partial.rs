@@ -1,18 +1,10 @@
-//! Partial results: the mergeable state of a report over byte ranges of its inputs, as
-//! bytes, so that pieces computed anywhere (other processes, other machines) merge into
-//! exactly what the one-machine command prints.
+//! Partial results' wire format (`docs/partial-format.md`): the header (magic, version,
+//! kind, options), the fields of inputs and pieces, the checksum, and the codecs of the
+//! states: numbers, varints, keys in canonical order, and the log reports' tables
+//! ([`Wf2Tables`], [`SummaryTables`]).
 //!
-//! A partial holds, for each input (by its position among the command's operands, with its
-//! name and its size), the *pieces* computed so far: disjoint spans `[begin, finish)` (see
-//! `swath_engine::range::line_span`) with the state of each. Merging two partials unites
-//! their pieces and merges the states of adjacent pieces in file order, so any split into
-//! ranges, any order and any tree of merges gives the same partial; a piece given twice is
-//! an error, and so is rendering an input whose pieces do not cover it whole (a lost piece
-//! never goes unnoticed). The wire format is specified in `docs/partial-format.md`.
-
-use std::collections::BTreeMap;
-
-use swath_kernels::wc::Tally;
+//! The container of pieces, generic over a report, and the reports themselves are in
+//! [`crate::report`]; this module knows no report but by the bytes it writes.
 
 /// The Wide Finder 2 tables in full, in canonical order (see [`key_order`]: equal tables
 /// have equal bytes, and merging is a merge of sorted lists).
@@ -382,13 +374,15 @@ impl SummaryTables {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends the tables' bytes (a `logs summary` piece's state).
+    pub fn encode(&self, out: &mut Vec<u8>) {
         let t: Vec<Vec<(u64, &[u8], u64)>> = self.tables.iter().map(|t| hashed_list(t)).collect();
         let tables: Vec<&[(u64, &[u8], u64)]> = t.iter().map(|t| &t[..]).collect();
         encode_summary(out, &self.numbers, &hashed_list(&self.days), &tables);
     }
 
-    fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
+    /// Reads the tables [`SummaryTables::encode`] wrote, refusing keys out of order.
+    pub fn decode(b: &[u8]) -> Result<SummaryTables, PartialError> {
         let mut r = Reader { b, at: 0 };
         let n = r.u64()?;
         if n != SUMMARY_NUMBERS as u64 {
@@ -442,7 +436,8 @@ impl Wf2Tables {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends the tables' bytes (a `logs wf2` piece's state).
+    pub fn encode(&self, out: &mut Vec<u8>) {
         let uris: Vec<(u64, &[u8], UriValues)> = self
             .uris
             .iter()
@@ -457,7 +452,8 @@ impl Wf2Tables {
         );
     }
 
-    fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
+    /// Reads the tables [`Wf2Tables::encode`] wrote, refusing keys out of order.
+    pub fn decode(b: &[u8]) -> Result<Wf2Tables, PartialError> {
         let mut r = Reader { b, at: 0 };
         let malformed = r.u64()?;
         let mut uris = Vec::new();
@@ -482,231 +478,6 @@ pub const MAGIC: &[u8; 8] = b"SWATHPRT";
 /// The format version this code writes and reads.
 pub const VERSION: u16 = 4;
 
-/// Which report a partial holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `wc`: a tally per piece.
-    Wc,
-    /// `grep -c`: a count of selected lines per piece.
-    GrepCount,
-    /// `logs wf2`: the Wide Finder 2 tables per piece.
-    Wf2,
-    /// `logs summary`: the summary's tables per piece.
-    Summary,
-}
-
-impl Kind {
-    fn code(self) -> u8 {
-        match self {
-            Kind::Wc => 1,
-            Kind::GrepCount => 2,
-            Kind::Wf2 => 3,
-            Kind::Summary => 4,
-        }
-    }
-
-    fn from_code(c: u8) -> Option<Kind> {
-        match c {
-            1 => Some(Kind::Wc),
-            2 => Some(Kind::GrepCount),
-            3 => Some(Kind::Wf2),
-            4 => Some(Kind::Summary),
-            _ => None,
-        }
-    }
-
-    /// The kind's name, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Wc => "wc",
-            Kind::GrepCount => "grep -c",
-            Kind::Wf2 => "logs wf2",
-            Kind::Summary => "logs summary",
-        }
-    }
-}
-
-/// The state of one piece.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
-    /// `wc`'s tally of the piece's bytes.
-    Wc(Tally),
-    /// Lines selected in the piece.
-    GrepCount(u64),
-    /// The Wide Finder 2 tables of the piece's lines.
-    Wf2(Box<Wf2Tables>),
-    /// The summary tables of the piece's lines.
-    Summary(Box<SummaryTables>),
-}
-
-impl State {
-    fn kind(&self) -> Kind {
-        match self {
-            State::Wc(_) => Kind::Wc,
-            State::GrepCount(_) => Kind::GrepCount,
-            State::Wf2(_) => Kind::Wf2,
-            State::Summary(_) => Kind::Summary,
-        }
-    }
-
-    /// This piece's state followed by the next piece's (adjacent, in file order).
-    fn then(self, next: State) -> State {
-        match (self, next) {
-            (State::Wc(a), State::Wc(b)) => State::Wc(a.merge(b)),
-            (State::GrepCount(a), State::GrepCount(b)) => State::GrepCount(a.saturating_add(b)),
-            (State::Wf2(a), State::Wf2(b)) => State::Wf2(Box::new(a.merge(*b))),
-            (State::Summary(a), State::Summary(b)) => State::Summary(Box::new(a.merge(*b))),
-            // Partials of different kinds are refused before their pieces meet.
-            (a, _) => a,
-        }
-    }
-
-    /// Appends the state's bytes (`docs/partial-format.md`), as a piece of a partial
-    /// holds them (see [`Partial::piece_bytes`]).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            State::Wc(t) => {
-                for n in t.to_numbers() {
-                    out.extend_from_slice(&n.to_le_bytes());
-                }
-            }
-            State::GrepCount(n) => out.extend_from_slice(&n.to_le_bytes()),
-            State::Wf2(t) => t.encode(out),
-            State::Summary(t) => t.encode(out),
-        }
-    }
-
-    /// Reads a piece's state of `kind` from `b`, the piece being `span` bytes long. The
-    /// counts of `wc` and `grep -c` are held to what `span` bytes can make (a forged line
-    /// count of 2^64 - 1 would otherwise wrap a total to a plausible one); a log report's
-    /// counts cannot be (a compressed log's lines outnumber its bytes) and add saturating.
-    fn decode(kind: Kind, b: &[u8], span: u64) -> Result<State, PartialError> {
-        let words = |n: usize| -> Result<Vec<u64>, PartialError> {
-            if b.len() != 8 * n {
-                return Err(PartialError::Damaged(
-                    "a piece's state has the wrong length",
-                ));
-            }
-            Ok(b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect())
-        };
-        match kind {
-            Kind::Wc => {
-                let w = words(10)?;
-                let n: [u64; 10] = w.try_into().expect("10 numbers");
-                let t = Tally::from_numbers(n)
-                    .ok_or(PartialError::Damaged("a tally's flags are not valid"))?;
-                if t.bytes != span || !t.is_possible() {
-                    return Err(PartialError::Damaged(
-                        "a piece's counts are more than its bytes can make",
-                    ));
-                }
-                Ok(State::Wc(t))
-            }
-            Kind::GrepCount => match words(1)?[0] {
-                n if n <= span => Ok(State::GrepCount(n)),
-                _ => Err(PartialError::Damaged(
-                    "a piece's counts are more than its bytes can make",
-                )),
-            },
-            Kind::Wf2 => Ok(State::Wf2(Box::new(Wf2Tables::decode(b)?))),
-            Kind::Summary => Ok(State::Summary(Box::new(SummaryTables::decode(b)?))),
-        }
-    }
-}
-
-/// What the pieces of one input hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputPart {
-    /// The input's name, as the one-machine command shows it.
-    pub name: Vec<u8>,
-    /// Its size when the pieces were computed.
-    pub len: u64,
-    /// Pieces by their first byte: (end, state). Disjoint, adjacent ones merged.
-    pub(crate) pieces: BTreeMap<u64, (u64, State)>,
-}
-
-impl InputPart {
-    /// The input's state when its pieces cover it whole (`[0, len)`), else an error that
-    /// says which bytes no piece covers.
-    pub fn whole(&self) -> Result<State, PartialError> {
-        let missing = |from: u64, to: u64| PartialError::Missing {
-            name: String::from_utf8_lossy(&self.name).into_owned(),
-            from,
-            to,
-        };
-        let mut at = 0;
-        for (&begin, &(finish, _)) in &self.pieces {
-            if begin != at {
-                return Err(missing(at, begin));
-            }
-            at = finish;
-        }
-        if at != self.len {
-            return Err(missing(at, self.len));
-        }
-        match self.pieces.values().next() {
-            Some((_, state)) if self.pieces.len() == 1 => Ok(state.clone()),
-            _ => Err(missing(0, self.len)),
-        }
-    }
-
-    /// Adds a piece: merged with its neighbours when adjacent; an error when it overlaps
-    /// one (a range given twice). An empty piece (a range inside a long line) adds nothing
-    /// (its state is the empty state) and is kept only as an empty input's one piece.
-    fn add(&mut self, begin: u64, finish: u64, state: State) -> Result<(), PartialError> {
-        if begin == finish {
-            if self.len == 0 && self.pieces.is_empty() {
-                self.pieces.insert(0, (0, state));
-            }
-            return Ok(());
-        }
-        let overlap = || PartialError::Overlap {
-            name: String::from_utf8_lossy(&self.name).into_owned(),
-            begin,
-            finish,
-        };
-        let (mut first, mut last, mut state) = (begin, finish, state);
-        if let Some((&b, &(f, _))) = self.pieces.range(..=begin).next_back() {
-            if f > begin {
-                return Err(overlap());
-            }
-            if f == begin {
-                let (_, s) = self.pieces.remove(&b).expect("just seen");
-                (first, state) = (b, s.then(state));
-            }
-        }
-        if let Some((&b, &(f, _))) = self.pieces.range(begin..).next() {
-            if b < finish {
-                return Err(overlap());
-            }
-            if b == finish {
-                let (_, s) = self.pieces.remove(&b).expect("just seen");
-                (last, state) = (f, state.then(s));
-            }
-        }
-        self.pieces.insert(first, (last, state));
-        Ok(())
-    }
-}
-
-/// An input's place in a partial: its operand position, then its name.
-pub type InputKey = (u32, Vec<u8>);
-
-/// A partial result: the pieces computed so far of one report's inputs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Partial {
-    /// The report.
-    pub kind: Kind,
-    /// The options that change the result or its rendering, as the command wrote them
-    /// (two partials must agree on them to merge).
-    pub options: Vec<u8>,
-    /// Inputs by their position among the command's operands, then their name (pieces
-    /// emitted without a position all have position 0: they are then in name order).
-    pub inputs: BTreeMap<InputKey, InputPart>,
-}
-
 /// Why partials could not be read or merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PartialError {
@@ -728,6 +499,11 @@ pub enum PartialError {
     /// Partials of different reports.
     #[error("partials of different reports ({0} and {1})")]
     Kinds(&'static str, &'static str),
+    /// A partial of another report than the one asked for (its kind's code), sound as far
+    /// as its header and checksum go: `swath merge` names both reports
+    /// ([`PartialError::Kinds`]) when it knows the other one.
+    #[error("a partial of another report (kind {0})")]
+    OtherKind(u8),
     /// Partials computed with different options.
     #[error("partials computed with different options")]
     Options,
@@ -764,228 +540,13 @@ pub enum PartialError {
         to: u64,
     },
 }
-
-impl Partial {
-    /// The partial of one piece: `state` over `[begin, finish)` of the input at operand
-    /// position `index`, named `name`, of `len` bytes.
-    pub fn piece(
-        options: Vec<u8>,
-        index: u32,
-        name: Vec<u8>,
-        len: u64,
-        (begin, finish): (u64, u64),
-        state: State,
-    ) -> Partial {
-        let mut part = InputPart {
-            name,
-            len,
-            pieces: BTreeMap::new(),
-        };
-        let kind = state.kind();
-        // A single piece cannot overlap anything.
-        let _ = part.add(begin, finish, state);
-        let mut inputs = BTreeMap::new();
-        inputs.insert((index, part.name.clone()), part);
-        Partial {
-            kind,
-            options,
-            inputs,
-        }
-    }
-
-    /// The union of two partials of the same report and options.
-    pub fn merge(mut self, other: Partial) -> Result<Partial, PartialError> {
-        if self.kind != other.kind {
-            return Err(PartialError::Kinds(self.kind.name(), other.kind.name()));
-        }
-        if self.options != other.options {
-            return Err(PartialError::Options);
-        }
-        for (key, part) in other.inputs {
-            match self.inputs.get_mut(&key) {
-                None => {
-                    self.inputs.insert(key, part);
-                }
-                Some(mine) => {
-                    if mine.len != part.len {
-                        return Err(PartialError::Sizes {
-                            name: String::from_utf8_lossy(&mine.name).into_owned(),
-                            a: mine.len,
-                            b: part.len,
-                        });
-                    }
-                    for (begin, (finish, state)) in part.pieces {
-                        mine.add(begin, finish, state)?;
-                    }
-                }
-            }
-        }
-        Ok(self)
-    }
-
-    /// The partial as bytes (`docs/partial-format.md`).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = header(self.kind, &self.options, self.inputs.len());
-        for ((index, _), part) in &self.inputs {
-            input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
-            for (begin, (finish, state)) in &part.pieces {
-                let mut s = Vec::new();
-                state.encode(&mut s);
-                piece_head(&mut out, *begin, *finish, &s);
-            }
-        }
-        seal(out)
-    }
-
-    /// The bytes of the partial [`Partial::piece`] makes, with the piece's state already
-    /// written (by [`encode_wf2`], [`encode_summary`], ...): a report's tables go to bytes
-    /// straight from its own hash tables, keys borrowed, with no table of owned keys built
-    /// in between.
-    pub fn piece_bytes(
-        kind: Kind,
-        options: &[u8],
-        index: u32,
-        name: &[u8],
-        len: u64,
-        (begin, finish): (u64, u64),
-        state: Vec<u8>,
-    ) -> Vec<u8> {
-        let mut head = header(kind, options, 1);
-        // As `piece` keeps it: an empty piece only as an empty input's one piece.
-        let kept = begin != finish || len == 0;
-        input_head(&mut head, index, name, len, usize::from(kept));
-        if !kept {
-            return seal(head);
-        }
-        head.extend_from_slice(&begin.to_le_bytes());
-        head.extend_from_slice(&finish.to_le_bytes());
-        head.extend_from_slice(&(state.len() as u64).to_le_bytes());
-        // The header goes in front of the state where it lies (a state of megabytes
-        // copied to a new buffer cost the copy and the new buffer's page faults).
-        let mut out = state;
-        out.reserve(head.len() + 8);
-        out.splice(0..0, head);
-        seal(out)
-    }
-
-    /// Reads a partial back, checking everything before trusting any of it: header,
-    /// version, checksum, then every length against the bytes that remain.
-    pub fn from_bytes(b: &[u8]) -> Result<Partial, PartialError> {
-        Ok(Self::parse(b, false)?.0)
-    }
-
-    /// As [`Partial::from_bytes`], but a log report's piece states are not decoded: the
-    /// partial comes back as its *shape* (the same inputs and pieces with empty states:
-    /// how partials fit together is checked by merging shapes) with the states' bytes
-    /// beside it, for a reader that merges them straight from the bytes
-    /// ([`crate::logs::streamed`]), every key borrowed, none copied.
-    pub fn from_bytes_lazy(b: &[u8]) -> Result<(Partial, Vec<&[u8]>), PartialError> {
-        let (shape, raw) = Self::parse(b, true)?;
-        Ok((shape, raw.into_iter().map(|r| r.state).collect()))
-    }
-
-    pub(crate) fn parse(b: &[u8], lazy: bool) -> Result<(Partial, Vec<Raw<'_>>), PartialError> {
-        if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
-            return Err(PartialError::Foreign);
-        }
-        if b.len() < 10 {
-            return Err(PartialError::Truncated(b.len()));
-        }
-        let version = u16::from_le_bytes([b[8], b[9]]);
-        if version != VERSION {
-            return Err(PartialError::Version(version));
-        }
-        if b.len() < 8 + 2 + 2 + 4 + 4 + 8 {
-            return Err(PartialError::Truncated(b.len()));
-        }
-        let (body, sum) = b.split_at(b.len() - 8);
-        if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(sum.try_into().expect("8")) {
-            return Err(PartialError::Checksum);
-        }
-        let mut r = Reader { b: body, at: 10 };
-        let kind = Kind::from_code(r.take(1)?[0]).ok_or(PartialError::Damaged("unknown kind"))?;
-        r.take(1)?;
-        let options_len = r.u32()? as usize;
-        let options = r.take(options_len)?.to_vec();
-        let n_inputs = r.u32()?;
-        let mut inputs = BTreeMap::new();
-        let lazy = lazy && matches!(kind, Kind::Wf2 | Kind::Summary);
-        let mut raw = Vec::new();
-        for _ in 0..n_inputs {
-            let index = r.u32()?;
-            let name_len = r.u32()? as usize;
-            let name_bytes = r.take(name_len)?;
-            let name = name_bytes.to_vec();
-            let len = r.u64()?;
-            let n_pieces = r.u32()?;
-            let mut part = InputPart {
-                name,
-                len,
-                pieces: BTreeMap::new(),
-            };
-            for _ in 0..n_pieces {
-                let (begin, finish) = (r.u64()?, r.u64()?);
-                if begin > finish || finish > len {
-                    return Err(PartialError::Damaged("a piece lies outside its input"));
-                }
-                let state_len = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
-                let bytes = r.take(state_len)?;
-                let state = if lazy {
-                    raw.push(Raw {
-                        index,
-                        name: name_bytes,
-                        begin,
-                        state: bytes,
-                    });
-                    empty_state(kind)
-                } else {
-                    State::decode(kind, bytes, finish - begin)?
-                };
-                part.add(begin, finish, state)
-                    .map_err(|_| PartialError::Damaged("pieces overlap"))?;
-            }
-            if inputs.insert((index, part.name.clone()), part).is_some() {
-                return Err(PartialError::Damaged("an input is listed twice"));
-            }
-        }
-        if r.at != body.len() {
-            return Err(PartialError::Damaged("bytes after the last input"));
-        }
-        Ok((
-            Partial {
-                kind,
-                options,
-                inputs,
-            },
-            raw,
-        ))
-    }
-}
-
-/// A piece's state left as bytes, with where it lies.
-pub(crate) struct Raw<'a> {
-    pub(crate) index: u32,
-    pub(crate) name: &'a [u8],
-    pub(crate) begin: u64,
-    pub(crate) state: &'a [u8],
-}
-
-/// The state of no bytes, for a kind.
-fn empty_state(kind: Kind) -> State {
-    match kind {
-        Kind::Wc => State::Wc(Tally::default()),
-        Kind::GrepCount => State::GrepCount(0),
-        Kind::Wf2 => State::Wf2(Box::default()),
-        Kind::Summary => State::Summary(Box::default()),
-    }
-}
-
-/// A partial's first bytes: magic, version, kind, options, and the count of inputs.
-pub(crate) fn header(kind: Kind, options: &[u8], inputs: usize) -> Vec<u8> {
+/// A partial's first bytes: magic, version, kind (its code), options, and the count of
+/// inputs.
+pub(crate) fn header(code: u8, options: &[u8], inputs: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    out.push(kind.code());
+    out.push(code);
     out.push(0);
     out.extend_from_slice(&(options.len() as u32).to_le_bytes());
     out.extend_from_slice(options);
@@ -1015,6 +576,30 @@ pub(crate) fn seal(mut out: Vec<u8>) -> Vec<u8> {
     let sum = xxhash_rust::xxh3::xxh3_64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
+}
+
+/// The code of the report a partial holds (its kind), read from its header after the
+/// checks that come before anything else, in order: the magic, the version, the length
+/// and the checksum. The code is not checked against any report's.
+pub fn kind_code(b: &[u8]) -> Result<u8, PartialError> {
+    if b.len() < MAGIC.len() || &b[..MAGIC.len()] != MAGIC {
+        return Err(PartialError::Foreign);
+    }
+    if b.len() < 10 {
+        return Err(PartialError::Truncated(b.len()));
+    }
+    let version = u16::from_le_bytes([b[8], b[9]]);
+    if version != VERSION {
+        return Err(PartialError::Version(version));
+    }
+    if b.len() < 8 + 2 + 2 + 4 + 4 + 8 {
+        return Err(PartialError::Truncated(b.len()));
+    }
+    let (body, sum) = b.split_at(b.len() - 8);
+    if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(sum.try_into().expect("8")) {
+        return Err(PartialError::Checksum);
+    }
+    Ok(b[10])
 }
 
 /// Reads little-endian fields, every length checked against what remains.
@@ -1084,122 +669,6 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use swath_kernels::wc::{tally, Encoding};
-
-    fn text() -> impl Strategy<Value = Vec<u8>> {
-        proptest::collection::vec(
-            prop_oneof![
-                6 => Just(&b"word"[..]),
-                3 => Just(&b" "[..]),
-                2 => Just(&b"\n"[..]),
-                1 => Just(&b"\t"[..]),
-                1 => Just(&b"\r\n"[..]),
-                1 => Just(&b"caf\xc3\xa9"[..]),
-                1 => Just(&b"\xff"[..]),
-            ],
-            0..120,
-        )
-        .prop_map(|v| v.concat())
-    }
-
-    /// The spans of the ranges between `cuts` under the line rule (as line_span gives
-    /// them), computed directly.
-    fn spans(data: &[u8], cuts: &[usize]) -> Vec<(u64, u64)> {
-        let after = |at: usize| {
-            data[at..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(data.len(), |i| at + i + 1)
-        };
-        let mut pts: Vec<usize> = cuts.iter().map(|&c| c.min(data.len())).collect();
-        pts.extend([0, data.len()]);
-        pts.sort();
-        pts.dedup();
-        pts.windows(2)
-            .map(|w| {
-                let b = if w[0] == 0 { 0 } else { after(w[0]) };
-                let f = if w[1] >= data.len() {
-                    data.len()
-                } else {
-                    after(w[1])
-                };
-                (b as u64, f.max(b) as u64)
-            })
-            .collect()
-    }
-
-    proptest! {
-        /// Pieces of any cuts, merged in any order and any tree, through their bytes,
-        /// give the tally of the whole input; and a missing or doubled piece is caught.
-        #[test]
-        fn any_cuts_order_and_tree_give_the_whole(
-            data in text(),
-            cuts in proptest::collection::vec(0usize..600, 0..8),
-            order in proptest::collection::vec(any::<u32>(), 9),
-            fold_left in any::<bool>(),
-            utf8 in any::<bool>(),
-        ) {
-            let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
-            let len = data.len() as u64;
-            let mut parts: Vec<Partial> = spans(&data, &cuts)
-                .into_iter()
-                .map(|(b, f)| {
-                    let t = tally(&data[b as usize..f as usize], enc);
-                    let p = Partial::piece(b"o".to_vec(), 0, b"in".to_vec(), len, (b, f), State::Wc(t));
-                    Partial::from_bytes(&p.to_bytes()).unwrap()
-                })
-                .collect();
-            // Any order.
-            let mut keyed: Vec<(u32, Partial)> = order.iter().copied().zip(parts.drain(..)).collect();
-            keyed.sort_by_key(|(k, _)| *k);
-            let parts: Vec<Partial> = keyed.into_iter().map(|(_, p)| p).collect();
-            // Two trees: a left fold, or pairs merged level by level.
-            let merged = if fold_left {
-                parts.into_iter().reduce(|a, b| a.merge(b).unwrap())
-            } else {
-                let mut level = parts;
-                while level.len() > 1 {
-                    let mut next = Vec::new();
-                    let mut it = level.into_iter();
-                    while let Some(a) = it.next() {
-                        next.push(match it.next() {
-                            Some(b) => Partial::from_bytes(&a.merge(b).unwrap().to_bytes()).unwrap(),
-                            None => a,
-                        });
-                    }
-                    level = next;
-                }
-                level.pop()
-            };
-            if let Some(m) = merged {
-                let whole = tally(&data, enc);
-                let State::Wc(t) = m.inputs[&(0, b"in".to_vec())].whole().unwrap() else { unreachable!() };
-                prop_assert_eq!(
-                    (t.lines, t.words, t.chars, t.bytes, t.max_line()),
-                    (whole.lines, whole.words, whole.chars, whole.bytes, whole.max_line())
-                );
-            }
-        }
-
-        #[test]
-        fn every_flipped_byte_and_truncation_is_refused(
-            data in text(),
-            flip in any::<prop::sample::Index>(),
-            bit in 0u8..8,
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let t = tally(&data, Encoding::Utf8);
-            let p = Partial::piece(b"opts".to_vec(), 3, b"name".to_vec(), data.len() as u64, (0, data.len() as u64), State::Wc(t));
-            let bytes = p.to_bytes();
-            let mut bad = bytes.clone();
-            let i = flip.index(bad.len());
-            bad[i] ^= 1 << bit;
-            prop_assert!(Partial::from_bytes(&bad).is_err());
-            let n = cut.index(bytes.len());
-            prop_assert!(Partial::from_bytes(&bytes[..n]).is_err());
-            prop_assert_eq!(Partial::from_bytes(&bytes), Ok(p));
-        }
-    }
 
     proptest! {
         #[test]
@@ -1245,38 +714,6 @@ mod tests {
         assert_eq!(sorted.len(), keys.len());
     }
 
-    fn tables(keys: Vec<(u8, u64)>) -> Wf2Tables {
-        // Keys from a few bytes, so that tables share some.
-        let mut t = Wf2Tables::default();
-        for (k, n) in keys {
-            let one = Wf2Tables {
-                malformed: n % 3,
-                uris: vec![(vec![b'/', k % 7], [n, n % 2, n % 5], n % 4 == 0)],
-                clients: vec![(vec![k % 5], n)],
-                referrers: vec![(vec![k % 3, b'r'], n + 1)],
-            };
-            t = t.merge(one);
-        }
-        t
-    }
-
-    proptest! {
-        #[test]
-        fn wf2_tables_merge_in_any_order_and_read_back(
-            a in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
-            b in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
-            c in proptest::collection::vec((any::<u8>(), 0u64..1000), 0..20),
-        ) {
-            let (ta, tb, tc) = (tables(a), tables(b), tables(c));
-            let left = ta.clone().merge(tb.clone()).merge(tc.clone());
-            let right = tc.merge(tb.merge(ta));
-            prop_assert_eq!(&left, &right);
-            let p = Partial::piece(b"o".to_vec(), 0, b"l".to_vec(), 5, (0, 5), State::Wf2(Box::new(left.clone())));
-            let back = Partial::from_bytes(&p.to_bytes()).unwrap();
-            prop_assert_eq!(back.inputs[&(0, b"l".to_vec())].whole(), Ok(State::Wf2(Box::new(left))));
-        }
-    }
-
     #[test]
     fn wf2_tables_out_of_order_are_damaged() {
         // Clients "a" and "b" written against canonical order (the encoder sorts).
@@ -1295,76 +732,5 @@ mod tests {
             Wf2Tables::decode(&bytes),
             Err(PartialError::Damaged("a table's keys are not in order"))
         );
-    }
-
-    #[test]
-    fn missing_doubled_foreign_and_mismatched_pieces_are_errors() {
-        let piece = |opts: &str, idx, name: &str, len, span, n| {
-            let (o, nm) = (opts.as_bytes().to_vec(), name.as_bytes().to_vec());
-            Partial::piece(o, idx, nm, len, span, State::GrepCount(n))
-        };
-        let key = |i: u32, n: &str| (i, n.as_bytes().to_vec());
-        let a = piece("x", 0, "f", 10, (0, 4), 2);
-        let b = piece("x", 0, "f", 10, (4, 10), 3);
-        let m = a.clone().merge(b.clone()).unwrap();
-        assert_eq!(m.inputs[&key(0, "f")].whole(), Ok(State::GrepCount(5)));
-        assert_eq!(
-            a.inputs[&key(0, "f")].whole(),
-            Err(PartialError::Missing {
-                name: "f".into(),
-                from: 4,
-                to: 10
-            })
-        );
-        assert!(matches!(
-            m.clone().merge(b.clone()),
-            Err(PartialError::Overlap { .. })
-        ));
-        assert_eq!(
-            a.clone().merge(piece("y", 0, "f", 10, (4, 10), 1)),
-            Err(PartialError::Options)
-        );
-        assert!(matches!(
-            a.clone().merge(piece("x", 0, "f", 11, (4, 10), 1)),
-            Err(PartialError::Sizes { a: 10, b: 11, .. })
-        ));
-        let w = Partial::piece(
-            b"x".to_vec(),
-            0,
-            b"f".to_vec(),
-            0,
-            (0, 0),
-            State::Wc(Tally::default()),
-        );
-        assert_eq!(
-            a.clone().merge(w),
-            Err(PartialError::Kinds("grep -c", "wc"))
-        );
-        assert_eq!(
-            Partial::from_bytes(b"PK\x03\x04 zip"),
-            Err(PartialError::Foreign)
-        );
-        let mut v5 = a.to_bytes();
-        v5[8] = 5;
-        assert_eq!(Partial::from_bytes(&v5), Err(PartialError::Version(5)));
-        for old in [1, 2, 3] {
-            let mut v = a.to_bytes();
-            v[8] = old;
-            assert_eq!(
-                Partial::from_bytes(&v),
-                Err(PartialError::Version(old.into()))
-            );
-        }
-        // Inputs stay apart, by position then name; empty pieces add nothing.
-        let two = m.merge(piece("x", 0, "e", 0, (0, 0), 0)).unwrap();
-        assert_eq!(two.inputs[&key(0, "e")].whole(), Ok(State::GrepCount(0)));
-        let names: Vec<&[u8]> = two.inputs.keys().map(|k| &k.1[..]).collect();
-        assert_eq!(names, [&b"e"[..], b"f"]);
-        let e = piece("x", 0, "f", 10, (4, 4), 0)
-            .merge(piece("x", 0, "f", 10, (4, 4), 0))
-            .unwrap();
-        assert!(e.inputs[&key(0, "f")].pieces.is_empty());
-        let e = e.merge(piece("x", 0, "f", 10, (0, 10), 4)).unwrap();
-        assert_eq!(e.inputs[&key(0, "f")].whole(), Ok(State::GrepCount(4)));
     }
 }

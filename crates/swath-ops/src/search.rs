@@ -261,9 +261,26 @@ pub fn count_span(
     o: &SearchOptions,
     engine: &EngineOptions,
 ) -> Result<Option<u64>, EngineError> {
-    if o.binary == Binary::WithoutMatch || o.max_count != u64::MAX {
+    if !counts_by_piece(o) {
         return Ok(None);
     }
+    count_span_of_pieces(input, (begin, finish), m, o, engine).map(Some)
+}
+
+/// Whether a count's pieces add up to the file's (no `-m`, no
+/// `--binary-files=without-match`, whose answers depend on the whole file).
+pub fn counts_by_piece(o: &SearchOptions) -> bool {
+    o.binary != Binary::WithoutMatch && o.max_count == u64::MAX
+}
+
+/// [`count_span`] for options that [`counts_by_piece`].
+pub(crate) fn count_span_of_pieces(
+    input: &Input,
+    (begin, finish): (u64, u64),
+    m: &Matcher,
+    o: &SearchOptions,
+    engine: &EngineOptions,
+) -> Result<u64, EngineError> {
     let mut job = Job::new(vec![Region {
         input,
         offset: begin,
@@ -271,7 +288,7 @@ pub fn count_span(
     .with_framing(framing(m, o));
     job.limit = Some(finish - begin);
     let plan = Plan::for_job(engine, &job, Access::SinglePass);
-    Ok(Some(count_unordered(&job, &plan, m, o)?.0))
+    Ok(count_unordered(&job, &plan, m, o)?.0)
 }
 
 /// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`

@@ -294,7 +294,7 @@ fn merge<'py>(py: Python<'py>, parts: Vec<PyBackedBytes>) -> PyResult<Bound<'py,
     let bytes = py
         .detach(|| {
             let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-            swath_ops::logs::streamed::merge_bytes(&parts)
+            swath_report::merge::merge_parts(&parts)
         })
         .map_err(|(k, e)| SwathError::new_err(format!("partial {k}: {e}")))?
         .ok_or_else(|| SwathError::new_err("no partial result given"))?;

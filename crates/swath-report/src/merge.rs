@@ -1,35 +1,239 @@
-//! Merged partial results and the reports they print.
+//! Merged partial results and the reports they print, and the table of reports that
+//! partials of any kind are read by.
 //!
-//! Partials are merged from their bytes ([`swath_ops::logs::streamed::merge_bytes`]); a log report is printed
-//! from its pieces' states as they lie in the partials, merged as the sorted lists they are
-//! into the report's top rows ([`swath_ops::logs::streamed`]): memory is a cursor per piece and
-//! the rows shown, however many distinct clients or URIs there are. The partials' shapes
-//! (kind, options, which byte ranges of which inputs) are merged first, so that missing,
-//! overlapping or mismatched pieces are found.
+//! A report that merges is one type: its [`swath_ops::report::Report`] (code, name, fold,
+//! state's codec and join) and its [`Render`] here (how its merged state is printed). The
+//! untyped entry, for partials whose kind is read from their header (`swath merge`, the
+//! Python package), is one table, [`REPORTS`], of [`Kind`]s (one line a report): adding
+//! a report kind is its type and its line there.
+//!
+//! Partials are merged from their bytes ([`swath_ops::report::merge_bytes`]); a log report
+//! is printed from its pieces' states as they lie in the partials, merged as the sorted
+//! lists they are into the report's top rows ([`swath_ops::logs::streamed`]): memory is a
+//! cursor per piece and the rows shown, however many distinct clients or URIs there are.
+//! The partials' shapes (kind, options, which byte ranges of which inputs) are merged
+//! first, so that missing, overlapping or mismatched pieces are found.
 
-use swath_ops::partial::{Kind, Partial, State};
+use std::marker::PhantomData;
+
+use swath_ops::partial::{kind_code, PartialError};
+use swath_ops::report::{
+    merge_bytes, GrepCount, LogSummary, LogWf2, Partial, Report as ReportKind, Wc,
+};
+
+/// How a report's merged partial is printed.
+pub trait Render: ReportKind {
+    /// Whether `--json` prints it (the log reports).
+    const JSON: bool = false;
+    /// Whether `--html` writes its page (`logs summary`).
+    const PAGE: bool = false;
+
+    /// The report of merged partials: their `options` text, each input's name, size and
+    /// state (in operand order; a streamed report's states are empty shapes), and a
+    /// streamed report's pieces' states as bytes (`states`, in bounded memory: none are
+    /// decoded whole). `json` and `page` are asked only of a report that has them.
+    fn render(
+        options: &[u8],
+        inputs: &[(&[u8], u64, Self::State)],
+        states: &[&[u8]],
+        json: bool,
+        page: bool,
+    ) -> Result<Report, String>;
+}
+
+/// A report as the untyped entry reaches it: by the code in a partial's header.
+pub trait AnyReport: Sync {
+    /// The report's code ([`ReportKind::CODE`]).
+    fn code(&self) -> u8;
+    /// The report's name ([`ReportKind::NAME`]).
+    fn name(&self) -> &'static str;
+    /// Reads a partial of this report through, refusing it as its own reader would.
+    fn check(&self, partial: &[u8]) -> Result<(), PartialError>;
+    /// Partials of this report merged from their bytes (see [`merge_parts_in`]).
+    fn merge(
+        &self,
+        reports: &[&dyn AnyReport],
+        parts: &[&[u8]],
+    ) -> Result<Option<Vec<u8>>, (usize, PartialError)>;
+    /// The report of partials of this report (see [`render_parts_in`]).
+    fn render(
+        &self,
+        reports: &[&dyn AnyReport],
+        parts: &[&[u8]],
+        format: Format,
+        page: bool,
+    ) -> Result<Report, (Option<usize>, String)>;
+}
+
+/// Report `R` in a table of reports.
+pub struct Kind<R>(PhantomData<fn() -> R>);
+
+impl<R> Kind<R> {
+    /// The entry of report `R`.
+    pub const fn new() -> Kind<R> {
+        Kind(PhantomData)
+    }
+}
+
+impl<R> Default for Kind<R> {
+    fn default() -> Self {
+        Kind::new()
+    }
+}
+
+/// Every report a partial can hold, by the code in its header: one line a report.
+pub static REPORTS: &[&dyn AnyReport] = &[
+    &Kind::<Wc>::new(),
+    &Kind::<GrepCount>::new(),
+    &Kind::<LogWf2>::new(),
+    &Kind::<LogSummary>::new(),
+];
+
+/// The error a partial of another report than `name`'s (its code `code`) makes: both
+/// reports named when the other is in `reports` and its partial reads (else why it does
+/// not), an unknown kind otherwise.
+fn other_kind(
+    reports: &[&dyn AnyReport],
+    name: &'static str,
+    e: PartialError,
+    partial: &[u8],
+) -> PartialError {
+    let PartialError::OtherKind(code) = e else {
+        return e;
+    };
+    match reports.iter().find(|r| r.code() == code) {
+        None => PartialError::Damaged("unknown kind"),
+        Some(other) => match other.check(partial) {
+            Err(e) => e,
+            Ok(()) => PartialError::Kinds(name, other.name()),
+        },
+    }
+}
+
+/// The entry of `reports` for a partial, by the kind its header gives (after the checks
+/// that come first: magic, version, length, checksum).
+fn entry_of<'a>(
+    reports: &[&'a dyn AnyReport],
+    partial: &[u8],
+) -> Result<&'a dyn AnyReport, PartialError> {
+    let known = |code: u8| reports.iter().copied().find(|r| r.code() == code);
+    // A known code's reader checks the rest in order; an unknown one is refused after them.
+    if let Some(r) = partial.get(10).copied().and_then(known) {
+        return Ok(r);
+    }
+    kind_code(partial)?;
+    Err(PartialError::Damaged("unknown kind"))
+}
+
+impl<R: Render> AnyReport for Kind<R> {
+    fn code(&self) -> u8 {
+        R::CODE
+    }
+
+    fn name(&self) -> &'static str {
+        R::NAME
+    }
+
+    fn check(&self, partial: &[u8]) -> Result<(), PartialError> {
+        Partial::<R>::from_bytes_lazy(partial).map(|_| ())
+    }
+
+    fn merge(
+        &self,
+        reports: &[&dyn AnyReport],
+        parts: &[&[u8]],
+    ) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
+        merge_bytes::<R>(parts).map_err(|(k, e)| (k, other_kind(reports, R::NAME, e, parts[k])))
+    }
+
+    fn render(
+        &self,
+        reports: &[&dyn AnyReport],
+        parts: &[&[u8]],
+        format: Format,
+        page: bool,
+    ) -> Result<Report, (Option<usize>, String)> {
+        let mut merged: Option<Partial<R>> = None;
+        let mut states = Vec::new();
+        for (k, &bytes) in parts.iter().enumerate() {
+            let failed = |e| (Some(k), other_kind(reports, R::NAME, e, bytes).to_string());
+            let (shape, s) = Partial::<R>::from_bytes_lazy(bytes).map_err(failed)?;
+            states.extend(s);
+            merged = Some(match merged {
+                None => shape,
+                Some(m) => m.merge(shape).map_err(|e| (Some(k), e.to_string()))?,
+            });
+        }
+        let merged = merged.ok_or((None, "no partial result given".to_string()))?;
+        if format == Format::Json && !R::JSON {
+            return Err((None, format!("--json is for log reports, not {}", R::NAME)));
+        }
+        if page && !R::PAGE {
+            return Err((None, format!("--html is for logs summary, not {}", R::NAME)));
+        }
+        let mut inputs = Vec::with_capacity(merged.inputs.len());
+        for part in merged.inputs.values() {
+            let whole = part.whole().map_err(|e| (None, e.to_string()))?;
+            inputs.push((&part.name[..], part.len, whole));
+        }
+        R::render(
+            &merged.options,
+            &inputs,
+            &states,
+            format == Format::Json,
+            page,
+        )
+        .map_err(|m| (None, m))
+    }
+}
 
 /// The report of partials given as bytes (in any order, merged or not: the report is the
-/// same): their shapes merged in order, their log states merged as the sorted lists they
-/// are, in bounded memory. An error gives the position of the partial that caused it,
-/// when one did.
+/// same), of any report in [`REPORTS`]: see [`render_parts_in`].
 pub fn render_parts(
     parts: &[&[u8]],
     format: Format,
     page: bool,
 ) -> Result<Report, (Option<usize>, String)> {
-    let mut merged: Option<Partial> = None;
-    let mut states = Vec::new();
-    for (k, bytes) in parts.iter().enumerate() {
-        let (shape, s) = Partial::from_bytes_lazy(bytes).map_err(|e| (Some(k), e.to_string()))?;
-        states.extend(s);
-        merged = Some(match merged {
-            None => shape,
-            Some(m) => m.merge(shape).map_err(|e| (Some(k), e.to_string()))?,
-        });
-    }
-    let merged = merged.ok_or((None, "no partial result given".to_string()))?;
-    report(&merged, &states, format, page).map_err(|m| (None, m))
+    render_parts_in(REPORTS, parts, format, page)
+}
+
+/// The report of partials given as bytes, of the report in `reports` that the first one's
+/// header names: their shapes merged in order, their log states merged as the sorted lists
+/// they are, in bounded memory. An error gives the position of the partial that caused
+/// it, when one did.
+pub fn render_parts_in(
+    reports: &[&dyn AnyReport],
+    parts: &[&[u8]],
+    format: Format,
+    page: bool,
+) -> Result<Report, (Option<usize>, String)> {
+    let first = parts
+        .first()
+        .ok_or((None, "no partial result given".to_string()))?;
+    let entry = entry_of(reports, first).map_err(|e| (Some(0), e.to_string()))?;
+    entry.render(reports, parts, format, page)
+}
+
+/// Partials given as bytes, of any report in [`REPORTS`], merged into one: see
+/// [`merge_parts_in`].
+pub fn merge_parts(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
+    merge_parts_in(REPORTS, parts)
+}
+
+/// Partials given as bytes merged straight from their bytes into the bytes of the merged
+/// partial ([`swath_ops::report::merge_bytes`], by the report in `reports` that the first
+/// one's header names): a log report's states merged as the sorted lists they are. An
+/// error gives the position of the partial that caused it; no partial gives `None`.
+pub fn merge_parts_in(
+    reports: &[&dyn AnyReport],
+    parts: &[&[u8]],
+) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
+    let Some(first) = parts.first() else {
+        return Ok(None);
+    };
+    entry_of(reports, first)
+        .map_err(|e| (0, e))?
+        .merge(reports, parts)
 }
 
 /// A merge into a partial refused because the merged partial may not fit in memory; its
@@ -82,82 +286,96 @@ pub struct Report {
     pub malformed: u64,
 }
 
-/// The report of a merged partial: `merged` is its shape (as `Partial::from_bytes_lazy`
-/// reads it, or merged from such shapes), `states` its log pieces' states. `page` asks for
-/// the HTML page (`logs summary` only).
-pub fn report(
-    merged: &Partial,
-    states: &[&[u8]],
-    format: Format,
-    page: bool,
-) -> Result<Report, String> {
-    if format == Format::Json && !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
-        return Err(format!(
-            "--json is for log reports, not {}",
-            merged.kind.name()
-        ));
+impl Render for Wc {
+    fn render(
+        options: &[u8],
+        inputs: &[(&[u8], u64, Self::State)],
+        _: &[&[u8]],
+        _: bool,
+        _: bool,
+    ) -> Result<Report, String> {
+        crate::wc::render(options, inputs).map(plain)
     }
-    if page && merged.kind != Kind::Summary {
-        return Err(format!(
-            "--html is for logs summary, not {}",
-            merged.kind.name()
-        ));
+}
+
+impl Render for GrepCount {
+    fn render(
+        options: &[u8],
+        inputs: &[(&[u8], u64, Self::State)],
+        _: &[&[u8]],
+        _: bool,
+        _: bool,
+    ) -> Result<Report, String> {
+        let counts: Vec<(&[u8], u64)> = inputs.iter().map(|&(name, _, n)| (name, n)).collect();
+        crate::grep::render(options, &counts).map(plain)
     }
-    let (mut tallies, mut counts) = (Vec::new(), Vec::new());
-    for part in merged.inputs.values() {
-        match part.whole().map_err(|e| e.to_string())? {
-            State::Wc(t) => tallies.push((&part.name[..], part.len, t)),
-            State::GrepCount(n) => counts.push((&part.name[..], n)),
-            // A log report reads its files as one log; its counts are in `states`.
-            State::Wf2(_) | State::Summary(_) => {}
-        }
-    }
-    let json = format == Format::Json;
-    let plain = |text| Report {
+}
+
+/// A report with no page and no malformed lines.
+fn plain(text: Vec<u8>) -> Report {
+    Report {
         text,
         page: None,
         malformed: 0,
-    };
-    match merged.kind {
-        Kind::Wc => crate::wc::render(&merged.options, &tallies).map(plain),
-        Kind::GrepCount => crate::grep::render(&merged.options, &counts).map(plain),
-        Kind::Wf2 => {
-            let n = crate::logs::partial_top(&merged.options, "logs wf2")
-                .ok_or("a logs wf2 partial without its --top")?;
-            let r = swath_ops::logs::streamed::wf2(states, n).map_err(|e| e.to_string())?;
-            Ok(Report {
-                text: crate::logs::wf2(&r, json, false),
-                page: None,
-                malformed: r.malformed,
+    }
+}
+
+// A log report reads its files as one log: its counts are in the pieces' states.
+impl Render for LogWf2 {
+    const JSON: bool = true;
+
+    fn render(
+        options: &[u8],
+        _: &[(&[u8], u64, Self::State)],
+        states: &[&[u8]],
+        json: bool,
+        _: bool,
+    ) -> Result<Report, String> {
+        let n = crate::logs::partial_top(options, "logs wf2")
+            .ok_or("a logs wf2 partial without its --top")?;
+        let r = swath_ops::logs::streamed::wf2(states, n).map_err(|e| e.to_string())?;
+        Ok(Report {
+            text: crate::logs::wf2(&r, json, false),
+            page: None,
+            malformed: r.malformed,
+        })
+    }
+}
+
+impl Render for LogSummary {
+    const JSON: bool = true;
+    const PAGE: bool = true;
+
+    fn render(
+        options: &[u8],
+        _: &[(&[u8], u64, Self::State)],
+        states: &[&[u8]],
+        json: bool,
+        page: bool,
+    ) -> Result<Report, String> {
+        let n = crate::logs::partial_top(options, "logs summary")
+            .ok_or("a logs summary partial without its --top")?;
+        let exts: Vec<String> = crate::logs::partial_option(options, "static")
+            .map(|s| {
+                s.split(',')
+                    .filter(|e| !e.is_empty())
+                    .map(str::to_string)
+                    .collect()
             })
-        }
-        Kind::Summary => {
-            let n = crate::logs::partial_top(&merged.options, "logs summary")
-                .ok_or("a logs summary partial without its --top")?;
-            let exts: Vec<String> = crate::logs::partial_option(&merged.options, "static")
-                .map(|s| {
-                    s.split(',')
-                        .filter(|e| !e.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_else(swath_ops::logs::summary::default_static);
-            let format =
-                crate::logs::partial_option(&merged.options, "format-name").unwrap_or_default();
-            let s =
-                swath_ops::logs::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
-            let value = crate::summary::model(&s, &format);
-            let text = if json {
-                format!("{value:#}\n").into_bytes()
-            } else {
-                crate::summary::text(&value).into_bytes()
-            };
-            Ok(Report {
-                text,
-                page: page.then(|| crate::summary::html(&value, None)),
-                malformed: s.numbers[swath_ops::partial::N_MALFORMED],
-            })
-        }
+            .unwrap_or_else(swath_ops::logs::summary::default_static);
+        let format = crate::logs::partial_option(options, "format-name").unwrap_or_default();
+        let s = swath_ops::logs::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
+        let value = crate::summary::model(&s, &format);
+        let text = if json {
+            format!("{value:#}\n").into_bytes()
+        } else {
+            crate::summary::text(&value).into_bytes()
+        };
+        Ok(Report {
+            text,
+            page: page.then(|| crate::summary::html(&value, None)),
+            malformed: s.numbers[swath_ops::partial::N_MALFORMED],
+        })
     }
 }
 

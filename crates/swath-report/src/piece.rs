@@ -10,9 +10,11 @@ use std::path::Path;
 use swath_engine::source::{Source, SourceError};
 use swath_engine::{EngineError, EngineOptions, Input};
 use swath_grep::search::{MatchOptions, Matcher};
-use swath_ops::logs::summary::{Summary, SummaryConfig};
-use swath_ops::logs::{report_source, LineReport, Wf2};
-use swath_ops::partial::{Kind, Partial, State};
+use swath_ops::logs::summary::SummaryConfig;
+use swath_ops::logs::{report_source, LineReport};
+use swath_ops::report::{
+    GrepCount, GrepCountConfig, LogSummary, LogWf2, PieceOf, Report, Wc, WcConfig,
+};
 use swath_ops::search::{Binary, Mode, SearchOptions};
 
 use crate::wc::{Encoding, Selected};
@@ -83,10 +85,13 @@ pub fn piece(
     if start > end {
         return Err(format!("{shown}: invalid range {start}:{end}"));
     }
-    let (kind, options, state, span) = compute(request, &input, &shown, (start, end), engine)?;
-    Ok(Partial::piece_bytes(
-        kind, &options, index, name, len, span, state,
-    ))
+    let at = Target {
+        index,
+        name,
+        len,
+        offset: 0,
+    };
+    compute(request, &input, &shown, (start, end), engine, &at)
 }
 
 /// The partial result of `request` over a span of a file read elsewhere, copied whole to
@@ -106,22 +111,19 @@ pub fn piece_of_span(
     let shown = String::from_utf8_lossy(name).into_owned();
     let input = Input::open_ranged(path).map_err(|e| named(&shown, &e))?;
     let size = input.len().unwrap_or(0);
-    let finish = begin
-        .checked_add(size)
-        .filter(|&f| f <= len)
-        .ok_or_else(|| {
-            format!("{shown}: a span of {size} bytes from byte {begin} of a file of {len} bytes")
-        })?;
-    let (kind, options, state, _) = compute(request, &input, &shown, (0, u64::MAX), engine)?;
-    Ok(Partial::piece_bytes(
-        kind,
-        &options,
+    // The span is the whole copy: `[begin, begin + size)`, within the file.
+    if begin.checked_add(size).is_none_or(|finish| finish > len) {
+        return Err(format!(
+            "{shown}: a span of {size} bytes from byte {begin} of a file of {len} bytes"
+        ));
+    }
+    let at = Target {
         index,
         name,
         len,
-        (begin, finish),
-        state,
-    ))
+        offset: begin,
+    };
+    compute(request, &input, &shown, (0, u64::MAX), engine, &at)
 }
 
 /// A message `name: cause` for an engine error.
@@ -129,36 +131,51 @@ fn named(shown: &str, e: &EngineError) -> String {
     format!("{shown}: {}", e.cause())
 }
 
-/// A piece's kind, options text, state bytes and span.
-type Computed = (Kind, Vec<u8>, Vec<u8>, (u64, u64));
+/// The input a piece's partial names (see [`PieceOf`]), but its options.
+struct Target<'a> {
+    index: u32,
+    name: &'a [u8],
+    len: u64,
+    offset: u64,
+}
 
-/// A piece's kind, options text, state bytes and span: `request` over the range
-/// `(start, end)` of `input` (named `shown` in messages).
+impl Target<'_> {
+    /// The piece of this input, computed with `options`.
+    fn of<'a>(&'a self, options: &'a [u8]) -> PieceOf<'a> {
+        PieceOf {
+            options,
+            index: self.index,
+            name: self.name,
+            len: self.len,
+            offset: self.offset,
+        }
+    }
+}
+
+/// The partial of `request` over the range `(start, end)` of `input` (named `shown` in
+/// messages), for the input `at`, as bytes.
 fn compute(
     request: &Request,
     input: &Input,
     shown: &str,
-    (start, end): (u64, u64),
+    range: (u64, u64),
     engine: &EngineOptions,
-) -> Result<Computed, String> {
+    at: &Target<'_>,
+) -> Result<Vec<u8>, String> {
     let eol = b'\n';
-    let named = |e: &EngineError| named(shown, e);
-    let span = |input: &Input| {
-        swath_engine::range::line_span(input, start, end, eol).map_err(|e| named(&e))
-    };
-    let mut state = Vec::new();
+    let named = |e: EngineError| named(shown, &e);
     match request {
         Request::Wc { selected, encoding } => {
             if selected.count() == 0 {
                 return Err("wc: no count asked".into());
             }
-            let span = span(input)?;
-            let (t, _, _) =
-                swath_ops::count::count_span(input, Some(span), *encoding, selected.need(), engine)
-                    .map_err(|e| named(&e))?;
-            State::Wc(t).encode(&mut state);
+            let config = WcConfig {
+                encoding: *encoding,
+                need: selected.need(),
+            };
             let options = crate::wc::options(*selected, *encoding);
-            Ok((Kind::Wc, options, state, span))
+            swath_ops::report::piece::<Wc>(&at.of(&options), input, range, &config, engine)
+                .map_err(named)
         }
         Request::GrepCount {
             patterns,
@@ -185,11 +202,8 @@ fn compute(
                 only_matching: false,
                 max_line: swath_ops::search::DEFAULT_MAX_LINE,
             };
-            let span = span(input)?;
-            let n = swath_ops::search::count_span(input, span, &matcher, &opts, engine)
-                .map_err(|e| named(&e))?
+            let config = GrepCountConfig::new(&matcher, &opts)
                 .ok_or("grep: this search counts whole files")?;
-            State::GrepCount(n).encode(&mut state);
             let options = crate::grep::options(
                 *with_filename,
                 *null_after_name,
@@ -199,7 +213,8 @@ fn compute(
                 *binary,
                 eol,
             );
-            Ok((Kind::GrepCount, options, state, span))
+            swath_ops::report::piece::<GrepCount>(&at.of(&options), input, range, &config, engine)
+                .map_err(named)
         }
         Request::Wf2 {
             top,
@@ -209,11 +224,8 @@ fn compute(
         } => {
             let config = crate::logs::wf2_config(article, self_referrer, *max_line)
                 .map_err(|e| format!("invalid article pattern '{article}': {e}"))?;
-            let mut r = Wf2::default();
-            let span = log_piece(input, shown, (start, end), &config, engine, &mut r)?;
-            r.encode_state(&mut state);
             let options = crate::logs::wf2_options(*top, *max_line, article, self_referrer);
-            Ok((Kind::Wf2, options, state, span))
+            log_piece::<LogWf2, _>(input, shown, range, &config, engine, &at.of(&options))
         }
         Request::Summary { top, max_line } => {
             // A piece whose log's head fits no format counts its lines as malformed.
@@ -224,35 +236,41 @@ fn compute(
                 format,
                 filter: Default::default(),
             };
-            let mut s = Summary::default();
-            let span = log_piece(input, shown, (start, end), &config, engine, &mut s)?;
-            s.encode_state(&mut state);
             let statics = swath_ops::logs::summary::default_static();
             let options = crate::logs::summary_options(*top, &config, &statics);
-            Ok((Kind::Summary, options, state, span))
+            log_piece::<LogSummary, _>(input, shown, range, &config, engine, &at.of(&options))
         }
     }
 }
 
-/// A log report's tables over one range of `input` (a compressed log: the whole file,
-/// which must then be the range asked); the span read.
-fn log_piece<R: LineReport>(
+/// A log report's partial over one range of `input` (a compressed log: the whole file,
+/// which must then be the range asked), as bytes.
+fn log_piece<R, F>(
     input: &Input,
     shown: &str,
     (start, end): (u64, u64),
-    config: &R::Config,
+    config: &F::Config,
     engine: &EngineOptions,
-    report: &mut R,
-) -> Result<(u64, u64), String> {
+    of: &PieceOf<'_>,
+) -> Result<Vec<u8>, String>
+where
+    R: for<'c> Report<Fold = F, Config<'c> = F::Config>,
+    F: LineReport,
+{
     let len = input.len().unwrap_or(0);
-    let named = |e: SourceError| format!("{shown}: {}", e.cause());
-    let mut source = Source::range(input, start, end).map_err(named)?;
-    if source.codec().is_some() && (start != 0 || end < len) {
+    let named_source = |e: SourceError| format!("{shown}: {}", e.cause());
+    let mut source = Source::range(input, start, end).map_err(named_source)?;
+    if source.codec().is_none() {
+        return swath_ops::report::piece::<R>(of, input, (start, end), config, engine)
+            .map_err(|e| named(shown, &e));
+    }
+    if start != 0 || end < len {
         return Err(format!(
             "{shown}: a compressed log is one range (the whole file)"
         ));
     }
-    let span = source.span().unwrap_or((0, len));
-    report_source(&mut source, config, engine, None, report).map_err(named)?;
-    Ok(span)
+    let mut report = F::default();
+    report_source(&mut source, config, engine, None, &mut report).map_err(named_source)?;
+    let span = (of.offset, of.offset + len);
+    Ok(swath_ops::report::piece_bytes::<R>(of, span, report))
 }

@@ -111,9 +111,7 @@ fn tree(mut level: Vec<Vec<u8>>) -> Vec<u8> {
             .chunks(2)
             .map(|c| {
                 let parts: Vec<&[u8]> = c.iter().map(|p| &p[..]).collect();
-                swath_ops::logs::streamed::merge_bytes(&parts)
-                    .unwrap()
-                    .unwrap()
+                swath_report::merge::merge_parts(&parts).unwrap().unwrap()
             })
             .collect();
     }

@@ -956,66 +956,56 @@ mod tests {
             w.line(&wc, &l);
             s.line(&sc, &l);
         }
-        use crate::partial::{Kind, Partial, State};
+        use crate::report::{GrepCount, LogSummary, LogWf2, Partial, PieceOf, Report};
         // Report -> bytes -> tables -> report -> bytes: the same bytes, so the state holds
         // every table in full and the tables rebuild the report.
-        let bytes = |kind, encode: &dyn Fn(&mut Vec<u8>)| {
+        let of = PieceOf {
+            options: b"o",
+            index: 2,
+            name: b"f",
+            len: 9,
+            offset: 0,
+        };
+        fn bytes<R: Report>(of: &PieceOf<'_>, encode: &dyn Fn(&mut Vec<u8>)) -> Vec<u8> {
             let mut state = Vec::new();
             encode(&mut state);
-            Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), state)
-        };
-        let back = |b: &[u8]| {
-            let p = Partial::from_bytes(b).unwrap();
+            Partial::<R>::piece_bytes(of, (0, 9), state)
+        }
+        fn back<R: Report>(b: &[u8]) -> R::State {
+            let p = Partial::<R>::from_bytes(b).unwrap();
             p.inputs[&(2, b"f".to_vec())].whole().unwrap()
-        };
-        let wb = bytes(Kind::Wf2, &|o| w.encode_state(o));
-        let State::Wf2(t) = back(&wb) else {
-            panic!("a wf2 state")
-        };
+        }
+        let wb = bytes::<LogWf2>(&of, &|o| w.encode_state(o));
+        let t = back::<LogWf2>(&wb);
         assert_eq!(
-            bytes(Kind::Wf2, &|o| Wf2::from_tables(&t).encode_state(o)),
+            bytes::<LogWf2>(&of, &|o| Wf2::from_tables(&t).encode_state(o)),
             wb
         );
         assert!(!t.uris.is_empty() && !t.clients.is_empty());
-        let sb = bytes(Kind::Summary, &|o| s.encode_state(o));
-        let State::Summary(t) = back(&sb) else {
-            panic!("a summary state")
-        };
+        let sb = bytes::<LogSummary>(&of, &|o| s.encode_state(o));
+        let t = back::<LogSummary>(&sb);
         assert_eq!(
-            bytes(Kind::Summary, &|o| Summary::from_tables(&t).encode_state(o)),
+            bytes::<LogSummary>(&of, &|o| Summary::from_tables(&t).encode_state(o)),
             sb
         );
         assert_eq!(t.numbers[0], s.requests());
         // Read lazily: the state's bytes as written.
-        for (bytes, kind) in [(&wb, Kind::Wf2), (&sb, Kind::Summary)] {
-            let (shape, raw) = Partial::from_bytes_lazy(bytes).unwrap();
-            assert_eq!(shape.kind, kind);
+        fn lazily<R: Report>(of: &PieceOf<'_>, bytes: &[u8]) {
+            let (shape, raw) = Partial::<R>::from_bytes_lazy(bytes).unwrap();
+            assert_eq!(shape.inputs.len(), 1);
             assert_eq!(raw.len(), 1);
             assert_eq!(
-                Partial::piece_bytes(kind, b"o", 2, b"f", 9, (0, 9), raw[0].to_vec()),
+                Partial::<R>::piece_bytes(of, (0, 9), raw[0].to_vec()),
                 *bytes
             );
         }
+        lazily::<LogWf2>(&of, &wb);
+        lazily::<LogSummary>(&of, &sb);
         // An empty piece of a non-empty input is not kept, as `piece` keeps it.
+        let of = PieceOf { index: 0, ..of };
         assert_eq!(
-            crate::partial::Partial::piece_bytes(
-                crate::partial::Kind::GrepCount,
-                b"o",
-                0,
-                b"f",
-                9,
-                (4, 4),
-                0u64.to_le_bytes().to_vec()
-            ),
-            crate::partial::Partial::piece(
-                b"o".to_vec(),
-                0,
-                b"f".to_vec(),
-                9,
-                (4, 4),
-                crate::partial::State::GrepCount(0)
-            )
-            .to_bytes()
+            Partial::<GrepCount>::piece_bytes(&of, (4, 4), 0u64.to_le_bytes().to_vec()),
+            Partial::<GrepCount>::piece(b"o".to_vec(), 0, b"f".to_vec(), 9, (4, 4), 0).to_bytes()
         );
     }
 

@@ -18,8 +18,8 @@
 use crate::logs::summary::SummaryTop;
 use crate::logs::{TopN, Wf2Top};
 use crate::partial::{
-    header, input_head, key_hash, piece_head, put_key, put_uri_value, put_varint, seal, uri_value,
-    Kind, Partial, PartialError, Reader, SUMMARY_NUMBERS, SUMMARY_TABLES,
+    key_hash, put_key, put_uri_value, put_varint, uri_value, PartialError, Reader, SUMMARY_NUMBERS,
+    SUMMARY_TABLES,
 };
 
 /// One state's list, read one entry ahead (its key's hash, the key, the values).
@@ -340,103 +340,59 @@ fn write_counts(
     Ok(())
 }
 
-/// The states of adjacent pieces of a log report merged into one state's bytes (the
-/// bytes [`crate::partial::Partial::merge`] gives): numbers added, lists merged k ways.
-pub fn merge_states(kind: Kind, states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
-    let mut at = vec![0usize; states.len()];
-    // The merged state is no longer than the states together: reserved once (pages are
-    // only touched as they are written), never copied to grow.
-    let mut out = Vec::with_capacity(states.iter().map(|s| s.len()).sum());
-    match kind {
-        Kind::Wf2 => {
-            let mut malformed = 0u64;
-            for (i, &b) in states.iter().enumerate() {
-                let mut r = Reader { b, at: 0 };
-                malformed = malformed.saturating_add(r.u64()?);
-                at[i] = r.at;
-            }
-            out.extend_from_slice(&malformed.to_le_bytes());
-            write_list(
-                &mut out,
-                states,
-                &mut at,
-                uri_value,
-                add_uri,
-                |out, (v, f): ([u64; 3], bool)| put_uri_value(out, &v, f),
-            )?;
-            write_counts(&mut out, states, &mut at, 2)?;
-        }
-        Kind::Summary => {
-            let numbers = summary_numbers(states, &mut at)?;
-            out.extend_from_slice(&(SUMMARY_NUMBERS as u64).to_le_bytes());
-            for n in numbers {
-                out.extend_from_slice(&n.to_le_bytes());
-            }
-            // Days, then the tables (each merged as it merges).
-            write_counts(&mut out, states, &mut at, 1)?;
-            for i in 0..SUMMARY_TABLES {
-                let merge = crate::partial::summary_list_merge(i);
-                write_list(&mut out, states, &mut at, Reader::varint, merge, put_count)?;
-            }
-        }
-        Kind::Wc | Kind::GrepCount => {
-            return Err(PartialError::Damaged("not a log report's states"));
-        }
+/// The states of adjacent pieces of `logs wf2` merged into one state's bytes (the bytes
+/// joining their tables gives, `crate::report::LogWf2`): numbers added, lists merged k
+/// ways.
+pub fn merge_wf2_states(states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
+    let (mut out, mut at) = merged_out(states);
+    let mut malformed = 0u64;
+    for (i, &b) in states.iter().enumerate() {
+        let mut r = Reader { b, at: 0 };
+        malformed = malformed.saturating_add(r.u64()?);
+        at[i] = r.at;
+    }
+    out.extend_from_slice(&malformed.to_le_bytes());
+    write_list(
+        &mut out,
+        states,
+        &mut at,
+        uri_value,
+        add_uri,
+        |out, (v, f): ([u64; 3], bool)| put_uri_value(out, &v, f),
+    )?;
+    write_counts(&mut out, states, &mut at, 2)?;
+    at_ends(states, &at)?;
+    Ok(out)
+}
+
+/// The states of adjacent pieces of `logs summary` merged into one state's bytes (the
+/// bytes joining their tables gives, `crate::report::LogSummary`): numbers added, lists
+/// merged k ways.
+pub fn merge_summary_states(states: &[&[u8]]) -> Result<Vec<u8>, PartialError> {
+    let (mut out, mut at) = merged_out(states);
+    let numbers = summary_numbers(states, &mut at)?;
+    out.extend_from_slice(&(SUMMARY_NUMBERS as u64).to_le_bytes());
+    for n in numbers {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    // Days, then the tables (each merged as it merges).
+    write_counts(&mut out, states, &mut at, 1)?;
+    for i in 0..SUMMARY_TABLES {
+        let merge = crate::partial::summary_list_merge(i);
+        write_list(&mut out, states, &mut at, Reader::varint, merge, put_count)?;
     }
     at_ends(states, &at)?;
     Ok(out)
 }
 
-/// Partials merged straight from their bytes into the bytes of the merged partial: a
-/// log report's states are merged as the sorted lists they are (k ways, keys copied
-/// once, no table built; [`merge_states`]), pieces that touch
-/// becoming one; `wc` and `grep -c` partials are read and merged whole. The result is
-/// the bytes [`Partial::merge`] and [`Partial::to_bytes`] give. An error gives the
-/// position of the partial that caused it; no partial gives `None`.
-pub fn merge_bytes(parts: &[&[u8]]) -> Result<Option<Vec<u8>>, (usize, PartialError)> {
-    let mut merged: Option<Partial> = None;
-    let mut raw = Vec::new();
-    for (k, b) in parts.iter().enumerate() {
-        let (shape, r) = Partial::parse(b, true).map_err(|e| (k, e))?;
-        raw.extend(r.into_iter().map(|x| (k, x)));
-        merged = Some(match merged {
-            None => shape,
-            Some(m) => m.merge(shape).map_err(|e| (k, e))?,
-        });
-    }
-    let Some(merged) = merged else {
-        return Ok(None);
-    };
-    if !matches!(merged.kind, Kind::Wf2 | Kind::Summary) {
-        // Read whole (small states): the shapes were the partials.
-        return Ok(Some(merged.to_bytes()));
-    }
-    // Each merged piece gathers the states of the pieces inside it, in file order.
-    raw.sort_unstable_by(|(_, a), (_, b)| {
-        (a.index, a.name, a.begin).cmp(&(b.index, b.name, b.begin))
-    });
-    let mut out = header(merged.kind, &merged.options, merged.inputs.len());
-    let mut at = 0;
-    for ((index, name), part) in &merged.inputs {
-        input_head(&mut out, *index, &part.name, part.len, part.pieces.len());
-        for (&begin, (finish, _)) in &part.pieces {
-            let from = at;
-            while at < raw.len()
-                && raw[at].1.index == *index
-                && raw[at].1.name == &name[..]
-                && raw[at].1.begin < *finish.max(&(begin + 1))
-            {
-                at += 1;
-            }
-            let states: Vec<&[u8]> = raw[from..at].iter().map(|r| r.1.state).collect();
-            let state = match states[..] {
-                [one] => one.to_vec(),
-                _ => merge_states(merged.kind, &states).map_err(|e| (raw[from].0, e))?,
-            };
-            piece_head(&mut out, begin, *finish, &state);
-        }
-    }
-    Ok(Some(seal(out)))
+/// The merged state's buffer and a cursor per state. The merged state is no longer than
+/// the states together: reserved once (pages are only touched as they are written),
+/// never copied to grow.
+fn merged_out(states: &[&[u8]]) -> (Vec<u8>, Vec<usize>) {
+    (
+        Vec::with_capacity(states.iter().map(|s| s.len()).sum()),
+        vec![0usize; states.len()],
+    )
 }
 
 #[cfg(test)]
@@ -444,7 +400,7 @@ mod tests {
     use super::*;
     use crate::logs::summary::{Summary, SummaryConfig};
     use crate::logs::{LineReport, Wf2, Wf2Config};
-    use crate::partial::Partial;
+    use crate::report::{merge_bytes, piece_bytes, LogSummary, LogWf2, Partial, PieceOf, Report};
     use proptest::prelude::*;
 
     /// Log lines over small alphabets, so that keys repeat across pieces and counts tie.
@@ -537,43 +493,62 @@ mod tests {
             summary_kind in any::<bool>(),
         ) {
             let spans = pieces(&data, &cuts);
-            let len = data.len() as u64;
-            let mut parts: Vec<Vec<u8>> = spans
-                .iter()
-                .map(|&(b, f)| {
-                    let piece = &data[b as usize..f as usize];
-                    let mut s = Vec::new();
-                    let kind = if summary_kind {
-                        report::<Summary>(&SummaryConfig::default(), piece).encode_state(&mut s);
-                        Kind::Summary
-                    } else {
-                        report::<Wf2>(&Wf2Config::default(), piece).encode_state(&mut s);
-                        Kind::Wf2
-                    };
-                    Partial::piece_bytes(kind, b"opts", 0, b"log", len, (b, f), s)
-                })
-                .collect();
-            // Any order.
-            let mut keyed: Vec<(u32, Vec<u8>)> = order.iter().copied().zip(parts.drain(..)).collect();
-            keyed.sort_by_key(|k| k.0);
-            let parts: Vec<Vec<u8>> = keyed.into_iter().map(|k| k.1).collect();
-            let slices: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-            let eager = slices
-                .iter()
-                .map(|b| Partial::from_bytes(b).unwrap())
-                .reduce(|a, b| a.merge(b).unwrap())
-                .unwrap()
-                .to_bytes();
-            prop_assert_eq!(merge_bytes(&slices).unwrap().unwrap(), eager);
-            // A tree: the first half merged first.
-            let half = slices.len() / 2;
-            if half > 0 {
-                let left = merge_bytes(&slices[..half]).unwrap().unwrap();
-                let right = merge_bytes(&slices[half..]).unwrap().unwrap();
-                let whole = merge_bytes(&[&left, &right]).unwrap().unwrap();
-                prop_assert_eq!(whole, merge_bytes(&slices).unwrap().unwrap());
+            if summary_kind {
+                merged_in_any_order_and_tree::<LogSummary>(&data, &spans, &order, &SummaryConfig::default())?;
+            } else {
+                merged_in_any_order_and_tree::<LogWf2>(&data, &spans, &order, &Wf2Config::default())?;
             }
         }
+    }
+
+    /// Partials of `spans` of `data`, in the order `order` gives, merged from their bytes
+    /// as lists ([`merge_bytes`]), in one step and as a tree, give the bytes their tables
+    /// merged and written give.
+    fn merged_in_any_order_and_tree<R>(
+        data: &[u8],
+        spans: &[(u64, u64)],
+        order: &[u32],
+        config: &<R::Fold as LineReport>::Config,
+    ) -> Result<(), TestCaseError>
+    where
+        R: Report,
+        R::Fold: LineReport,
+    {
+        let len = data.len() as u64;
+        let of = PieceOf {
+            options: b"opts",
+            index: 0,
+            name: b"log",
+            len,
+            offset: 0,
+        };
+        let mut parts: Vec<Vec<u8>> = spans
+            .iter()
+            .map(|&(b, f)| {
+                let r = report::<R::Fold>(config, &data[b as usize..f as usize]);
+                piece_bytes::<R>(&of, (b, f), r)
+            })
+            .collect();
+        // Any order.
+        let mut keyed: Vec<(u32, Vec<u8>)> = order.iter().copied().zip(parts.drain(..)).collect();
+        keyed.sort_by_key(|k| k.0);
+        let parts: Vec<Vec<u8>> = keyed.into_iter().map(|k| k.1).collect();
+        let slices: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+        let eager = slices
+            .iter()
+            .map(|b| Partial::<R>::from_bytes(b).unwrap())
+            .reduce(|a, b| a.merge(b).unwrap())
+            .unwrap()
+            .to_bytes();
+        let merge = |p: &[&[u8]]| merge_bytes::<R>(p).unwrap().unwrap();
+        prop_assert_eq!(merge(&slices), eager);
+        // A tree: the first half merged first.
+        let half = slices.len() / 2;
+        if half > 0 {
+            let (left, right) = (merge(&slices[..half]), merge(&slices[half..]));
+            prop_assert_eq!(merge(&[&left, &right]), merge(&slices));
+        }
+        Ok(())
     }
 
     #[test]
@@ -614,7 +589,7 @@ mod tests {
         let s = state(true);
         let e = wf2(&[&s], 10).unwrap_err();
         assert!(e.to_string().contains("not in order"), "{e}");
-        let e = merge_states(Kind::Wf2, &[&s, &s]).unwrap_err();
+        let e = merge_wf2_states(&[&s, &s]).unwrap_err();
         assert!(e.to_string().contains("not in order"), "{e}");
         // Cut short, or with bytes after the tables.
         assert!(wf2(&[&s[..s.len() - 3]], 10).is_err());

@@ -1419,9 +1419,7 @@ mod tests {
             let (sa, sb) = (state(&a), state(&b));
             let got = crate::logs::streamed::summary(&[&sa, &sb], 5, &exts).unwrap();
             assert_eq!(got, want, "cut at {at}");
-            let merged =
-                crate::logs::streamed::merge_states(crate::partial::Kind::Summary, &[&sa, &sb])
-                    .unwrap();
+            let merged = crate::logs::streamed::merge_summary_states(&[&sa, &sb]).unwrap();
             assert_eq!(
                 crate::logs::streamed::summary(&[&merged], 5, &exts).unwrap(),
                 want

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use swath_ops::partial::{Partial, State};
-use swath_report::merge::{render_parts, Format};
+use swath_report::merge::{merge_parts, render_parts, Format};
 
 use crate::status::Status;
 
@@ -52,28 +51,6 @@ pub struct SplitArgs {
     files: Vec<PathBuf>,
 }
 
-/// Writes the partial of one piece (see `Partial::piece`) to `path` atomically.
-pub(crate) fn write_piece(
-    path: &Path,
-    options: Vec<u8>,
-    index: u32,
-    name: &std::ffi::OsStr,
-    len: u64,
-    span: (u64, u64),
-    state: State,
-) -> Result<(), String> {
-    let name = name.as_bytes().to_vec();
-    write_partial(
-        path,
-        &Partial::piece(options, index, name, len, span, state),
-    )
-}
-
-/// Writes `p` to `path` atomically (a temporary file renamed into place).
-pub(crate) fn write_partial(path: &Path, p: &Partial) -> Result<(), String> {
-    write_bytes(path, &p.to_bytes())
-}
-
 /// Writes a partial's bytes to `path` atomically (a temporary file renamed into place).
 pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let what = |e: &dyn std::fmt::Display| format!("cannot write '{}': {e}", path.display());
@@ -106,8 +83,9 @@ pub fn merge(a: MergeArgs) -> ExitCode {
     }
 }
 
-/// `swath merge --emit-partial OUT`: the partials merged from their bytes (log states as
-/// sorted lists, `swath_ops::logs::streamed::merge_bytes`) and written.
+/// `swath merge --emit-partial OUT`: the partials merged from their bytes (by the report
+/// their headers name; log states as sorted lists, `swath_report::merge::merge_parts`) and
+/// written.
 fn merge_to_partial(a: &MergeArgs) -> ExitCode {
     let fail = |m: String| {
         eprintln!("swath merge: {m}");
@@ -118,7 +96,7 @@ fn merge_to_partial(a: &MergeArgs) -> ExitCode {
         Err(m) => return fail(m),
     };
     let parts: Vec<&[u8]> = held.iter().map(Held::bytes).collect();
-    let merged = swath_ops::logs::streamed::merge_bytes(&parts);
+    let merged = merge_parts(&parts);
     if let Some(m) = changed(&a.partials, &held) {
         return fail(m);
     }

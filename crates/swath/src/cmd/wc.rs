@@ -12,6 +12,7 @@ use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
 use swath_engine::{EngineError, Flow, Input};
 use swath_kernels::wc::Encoding;
 use swath_ops::count::count_input_counted;
+use swath_ops::report::{self, piece};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
 use crate::gnu_args::{expand_gnu_long_options, gnu_usage_message, quote_name};
@@ -414,30 +415,25 @@ fn emit_partial(prog: &str, a: &WcArgs, out: &OsString, sel: Selected) -> ExitCo
         Ok(i) => i,
         Err(e) => return fail(&e),
     };
-    let span = match swath_engine::range::line_span(&input, range.0, range.1, b'\n') {
-        Ok(s) => s,
+    use std::os::unix::ffi::OsStrExt;
+    let options = swath_report::wc::options(sel, enc);
+    let of = report::PieceOf {
+        options: &options,
+        index: a.operand_index,
+        name: name.as_bytes(),
+        len: input.len().unwrap_or(0),
+        offset: 0,
+    };
+    let config = report::WcConfig {
+        encoding: enc,
+        need: sel.need(),
+    };
+    let engine = a.engine.options();
+    let bytes = match piece::<report::Wc>(&of, &input, range, &config, &engine) {
+        Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let need = sel.need();
-    let tally =
-        match swath_ops::count::count_span(&input, Some(span), enc, need, &a.engine.options()) {
-            Ok((t, _, _)) => t,
-            Err(e) => return fail(&e),
-        };
-    let state = swath_ops::partial::State::Wc(tally);
-    let (len, options) = (
-        input.len().unwrap_or(0),
-        swath_report::wc::options(sel, enc),
-    );
-    match crate::cmd::partial::write_piece(
-        Path::new(out),
-        options,
-        a.operand_index,
-        name,
-        len,
-        span,
-        state,
-    ) {
+    match crate::cmd::partial::write_bytes(Path::new(out), &bytes) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             eprintln!("{prog}: {m}");

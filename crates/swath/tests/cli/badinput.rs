@@ -1467,24 +1467,15 @@ fn vcdiff_truncations_are_refused_as_xdelta3_refuses_them() {
 /// numbers are `n` (docs/partial-format.md).
 fn wc_partial(len: u64, span: (u64, u64), n: [u64; 10]) -> Vec<u8> {
     let t = swath_kernels::wc::Tally::from_numbers(n).expect("valid flags");
-    let state = swath_ops::partial::State::Wc(t);
-    swath_ops::partial::Partial::piece(
-        b"wc -l -w -c c".to_vec(),
-        0,
-        b"f".to_vec(),
-        len,
-        span,
-        state,
-    )
-    .to_bytes()
+    use swath_ops::report::{Partial, Wc};
+    Partial::<Wc>::piece(b"wc -l -w -c c".to_vec(), 0, b"f".to_vec(), len, span, t).to_bytes()
 }
 
 /// A `grep -c` partial (`options` as grep writes them) of bytes `span` of an input `f` of
 /// `len` bytes counting `n` lines.
 fn grep_partial(options: &[u8], len: u64, span: (u64, u64), n: u64) -> Vec<u8> {
-    let state = swath_ops::partial::State::GrepCount(n);
-    swath_ops::partial::Partial::piece(options.to_vec(), 0, b"f".to_vec(), len, span, state)
-        .to_bytes()
+    use swath_ops::report::{GrepCount, Partial};
+    Partial::<GrepCount>::piece(options.to_vec(), 0, b"f".to_vec(), len, span, n).to_bytes()
 }
 
 /// Item 10: `wc` and `grep -c` partials whose counts do not fit their piece's span (a line
@@ -1520,7 +1511,9 @@ fn merge_refuses_counts_beyond_their_piece() {
         "f",
     ];
     assert_eq!(measured_args(dir.tmp.path(), &g).status, Some(0));
-    let honest = swath_ops::partial::Partial::from_bytes(&std::fs::read(dir.path("g")).unwrap());
+    let honest = swath_ops::report::Partial::<swath_ops::report::GrepCount>::from_bytes(
+        &std::fs::read(dir.path("g")).unwrap(),
+    );
     let grep_options = honest.unwrap().options;
     let with = |i: usize, v: u64| {
         let mut n = half;

@@ -28,6 +28,7 @@ use swath_engine::input::Wait;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, Strategy};
 use swath_grep::pattern::Syntax;
 use swath_grep::search::{MatchOptions, Matcher};
+use swath_ops::report;
 use swath_ops::search::{search, Binary, Context, Event, Mode, SearchOptions, Selected};
 
 use crate::engine_args::Stopwatch;
@@ -161,11 +162,6 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         Ok(i) => i,
         Err(e) => return fail(&e),
     };
-    let (start, end) = cfg.partial.range.unwrap_or((0, u64::MAX));
-    let span = match swath_engine::range::line_span(&input, start, end, cfg.format.eol) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
     let opts = SearchOptions {
         context: None,
         mode: Mode::Count,
@@ -178,23 +174,24 @@ fn emit_partial(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
         only_matching: false,
         max_line: cfg.max_line,
     };
-    let n = match swath_ops::search::count_span(&input, span, matcher, &opts, &cfg.engine) {
-        Ok(Some(n)) => n,
-        Ok(None) => unreachable!("-m and without-match are refused above"),
+    let Some(config) = report::GrepCountConfig::new(matcher, &opts) else {
+        unreachable!("-m and without-match are refused above")
+    };
+    let options = partial_options(cfg);
+    let of = report::PieceOf {
+        options: &options,
+        index: cfg.partial.index,
+        name: name.as_bytes(),
+        len: input.len().unwrap_or(0),
+        offset: 0,
+    };
+    // The matcher's line end (`-z`: NUL) cuts the range.
+    let range = cfg.partial.range.unwrap_or((0, u64::MAX));
+    let bytes = match report::piece::<report::GrepCount>(&of, &input, range, &config, &cfg.engine) {
+        Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let state = swath_ops::partial::State::GrepCount(n);
-    let len = input.len().unwrap_or(0);
-    let options = partial_options(cfg);
-    match crate::cmd::partial::write_piece(
-        Path::new(out),
-        options,
-        cfg.partial.index,
-        name,
-        len,
-        span,
-        state,
-    ) {
+    match crate::cmd::partial::write_bytes(Path::new(out), &bytes) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => die(prog, &m),
     }

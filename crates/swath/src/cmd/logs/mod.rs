@@ -19,6 +19,7 @@ use swath_engine::source::{Source, SourceError};
 use swath_engine::Input;
 use swath_ops::logs::summary::{Summary, SummaryConfig};
 use swath_ops::logs::{report_source, LineReport, Wf2};
+use swath_ops::report::{LogSummary, LogWf2, PieceOf, Report};
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -308,21 +309,17 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
     let config = swath_report::logs::wf2_config(&a.article, &a.self_referrer, a.common.max_line)
         .with_context(|| format!("invalid --article pattern '{}'", a.article))?;
     if let Some(out) = &a.partial.emit_partial {
-        return emit_partial(
+        return emit_partial::<LogWf2, _>(
             (&a.common, &a.engine),
             &a.partial,
             &config,
             out,
-            (
-                swath_ops::partial::Kind::Wf2,
-                swath_report::logs::wf2_options(
-                    a.common.top,
-                    a.common.max_line,
-                    &a.article,
-                    &a.self_referrer,
-                ),
+            swath_report::logs::wf2_options(
+                a.common.top,
+                a.common.max_line,
+                &a.article,
+                &a.self_referrer,
             ),
-            |r: &Wf2, bytes| r.encode_state(bytes),
         );
     }
     let mut r = Wf2::default();
@@ -343,14 +340,17 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
 
 /// `logs REPORT --emit-partial OUT [--range START:END] FILE`: the report's tables over one
 /// range of one log (a compressed log whole), written as a partial result.
-fn emit_partial<R: LineReport>(
+fn emit_partial<R, F>(
     (common, engine): (&CommonArgs, &EngineArgs),
     a: &PartialArgs,
-    config: &R::Config,
+    config: &F::Config,
     out: &Path,
-    (kind, options): (swath_ops::partial::Kind, Vec<u8>),
-    encode: impl Fn(&R, &mut Vec<u8>),
-) -> Result<std::process::ExitCode> {
+    options: Vec<u8>,
+) -> Result<std::process::ExitCode>
+where
+    R: for<'c> Report<Fold = F, Config<'c> = F::Config>,
+    F: LineReport,
+{
     let files = &common.files;
     if files.len() != 1 || files[0].as_os_str() == "-" {
         anyhow::bail!("--emit-partial takes exactly one FILE (a regular file, not standard input)");
@@ -359,34 +359,29 @@ fn emit_partial<R: LineReport>(
     let name = f.to_string_lossy().into_owned();
     let range = crate::cmd::wc::parse_range(a.range.as_deref()).map_err(anyhow::Error::msg)?;
     let input = Input::open_ranged(f)?;
-    let len = input.len().unwrap_or(0);
-    let mut r = R::default();
-    let mut source = Source::range(&input, range.0, range.1)?;
-    let span = source.span().unwrap_or((0, len));
-    if source.codec().is_some() {
+    use std::os::unix::ffi::OsStrExt;
+    let of = PieceOf {
+        options: &options,
+        index: a.operand_index,
+        name: f.as_os_str().as_bytes(),
+        len: input.len().unwrap_or(0),
+        offset: 0,
+    };
+    let source = Source::range(&input, range.0, range.1)?;
+    let bytes = if source.codec().is_some() {
         if a.range.is_some() {
             anyhow::bail!("{name}: a compressed log is one range (no --range)");
         }
+        let mut r = F::default();
         if let Err(e) = read_source(source, &name, config, &engine.options(), &mut r, &mut None) {
             eprintln!("swath logs: {e}");
             return Ok(std::process::ExitCode::from(Status::Trouble));
         }
+        swath_ops::report::piece_bytes::<R>(&of, (0, of.len), r)
     } else {
-        report_source(&mut source, config, &engine.options(), None, &mut r)?;
-    }
-    use std::os::unix::ffi::OsStrExt;
-    let mut state = Vec::new();
-    encode(&r, &mut state);
-    drop(r);
-    let bytes = swath_ops::partial::Partial::piece_bytes(
-        kind,
-        &options,
-        a.operand_index,
-        f.as_os_str().as_bytes(),
-        len,
-        span,
-        state,
-    );
+        drop(source);
+        swath_ops::report::piece::<R>(&of, &input, range, config, &engine.options())?
+    };
     crate::cmd::partial::write_bytes(out, &bytes).map_err(anyhow::Error::msg)?;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -533,13 +528,12 @@ fn summary(a: SummaryArgs) -> Result<std::process::ExitCode> {
     };
     if let Some(out) = &a.partial.emit_partial {
         let options = swath_report::logs::summary_options(a.common.top, &config, &statics);
-        return emit_partial(
+        return emit_partial::<LogSummary, _>(
             (&a.common, &a.engine),
             &a.partial,
             &config,
             out,
-            (swath_ops::partial::Kind::Summary, options),
-            |s: &Summary, bytes| s.encode_state(bytes),
+            options,
         );
     }
     if let (Some(secs), Some(out), Some(tails)) = (a.follow, a.html.as_deref(), tails) {
