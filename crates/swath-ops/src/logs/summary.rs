@@ -305,7 +305,7 @@ impl Default for SummaryConfig {
     fn default() -> Self {
         SummaryConfig {
             max_line: DEFAULT_MAX_LINE,
-            format: Format::Combined,
+            format: Format::default(),
             filter: Filter::default(),
         }
     }
@@ -1392,7 +1392,7 @@ mod tests {
             );
         }
         let config = SummaryConfig {
-            format: Format::Json,
+            format: Format::named("json", b"").unwrap(),
             ..Default::default()
         };
         let exts = default_static();
