@@ -29,6 +29,7 @@ use swath_engine::buf::PageBuf;
 
 pub mod format;
 pub mod headers;
+pub mod panels;
 pub mod record;
 pub mod streamed;
 pub mod summary;
