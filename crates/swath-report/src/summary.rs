@@ -111,14 +111,14 @@ fn panel(
 type Values = std::collections::BTreeMap<Vec<u8>, u64>;
 
 /// A panel of keys (`key`: the column's id and title) with hits and their share of the
-/// requests, unique visitors and their share, bytes and their share; charted when
-/// `chart`.
+/// requests and, when it has them, unique visitors and bytes, and their shares; charted
+/// when `chart`.
 fn keys_panel(
     p: &Panel,
     s: &SummaryTop,
     key: (&str, &str),
     r: &Ranking,
-    (bytes, visitors): (&Values, &Values),
+    (bytes, visitors): (Option<&Values>, Option<&Values>),
     chart: bool,
 ) -> Value {
     let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
@@ -127,24 +127,32 @@ fn keys_panel(
         .iter()
         .map(|(k, c)| {
             let mut row = json!({key.0: lossy(k), "hits": c, "hits_percent": percent(*c, total)});
-            let v = visitors.get(k).copied().unwrap_or(0);
-            row["visitors"] = v.into();
-            row["visitors_percent"] = percent(v, s.visitors);
-            let b = bytes.get(k).copied().unwrap_or(0);
-            row["bytes"] = b.into();
-            row["bytes_percent"] = percent(b, total_bytes);
+            if let Some(of) = visitors {
+                let v = of.get(k).copied().unwrap_or(0);
+                row["visitors"] = v.into();
+                row["visitors_percent"] = percent(v, s.visitors);
+            }
+            if let Some(of) = bytes {
+                let b = of.get(k).copied().unwrap_or(0);
+                row["bytes"] = b.into();
+                row["bytes_percent"] = percent(b, total_bytes);
+            }
             row
         })
         .collect();
-    let columns = vec![
+    let mut columns = vec![
         col(key.0, key.1, "text"),
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
-        col("visitors", "Visitors", "count"),
-        col("visitors_percent", "Visitors %", "percent"),
-        col("bytes", "Bytes", "bytes"),
-        col("bytes_percent", "Bytes %", "percent"),
     ];
+    if visitors.is_some() {
+        columns.push(col("visitors", "Visitors", "count"));
+        columns.push(col("visitors_percent", "Visitors %", "percent"));
+    }
+    if bytes.is_some() {
+        columns.push(col("bytes", "Bytes", "bytes"));
+        columns.push(col("bytes_percent", "Bytes %", "percent"));
+    }
     panel(
         p.id,
         p.title,
@@ -262,7 +270,10 @@ fn panel_of(s: &SummaryTop, p: &Panel) -> Option<Value> {
             visitors,
             chart,
         } => {
-            let of = (s.bytes(bytes), s.visitors_of(visitors));
+            let of = (
+                bytes.map(|b| s.bytes(b)),
+                visitors.map(|v| s.visitors_of(v)),
+            );
             keys_panel(p, s, key, s.rows(rows), of, chart)
         }
         Rows::Requests {

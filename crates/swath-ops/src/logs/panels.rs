@@ -257,21 +257,22 @@ pub enum VisitorsOf {
 /// What a panel's rows are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
-    /// RowsOf keys with their hits, unique visitors and bytes: the key a text column
-    /// `key` (its id and title); the page charts the hits when `chart`.
+    /// Ranked keys with their hits (and, when the entry names where they are, their
+    /// unique visitors and bytes): the key a text column `key` (its id and title); the
+    /// page charts the hits when `chart`.
     Keys {
         /// The key column's id and title.
         key: (&'static str, &'static str),
         /// The rows.
         rows: RowsOf,
-        /// Their bytes.
-        bytes: BytesOf,
-        /// Their visitors.
-        visitors: VisitorsOf,
+        /// Their bytes (none: no bytes columns).
+        bytes: Option<BytesOf>,
+        /// Their visitors (none: no visitors columns).
+        visitors: Option<VisitorsOf>,
         /// Whether the page draws the hits as a chart.
         chart: bool,
     },
-    /// RowsOf requests (`METHOD URI PROTOCOL`) shown as method, protocol and URI, with
+    /// Ranked requests (`METHOD URI PROTOCOL`) shown as method, protocol and URI, with
     /// hits, the visitors of row panel `visitors` (`P_*`) and, with `values`, bytes and
     /// (when the log has them) times taken.
     Requests {
@@ -336,8 +337,8 @@ const fn keys(
     Rows::Keys {
         key,
         rows,
-        bytes,
-        visitors,
+        bytes: Some(bytes),
+        visitors: Some(visitors),
         chart,
     }
 }
@@ -610,15 +611,15 @@ mod tests {
                     ..
                 } => {
                     assert!(rows_ok(rows), "{}", p.id);
-                    assert!(match bytes {
+                    assert!(bytes.is_none_or(|b| match b {
                         BytesOf::List(t) => t < LISTS.len(),
                         BytesOf::Group(g) => g < GROUPS.len(),
-                    });
-                    assert!(match visitors {
+                    }));
+                    assert!(visitors.is_none_or(|v| match v {
                         VisitorsOf::Rows(r) => r < ROW_PANELS,
                         VisitorsOf::Group(g) => g < GROUPS.len(),
                         VisitorsOf::Clients | VisitorsOf::Agents => true,
-                    });
+                    }));
                 }
                 Rows::Requests { rows, visitors, .. } => {
                     assert!(rows_ok(rows) && visitors < ROW_PANELS, "{}", p.id);
