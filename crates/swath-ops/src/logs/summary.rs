@@ -23,7 +23,7 @@ pub use crate::logs::panels::{
     T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES, T_VHOSTS, T_VHOST_BYTES,
     T_VISITORS,
 };
-use crate::logs::tables::{add, merge_map, merge_table, Probe, Ranked, Ranking, Table, TopN};
+use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
     add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
@@ -862,8 +862,10 @@ impl LineReport for Summary {
         for (k, v) in o.days {
             *self.days.entry(k).or_insert(0) += v;
         }
-        for (a, b) in self.tables.iter_mut().zip(o.tables) {
-            merge_table(a, b);
+        // Each list by its rule ([`LISTS`]).
+        for (i, (a, b)) in self.tables.iter_mut().zip(o.tables).enumerate() {
+            let rule = crate::partial::summary_list_merge(i);
+            merge_map(a, b, |x, y| *x = rule(*x, y));
         }
         merge_map(&mut self.requests, o.requests, |e, v| {
             for j in 0..3 {
