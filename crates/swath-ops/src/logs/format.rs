@@ -25,8 +25,8 @@ use crate::logs::record::{digits, seconds_micros, size, status};
 /// A log format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Format {
-    /// A built-in format whose lines read alone, each by its entry's [`Reader::Lines`]
-    /// function (combined, the load balancers', JSON lines).
+    /// A built-in format whose lines read alone, each by its entry's function
+    /// ([`Reader::Slices`]: combined, the load balancers'; [`Reader::Lines`]: JSON lines).
     Lines(&'static Builtin),
     /// A format given as a template (vhost-combined, or a custom format string).
     Template(Template),
@@ -37,7 +37,11 @@ pub enum Format {
 /// How a built-in format's lines are read.
 #[derive(Debug, Clone, Copy)]
 pub enum Reader {
-    /// Each line alone, by this function (the request given to the callback).
+    /// Each line alone, by this function: the request, its fields slices of the line, or
+    /// `None` when the line is not one.
+    Slices(SliceReader),
+    /// Each line alone, by this function: the request (whose fields may be the reader's
+    /// own, decoded) given to the callback.
     Lines(LineReader),
     /// By a template: an Apache `LogFormat` or nginx `log_format` string.
     Template(&'static str),
@@ -45,6 +49,9 @@ pub enum Reader {
     /// first lines have none is not in this format.
     W3cFields,
 }
+
+/// Reads a line of a format whose lines read alone into a request of slices of it.
+pub type SliceReader = fn(&[u8]) -> Option<Record<'_>>;
 
 /// Reads a line of a format whose lines read alone: a request is given to the callback.
 pub type LineReader = fn(&[u8], &mut dyn FnMut(&Record<'_>)) -> Outcome;
@@ -96,7 +103,7 @@ pub static FORMATS: &[Builtin] = &[
             ("common", Some("Apache/nginx common or combined")),
             ("nginx", None),
         ],
-        reader: Reader::Lines(read_combined),
+        reader: Reader::Slices(read_combined),
     },
     Builtin {
         shown: &[Shown {
@@ -137,7 +144,7 @@ pub static FORMATS: &[Builtin] = &[
             sample: "2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 \"GET http://www.example.com:80/ HTTP/1.1\" \"curl/7.38.0\" - -\n",
         }],
         aliases: &[],
-        reader: Reader::Lines(read_elb),
+        reader: Reader::Slices(read_elb),
     },
     Builtin {
         shown: &[Shown {
@@ -146,7 +153,7 @@ pub static FORMATS: &[Builtin] = &[
             sample: "http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 \"GET http://www.example.com:80/a?x=1 HTTP/1.1\" \"curl/7.46.0\" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 \"Root=1-58337262-36d228ad5d99923122bbe354\" \"-\" \"-\" 0 2018-07-02T22:22:48.364000Z \"forward\" \"-\" \"-\" \"10.0.0.1:80\" \"200\" \"-\" \"-\"\n",
         }],
         aliases: &[],
-        reader: Reader::Lines(read_alb),
+        reader: Reader::Slices(read_alb),
     },
     Builtin {
         shown: &[Shown {
@@ -197,7 +204,7 @@ impl Builtin {
     /// cannot be (a W3C log without its `#Fields:` header).
     pub fn format(&'static self, head: &[u8]) -> Result<Format, String> {
         match self.reader {
-            Reader::Lines(_) => Ok(Format::Lines(self)),
+            Reader::Slices(_) | Reader::Lines(_) => Ok(Format::Lines(self)),
             Reader::Template(source) => {
                 Template::compile(source).map(|t| Format::Template(t.named(self.name())))
             }
@@ -264,8 +271,15 @@ impl Format {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         match self {
             Format::Lines(b) => match b.reader {
+                Reader::Slices(read) => match read(line) {
+                    Some(r) => {
+                        f(&r);
+                        Outcome::Request
+                    }
+                    None => Outcome::Malformed,
+                },
                 Reader::Lines(read) => read(line, &mut f),
-                // A `Lines` format is made by its entry only when the entry reads so.
+                // Only an entry whose lines read alone makes a `Lines` format.
                 Reader::Template(_) | Reader::W3cFields => Outcome::Malformed,
             },
             Format::Template(t) => match t.parse(line) {
@@ -281,38 +295,33 @@ impl Format {
 }
 
 /// A line of Apache/nginx common or combined, by the hand parser.
-fn read_combined(line: &[u8], f: &mut dyn FnMut(&Record<'_>)) -> Outcome {
-    match parse_request(line) {
-        Some(r) => {
-            let (method, uri, protocol) = split_request(r.request);
-            f(&Record {
-                vhost: b"",
-                client: r.client,
-                user: r.user,
-                stamp: apache_stamp(r.time),
-                method,
-                uri,
-                protocol,
-                status: r.status,
-                bytes: r.bytes,
-                referrer: r.referrer,
-                agent: r.agent,
-                micros: None,
-            });
-            Outcome::Request
-        }
-        None => Outcome::Malformed,
-    }
+fn read_combined(line: &[u8]) -> Option<Record<'_>> {
+    let r = parse_request(line)?;
+    let (method, uri, protocol) = split_request(r.request);
+    Some(Record {
+        vhost: b"",
+        client: r.client,
+        user: r.user,
+        stamp: apache_stamp(r.time),
+        method,
+        uri,
+        protocol,
+        status: r.status,
+        bytes: r.bytes,
+        referrer: r.referrer,
+        agent: r.agent,
+        micros: None,
+    })
 }
 
 /// A line of an AWS classic load balancer's log.
-fn read_elb(line: &[u8], f: &mut dyn FnMut(&Record<'_>)) -> Outcome {
-    parse_elb(line, false, f)
+fn read_elb(line: &[u8]) -> Option<Record<'_>> {
+    parse_elb(line, false)
 }
 
 /// A line of an AWS application load balancer's log.
-fn read_alb(line: &[u8], f: &mut dyn FnMut(&Record<'_>)) -> Outcome {
-    parse_elb(line, true, f)
+fn read_alb(line: &[u8]) -> Option<Record<'_>> {
+    parse_elb(line, true)
 }
 
 /// A JSON access-log line.
@@ -894,21 +903,17 @@ fn unquote(s: &[u8]) -> &[u8] {
 }
 
 /// An ELB (`alb` false) or ALB access-log line.
-fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
+fn parse_elb(line: &[u8], alb: bool) -> Option<Record<'_>> {
     let mut v: [&[u8]; 19] = [b""; 19];
-    let Some(n) = aws_fields(line, &mut v) else {
-        return Outcome::Malformed;
-    };
+    let n = aws_fields(line, &mut v)?;
     let o = usize::from(alb);
     if alb && !matches!(v[0], b"http" | b"https" | b"h2" | b"grpcs" | b"ws" | b"wss") {
-        return Outcome::Malformed;
+        return None;
     }
     if n < 13 + o || (alb && n < 19) {
-        return Outcome::Malformed;
+        return None;
     }
-    let Some(stamp) = iso_stamp(v[o]) else {
-        return Outcome::Malformed;
-    };
+    let stamp = iso_stamp(v[o])?;
     let client = v[2 + o];
     let client = match client.iter().rposition(|&b| b == b':') {
         Some(p) if !client.starts_with(b"[") || client[..p].ends_with(b"]") => &client[..p],
@@ -919,14 +924,14 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         .and_then(|c| c.strip_suffix(b"]"))
         .unwrap_or(client);
     let (Some(st), Some(bytes)) = (status(v[7 + o]), size(v[10 + o])) else {
-        return Outcome::Malformed;
+        return None;
     };
     let times: Option<u64> = (4..7)
         .map(|k| seconds_micros(v[k + o]))
         .try_fold(0u64, |a, t| a.checked_add(t?));
     let request = unquote(v[11 + o]);
     if !v[11 + o].starts_with(b"\"") {
-        return Outcome::Malformed;
+        return None;
     }
     let (method, url, protocol) = split_request(request);
     // `http://host:80/path`: the path, and the host as the virtual host.
@@ -954,7 +959,7 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         d if alb && !d.is_empty() && d != b"-" => d,
         _ => host,
     };
-    f(&Record {
+    Some(Record {
         vhost,
         client,
         user: b"",
@@ -967,8 +972,7 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         referrer: b"",
         agent: unquote(v[12 + o]),
         micros: times,
-    });
-    Outcome::Request
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1427,7 +1431,10 @@ mod tests {
                 assert_eq!(listed, *what);
             }
         }
-        assert!(matches!(FORMATS[0].reader, Reader::Lines(_)));
+        assert!(matches!(
+            FORMATS[0].reader,
+            Reader::Slices(_) | Reader::Lines(_)
+        ));
         assert_eq!(Format::default().name(), FORMATS[0].name());
         assert_eq!(
             NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
