@@ -1,6 +1,8 @@
 //! Access-log formats: what a line of each holds, read into one [`Record`].
 //!
-//! Built in: Apache/nginx common and combined (the hand parser of
+//! The built-in formats are one table, [`FORMATS`] (names, samples, reader), that
+//! `--format`, recognition and the messages read. Built in: Apache/nginx common and
+//! combined (the hand parser of
 //! [`swath_kernels::logs::parse_request`]), Apache vhost-combined, W3C extended (IIS, and
 //! CloudFront, read by their `#Fields:` header), AWS classic ELB and ALB, and JSON-lines
 //! access logs (Caddy's, and the field names of nginx, Traefik and most JSON loggers). A
