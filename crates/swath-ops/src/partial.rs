@@ -265,10 +265,11 @@ pub const SUMMARY_TABLES: usize = 17;
 
 /// Whether the summary's list `i` (0 is the first after the days) merges by maximum
 /// (the longest time by request, and the row visitors, a set whose values are 1) rather
-/// than by adding.
+/// than by adding, as its entry of [`crate::logs::panels::LISTS`] says.
 #[inline]
 pub fn summary_list_max(i: usize) -> bool {
-    i == 10 || i == 16
+    use crate::logs::panels::{Merge, LISTS};
+    LISTS.get(i).is_some_and(|l| l.merge == Merge::Max)
 }
 
 /// How the summary's list `i` merges two values.

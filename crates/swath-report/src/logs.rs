@@ -185,21 +185,21 @@ pub fn log_format(
         // No whole line in the first bytes (one endless line): nothing to recognise; it is
         // read as the default format and counted as malformed.
         if head.len() >= HEAD_LEN && memchr::memchr(b'\n', head).is_none() {
-            return Ok((swath_ops::logs::format::Format::Combined, None));
+            return Ok((swath_ops::logs::format::Format::default(), None));
         }
         match swath_ops::logs::format::detect(head) {
             Some(d) => Ok((d.format.clone(), Some(d))),
-            // A W3C log of its headers only (a fresh IIS log): its fields say what it is.
-            None if swath_ops::logs::format::W3c::from_head(head).is_some() => {
-                swath_ops::logs::format::Format::named("w3c", head).map(|f| (f, None))
-            }
-            None if head.iter().all(u8::is_ascii_whitespace) => {
-                Ok((swath_ops::logs::format::Format::Combined, None))
-            }
-            None => Err(
-                "no known log format fits its first lines (give one with --format: combined, vhost_combined, w3c, cloudfront, elb, alb, json, or a LogFormat/log_format string)"
-                    .to_string(),
-            ),
+            // A log of its headers only (a fresh IIS log): its header says what it is.
+            None => match swath_ops::logs::format::by_header(head) {
+                Some(f) => Ok((f, None)),
+                None if head.iter().all(u8::is_ascii_whitespace) => {
+                    Ok((swath_ops::logs::format::Format::default(), None))
+                }
+                None => Err(format!(
+                    "no known log format fits its first lines (give one with --format: {}, or a LogFormat/log_format string)",
+                    swath_ops::logs::format::shown_names().join(", ")
+                )),
+            },
         }
     } else {
         swath_ops::logs::format::Format::named(spec, head).map(|f| (f, None))

@@ -230,7 +230,7 @@ fn compute(
         Request::Summary { top, max_line } => {
             // A piece whose log's head fits no format counts its lines as malformed.
             let (format, _) = crate::logs::log_format("auto", &Source::file(input).head())
-                .unwrap_or((swath_ops::logs::format::Format::Combined, None));
+                .unwrap_or((swath_ops::logs::format::Format::default(), None));
             let config = SummaryConfig {
                 max_line: *max_line,
                 format,

@@ -12,11 +12,10 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
-use swath_ops::logs::summary::SummaryTop;
-use swath_ops::logs::summary::{
-    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
-    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS,
+use swath_ops::logs::panels::{
+    Panel, Rows, RowsOf, VisitorsOf, When, PANELS, T_CLIENTS, T_REQUESTS,
 };
+use swath_ops::logs::summary::SummaryTop;
 use swath_ops::logs::Ranking;
 use swath_ops::partial::{
     N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
@@ -109,44 +108,40 @@ fn panel(
     p
 }
 
-type Bytes<'a> = Option<(&'a std::collections::BTreeMap<Vec<u8>, u64>, u64)>;
+type Values = std::collections::BTreeMap<Vec<u8>, u64>;
 
-/// A panel of keys with hits and the hits' share of `total`, and with `bytes` (the rows'
-/// bytes and all bytes) their bytes and share.
-fn hits_panel(
-    (id, title, key): (&str, &str, &str),
+/// A panel of keys (`key`: the column's id and title) with hits and their share of the
+/// requests and, when it has them, unique visitors and bytes, and their shares; charted
+/// when `chart`.
+fn keys_panel(
+    p: &Panel,
+    s: &SummaryTop,
+    key: (&str, &str),
     r: &Ranking,
-    total: u64,
+    (bytes, visitors): (Option<&Values>, Option<&Values>),
     chart: bool,
-    bytes: Bytes<'_>,
-    visitors: Bytes<'_>,
 ) -> Value {
+    let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
         .top
         .iter()
         .map(|(k, c)| {
-            let mut row = json!({key: lossy(k), "hits": c, "hits_percent": percent(*c, total)});
-            if let Some((of, all)) = visitors {
+            let mut row = json!({key.0: lossy(k), "hits": c, "hits_percent": percent(*c, total)});
+            if let Some(of) = visitors {
                 let v = of.get(k).copied().unwrap_or(0);
                 row["visitors"] = v.into();
-                row["visitors_percent"] = percent(v, all);
+                row["visitors_percent"] = percent(v, s.visitors);
             }
-            if let Some((of, all)) = bytes {
+            if let Some(of) = bytes {
                 let b = of.get(k).copied().unwrap_or(0);
                 row["bytes"] = b.into();
-                row["bytes_percent"] = percent(b, all);
+                row["bytes_percent"] = percent(b, total_bytes);
             }
             row
         })
         .collect();
-    let key_title = match key {
-        "os" => "Operating system",
-        "vhost" => "Virtual host",
-        "agent" => "User agent",
-        k => &format!("{}{}", k[..1].to_ascii_uppercase(), &k[1..]),
-    };
     let mut columns = vec![
-        col(key, key_title, "text"),
+        col(key.0, key.1, "text"),
         col("hits", "Hits", "count"),
         col("hits_percent", "Hits %", "percent"),
     ];
@@ -159,28 +154,22 @@ fn hits_panel(
         columns.push(col("bytes_percent", "Bytes %", "percent"));
     }
     panel(
-        id,
-        title,
+        p.id,
+        p.title,
         r.distinct,
         columns,
         rows,
-        chart.then_some((key, "hits")),
+        chart.then_some((key.0, "hits")),
     )
 }
 
 /// A panel of requests (`METHOD URI PROTOCOL`) with hits, unique visitors (of row panel
 /// `rows`, a `P_*` index) and, with `values`, bytes and the time taken (average, longest,
-/// in all) when `timed`. (The bytes and times are the request's over all its hits: the
-/// 404s panel, whose hits are some of them, has none.)
-fn request_panel(
-    (id, title, rows): (&str, &str, usize),
-    r: &Ranking,
-    s: &SummaryTop,
-    values: bool,
-    timed: bool,
-) -> Value {
-    let visitors = &s.row_visitors[rows];
-    let timed = timed && values;
+/// in all) when the log has times. (The bytes and times are the request's over all its
+/// hits: the 404s panel, whose hits are some of them, has none.)
+fn request_panel(p: &Panel, s: &SummaryTop, r: &Ranking, rows: usize, values: bool) -> Value {
+    let visitors = s.visitors_of(VisitorsOf::Rows(rows));
+    let timed = s.numbers[N_TIMED] > 0 && values;
     let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
         .top
@@ -228,7 +217,7 @@ fn request_panel(
         col("protocol", "Protocol", "text"),
         col("uri", "Request", "text"),
     ]);
-    panel(id, title, r.distinct, columns, rows, None)
+    panel(p.id, p.title, r.distinct, columns, rows, None)
 }
 
 /// The labels of histogram bucket `k` (values with `k` significant bits).
@@ -240,18 +229,11 @@ fn bucket_range(k: usize, last: bool) -> (u64, Option<u64>) {
     }
 }
 
-/// The summary's data model (JSON schema 2, docs/json.md) of `s`, read as `format`.
+/// The summary's data model (JSON schema 2, docs/json.md) of `s`, read as `format`: its
+/// header, then the panels of [`PANELS`] that are shown, in order.
 pub fn model(s: &SummaryTop, format: &str) -> Value {
     let general = general(s, format);
-    let mut panels = Vec::new();
-    visitor_panels(s, &mut panels);
-    request_panels(s, &mut panels);
-    client_panels(s, &mut panels);
-    panels.push(hour_panel(s));
-    referrer_panels(s, &mut panels);
-    status_panels(s, &mut panels);
-    host_user_agent_panels(s, &mut panels);
-    histogram_panels(s, &mut panels);
+    let panels: Vec<Value> = PANELS.iter().filter_map(|p| panel_of(s, p)).collect();
     json!({
         "schema": SCHEMA,
         "tool": "swath",
@@ -260,6 +242,58 @@ pub fn model(s: &SummaryTop, format: &str) -> Value {
         "general": general,
         "panels": panels,
     })
+}
+
+/// Days from the log's first day to its last (`i64::MAX` when it has none).
+fn span_days(s: &SummaryTop) -> i64 {
+    match (s.days.first(), s.days.last()) {
+        (Some(a), Some(b)) => civil_days(b.0) - civil_days(a.0),
+        _ => i64::MAX,
+    }
+}
+
+/// Panel `p` of the model, or `None` when its [`When`] leaves it out.
+fn panel_of(s: &SummaryTop, p: &Panel) -> Option<Value> {
+    let shown = match p.when {
+        When::Always | When::AnyRows => true,
+        When::UnderTwoDays => span_days(s) <= 1,
+        When::Timed => s.numbers[N_TIMED] > 0,
+    };
+    if !shown {
+        return None;
+    }
+    let v = match p.rows {
+        Rows::Keys {
+            key,
+            rows,
+            bytes,
+            visitors,
+            chart,
+        } => {
+            let of = (
+                bytes.map(|b| s.bytes(b)),
+                visitors.map(|v| s.visitors_of(v)),
+            );
+            keys_panel(p, s, key, s.rows(rows), of, chart)
+        }
+        Rows::Requests {
+            rows,
+            visitors,
+            values,
+        } => request_panel(p, s, s.rows(rows), visitors, values),
+        Rows::Days => days_panel(p, s),
+        Rows::VisitorHours => visitor_hours_panel(p, s),
+        Rows::Hours => hours_panel(p, s),
+        Rows::StatusClasses => status_classes_panel(p, s),
+        Rows::Statuses => statuses_panel(p, s),
+        Rows::Sizes => histogram_panel(p, s, (N_SIZE_HIST, 64), ("Size", "B")),
+        Rows::Times => histogram_panel(p, s, (N_TIME_HIST, 32), ("Time taken", "µs")),
+    };
+    let any = v["distinct"].as_u64().unwrap_or(0) > 0;
+    match p.when {
+        When::AnyRows | When::UnderTwoDays if !any => None,
+        _ => Some(v),
+    }
 }
 
 /// The model's header (`general`): the log's span, its line and request counts, the
@@ -279,8 +313,8 @@ fn general(s: &SummaryTop, format: &str) -> Value {
         "filtered": n[N_FILTERED],
         "requests": requests,
         "unique_visitors": s.visitors,
-        "unique_requests": s.requests.distinct,
-        "unique_clients": s.clients.distinct,
+        "unique_requests": s.rows(RowsOf::List(T_REQUESTS)).distinct,
+        "unique_clients": s.rows(RowsOf::List(T_CLIENTS)).distinct,
         "static_requests": s.static_hits,
         "crawler_requests": s.crawler_hits,
         "not_found": not_found,
@@ -295,10 +329,9 @@ fn general(s: &SummaryTop, format: &str) -> Value {
     general
 }
 
-/// Unique visitors (and hits) per day, and per hour when the log spans less than two days.
-fn visitor_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+/// Hits and unique visitors per day.
+fn days_panel(p: &Panel, s: &SummaryTop) -> Value {
     let requests = s.numbers[N_REQUESTS];
-    // Visitors per day (hits too), and per hour when the log spans under two days.
     let visitors: std::collections::HashMap<u32, u64> = s.visitors_by_day.iter().copied().collect();
     let day_rows: Vec<Value> = s
         .days
@@ -308,9 +341,9 @@ fn visitor_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
             json!({"day": day_text(*d), "hits": h, "hits_percent": percent(*h, requests), "visitors": v, "visitors_percent": percent(v, s.visitors)})
         })
         .collect();
-    panels.push(panel(
-        "visitors",
-        "Unique visitors per day",
+    panel(
+        p.id,
+        p.title,
         s.days.len() as u64,
         vec![
             col("day", "Day", "text"),
@@ -321,115 +354,31 @@ fn visitor_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
         ],
         day_rows,
         Some(("day", "visitors")),
-    ));
-    // By hour too when the log spans less than two days (its days are one, or two in a
-    // row).
-    let span_days = match (s.days.first(), s.days.last()) {
-        (Some(a), Some(b)) => civil_days(b.0) - civil_days(a.0),
-        _ => i64::MAX,
-    };
-    if span_days <= 1 && !s.visitors_by_hour.is_empty() {
-        let rows: Vec<Value> = s
-            .visitors_by_hour
-            .iter()
-            .map(|(d, h, v)| json!({"hour": format!("{} {h:02}:00", day_text(*d)), "visitors": v}))
-            .collect();
-        panels.push(panel(
-            "visitors_by_hour",
-            "Unique visitors per hour",
-            rows.len() as u64,
-            vec![
-                col("hour", "Hour", "text"),
-                col("visitors", "Visitors", "count"),
-            ],
-            rows,
-            Some(("hour", "visitors")),
-        ));
-    }
+    )
 }
 
-/// The requests: all requested files, the static ones and those not found (404).
-fn request_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
-    let timed = s.numbers[N_TIMED] > 0;
-    panels.push(request_panel(
-        ("requests", "Requested files", P_REQUESTS),
-        &s.requests,
-        s,
-        true,
-        timed,
-    ));
-    panels.push(request_panel(
-        ("static", "Static files", P_REQUESTS),
-        &s.static_files,
-        s,
-        true,
-        timed,
-    ));
-    panels.push(request_panel(
-        ("not_found", "Not found (404)", P_NOT_FOUND),
-        &s.not_found,
-        s,
-        false,
-        timed,
-    ));
-}
-
-/// The clients: visitor hosts, operating systems and browsers (with their versions) and
-/// crawlers.
-fn client_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
-    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
-    panels.push(hits_panel(
-        ("hosts", "Visitor hosts", "host"),
-        &s.clients,
-        requests,
-        true,
-        Some((&s.pair_bytes[0], bytes)),
-        Some((&s.client_visitors, s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("os", "Operating systems", "os"),
-        &s.systems,
-        requests,
-        true,
-        Some((&s.group_bytes[G_SYSTEMS], bytes)),
-        Some((&s.group_visitors[G_SYSTEMS], s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("os_versions", "Operating system versions", "os"),
-        &s.system_versions,
-        requests,
-        false,
-        Some((&s.group_bytes[G_SYSTEM_VERSIONS], bytes)),
-        Some((&s.group_visitors[G_SYSTEM_VERSIONS], s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("browsers", "Browsers", "browser"),
-        &s.browsers,
-        requests,
-        true,
-        Some((&s.group_bytes[G_BROWSERS], bytes)),
-        Some((&s.group_visitors[G_BROWSERS], s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("browser_versions", "Browser versions", "browser"),
-        &s.browser_versions,
-        requests,
-        false,
-        Some((&s.group_bytes[G_BROWSER_VERSIONS], bytes)),
-        Some((&s.group_visitors[G_BROWSER_VERSIONS], s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("crawlers", "Crawlers", "crawler"),
-        &s.crawlers,
-        requests,
-        false,
-        Some((&s.group_bytes[G_CRAWLERS], bytes)),
-        Some((&s.group_visitors[G_CRAWLERS], s.visitors)),
-    ));
+/// Unique visitors per day and hour.
+fn visitor_hours_panel(p: &Panel, s: &SummaryTop) -> Value {
+    let rows: Vec<Value> = s
+        .visitors_by_hour
+        .iter()
+        .map(|(d, h, v)| json!({"hour": format!("{} {h:02}:00", day_text(*d)), "visitors": v}))
+        .collect();
+    panel(
+        p.id,
+        p.title,
+        rows.len() as u64,
+        vec![
+            col("hour", "Hour", "text"),
+            col("visitors", "Visitors", "count"),
+        ],
+        rows,
+        Some(("hour", "visitors")),
+    )
 }
 
 /// Hits by hour of the day.
-fn hour_panel(s: &SummaryTop) -> Value {
+fn hours_panel(p: &Panel, s: &SummaryTop) -> Value {
     let n = &s.numbers;
     let requests = n[N_REQUESTS];
     let hour_rows: Vec<Value> = (0..24)
@@ -439,8 +388,8 @@ fn hour_panel(s: &SummaryTop) -> Value {
         })
         .collect();
     panel(
-        "time",
-        "Time distribution (hour of day)",
+        p.id,
+        p.title,
         24,
         vec![
             col("hour", "Hour", "text"),
@@ -452,61 +401,41 @@ fn hour_panel(s: &SummaryTop) -> Value {
     )
 }
 
-/// Where visitors came from: referring sites, and the referrers themselves.
-fn referrer_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
-    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
-    panels.push(hits_panel(
-        ("referring_sites", "Referring sites", "site"),
-        &s.referring_sites,
-        requests,
-        false,
-        Some((&s.group_bytes[G_SITES], bytes)),
-        Some((&s.row_visitors[P_SITES], s.visitors)),
-    ));
-    panels.push(hits_panel(
-        ("referrers", "Referrers", "referrer"),
-        &s.referrers,
-        requests,
-        false,
-        Some((&s.pair_bytes[1], bytes)),
-        Some((&s.row_visitors[P_REFERRERS], s.visitors)),
-    ));
+/// The class of a status code (`2xx`; `other` outside 100-599) and its index among
+/// [`CLASSES`].
+fn status_class(code: usize) -> (String, usize) {
+    if (100..600).contains(&code) {
+        (format!("{}xx", code / 100), code / 100 - 1)
+    } else {
+        ("other".into(), 5)
+    }
 }
 
-/// The HTTP status classes (1xx to 5xx, and other codes when the log has any), then the
-/// status codes.
-fn status_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+/// The HTTP status classes, in order.
+const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
+
+/// Hits by HTTP status class (1xx to 5xx, and other codes when the log has any).
+fn status_classes_panel(p: &Panel, s: &SummaryTop) -> Value {
     let n = &s.numbers;
     let requests = n[N_REQUESTS];
-    let mut status_rows = Vec::new();
     let mut classes = [0u64; 6];
     for code in 0..1000 {
         let c = n[N_STATUS + code];
         if c > 0 {
-            let class = if (100..600).contains(&code) {
-                format!("{}xx", code / 100)
-            } else {
-                "other".into()
-            };
-            let k = if (100..600).contains(&code) {
-                code / 100 - 1
-            } else {
-                5
-            };
             // Saturating, as the numbers were merged: a partial's counts may be forged.
+            let k = status_class(code).1;
             classes[k] = classes[k].saturating_add(c);
-            status_rows.push(json!({"status": code.to_string(), "class": class, "hits": c, "hits_percent": percent(c, requests)}));
         }
     }
-    let class_rows: Vec<Value> = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"]
+    let class_rows: Vec<Value> = CLASSES
         .iter()
         .zip(classes)
         .filter(|(name, c)| *c > 0 || **name != "other")
         .map(|(name, c)| json!({"class": name, "hits": c, "hits_percent": percent(c, requests)}))
         .collect();
-    panels.push(panel(
-        "status_classes",
-        "HTTP status classes",
+    panel(
+        p.id,
+        p.title,
         class_rows.len() as u64,
         vec![
             col("class", "Class", "text"),
@@ -515,10 +444,24 @@ fn status_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
         ],
         class_rows,
         Some(("class", "hits")),
-    ));
-    panels.push(panel(
-        "status",
-        "HTTP status codes",
+    )
+}
+
+/// Hits by HTTP status code, with its class.
+fn statuses_panel(p: &Panel, s: &SummaryTop) -> Value {
+    let n = &s.numbers;
+    let requests = n[N_REQUESTS];
+    let status_rows: Vec<Value> = (0..1000)
+        .filter(|&code| n[N_STATUS + code] > 0)
+        .map(|code| {
+            let c = n[N_STATUS + code];
+            let class = status_class(code).0;
+            json!({"status": code.to_string(), "class": class, "hits": c, "hits_percent": percent(c, requests)})
+        })
+        .collect();
+    panel(
+        p.id,
+        p.title,
         status_rows.len() as u64,
         vec![
             col("status", "Status", "text"),
@@ -528,52 +471,22 @@ fn status_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
         ],
         status_rows,
         None,
-    ));
+    )
 }
 
-/// Virtual hosts and remote users (when the log names any), then user agents.
-fn host_user_agent_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
-    let (requests, bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
-    if s.vhosts.distinct > 0 {
-        panels.push(hits_panel(
-            ("vhosts", "Virtual hosts", "vhost"),
-            &s.vhosts,
-            requests,
-            true,
-            Some((&s.pair_bytes[3], bytes)),
-            Some((&s.row_visitors[P_VHOSTS], s.visitors)),
-        ));
-    }
-    if s.users.distinct > 0 {
-        panels.push(hits_panel(
-            ("users", "Remote users", "user"),
-            &s.users,
-            requests,
-            false,
-            Some((&s.pair_bytes[4], bytes)),
-            Some((&s.row_visitors[P_USERS], s.visitors)),
-        ));
-    }
-    panels.push(hits_panel(
-        ("agents", "User agents", "agent"),
-        &s.agents,
-        requests,
-        false,
-        Some((&s.pair_bytes[2], bytes)),
-        Some((&s.agent_visitors, s.visitors)),
-    ));
-}
-
-/// The histograms: response sizes, and response times when the log has them.
-fn histogram_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
+/// A histogram of the `width` numbers from `first` (buckets of values by significant
+/// bits), its label column titled `title`, values in `unit`.
+fn histogram_panel(
+    p: &Panel,
+    s: &SummaryTop,
+    (first, width): (usize, usize),
+    (title, unit): (&str, &str),
+) -> Value {
     let n = &s.numbers;
     let requests = n[N_REQUESTS];
-    let hist = |first: usize, width: usize, unit: &str| -> Vec<Value> {
-        let last_used = (0..width).rev().find(|&k| n[first + k] > 0);
-        let Some(top) = last_used else {
-            return Vec::new();
-        };
-        (0..=top)
+    let rows: Vec<Value> = match (0..width).rev().find(|&k| n[first + k] > 0) {
+        None => Vec::new(),
+        Some(top) => (0..=top)
             .map(|k| {
                 let (lo, hi) = bucket_range(k, k == width - 1);
                 let c = n[first + k];
@@ -584,36 +497,20 @@ fn histogram_panels(s: &SummaryTop, panels: &mut Vec<Value>) {
                 };
                 json!({"range": label, "from": lo, "hits": c, "hits_percent": percent(c, requests)})
             })
-            .collect()
+            .collect(),
     };
-    let size_rows = hist(N_SIZE_HIST, 64, "B");
-    panels.push(panel(
-        "sizes",
-        "Response sizes",
-        size_rows.len() as u64,
+    panel(
+        p.id,
+        p.title,
+        rows.len() as u64,
         vec![
-            col("range", "Size", "text"),
+            col("range", title, "text"),
             col("hits", "Hits", "count"),
             col("hits_percent", "Hits %", "percent"),
         ],
-        size_rows,
+        rows,
         Some(("range", "hits")),
-    ));
-    if n[N_TIMED] > 0 {
-        let time_rows = hist(N_TIME_HIST, 32, "µs");
-        panels.push(panel(
-            "times",
-            "Response times",
-            time_rows.len() as u64,
-            vec![
-                col("range", "Time taken", "text"),
-                col("hits", "Hits", "count"),
-                col("hits_percent", "Hits %", "percent"),
-            ],
-            time_rows,
-            Some(("range", "hits")),
-        ));
-    }
+    )
 }
 
 /// A cell as text: counts with thousands separators, bytes with a unit, percents with
@@ -1169,6 +1066,70 @@ th{{cursor:pointer;user-select:none;white-space:nowrap}} th[aria-sort=ascending]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every panel of the table is in every output when the log has what it shows: the
+    /// model (JSON) in the table's order, the text, the CSV and the page; and the
+    /// report of the log cut in two and merged by the lists' rules is the whole log's.
+    #[test]
+    fn every_panel_of_the_table_is_in_every_output() {
+        use swath_ops::logs::summary::{default_static, Summary, SummaryConfig};
+        use swath_ops::logs::LineReport;
+        let mut log = String::new();
+        for (i, (uri, status)) in [("/a", 200), ("/s.css", 200), ("/gone", 404), ("/a", 500)]
+            .iter()
+            .enumerate()
+        {
+            log.push_str(&format!(
+                concat!(
+                    r#"{{"ts":{},"status":{},"uri":"{}","method":"GET","protocol":"HTTP/1.1","#,
+                    r#""remote_addr":"10.0.0.{}","host":"h{}","remote_user":"u","duration":0.{},"size":{},"#,
+                    r#""referer":"https://r.example/x","user_agent":"Mozilla/5.0 (compatible; Googlebot/2.1)"}}"#,
+                    "\n"
+                ),
+                1709633730 + 3600 * i,
+                status,
+                uri,
+                i % 2,
+                i % 2,
+                i + 1,
+                100 * i
+            ));
+        }
+        let config = SummaryConfig {
+            format: swath_ops::logs::format::Format::named("json", b"").unwrap(),
+            ..Default::default()
+        };
+        let exts = default_static();
+        let read = |b: &str| {
+            let mut s = Summary::default();
+            s.block(&config, b.as_bytes());
+            s
+        };
+        let whole = read(&log);
+        let m = model(&whole.ranked(10, &exts), "json");
+        let ids: Vec<&str> = m["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, PANELS.iter().map(|p| p.id).collect::<Vec<_>>());
+        let (t, c, h) = (text(&m), csv(&m), html(&m, None));
+        for p in PANELS {
+            assert!(t.contains(&format!("\n{} (", p.title)), "text: {}", p.id);
+            assert!(c.contains(&format!("\n{},1,", p.id)), "csv: {}", p.id);
+            assert!(h.contains(&format!(r#"id="p-{}""#, p.id)), "html: {}", p.id);
+        }
+        let cut = log.match_indices('\n').nth(1).unwrap().0 + 1;
+        let state = |s: &Summary| {
+            let mut out = Vec::new();
+            s.encode_state(&mut out);
+            out
+        };
+        let (a, b) = (state(&read(&log[..cut])), state(&read(&log[cut..])));
+        let merged = swath_ops::logs::streamed::summary(&[&a, &b], 10, &exts).unwrap();
+        assert_eq!(model(&merged, "json"), m);
+    }
 
     #[test]
     fn days_count_from_1970() {

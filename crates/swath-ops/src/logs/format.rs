@@ -1,6 +1,8 @@
 //! Access-log formats: what a line of each holds, read into one [`Record`].
 //!
-//! Built in: Apache/nginx common and combined (the hand parser of
+//! The built-in formats are one table, [`FORMATS`] (names, samples, reader), that
+//! `--format`, recognition and the messages read. Built in: Apache/nginx common and
+//! combined (the hand parser of
 //! [`swath_kernels::logs::parse_request`]), Apache vhost-combined, W3C extended (IIS, and
 //! CloudFront, read by their `#Fields:` header), AWS classic ELB and ALB, and JSON-lines
 //! access logs (Caddy's, and the field names of nginx, Traefik and most JSON loggers). A
@@ -14,113 +16,222 @@
 
 use std::borrow::Cow;
 
-use swath_kernels::logs::{month_number, parse_request};
+use swath_kernels::logs::parse_request;
 
-/// A time as `YYYYMMDDhhmmss` in one number (so that times order as numbers).
-pub type Stamp = u64;
-
-/// The day (`YYYYMMDD`) of a stamp.
-#[inline]
-pub fn stamp_day(s: Stamp) -> u32 {
-    (s / 1_000_000) as u32
-}
-
-/// The hour (0-23) of a stamp.
-#[inline]
-pub fn stamp_hour(s: Stamp) -> u8 {
-    (s / 10_000 % 100) as u8
-}
-
-/// One request, whatever format it was read from. Fields a format lacks are empty (or
-/// `None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Record<'a> {
-    /// The virtual host (server name) when the format has it.
-    pub vhost: &'a [u8],
-    /// The client: host name or address (without a port).
-    pub client: &'a [u8],
-    /// The authenticated user (`-` or empty: none).
-    pub user: &'a [u8],
-    /// When the request came, when the line says.
-    pub stamp: Option<Stamp>,
-    /// The request's method (`GET`, ...).
-    pub method: &'a [u8],
-    /// The requested path (and query, as the format logs it).
-    pub uri: &'a [u8],
-    /// The protocol (`HTTP/1.1`, ...).
-    pub protocol: &'a [u8],
-    /// The status code, 0 to 999.
-    pub status: u16,
-    /// The response's size in bytes.
-    pub bytes: u64,
-    /// The referrer (`-` or empty: none).
-    pub referrer: &'a [u8],
-    /// The user agent.
-    pub agent: &'a [u8],
-    /// Time taken to serve the request, in microseconds, when the format has it.
-    pub micros: Option<u64>,
-}
-
-/// What a line was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A request (given to the caller's function).
-    Request,
-    /// A comment or header line the format defines (W3C's `#...`): not a request, not
-    /// malformed.
-    Comment,
-    /// A line the format does not describe.
-    Malformed,
-}
+pub use crate::logs::record::{
+    apache_stamp, iso_stamp, split_key, split_request, stamp_day, stamp_hour, unix_stamp, Outcome,
+    Record, Stamp,
+};
+use crate::logs::record::{digits, seconds_micros, size, status};
 
 /// A log format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Format {
-    /// Apache/nginx common and combined (`%h %l %u %t "%r" %>s %b`, optionally
-    /// ` "%{Referer}i" "%{User-Agent}i"`).
-    Combined,
+    /// A built-in format whose lines read alone, each by its entry's function
+    /// ([`Reader::Slices`]: combined, the load balancers'; [`Reader::Lines`]: JSON lines).
+    Lines(&'static Builtin),
     /// A format given as a template (vhost-combined, or a custom format string).
     Template(Template),
     /// W3C extended (IIS, CloudFront), by the fields of its `#Fields:` header.
     W3c(W3c),
-    /// AWS classic Elastic Load Balancer.
-    Elb,
-    /// AWS Application Load Balancer.
-    Alb,
-    /// JSON lines (Caddy, and the usual field names of other JSON access logs).
-    Json,
 }
 
-/// The formats `--format` names, with what they are.
-pub const NAMED: &[(&str, &str)] = &[
-    ("combined", "Apache/nginx common or combined"),
-    ("common", "Apache/nginx common or combined"),
-    ("vhost_combined", "Apache vhost-combined (%v:%p first)"),
-    ("w3c", "W3C extended (IIS), by its #Fields header"),
-    ("cloudfront", "AWS CloudFront (W3C, tab-separated)"),
-    ("elb", "AWS classic load balancer"),
-    ("alb", "AWS application load balancer"),
-    ("json", "JSON lines (Caddy, nginx/Traefik JSON)"),
+/// How a built-in format's lines are read.
+#[derive(Debug, Clone, Copy)]
+pub enum Reader {
+    /// Each line alone, by this function: the request, its fields slices of the line, or
+    /// `None` when the line is not one.
+    Slices(SliceReader),
+    /// Each line alone, by this function: the request (whose fields may be the reader's
+    /// own, decoded) given to the callback.
+    Lines(LineReader),
+    /// By a template: an Apache `LogFormat` or nginx `log_format` string.
+    Template(&'static str),
+    /// By the `#Fields:` header among the log's first lines (W3C extended); a log whose
+    /// first lines have none is not in this format.
+    W3cFields,
+}
+
+/// Reads a line of a format whose lines read alone into a request of slices of it.
+pub type SliceReader = fn(&[u8]) -> Option<Record<'_>>;
+
+/// Reads a line of a format whose lines read alone: a request is given to the callback.
+pub type LineReader = fn(&[u8], &mut dyn FnMut(&Record<'_>)) -> Outcome;
+
+/// A name a log read in a built-in format is shown as ([`Format::name`]).
+#[derive(Debug)]
+pub struct Shown {
+    /// The name (`--format` takes it too).
+    pub name: &'static str,
+    /// What the format is, as `swath logs` says when it recognises it.
+    pub what: &'static str,
+    /// The first lines of a log in it (the format is recognised from them, each line not
+    /// a comment a request): the consistency test reads them.
+    pub sample: &'static str,
+}
+
+/// A built-in log format: one entry of [`FORMATS`], all that naming, recognising and
+/// reading it needs.
+#[derive(Debug)]
+pub struct Builtin {
+    /// The names a log read in it is shown as: the first its own, the others the
+    /// flavours its reader tells apart (W3C's second is CloudFront's).
+    pub shown: &'static [Shown],
+    /// Other names `--format` takes, each with what it is when `--format`'s list of
+    /// names shows it too.
+    pub aliases: &'static [(&'static str, Option<&'static str>)],
+    /// How its lines are read.
+    pub reader: Reader,
+}
+
+impl PartialEq for Builtin {
+    fn eq(&self, o: &Builtin) -> bool {
+        std::ptr::eq(self, o)
+    }
+}
+
+/// The built-in log formats, in the order [`detect`] tries them (a tie goes to the
+/// earlier). The first is the default: a log whose first bytes hold no whole line is
+/// read in it. Adding a format is adding an entry here (with its reader).
+pub static FORMATS: &[Builtin] = &[
+    Builtin {
+        shown: &[Shown {
+            name: "combined",
+            what: "Apache/nginx common or combined",
+            sample: "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 5 \"-\" \"curl/8\"\n\
+                     1.2.3.4 - frank [10/Oct/2000:13:55:37 -0700] \"GET /b HTTP/1.0\" 404 -\n",
+        }],
+        aliases: &[
+            ("common", Some("Apache/nginx common or combined")),
+            ("nginx", None),
+        ],
+        reader: Reader::Slices(read_combined),
+    },
+    Builtin {
+        shown: &[Shown {
+            name: "vhost_combined",
+            what: "Apache vhost-combined (%v:%p first)",
+            sample: "www.example.com:80 1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 99 \"-\" \"UA\"\n",
+        }],
+        aliases: &[("vhost-combined", None)],
+        // Debian's `other_vhosts_access.log`.
+        reader: Reader::Template(
+            r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i""#,
+        ),
+    },
+    Builtin {
+        shown: &[
+            Shown {
+                name: "w3c",
+                what: "W3C extended (IIS), by its #Fields header",
+                sample: "#Software: Microsoft Internet Information Services 10.0\n\
+                         #Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken\n\
+                         2019-05-13 10:00:01 10.0.0.1 GET /index.html q=1 80 - 192.168.1.5 Mozilla/5.0+(Windows+NT+10.0) - 200 0 0 15\n",
+            },
+            Shown {
+                name: "cloudfront",
+                what: "AWS CloudFront (W3C, tab-separated)",
+                sample: "#Version: 1.0\n\
+                         #Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status cs(Referer) cs(User-Agent) cs-uri-query time-taken\n\
+                         2024-03-05\t10:15:30\tFRA56-P1\t5120\t192.0.2.10\tGET\td1.cloudfront.net\t/index.html\t200\t-\tcurl/8.5.0\t-\t0.002\n",
+            },
+        ],
+        aliases: &[("iis", None)],
+        reader: Reader::W3cFields,
+    },
+    Builtin {
+        shown: &[Shown {
+            name: "elb",
+            what: "AWS classic load balancer",
+            sample: "2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 \"GET http://www.example.com:80/ HTTP/1.1\" \"curl/7.38.0\" - -\n",
+        }],
+        aliases: &[],
+        reader: Reader::Slices(read_elb),
+    },
+    Builtin {
+        shown: &[Shown {
+            name: "alb",
+            what: "AWS application load balancer",
+            sample: "http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 \"GET http://www.example.com:80/a?x=1 HTTP/1.1\" \"curl/7.46.0\" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 \"Root=1-58337262-36d228ad5d99923122bbe354\" \"-\" \"-\" 0 2018-07-02T22:22:48.364000Z \"forward\" \"-\" \"-\" \"10.0.0.1:80\" \"200\" \"-\" \"-\"\n",
+        }],
+        aliases: &[],
+        reader: Reader::Slices(read_alb),
+    },
+    Builtin {
+        shown: &[Shown {
+            name: "json",
+            what: "JSON lines (Caddy, nginx/Traefik JSON)",
+            sample: "{\"level\":\"info\",\"ts\":1646861401.5241024,\"request\":{\"remote_ip\":\"127.0.0.1\",\"proto\":\"HTTP/2.0\",\"method\":\"GET\",\"host\":\"localhost\",\"uri\":\"/\"},\"duration\":0.000929675,\"size\":10900,\"status\":200}\n",
+        }],
+        aliases: &[("caddy", None)],
+        reader: Reader::Lines(read_json),
+    },
 ];
 
-/// Apache's vhost-combined `LogFormat` (Debian's `other_vhosts_access.log`).
-pub const VHOST_COMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i""#;
+/// The formats `--format` names, with what they are: each entry's shown names, then its
+/// aliases listed with what they are.
+pub static NAMED: std::sync::LazyLock<Vec<(&'static str, &'static str)>> =
+    std::sync::LazyLock::new(|| {
+        FORMATS
+            .iter()
+            .flat_map(|b| {
+                let shown = b.shown.iter().map(|s| (s.name, s.what));
+                let listed = b.aliases.iter().filter_map(|&(n, w)| Some((n, w?)));
+                shown.chain(listed)
+            })
+            .collect()
+    });
+
+/// The names a recognised format can be shown as, in the table's order (what a message
+/// asking for `--format` lists).
+pub fn shown_names() -> Vec<&'static str> {
+    FORMATS
+        .iter()
+        .flat_map(|b| b.shown.iter().map(|s| s.name))
+        .collect()
+}
+
+impl Builtin {
+    /// Its own name (the first it is shown as).
+    pub fn name(&self) -> &'static str {
+        self.shown.first().map_or("", |s| s.name)
+    }
+
+    /// Whether `--format NAME` names it.
+    pub fn takes(&self, name: &str) -> bool {
+        self.shown.iter().any(|s| s.name == name) || self.aliases.iter().any(|a| a.0 == name)
+    }
+
+    /// The format of a log in it whose first bytes are `head`; an error says why the log
+    /// cannot be (a W3C log without its `#Fields:` header).
+    pub fn format(&'static self, head: &[u8]) -> Result<Format, String> {
+        match self.reader {
+            Reader::Slices(_) | Reader::Lines(_) => Ok(Format::Lines(self)),
+            Reader::Template(source) => {
+                Template::compile(source).map(|t| Format::Template(t.named(self.name())))
+            }
+            Reader::W3cFields => W3c::from_head(head).map(Format::W3c).ok_or_else(|| {
+                "no '#Fields:' line in the log's first lines: a W3C log starts with one".to_string()
+            }),
+        }
+    }
+}
+
+impl Default for Format {
+    /// The first format of [`FORMATS`] (combined).
+    fn default() -> Format {
+        Format::Lines(&FORMATS[0])
+    }
+}
 
 impl Format {
     /// The format `--format NAME` names, or a custom format string compiled; `head` (the
     /// log's first bytes) gives a W3C format its fields.
     pub fn named(name: &str, head: &[u8]) -> Result<Format, String> {
+        if let Some(b) = FORMATS.iter().find(|b| b.takes(name)) {
+            return b.format(head);
+        }
         match name {
-            "combined" | "common" | "nginx" => Ok(Format::Combined),
-            "vhost_combined" | "vhost-combined" => {
-                Template::compile(VHOST_COMBINED).map(|t| Format::Template(t.named("vhost_combined")))
-            }
-            "w3c" | "iis" | "cloudfront" => W3c::from_head(head)
-                .map(Format::W3c)
-                .ok_or_else(|| "no '#Fields:' line in the log's first lines: a W3C log starts with one".to_string()),
-            "elb" => Ok(Format::Elb),
-            "alb" => Ok(Format::Alb),
-            "json" | "caddy" => Ok(Format::Json),
             s if s.contains('%') || s.contains('$') => Template::compile(s).map(Format::Template),
             s => Err(format!(
                 "unknown format '{s}': give auto, one of {}, or an Apache LogFormat or nginx log_format string",
@@ -132,13 +243,18 @@ impl Format {
     /// The format's short name, as `--format` takes it (`custom` for a format string).
     pub fn name(&self) -> &str {
         match self {
-            Format::Combined => "combined",
+            Format::Lines(b) => b.name(),
             Format::Template(t) => &t.name,
-            Format::W3c(w) if w.cloudfront => "cloudfront",
-            Format::W3c(_) => "w3c",
-            Format::Elb => "elb",
-            Format::Alb => "alb",
-            Format::Json => "json",
+            Format::W3c(w) => {
+                let entry = FORMATS
+                    .iter()
+                    .find(|b| matches!(b.reader, Reader::W3cFields));
+                let shown = entry.map_or(&[][..], |b| b.shown);
+                shown
+                    .get(usize::from(w.cloudfront))
+                    .or(shown.first())
+                    .map_or("w3c", |s| s.name)
+            }
         }
     }
 
@@ -153,29 +269,20 @@ impl Format {
 
     /// Reads `line` (no newline); a request is given to `f`.
     #[inline]
-    pub fn parse(&self, line: &[u8], f: impl FnOnce(&Record<'_>)) -> Outcome {
+    pub fn parse(&self, line: &[u8], mut f: impl FnMut(&Record<'_>)) -> Outcome {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         match self {
-            Format::Combined => match parse_request(line) {
-                Some(r) => {
-                    let (method, uri, protocol) = split_request(r.request);
-                    f(&Record {
-                        vhost: b"",
-                        client: r.client,
-                        user: r.user,
-                        stamp: apache_stamp(r.time),
-                        method,
-                        uri,
-                        protocol,
-                        status: r.status,
-                        bytes: r.bytes,
-                        referrer: r.referrer,
-                        agent: r.agent,
-                        micros: None,
-                    });
-                    Outcome::Request
-                }
-                None => Outcome::Malformed,
+            Format::Lines(b) => match b.reader {
+                Reader::Slices(read) => match read(line) {
+                    Some(r) => {
+                        f(&r);
+                        Outcome::Request
+                    }
+                    None => Outcome::Malformed,
+                },
+                Reader::Lines(read) => read(line, &mut f),
+                // Only an entry whose lines read alone makes a `Lines` format.
+                Reader::Template(_) | Reader::W3cFields => Outcome::Malformed,
             },
             Format::Template(t) => match t.parse(line) {
                 Some(r) => {
@@ -185,152 +292,43 @@ impl Format {
                 None => Outcome::Malformed,
             },
             Format::W3c(w) => w.parse(line, f),
-            Format::Elb => parse_elb(line, false, f),
-            Format::Alb => parse_elb(line, true, f),
-            Format::Json => parse_json(line, f),
         }
     }
 }
 
-/// Method, URI and protocol of a summary's request key (`METHOD URI PROTOCOL`, built
-/// with both spaces even when the method or protocol is empty): the method up to the
-/// first space, the protocol after the last, the URI (spaces and all) between.
-pub fn split_key(key: &[u8]) -> (&[u8], &[u8], &[u8]) {
-    match (memchr::memchr(b' ', key), memchr::memrchr(b' ', key)) {
-        (Some(a), Some(b)) if a < b => (&key[..a], &key[a + 1..b], &key[b + 1..]),
-        _ => (b"", key, b""),
-    }
-}
-
-/// Method, URI and protocol of a request line (`GET /a HTTP/1.1`); a line without spaces
-/// is all URI.
-#[inline]
-pub fn split_request(request: &[u8]) -> (&[u8], &[u8], &[u8]) {
-    let mut parts = request.splitn(3, |&b| b == b' ');
-    let first = parts.next().unwrap_or_default();
-    match parts.next() {
-        Some(uri) => (first, uri, parts.next().unwrap_or_default()),
-        None => (b"", first, b""),
-    }
-}
-
-fn digits(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 19 {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &d| {
-        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+/// A line of Apache/nginx common or combined, by the hand parser.
+fn read_combined(line: &[u8]) -> Option<Record<'_>> {
+    let r = parse_request(line)?;
+    let (method, uri, protocol) = split_request(r.request);
+    Some(Record {
+        vhost: b"",
+        client: r.client,
+        user: r.user,
+        stamp: apache_stamp(r.time),
+        method,
+        uri,
+        protocol,
+        status: r.status,
+        bytes: r.bytes,
+        referrer: r.referrer,
+        agent: r.agent,
+        micros: None,
     })
 }
 
-fn make_stamp(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64) -> Option<Stamp> {
-    // Years of four digits only: a stamp is YYYYMMDDhhmmss.
-    ((1..=9999).contains(&y)
-        && (1..=12).contains(&mo)
-        && (1..=31).contains(&d)
-        && h < 24
-        && mi < 60
-        && s < 61)
-        .then(|| ((((y * 100 + mo) * 100 + d) * 100 + h) * 100 + mi) * 100 + s)
+/// A line of an AWS classic load balancer's log.
+fn read_elb(line: &[u8]) -> Option<Record<'_>> {
+    parse_elb(line, false)
 }
 
-/// The stamp of an Apache time (`10/Oct/2000:13:55:36 -0700`, brackets optional).
-pub fn apache_stamp(t: &[u8]) -> Option<Stamp> {
-    let t = t.strip_prefix(b"[").unwrap_or(t);
-    if t.len() < 20 || t[2] != b'/' || t[6] != b'/' || t[11] != b':' || t[14] != b':' {
-        return None;
-    }
-    let mo = u64::from(month_number(&t[3..6])?);
-    make_stamp(
-        digits(&t[7..11])?,
-        mo,
-        digits(&t[0..2])?,
-        digits(&t[12..14])?,
-        digits(&t[15..17])?,
-        digits(&t[18..20])?,
-    )
+/// A line of an AWS application load balancer's log.
+fn read_alb(line: &[u8]) -> Option<Record<'_>> {
+    parse_elb(line, true)
 }
 
-/// The stamp of an ISO 8601 time (`2015-05-13T23:39:43.945958Z`, `2019-05-13 10:00:00`,
-/// offset or fraction ignored: the time as written).
-pub fn iso_stamp(t: &[u8]) -> Option<Stamp> {
-    if t.len() < 19 || t[4] != b'-' || t[7] != b'-' || !matches!(t[10], b'T' | b' ') {
-        return None;
-    }
-    if t[13] != b':' || t[16] != b':' {
-        return None;
-    }
-    make_stamp(
-        digits(&t[0..4])?,
-        digits(&t[5..7])?,
-        digits(&t[8..10])?,
-        digits(&t[11..13])?,
-        digits(&t[14..16])?,
-        digits(&t[17..19])?,
-    )
-}
-
-/// The UTC stamp of a Unix time in seconds (a fraction allowed: `1646861401.5241024`).
-pub fn unix_stamp(t: &[u8]) -> Option<Stamp> {
-    let whole = t.split(|&b| b == b'.').next()?;
-    let mut secs = digits(whole)?;
-    // Milliseconds, microseconds or nanoseconds since the epoch (as many JSON loggers
-    // write them): a number of seconds past the year 5138 is read as one of those.
-    while secs > 99_999_999_999 {
-        secs /= 1000;
-    }
-    let days = (secs / 86_400) as i64;
-    let rest = secs % 86_400;
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    make_stamp(
-        u64::try_from(y).ok()?,
-        m as u64,
-        d as u64,
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60,
-    )
-}
-
-/// Seconds with a fraction (`0.001048`) as microseconds; `-1` (a failed request) is none.
-fn seconds_micros(s: &[u8]) -> Option<u64> {
-    let mut parts = s.splitn(2, |&b| b == b'.');
-    let whole = digits(parts.next()?)?;
-    let frac = parts.next().unwrap_or(b"");
-    let mut us = 0u64;
-    for i in 0..6 {
-        let d = match frac.get(i) {
-            Some(d) if d.is_ascii_digit() => u64::from(d - b'0'),
-            Some(_) => return None,
-            None => 0,
-        };
-        us = us * 10 + d;
-    }
-    whole.checked_mul(1_000_000)?.checked_add(us)
-}
-
-fn size(s: &[u8]) -> Option<u64> {
-    if s == b"-" {
-        Some(0)
-    } else {
-        digits(s)
-    }
-}
-
-fn status(s: &[u8]) -> Option<u16> {
-    (s.len() == 3)
-        .then(|| digits(s))
-        .flatten()
-        .map(|n| n as u16)
+/// A JSON access-log line.
+fn read_json(line: &[u8], f: &mut dyn FnMut(&Record<'_>)) -> Outcome {
+    parse_json(line, f)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -907,21 +905,17 @@ fn unquote(s: &[u8]) -> &[u8] {
 }
 
 /// An ELB (`alb` false) or ALB access-log line.
-fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
+fn parse_elb(line: &[u8], alb: bool) -> Option<Record<'_>> {
     let mut v: [&[u8]; 19] = [b""; 19];
-    let Some(n) = aws_fields(line, &mut v) else {
-        return Outcome::Malformed;
-    };
+    let n = aws_fields(line, &mut v)?;
     let o = usize::from(alb);
     if alb && !matches!(v[0], b"http" | b"https" | b"h2" | b"grpcs" | b"ws" | b"wss") {
-        return Outcome::Malformed;
+        return None;
     }
     if n < 13 + o || (alb && n < 19) {
-        return Outcome::Malformed;
+        return None;
     }
-    let Some(stamp) = iso_stamp(v[o]) else {
-        return Outcome::Malformed;
-    };
+    let stamp = iso_stamp(v[o])?;
     let client = v[2 + o];
     let client = match client.iter().rposition(|&b| b == b':') {
         Some(p) if !client.starts_with(b"[") || client[..p].ends_with(b"]") => &client[..p],
@@ -932,14 +926,14 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         .and_then(|c| c.strip_suffix(b"]"))
         .unwrap_or(client);
     let (Some(st), Some(bytes)) = (status(v[7 + o]), size(v[10 + o])) else {
-        return Outcome::Malformed;
+        return None;
     };
     let times: Option<u64> = (4..7)
         .map(|k| seconds_micros(v[k + o]))
         .try_fold(0u64, |a, t| a.checked_add(t?));
     let request = unquote(v[11 + o]);
     if !v[11 + o].starts_with(b"\"") {
-        return Outcome::Malformed;
+        return None;
     }
     let (method, url, protocol) = split_request(request);
     // `http://host:80/path`: the path, and the host as the virtual host.
@@ -967,7 +961,7 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         d if alb && !d.is_empty() && d != b"-" => d,
         _ => host,
     };
-    f(&Record {
+    Some(Record {
         vhost,
         client,
         user: b"",
@@ -980,8 +974,7 @@ fn parse_elb(line: &[u8], alb: bool, f: impl FnOnce(&Record<'_>)) -> Outcome {
         referrer: b"",
         agent: unquote(v[12 + o]),
         micros: times,
-    });
-    Outcome::Request
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1166,6 +1159,15 @@ fn parse_json(line: &[u8], f: impl FnOnce(&Record<'_>)) -> Outcome {
 // ---------------------------------------------------------------------------------------
 // Recognising a format.
 
+/// The format a header line among `head`'s first lines names (W3C's `#Fields:`), for a
+/// log of its headers only (a fresh IIS log), whose lines [`detect`] cannot try.
+pub fn by_header(head: &[u8]) -> Option<Format> {
+    FORMATS
+        .iter()
+        .filter(|b| matches!(b.reader, Reader::W3cFields))
+        .find_map(|b| b.format(head).ok())
+}
+
 /// What [`detect`] found: the format, and how many of the lines it tried fit it.
 #[derive(Debug, Clone)]
 pub struct Detected {
@@ -1189,14 +1191,8 @@ pub fn detect(head: &[u8]) -> Option<Detected> {
         .filter(|l| !l.trim_ascii().is_empty())
         .take(100)
         .collect();
-    let mut candidates = vec![Format::Combined];
-    if let Ok(t) = Template::compile(VHOST_COMBINED) {
-        candidates.push(Format::Template(t.named("vhost_combined")));
-    }
-    if let Some(w) = W3c::from_head(head) {
-        candidates.push(Format::W3c(w));
-    }
-    candidates.extend([Format::Elb, Format::Alb, Format::Json]);
+    // Each entry of the table as the head makes it (a W3C log by its header).
+    let candidates = FORMATS.iter().filter_map(|b| b.format(head).ok());
     let mut best: Option<Detected> = None;
     for format in candidates {
         let (mut fit, mut tried) = (0, 0);
@@ -1220,6 +1216,11 @@ pub fn detect(head: &[u8]) -> Option<Detected> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The built-in format `name` names.
+    fn builtin(name: &str) -> Format {
+        Format::named(name, b"").unwrap()
+    }
 
     fn one(f: &Format, line: &[u8]) -> Option<String> {
         let mut out = None;
@@ -1277,7 +1278,7 @@ mod tests {
             &br#"::1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a?b=\"c\" HTTP/1.0" 404 - "http://r/" "Mozilla \"x\" y""#[..],
             br#"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 5 "-" "curl/8""#,
         ] {
-            let want = one(&Format::Combined, line);
+            let want = one(&builtin("combined"), line);
             assert!(want.is_some());
             assert_eq!(one(&apache, line), want);
             assert_eq!(one(&nginx, line), want);
@@ -1310,17 +1311,17 @@ mod tests {
             "|192.168.1.5||Some(20190513100001)|GET|/index.html?q=1||200|0||Mozilla/5.0 (Windows NT 10.0)|Some(15000)"
         );
         assert_eq!(iis.parse(b"#Date: 2019", |_| {}), Outcome::Comment);
-        let elb = one(&Format::Elb, br#"2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" - -"#);
+        let elb = one(&builtin("elb"), br#"2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" - -"#);
         assert_eq!(
             elb.unwrap(),
             "www.example.com|192.168.131.39||Some(20150513233943)|GET|/|HTTP/1.1|200|29||curl/7.38.0|Some(1178)"
         );
-        let alb = one(&Format::Alb, br#"http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "curl/7.46.0" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337262-36d228ad5d99923122bbe354" "-" "-" 0 2018-07-02T22:22:48.364000Z "forward" "-" "-" "10.0.0.1:80" "200" "-" "-""#);
+        let alb = one(&builtin("alb"), br#"http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 "GET http://www.example.com:80/a?x=1 HTTP/1.1" "curl/7.46.0" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337262-36d228ad5d99923122bbe354" "-" "-" 0 2018-07-02T22:22:48.364000Z "forward" "-" "-" "10.0.0.1:80" "200" "-" "-""#);
         assert_eq!(
             alb.unwrap(),
             "www.example.com|192.168.131.39||Some(20180702222300)|GET|/a?x=1|HTTP/1.1|200|366||curl/7.46.0|Some(1000)"
         );
-        let caddy = one(&Format::Json, br#"{"level":"info","ts":1646861401.5241024,"logger":"http.log.access","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"41342","client_ip":"127.0.0.1","proto":"HTTP/2.0","method":"GET","host":"localhost","uri":"/","headers":{"User-Agent":["curl/7.82.0"],"Accept":["*/*"]}},"bytes_read":0,"user_id":"","duration":0.000929675,"size":10900,"status":200,"resp_headers":{"Server":["Caddy"]}}"#);
+        let caddy = one(&builtin("json"), br#"{"level":"info","ts":1646861401.5241024,"logger":"http.log.access","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"41342","client_ip":"127.0.0.1","proto":"HTTP/2.0","method":"GET","host":"localhost","uri":"/","headers":{"User-Agent":["curl/7.82.0"],"Accept":["*/*"]}},"bytes_read":0,"user_id":"","duration":0.000929675,"size":10900,"status":200,"resp_headers":{"Server":["Caddy"]}}"#);
         assert_eq!(
             caddy.unwrap(),
             "localhost|127.0.0.1||Some(20220309213001)|GET|/|HTTP/2.0|200|10900||curl/7.82.0|Some(929)"
@@ -1344,7 +1345,7 @@ mod tests {
         assert!(unix_stamp(b"9999999999999999999").is_some_and(|s| stamp_day(s) < 99991231));
         let elb = br#"2015-05-13T23:39:43.945958Z lb 1.2.3.4:1 10.0.0.1:80 18446744073709.0 18446744073709.0 0.0 200 200 0 29 "GET http://h/ HTTP/1.1" "curl" - -"#;
         assert!(
-            one(&Format::Elb, elb).unwrap().ends_with("|None"),
+            one(&builtin("elb"), elb).unwrap().ends_with("|None"),
             "times that overflow are no time"
         );
         let nginx = Format::named(
@@ -1364,11 +1365,11 @@ mod tests {
             &br#"h - - [10/Oct/2000:13:55:3x -0700] "GET / HTTP/1.1" 200 5"#[..],
             br#"h - - [garbage] "GET / HTTP/1.1" 200 5"#,
         ] {
-            let (a, b) = (one(&apache, bad_time), one(&Format::Combined, bad_time));
+            let (a, b) = (one(&apache, bad_time), one(&builtin("combined"), bad_time));
             assert!(a.is_some() && a == b, "{a:?} {b:?}");
         }
         let j = one(
-            &Format::Json,
+            &builtin("json"),
             br#"{"status":200,"uri":"/c d e","duration":-1}"#,
         )
         .unwrap();
@@ -1400,10 +1401,51 @@ mod tests {
             let line = format!("{client} - {user} [{time}] \"{request}\" {status} {bytes}{tail}");
             let combined = Format::named(r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#, b"").unwrap();
             let common = Format::named(r#"%h %l %u %t "%r" %>s %b"#, b"").unwrap();
-            let hand = one(&Format::Combined, line.as_bytes());
+            let hand = one(&builtin("combined"), line.as_bytes());
             let by_template = one(&combined, line.as_bytes()).or_else(|| one(&common, line.as_bytes()));
             proptest::prop_assert_eq!(by_template, hand, "{}", line);
         }
+    }
+
+    /// The table of formats is whole: each name a format is shown as is recognised from
+    /// its sample (every line of it a request, comments aside) and taken by `--format`,
+    /// as is each alias; no name is taken twice; the first entry is the default.
+    #[test]
+    fn every_format_in_the_table_is_recognised_from_its_sample() {
+        let mut names = std::collections::HashSet::new();
+        for b in FORMATS {
+            let head = b.shown[0].sample.as_bytes();
+            for s in b.shown {
+                assert!(names.insert(s.name), "{} twice", s.name);
+                let d = detect(s.sample.as_bytes()).unwrap_or_else(|| panic!("{}", s.name));
+                assert_eq!(d.format.name(), s.name);
+                assert!(d.fit > 0 && d.fit == d.tried, "{}: {d:?}", s.name);
+                let named = Format::named(s.name, s.sample.as_bytes()).unwrap();
+                assert_eq!(named.name(), s.name);
+                assert_eq!(named.spec(), d.format.spec());
+                let what = NAMED.iter().find(|(n, _)| *n == s.name).map(|w| w.1);
+                assert_eq!(what, Some(s.what));
+            }
+            for (alias, what) in b.aliases {
+                assert!(names.insert(alias), "{alias} twice");
+                assert_eq!(Format::named(alias, head).unwrap().name(), b.name());
+                let listed = NAMED.iter().find(|(n, _)| n == alias).map(|w| w.1);
+                assert_eq!(listed, *what);
+            }
+        }
+        assert!(matches!(
+            FORMATS[0].reader,
+            Reader::Slices(_) | Reader::Lines(_)
+        ));
+        assert_eq!(Format::default().name(), FORMATS[0].name());
+        assert_eq!(
+            NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            "combined, common, vhost_combined, w3c, cloudfront, elb, alb, json"
+        );
+        assert_eq!(
+            shown_names().join(", "),
+            "combined, vhost_combined, w3c, cloudfront, elb, alb, json"
+        );
     }
 
     #[test]

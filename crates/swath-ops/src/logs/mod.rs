@@ -30,6 +30,8 @@ use swath_engine::buf::PageBuf;
 
 pub mod format;
 pub mod headers;
+pub mod panels;
+pub mod record;
 pub mod streamed;
 pub mod summary;
 pub mod tables;

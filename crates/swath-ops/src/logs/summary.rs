@@ -15,7 +15,15 @@ use std::net::IpAddr;
 use hashbrown::HashMap;
 
 use crate::logs::format::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp, W3c, W3C_FIELDS};
-use crate::logs::tables::{add, merge_map, merge_table, Probe, Ranked, Ranking, Table, TopN};
+use crate::logs::panels::{BytesOf, RowsOf, VisitorsOf, GROUPS, LISTS};
+pub use crate::logs::panels::{
+    G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
+    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS, ROW_PANELS, T_AGENTS, T_AGENT_BYTES,
+    T_BYTES, T_CLIENTS, T_CLIENT_BYTES, T_NOT_FOUND, T_REFERRERS, T_REFERRER_BYTES, T_REQUESTS,
+    T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES, T_VHOSTS, T_VHOST_BYTES,
+    T_VISITORS,
+};
+use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
     add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
@@ -305,7 +313,7 @@ impl Default for SummaryConfig {
     fn default() -> Self {
         SummaryConfig {
             max_line: DEFAULT_MAX_LINE,
-            format: Format::Combined,
+            format: Format::default(),
             filter: Filter::default(),
         }
     }
@@ -443,58 +451,8 @@ fn request_slot(i: usize) -> usize {
     }
 }
 
-/// Index of the clients among [`Summary::tables`].
-pub const T_CLIENTS: usize = 0;
-/// Requests (`METHOD URI PROTOCOL`).
-pub const T_REQUESTS: usize = 1;
-/// 404s by request.
-pub const T_NOT_FOUND: usize = 2;
-/// Referrers.
-pub const T_REFERRERS: usize = 3;
-/// User agents.
-pub const T_AGENTS: usize = 4;
-/// Bytes by request.
-pub const T_BYTES: usize = 5;
-/// Visitors ([`visitor_key`]): requests by visitor and hour (in [`Summary::visitors`]).
-pub const T_VISITORS: usize = 6;
-/// Virtual hosts.
-pub const T_VHOSTS: usize = 7;
-/// Remote users.
-pub const T_USERS: usize = 8;
-/// Time taken by request (microseconds, in all; requests with a time only).
-pub const T_TIME_SUM: usize = 9;
-/// Longest time taken by request (merged by maximum).
-pub const T_TIME_MAX: usize = 10;
-/// Bytes by client.
-pub const T_CLIENT_BYTES: usize = 11;
-/// Bytes by referrer.
-pub const T_REFERRER_BYTES: usize = 12;
-/// Bytes by user agent.
-pub const T_AGENT_BYTES: usize = 13;
-/// Bytes by virtual host.
-pub const T_VHOST_BYTES: usize = 14;
-/// Bytes by remote user.
-pub const T_USER_BYTES: usize = 15;
-/// Requests by row of a panel and visitor ([`row_visitor_key`], in
-/// [`Summary::row_visitors`]): the visitors of each row of the requests, 404s,
-/// referrers, referring sites, virtual hosts and users.
-pub const T_ROW_VISITORS: usize = 16;
-
-/// The requested files' rows among the panels with visitors by row ([`row_visitor_key`],
-/// [`SummaryTop::row_visitors`]); the static files are some of them.
-pub const P_REQUESTS: usize = 0;
-/// The 404s (a request's 404 hits only).
-pub const P_NOT_FOUND: usize = 1;
-/// The referrers.
-pub const P_REFERRERS: usize = 2;
-/// The referring sites ([`site`]).
-pub const P_SITES: usize = 3;
-/// The virtual hosts.
-pub const P_VHOSTS: usize = 4;
-/// The remote users.
-pub const P_USERS: usize = 5;
-/// How many panels have visitors by row in [`T_ROW_VISITORS`].
-pub const ROW_PANELS: usize = 6;
+// The lists of the table are the lists of the partial format.
+const _: () = assert!(LISTS.len() == SUMMARY_TABLES);
 
 /// How many row visitors a worker remembers to skip repeats ([`Summary`]'s `recent`).
 const RECENT: usize = 4096;
@@ -904,8 +862,10 @@ impl LineReport for Summary {
         for (k, v) in o.days {
             *self.days.entry(k).or_insert(0) += v;
         }
-        for (a, b) in self.tables.iter_mut().zip(o.tables) {
-            merge_table(a, b);
+        // Each list by its rule ([`LISTS`]).
+        for (i, (a, b)) in self.tables.iter_mut().zip(o.tables).enumerate() {
+            let rule = crate::partial::summary_list_merge(i);
+            merge_map(a, b, |x, y| *x = rule(*x, y));
         }
         merge_map(&mut self.requests, o.requests, |e, v| {
             for j in 0..3 {
@@ -976,7 +936,7 @@ impl<'e> SummaryFold<'e> {
             tops: (0..SUMMARY_TABLES).map(|_| TopN::new(n)).collect(),
             statics: TopN::new(n),
             static_hits: 0,
-            groups: (0..6).map(|_| HashMap::new()).collect(),
+            groups: (0..GROUPS.len()).map(|_| HashMap::new()).collect(),
             crawler_hits: 0,
             agents: HashMap::new(),
             wanted_pairs: (0..PAIRED.len())
@@ -1167,16 +1127,15 @@ impl<'e> SummaryFold<'e> {
             group_bytes.push(kept);
             ranking
         };
-        let referring_sites = rank(n);
-        let browsers = rank(usize::MAX);
-        let browser_versions = rank(n);
-        let systems = rank(usize::MAX);
-        let system_versions = rank(n);
-        let crawlers = rank(n);
+        let groups: Vec<Ranking> = GROUPS
+            .iter()
+            .map(|g| rank(if g.every_row { usize::MAX } else { n }))
+            .collect();
         let mut per_day: HashMap<u32, u64> = HashMap::new();
         let mut client_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
         let mut agent_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
-        let mut group_visitors: Vec<HashMap<&str, u64>> = (0..6).map(|_| HashMap::new()).collect();
+        let mut group_visitors: Vec<HashMap<&str, u64>> =
+            (0..GROUPS.len()).map(|_| HashMap::new()).collect();
         for (d, v) in &self.visitor_days {
             *per_day.entry(*d).or_insert(0) += 1;
             let (c, a) = (
@@ -1224,36 +1183,19 @@ impl<'e> SummaryFold<'e> {
         let mut row_visitors = self.row_visitors;
         {
             let sites: hashbrown::HashSet<&[u8]> =
-                referring_sites.top.iter().map(|(k, _)| &k[..]).collect();
+                groups[G_SITES].top.iter().map(|(k, _)| &k[..]).collect();
             row_visitors[P_SITES].retain(|k, _| sites.contains(&k[..]));
         }
-        let mut tops = self.tops.into_iter().map(TopN::finish);
-        let mut next = || tops.next().unwrap_or_default();
         SummaryTop {
             numbers: numbers.to_vec(),
             days,
-            clients: next(),
-            requests: next(),
-            not_found: next(),
-            referrers: next(),
-            agents: next(),
-            request_bytes: next(),
-            visitors: {
-                let _ = next();
-                self.visitor_days.len() as u64
-            },
-            vhosts: next(),
-            users: next(),
+            lists: self.tops.into_iter().map(TopN::finish).collect(),
+            visitors: self.visitor_days.len() as u64,
             visitors_by_day,
             visitors_by_hour,
             static_files: self.statics.finish(),
             static_hits: self.static_hits,
-            referring_sites,
-            browsers,
-            browser_versions,
-            systems,
-            system_versions,
-            crawlers,
+            groups,
             group_bytes,
             pair_bytes: self.pair_bytes,
             client_visitors,
@@ -1292,24 +1234,11 @@ pub struct SummaryTop {
     pub numbers: Vec<u64>,
     /// Requests by day (YYYYMMDD), days in order.
     pub days: Vec<(u32, u64)>,
-    /// Requests by client.
-    pub clients: Ranking,
-    /// Requests by request (`METHOD URI PROTOCOL`).
-    pub requests: Ranking,
-    /// 404s by request.
-    pub not_found: Ranking,
-    /// Requests by referrer.
-    pub referrers: Ranking,
-    /// Requests by user agent.
-    pub agents: Ranking,
-    /// Bytes by request.
-    pub request_bytes: Ranking,
+    /// The top rows of each list (`T_*`; none for the lists whose keys are folded into
+    /// other panels' columns: visitors, times, bytes).
+    pub lists: Vec<Ranking>,
     /// Unique visitors (client, agent and day).
     pub visitors: u64,
-    /// Requests by virtual host.
-    pub vhosts: Ranking,
-    /// Requests by remote user.
-    pub users: Ranking,
     /// Unique visitors by day, days in order.
     pub visitors_by_day: Vec<(u32, u64)>,
     /// Unique visitors by day and hour, in order.
@@ -1318,18 +1247,10 @@ pub struct SummaryTop {
     pub static_files: Ranking,
     /// Requests for static files in all.
     pub static_hits: u64,
-    /// Requests by referring site (the referrer's host).
-    pub referring_sites: Ranking,
-    /// Requests by browser family (every family).
-    pub browsers: Ranking,
-    /// Requests by browser and major version.
-    pub browser_versions: Ranking,
-    /// Requests by operating system family (every family).
-    pub systems: Ranking,
-    /// Requests by operating system and version.
-    pub system_versions: Ranking,
-    /// Requests by crawler.
-    pub crawlers: Ranking,
+    /// The top rows (every row of some) of the groups folded from the lists' keys
+    /// (referring sites, browsers and their versions, systems and their versions,
+    /// crawlers: the `G_*` indices and [`GROUPS`]).
+    pub groups: Vec<Ranking>,
     /// Requests from crawlers in all.
     pub crawler_hits: u64,
     /// Bytes sent for the requests of the requests, static files and 404s panels.
@@ -1353,26 +1274,52 @@ pub struct SummaryTop {
     pub row_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
 }
 
-/// Index of the referring sites among [`SummaryTop::group_bytes`].
-pub const G_SITES: usize = 0;
-/// Browsers.
-pub const G_BROWSERS: usize = 1;
-/// Browser versions.
-pub const G_BROWSER_VERSIONS: usize = 2;
-/// Operating systems.
-pub const G_SYSTEMS: usize = 3;
-/// Operating system versions.
-pub const G_SYSTEM_VERSIONS: usize = 4;
-/// Crawlers.
-pub const G_CRAWLERS: usize = 5;
-
 /// How many agents a fold remembers between the agents' hits and their bytes.
 const AGENT_CACHE: usize = 200_000;
+
+/// No rows (of a list or group a summary has not).
+static NO_ROWS: Ranking = Ranking {
+    distinct: 0,
+    top: Vec::new(),
+};
+
+/// No values (of a column a summary has not).
+static NO_VALUES: std::collections::BTreeMap<Vec<u8>, u64> = std::collections::BTreeMap::new();
 
 impl SummaryTop {
     /// Requests counted.
     pub fn requests_count(&self) -> u64 {
         self.numbers.get(N_REQUESTS).copied().unwrap_or(0)
+    }
+
+    /// The ranked rows a panel shows ([`crate::logs::panels::PANELS`]).
+    pub fn rows(&self, r: RowsOf) -> &Ranking {
+        match r {
+            RowsOf::List(t) => self.lists.get(t),
+            RowsOf::Group(g) => self.groups.get(g),
+            RowsOf::Statics => Some(&self.static_files),
+        }
+        .unwrap_or(&NO_ROWS)
+    }
+
+    /// The bytes of the rows kept.
+    pub fn bytes(&self, b: BytesOf) -> &std::collections::BTreeMap<Vec<u8>, u64> {
+        match b {
+            BytesOf::List(t) => paired(t).and_then(|(p, _)| self.pair_bytes.get(p)),
+            BytesOf::Group(g) => self.group_bytes.get(g),
+        }
+        .unwrap_or(&NO_VALUES)
+    }
+
+    /// The unique visitors of the rows kept.
+    pub fn visitors_of(&self, v: VisitorsOf) -> &std::collections::BTreeMap<Vec<u8>, u64> {
+        match v {
+            VisitorsOf::Rows(p) => self.row_visitors.get(p),
+            VisitorsOf::Group(g) => self.group_visitors.get(g),
+            VisitorsOf::Clients => Some(&self.client_visitors),
+            VisitorsOf::Agents => Some(&self.agent_visitors),
+        }
+        .unwrap_or(&NO_VALUES)
     }
 }
 
@@ -1392,7 +1339,7 @@ mod tests {
             );
         }
         let config = SummaryConfig {
-            format: Format::Json,
+            format: Format::named("json", b"").unwrap(),
             ..Default::default()
         };
         let exts = default_static();

@@ -86,10 +86,6 @@ pub(crate) fn add(t: &mut Table, key: &[u8], n: u64) {
     }
 }
 
-pub(crate) fn merge_table(into: &mut Table, from: Table) {
-    merge_map(into, from, |a, b| *a = a.saturating_add(b));
-}
-
 /// Adds the entries of `from` into `into` with `add`, walking the smaller map into the
 /// larger (whichever it is).
 pub(crate) fn merge_map<V: Default>(
