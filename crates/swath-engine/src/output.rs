@@ -29,6 +29,13 @@
 //! A target that exists and is not a regular file (a device such as `/dev/null`, a FIFO) is
 //! written directly, since renaming over it would replace the device node or pipe with a
 //! plain file.
+//!
+//! Blocks written into an output in parallel, by positional writes or through a map, in
+//! any order or as one ordered stream, go through [`blocks::BlockWriter`].
+
+pub mod blocks;
+
+pub use blocks::{BlockOptions, BlockWriter, Lane, Reserve, Via};
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
@@ -693,136 +700,6 @@ impl Drop for AtomicOutput {
                 unregister_temp(slot);
             });
         }
-    }
-}
-
-/// Reserves the blocks of `[start, start + len)` of `out` (named `name`) on the disk, so
-/// that writing them later through a map cannot fail (a full disk under a shared map is a
-/// SIGBUS, not an error). A filesystem that cannot reserve space is left to allocate as it
-/// writes.
-pub fn reserve(out: &File, name: &str, start: u64, len: u64) -> Result<(), EngineError> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: posix_fallocate on a descriptor we own, with a valid range.
-    let rc =
-        unsafe { libc::posix_fallocate(out.as_raw_fd(), start as libc::off_t, len as libc::off_t) };
-    match rc {
-        0 | libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
-        e => Err(EngineError::io(name, io::Error::from_raw_os_error(e))),
-    }
-}
-
-/// An output file mapped for writing, shared by workers that each fill ranges no other
-/// worker touches (blocks of a transformation, sections of a patch). Only for a file of
-/// this process's own (an [`AtomicOutput`]'s temporary file), sized before it is mapped:
-/// no one else can truncate it under the map.
-pub struct SharedMap {
-    map: memmap2::MmapMut,
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: workers only write through `range_mut`, whose callers guarantee disjoint ranges;
-// the map lives as long as this value, which the workers borrow.
-unsafe impl Sync for SharedMap {}
-// SAFETY: as above; the pointer is the map's own, valid wherever the map goes.
-unsafe impl Send for SharedMap {}
-
-impl SharedMap {
-    /// Maps `out` (named `name`, already sized) for writing.
-    ///
-    /// # Safety
-    /// `out` must be this process's own file, not truncated while the map lives.
-    pub unsafe fn new(out: &File, name: &str) -> Result<SharedMap, EngineError> {
-        // SAFETY: by the caller's promise the file is ours and keeps its size.
-        let mut map =
-            unsafe { memmap2::MmapMut::map_mut(out) }.map_err(|e| EngineError::io(name, e))?;
-        let (ptr, len) = (map.as_mut_ptr(), map.len());
-        Ok(SharedMap { map, ptr, len })
-    }
-
-    /// The mapped length.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when nothing is mapped.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The bytes `[start, start + len)` of the file, to write.
-    ///
-    /// # Safety
-    /// No two slices returned by this function and alive at once may overlap.
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn range_mut(&self, start: usize, len: usize) -> &mut [u8] {
-        assert!(
-            start <= self.len && len <= self.len - start,
-            "range in the map"
-        );
-        // SAFETY: in bounds (checked above) and, by the caller's promise, not aliased.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
-    }
-
-    /// Starts writing the map's dirty pages back, without waiting for them.
-    pub fn flush_async(&self) -> Result<(), io::Error> {
-        self.map.flush_async()
-    }
-}
-
-/// One range of an output file mapped for writing on its own, unmapped when dropped: a
-/// worker fills it, and the pages go back to the page cache as it finishes, so the
-/// process's resident memory stays the ranges in flight whatever the file's size.
-pub struct RangeMap {
-    map: memmap2::MmapMut,
-    skip: usize,
-}
-
-impl RangeMap {
-    /// Maps `[start, start + len)` of `out` (named `name`, at least that long) for writing,
-    /// its pages faulted in at once (`MADV_POPULATE_WRITE` where the kernel has it).
-    ///
-    /// # Safety
-    /// `out` must be this process's own file, not truncated while the map lives.
-    pub unsafe fn new(
-        out: &File,
-        name: &str,
-        start: u64,
-        len: usize,
-    ) -> Result<RangeMap, EngineError> {
-        let page = crate::sysinfo::page_size() as u64;
-        let base = start / page * page;
-        let skip = (start - base) as usize;
-        // SAFETY: by the caller's promise the file is ours and keeps its size.
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(base)
-                .len(skip + len)
-                .map_mut(out)
-        }
-        .map_err(|e| EngineError::io(name, e))?;
-        if len > 0 {
-            // SAFETY: madvise on our own live map; the advice only faults pages in, and
-            // fails harmlessly on kernels that do not know it.
-            unsafe {
-                libc::madvise(map.as_ptr() as *mut libc::c_void, map.len(), 23);
-                // MADV_POPULATE_WRITE
-            }
-        }
-        Ok(RangeMap { map, skip })
-    }
-}
-
-impl std::ops::Deref for RangeMap {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.map[self.skip..]
-    }
-}
-
-impl std::ops::DerefMut for RangeMap {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.map[self.skip..]
     }
 }
 

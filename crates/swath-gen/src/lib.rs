@@ -14,11 +14,11 @@
 #![deny(missing_docs)]
 
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use swath_engine::output::{BlockOptions, BlockWriter};
 use swath_engine::{AtomicOutput, EngineError};
 
 pub mod edits;
@@ -132,9 +132,10 @@ pub fn text_counted(
     })
 }
 
-/// Writes a file of `size` bytes made of `chunks` (chunk number, offset, length), each
-/// produced by `make(number, length)` on one of the machine's cores and written at its
-/// offset; the file appears at `out` only once complete (a temporary file renamed).
+/// Writes a file of `size` bytes made of `chunks` (chunk number, offset, length, in the
+/// file's order), each produced by `make(number, length)` on one of the machine's cores and
+/// written at its offset; the file appears at `out` only once complete (a temporary file
+/// renamed). A device or FIFO gets the chunks in order, as one stream.
 pub(crate) fn write_chunks(
     out: &Path,
     size: u64,
@@ -142,43 +143,19 @@ pub(crate) fn write_chunks(
     done: &std::sync::atomic::AtomicU64,
     make: impl Fn(u64, usize) -> Vec<u8> + Sync,
 ) -> Result<(), EngineError> {
-    let name = out.to_string_lossy().into_owned();
     let output = AtomicOutput::create(out)?;
-    let file = output.file();
-    if output.is_direct() {
-        // A device or FIFO: the chunks in order, as one stream.
-        let mut w = file;
-        for &(index, _, len) in chunks {
-            io::Write::write_all(&mut w, &make(index, len))
-                .map_err(|e| EngineError::io(&name, e))?;
-            done.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
-        }
-        return output.commit(false);
-    }
-    file.set_len(size).map_err(|e| EngineError::io(&name, e))?;
+    let writer = BlockWriter::for_output(&output, size, BlockOptions::default())?;
     let threads = swath_engine::sysinfo::cores().clamp(1, chunks.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| -> Result<(), EngineError> {
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(index, start, len)) = chunks.get(k) else {
-                            return Ok(());
-                        };
-                        let data = make(index, len);
-                        file.write_all_at(&data, start)
-                            .map_err(|e| EngineError::io(&name, e))?;
-                        done.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().expect("generator thread panicked"))
+    writer.run(threads, |_, lane| loop {
+        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(&(index, start, len)) = chunks.get(k) else {
+            return Ok(());
+        };
+        lane.write_at(start, &make(index, len))?;
+        done.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
     })?;
+    writer.finish()?;
     output.commit(false)
 }
 

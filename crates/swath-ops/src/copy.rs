@@ -15,9 +15,9 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use swath_engine::output::{BlockOptions, BlockWriter, Lane};
 use swath_engine::{EngineError, Input};
 
 /// How the bytes were copied.
@@ -103,50 +103,41 @@ pub fn copy_file_counted(
         input.check_unchanged()?;
         return Ok(CopyMethod::Reflink);
     }
-    out.set_len(len).map_err(|e| EngineError::io(out_name, e))?;
+    // Sized first: what is not copied (the holes) reads as zeros.
+    let writer = BlockWriter::new(out, out_name, len, BlockOptions::default())?;
     let threads = threads.max(1);
     let next = AtomicU64::new(0);
     let ranges = len.div_ceil(RANGE);
     let run = |method: CopyMethod| -> Result<(), CopyError> {
-        std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads.min(ranges.max(1) as usize))
-                .map(|_| {
-                    s.spawn(|| -> Result<(), CopyError> {
-                        let mut buf = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= ranges {
-                                return Ok(());
-                            }
-                            let start = i * RANGE;
-                            if let Some(end) = input.hole_at(input.base() + start) {
-                                // A hole past this range: skip the ranges it covers whole
-                                // (if no other worker took the next one meanwhile).
-                                let past = (end - input.base()) / RANGE;
-                                if past > i + 1 {
-                                    let _ = next.compare_exchange(
-                                        i + 1,
-                                        past,
-                                        Ordering::Relaxed,
-                                        Ordering::Relaxed,
-                                    );
-                                }
-                            }
-                            let n = (len - start).min(RANGE);
-                            for_each_data(input, start, n, |start, n| match method {
-                                CopyMethod::CopyFileRange => {
-                                    kernel_copy(input, out, out_name, start, n)
-                                }
-                                _ => user_copy(input, out, out_name, start, n, &mut buf),
-                            })?;
-                            done.fetch_add(n, Ordering::Relaxed);
-                        }
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .try_for_each(|w| w.join().expect("copy worker panicked"))
+        let workers = threads.min(ranges.max(1) as usize);
+        writer.run(workers, |_, lane| -> Result<(), CopyError> {
+            let mut buf = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= ranges {
+                    return Ok(());
+                }
+                let start = i * RANGE;
+                if let Some(end) = input.hole_at(input.base() + start) {
+                    // A hole past this range: skip the ranges it covers whole (if no other
+                    // worker took the next one meanwhile).
+                    let past = (end - input.base()) / RANGE;
+                    if past > i + 1 {
+                        let _ = next.compare_exchange(
+                            i + 1,
+                            past,
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        );
+                    }
+                }
+                let n = (len - start).min(RANGE);
+                for_each_data(input, start, n, |start, n| match method {
+                    CopyMethod::CopyFileRange => kernel_copy(input, &writer, start, n),
+                    _ => user_copy(input, lane, start, n, &mut buf),
+                })?;
+                done.fetch_add(n, Ordering::Relaxed);
+            }
         })
     };
     let method = match run(CopyMethod::CopyFileRange) {
@@ -164,6 +155,7 @@ pub fn copy_file_counted(
         }
         Err(CopyError::Engine(e)) => return Err(e),
     };
+    writer.finish()?;
     input.check_unchanged()?;
     Ok(method)
 }
@@ -205,13 +197,9 @@ impl From<EngineError> for CopyError {
     }
 }
 
-fn kernel_copy(
-    input: &Input,
-    out: &File,
-    out_name: &str,
-    start: u64,
-    n: u64,
-) -> Result<(), CopyError> {
+/// Copies `[start, start + n)` of `input` to the same offsets of `out` in the kernel
+/// (`copy_file_range`).
+fn kernel_copy(input: &Input, out: &BlockWriter<'_>, start: u64, n: u64) -> Result<(), CopyError> {
     let mut done = 0u64;
     while done < n {
         let mut off_in = (input.base() + start + done) as libc::loff_t;
@@ -221,7 +209,7 @@ fn kernel_copy(
             libc::copy_file_range(
                 input.file().as_raw_fd(),
                 &mut off_in,
-                out.as_raw_fd(),
+                out.file().as_raw_fd(),
                 &mut off_out,
                 (n - done) as usize,
                 0,
@@ -234,7 +222,7 @@ fn kernel_copy(
                     Err(CopyError::Unsupported)
                 }
                 Some(libc::EINTR) => continue,
-                _ => Err(EngineError::io(out_name, e).into()),
+                _ => Err(EngineError::io(out.name(), e).into()),
             };
         }
         if r == 0 {
@@ -250,10 +238,11 @@ fn kernel_copy(
     Ok(())
 }
 
+/// Copies `[start, start + n)` of `input` to the same offsets of the output, through `buf`
+/// and `out`, a lane of its writer.
 fn user_copy(
     input: &Input,
-    out: &File,
-    out_name: &str,
+    out: &mut Lane<'_>,
     start: u64,
     n: u64,
     buf: &mut Vec<u8>,
@@ -264,8 +253,7 @@ fn user_copy(
     while done < n {
         let m = (n - done).min(CHUNK) as usize;
         input.read_exact_at(&mut buf[..m], input.base() + start + done)?;
-        out.write_all_at(&buf[..m], start + done)
-            .map_err(|e| EngineError::io(out_name, e))?;
+        out.write_at(start + done, &buf[..m])?;
         done += m as u64;
     }
     Ok(())
@@ -275,6 +263,7 @@ fn user_copy(
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::fs::FileExt;
 
     #[test]
     fn holes_are_kept_and_bytes_copied_exactly() {

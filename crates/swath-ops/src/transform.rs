@@ -23,9 +23,8 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 
-use swath_engine::output::{self, SharedMap};
+use swath_engine::output::{BlockOptions, BlockWriter, Lane, Reserve, Via};
 use swath_engine::plan::UnknownName;
 use swath_engine::{
     is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
@@ -265,7 +264,9 @@ pub const DEFAULT_BLOCK: usize = 256 * 1024;
 
 /// Transforms the input (a regular file of known size) into `out`, a regular file that
 /// this function sizes to the input, with the positional strategies. `out` must be open for
-/// reading and writing (the mapped strategies map it shared).
+/// reading and writing, and be the caller's own file that no one truncates meanwhile (an
+/// [`swath_engine::AtomicOutput`]'s, or one it just created): the mapped strategies map it
+/// shared.
 pub fn transform_to_file(
     spec: &TransformSpec<'_>,
     out: &File,
@@ -279,7 +280,6 @@ pub fn transform_to_file(
         CipherStrategy::Auto => choose(spec.input),
         s => (s, "requested".to_string()),
     };
-    out.set_len(len).map_err(|e| EngineError::io(out_name, e))?;
     let cores = swath_engine::sysinfo::cores();
     let threads = match spec.engine.threads {
         Some(t) if t > 0 => t as usize,
@@ -287,24 +287,46 @@ pub fn transform_to_file(
         None => cores,
     };
     let bs = spec.engine.block_size.unwrap_or(DEFAULT_BLOCK);
-    let done = transform_sized(spec, out, out_name, len, strategy, &reason, threads, bs)?;
+    // Holes of the input stay holes: then a map's space is reserved block by block, only
+    // for the blocks written; otherwise all of it at once.
+    let holes = keeps_zeros(spec) && spec.input.may_have_holes();
+    let opts = match strategy {
+        CipherStrategy::Mmap | CipherStrategy::MmapThreads => BlockOptions {
+            via: Via::SharedMap,
+            reserve: if holes {
+                Reserve::Blocks
+            } else {
+                Reserve::Whole
+            },
+            ..BlockOptions::default()
+        },
+        // As the seed's threads, each worker opens its own handles.
+        CipherStrategy::Threads => BlockOptions {
+            own_descriptors: true,
+            ..BlockOptions::default()
+        },
+        _ => BlockOptions::default(),
+    };
+    // SAFETY: `out` is the caller's own file, truncated by no one meanwhile (this
+    // function's contract); the writer sizes it to the input.
+    let writer = unsafe { BlockWriter::new_private(out, out_name, len, opts) }?;
+    let done = transform_sized(spec, &writer, strategy, &reason, threads, bs)?;
+    writer.finish()?;
     // Bytes appended meanwhile were not transformed: the output would silently lack them.
     spec.input.check_unchanged()?;
     Ok(done)
 }
 
-/// [`transform_to_file`] once the output is sized to the input's `len` bytes.
-#[allow(clippy::too_many_arguments)]
+/// [`transform_to_file`] once `out`, its writer, sized the output to the input.
 fn transform_sized(
     spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
-    len: u64,
+    out: &BlockWriter<'_>,
     strategy: CipherStrategy,
     reason: &str,
     threads: usize,
     bs: usize,
 ) -> Result<TransformReport, EngineError> {
+    let len = out.len();
     let report = |strategy, threads, layout| TransformReport {
         strategy,
         reason: reason.to_string(),
@@ -316,7 +338,7 @@ fn transform_sized(
     };
     match strategy {
         CipherStrategy::Auto | CipherStrategy::Stream => {
-            let mut r = stream_into_file(spec, out, out_name, len, bs)?;
+            let mut r = stream_into_file(spec, &mut out.lane(), len, bs)?;
             r.reason = reason.to_string();
             Ok(r)
         }
@@ -326,21 +348,21 @@ fn transform_sized(
             } else {
                 threads
             };
-            mapped(spec, out, out_name, len, t, bs)?;
+            mapped(spec, out, t, bs)?;
             Ok(report(strategy, t, spec.engine.layout))
         }
         CipherStrategy::Threads => {
-            positional(spec, out, out_name, len, threads, bs)?;
+            positional(spec, out, threads, bs)?;
             Ok(report(strategy, threads, spec.engine.layout))
         }
         CipherStrategy::Pool => {
-            pool(spec, out, out_name, len, threads, bs)?;
+            pool(spec, out, threads, bs)?;
             Ok(report(strategy, threads, Layout::Dynamic))
         }
-        CipherStrategy::Uring => match uring(spec, out, out_name, len, bs) {
+        CipherStrategy::Uring => match uring(spec, out, bs) {
             Ok(()) => Ok(report(strategy, 1, Layout::Dynamic)),
             Err(UringError::Unavailable(why)) => {
-                let mut r = stream_into_file(spec, out, out_name, len, bs)?;
+                let mut r = stream_into_file(spec, &mut out.lane(), len, bs)?;
                 let note = format!("io_uring is unavailable ({why}): used the stream strategy");
                 r.reason = note.clone();
                 r.fallback = Some(note);
@@ -358,8 +380,7 @@ fn transform_sized(
 /// an error, not an output with zeros or without its tail.
 fn stream_into_file(
     spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
+    out: &mut Lane<'_>,
     len: u64,
     bs: usize,
 ) -> Result<TransformReport, EngineError> {
@@ -380,8 +401,7 @@ fn stream_into_file(
             break;
         }
         apply(spec, &mut buf[..n]);
-        out.write_all_at(&buf[..n], pos)
-            .map_err(|e| EngineError::io(out_name, e))?;
+        out.write_at(pos, &buf[..n])?;
         pos += n as u64;
         if n < bs {
             break;
@@ -418,27 +438,18 @@ fn one_region_job<'a>(input: &'a Input) -> Job<'a> {
     Job::new(vec![Region { input, offset: 0 }])
 }
 
-/// A writable map of the output shared by workers that write disjoint blocks.
+/// Workers transforming their blocks from the input's map into `out`'s shared map (its
+/// space reserved as the writer was told: at once, or block by block when holes stay holes).
 fn mapped(
     spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
-    len: u64,
+    out: &BlockWriter<'_>,
     threads: usize,
     bs: usize,
 ) -> Result<RunStats, EngineError> {
-    if len == 0 {
+    if out.is_empty() {
         return Ok(empty_stats());
     }
-    // Holes of the input stay holes: then space is reserved block by block, only for the
-    // blocks written; otherwise all of it at once.
     let holes = keeps_zeros(spec) && spec.input.may_have_holes();
-    if !holes {
-        output::reserve(out, out_name, 0, len)?;
-    }
-    // SAFETY: the output is our own temporary file, sized above and touched by no one else;
-    // the input side is read through the engine's guarded maps.
-    let shared = unsafe { SharedMap::new(out, out_name) }?;
     let job = if holes {
         one_region_job(spec.input).with_zero_runs()
     } else {
@@ -454,31 +465,23 @@ fn mapped(
                 // A hole of the input: the output's pages there are left untouched, a hole.
                 return Flow::Continue;
             }
-            if holes {
-                if let Err(e) = output::reserve(out, out_name, b.start, b.len as u64) {
-                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    return Flow::Stop;
-                }
+            let filled = out.lane().fill(b.start, b.len, |dst| {
+                apply_copy(spec, d[0], dst);
+                Ok::<(), EngineError>(())
+            });
+            if let Err(e) = filled {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                return Flow::Stop;
             }
-            // SAFETY: blocks are disjoint and each is visited once.
-            let dst = unsafe { shared.range_mut(b.start as usize, b.len) };
-            apply_copy(spec, d[0], dst);
             Flow::Continue
         },
     )?;
     if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    shared
-        .flush_async()
-        .map_err(|e| EngineError::io(out_name, e))?;
     Ok(stats)
 }
 
-/// Allocates the output's bytes `[start, start + len)` before they are written through the
-/// map: writing a page of a map that the filesystem cannot back (disk full) raises SIGBUS,
-/// while `posix_fallocate` reports ENOSPC. Filesystems that cannot preallocate are left to
-/// chance (the map is then the only option the user asked for).
 fn empty_stats() -> RunStats {
     RunStats {
         extent: swath_engine::Extent {
@@ -496,27 +499,24 @@ fn empty_stats() -> RunStats {
 /// `ranges`, the next free block otherwise.
 fn positional(
     spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
-    len: u64,
+    out: &BlockWriter<'_>,
     threads: usize,
     bs: usize,
 ) -> Result<(), EngineError> {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let len = out.len();
     let blocks = len.div_ceil(bs as u64);
     let threads = threads.clamp(1, blocks.max(1) as usize);
     let per_range = blocks.div_ceil(threads as u64);
     let cursor = AtomicU64::new(0);
     let halt = AtomicBool::new(false);
-    let out_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(out));
     // Zeros stay zeros: a block inside a hole of the input is left a hole of the output
     // (sized, never written).
     let zero_kept = keeps_zeros(spec);
-    let worker = |t: usize| -> Result<(), EngineError> {
+    // Each lane writes through a descriptor of its own (the writer's option).
+    out.run(threads, |t, lane| -> Result<(), EngineError> {
         let own_in = spec.input.reopen();
         let in_file = own_in.as_ref().unwrap_or(spec.input.file());
-        let own_out = std::fs::OpenOptions::new().write(true).open(&out_path).ok();
-        let out_file = own_out.as_ref().unwrap_or(out);
         let mut buf = swath_engine::buf::PageBuf::zeroed(bs);
         let mut hole = KnownHole::default();
         for k in 0u64.. {
@@ -542,9 +542,7 @@ fn positional(
                 .read_exact_at_via(in_file, &mut buf[..n], spec.input.base() + start)
                 .and_then(|()| {
                     apply(spec, &mut buf[..n]);
-                    out_file
-                        .write_all_at(&buf[..n], start)
-                        .map_err(|e| EngineError::io(out_name, e))
+                    lane.write_at(start, &buf[..n])
                 });
             if let Err(e) = step {
                 halt.store(true, Ordering::Relaxed);
@@ -552,28 +550,12 @@ fn positional(
             }
         }
         Ok(())
-    };
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let worker = &worker;
-                s.spawn(move || worker(t))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("cipher worker panicked"))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .collect::<Result<(), EngineError>>()
     })
 }
 
 fn pool(
     spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
-    len: u64,
+    out: &BlockWriter<'_>,
     threads: usize,
     bs: usize,
 ) -> Result<(), EngineError> {
@@ -581,13 +563,20 @@ fn pool(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| EngineError::io(out_name, io::Error::other(e.to_string())))?;
+        .map_err(|e| EngineError::io(out.name(), io::Error::other(e.to_string())))?;
+    let len = out.len();
     let blocks = len.div_ceil(bs as u64);
     let zero_kept = keeps_zeros(spec);
     pool.install(|| {
         (0..blocks).into_par_iter().try_for_each_init(
-            || (swath_engine::buf::PageBuf::zeroed(bs), KnownHole::default()),
-            |(buf, hole), i| {
+            || {
+                (
+                    swath_engine::buf::PageBuf::zeroed(bs),
+                    KnownHole::default(),
+                    out.lane(),
+                )
+            },
+            |(buf, hole, lane), i| {
                 let start = i * bs as u64;
                 let n = (len - start).min(bs as u64) as usize;
                 if zero_kept && hole.covers(spec.input, start, n) {
@@ -597,8 +586,7 @@ fn pool(
                 spec.input
                     .read_exact_at(&mut buf[..n], spec.input.base() + start)?;
                 apply(spec, &mut buf[..n]);
-                out.write_all_at(&buf[..n], start)
-                    .map_err(|e| EngineError::io(out_name, e))
+                lane.write_at(start, &buf[..n])
             },
         )
     })
@@ -643,13 +631,7 @@ impl From<EngineError> for UringError {
 
 /// cciOV/cciEX on Linux: one thread keeps `queue_depth` blocks in flight through io_uring;
 /// each completed read is transformed and written back from the same buffer.
-fn uring(
-    spec: &TransformSpec<'_>,
-    out: &File,
-    out_name: &str,
-    len: u64,
-    bs: usize,
-) -> Result<(), UringError> {
+fn uring(spec: &TransformSpec<'_>, out: &BlockWriter<'_>, bs: usize) -> Result<(), UringError> {
     use io_uring::{opcode, types, IoUring};
     use std::os::fd::AsRawFd;
     let depth = spec.queue_depth.clamp(1, 256);
@@ -659,7 +641,9 @@ fn uring(
     let mut ring =
         IoUring::new(depth * 2).map_err(|e| UringError::Unavailable(UringUnavailable::Setup(e)))?;
     let in_fd = types::Fd(spec.input.file().as_raw_fd());
-    let out_fd = types::Fd(out.as_raw_fd());
+    let (len, out_name) = (out.len(), out.name());
+    let out_fd = types::Fd(out.file().as_raw_fd());
+    let mut lane = out.lane();
     let in_name = spec.input.name().to_string();
     let blocks = len.div_ceil(bs as u64);
     let zero_kept = keeps_zeros(spec);
@@ -743,8 +727,7 @@ fn uring(
                     // A short write: finish it synchronously, which either completes it or
                     // reports the real cause (a full disk, a file-size limit).
                     let done_part = res as usize;
-                    out.write_all_at(&bufs[slot][done_part..n], i * bs as u64 + done_part as u64)
-                        .map_err(|e| EngineError::io(out_name, e))?;
+                    lane.write_at(i * bs as u64 + done_part as u64, &bufs[slot][done_part..n])?;
                 }
                 done += 1;
                 skip_holes(&mut next, &mut done);
@@ -766,6 +749,7 @@ fn uring(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::os::unix::fs::FileExt;
 
     #[test]
     fn cipher_strategy_names_parse_and_unknown_ones_say_the_choices() {

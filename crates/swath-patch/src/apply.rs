@@ -4,18 +4,21 @@
 //! section table (checksums, and sizes consistent with each other), OLD's size and hash.
 //! NEW is then built in the engine's atomic output (an unnamed or temporary file, pre-sized),
 //! its sections decoded on all cores, each reading OLD positionally and writing its slice
-//! of NEW positionally. NEW's hash is checked before the output is linked into place; on
-//! any failure nothing is left at NEW's path. Memory: one section's bytes of NEW (at most
-//! 64 MiB, 16 MiB as `make` writes them) and its decoders' fixed buffers per worker
-//! ([`crate::stream`]), whatever the patch's sizes say; the section table is read a piece
-//! at a time after its count is checked against the patch's bytes.
+//! of NEW through the engine's block writer ([`swath_engine::output::BlockWriter`]:
+//! positional writes that leave long runs of zeros as holes, or, when the caller asks, a
+//! map of each section's range; a device or FIFO as one stream, in order). NEW's hash is
+//! checked before the output is linked into place; on any failure nothing is left at NEW's
+//! path. Memory: one section's bytes of NEW (at most 64 MiB, 16 MiB as `make` writes them)
+//! and its decoders' fixed buffers per worker ([`crate::stream`]), whatever the patch's
+//! sizes say; the section table is read a piece at a time after its count is checked
+//! against the patch's bytes.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rayon::prelude::*;
-use swath_engine::output::RangeMap;
+use swath_engine::output::{BlockOptions, BlockWriter, Lane, Reserve, Via};
 use swath_engine::AtomicOutput;
 
 use crate::error::PatchError;
@@ -243,12 +246,31 @@ pub fn check_old(patch: &PatchFile, old: &File, old_name: &str) -> Result<(), Pa
     Ok(())
 }
 
-/// Applies `patch` to OLD (`old_path`), writing NEW at `new_path` atomically.
+/// Applies `patch` to OLD (`old_path`), writing NEW at `new_path` atomically, each section
+/// written positionally ([`apply_file_via`] with [`Via::Pwrite`]).
 pub fn apply_file(
     old_path: &Path,
     patch: &PatchFile,
     new_path: &Path,
     progress: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<Applied, PatchError> {
+    apply_file_via(old_path, patch, new_path, progress, Via::Pwrite)
+}
+
+/// [`apply_file`], NEW's sections written as `via` says. Each section is rebuilt in a buffer
+/// of the worker's and written with one positional write ([`Via::Pwrite`], runs of zeros
+/// left as holes), or rebuilt in a map of its own range of NEW ([`Via::RangeMaps`]: reserved
+/// on the disk first, so a full disk is an error, not a SIGBUS; OLD's bytes read straight
+/// to where NEW has them): one copy fewer, but every page of the map is first zeroed by the
+/// kernel when it is faulted in, and on this machine that made apply slower (4 GiB into
+/// tmpfs: 5.23 s mapped, 3.64 s written; ext4: 4.53 s, 4.07 s; BENCHMARKS.md). A device or
+/// FIFO target is written as one stream, its sections in order.
+pub fn apply_file_via(
+    old_path: &Path,
+    patch: &PatchFile,
+    new_path: &Path,
+    progress: Option<&std::sync::atomic::AtomicU64>,
+    via: Via,
 ) -> Result<Applied, PatchError> {
     let old_name = old_path.to_string_lossy().into_owned();
     let new_name = new_path.to_string_lossy().into_owned();
@@ -262,67 +284,52 @@ pub fn apply_file(
     check_old(patch, &old, &old_name)?;
     let out = AtomicOutput::create(new_path)?;
     let h = &patch.header;
-    // Each section is rebuilt in a buffer of the worker's and written with one positional
-    // write. `SWATH_APPLY_MAP=1` rebuilds it in a map of its own range of NEW instead
-    // (reserved on the disk first, so a full disk is an error, not a SIGBUS; OLD's bytes
-    // read straight to where NEW has them): one copy fewer, but every page of the map is
-    // first zeroed by the kernel when it is faulted in, and on this machine that made
-    // apply slower (4 GiB into tmpfs: 5.23 s mapped, 3.64 s written; ext4: 4.53 s, 4.07 s;
-    // BENCHMARKS.md). A device or FIFO target is written as it comes.
-    let mapped = !out.is_direct()
-        && h.new_len > 0
-        && std::env::var_os("SWATH_APPLY_MAP").is_some_and(|v| v == "1");
     // A regular file is sized first, so that the long zero runs of NEW can be left as holes
-    // (never written: [`write_sparse`]).
-    let sparse = !out.is_direct();
-    if sparse && h.new_len > 0 {
-        out.file()
-            .set_len(h.new_len)
-            .map_err(|e| PatchError::io(&new_name, e))?;
-    }
+    // (never written); each worker reserves its own range of a map (on tmpfs that zeroes
+    // the pages: on all cores, not one).
+    let opts = BlockOptions {
+        via,
+        reserve: Reserve::Blocks,
+        sparse: true,
+        ..BlockOptions::default()
+    };
+    let writer = BlockWriter::for_output(&out, h.new_len, opts)?;
     let aligned = h.section_len == h.hash_piece;
-    let sums: Vec<u128> = patch
-        .entries
-        .par_iter()
-        .enumerate()
-        .map_init(Vec::new, |made, (i, e)| -> Result<u128, PatchError> {
-            let old_error = |io| PatchError::io(&old_name, io);
-            let range;
-            let made: &[u8] = if mapped {
-                // Each worker reserves its own range (on tmpfs that zeroes the pages: on all
-                // cores, not one).
-                swath_engine::output::reserve(out.file(), &new_name, e.new_offset, e.new_len)?;
-                // SAFETY: the output's temporary file is this process's own (unnamed, or
-                // named and private), sized above; nothing truncates it meanwhile.
-                let mut dst = unsafe {
-                    RangeMap::new(out.file(), &new_name, e.new_offset, e.new_len as usize)
-                }?;
-                patch.rebuild_section(i, e, &old, &mut dst, old_error)?;
-                range = dst;
-                &range
-            } else {
-                // Every byte is written by an op (they cover the section exactly): the
-                // buffer, reused from the last section, is not cleared first.
-                made.resize(e.new_len as usize, 0);
-                patch.rebuild_section(i, e, &old, made, old_error)?;
-                if sparse {
-                    write_sparse(out.file(), made, e.new_offset)
-                } else {
-                    out.file().write_all_at(made, e.new_offset)
-                }
-                .map_err(|err| PatchError::io(&new_name, err))?;
-                made
-            };
-            if let Some(p) = progress {
-                p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
-            }
-            Ok(if aligned {
+    let section = |lane: &mut Lane<'_>, (i, e): (usize, &Entry)| -> Result<u128, PatchError> {
+        let old_error = |io| PatchError::io(&old_name, io);
+        // Every byte is written by an op (they cover the section exactly): the lane's
+        // buffer, reused from the last section, is not cleared first.
+        let sum = lane.fill(e.new_offset, e.new_len as usize, |made| {
+            patch.rebuild_section(i, e, &old, made, old_error)?;
+            Ok::<_, PatchError>(if aligned {
                 xxhash_rust::xxh3::xxh3_128(made)
             } else {
                 0
             })
-        })
-        .collect::<Result<_, _>>()?;
+        })?;
+        if let Some(p) = progress {
+            p.fetch_add(e.new_len, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(sum)
+    };
+    let sums: Vec<u128> = if writer.is_ordered() {
+        // A stream takes its sections in order: one lane, front to back.
+        let mut lane = writer.lane();
+        patch
+            .entries
+            .iter()
+            .enumerate()
+            .map(|s| section(&mut lane, s))
+            .collect::<Result<_, _>>()?
+    } else {
+        patch
+            .entries
+            .par_iter()
+            .enumerate()
+            .map_init(|| writer.lane(), section)
+            .collect::<Result<_, _>>()?
+    };
+    writer.finish()?;
     let got = if aligned {
         let mut list = Vec::with_capacity(sums.len() * 16);
         for s in &sums {
@@ -340,43 +347,6 @@ pub fn apply_file(
         new_len: h.new_len,
         sections: patch.entries.len(),
     })
-}
-
-/// Aligned stretches of zeros at least this long are left as holes by [`write_sparse`].
-pub const HOLE_MIN: usize = 64 << 10;
-
-/// Writes `buf` at `at` in `file` (already as long as it will be, so that what is not
-/// written reads as zeros), leaving as holes the stretches of zero bytes that cover
-/// [`HOLE_MIN`] or more whole 4 KiB blocks of the file: a sparse NEW stays sparse, and a
-/// run of zeros takes no space on the disk. Shorter stretches are written (isolated zero
-/// pages, common in programs, would only fragment the file).
-pub fn write_sparse(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    const BLOCK: usize = 4096;
-    let zero = |b: &[u8]| {
-        b.chunks_exact(16)
-            .all(|w| u128::from_ne_bytes(w.try_into().expect("16 bytes")) == 0)
-            && b.chunks_exact(16).remainder().iter().all(|&x| x == 0)
-    };
-    // Blocks aligned on the file's offsets: the first starts at the next multiple of BLOCK.
-    let first = ((BLOCK as u64 - at % BLOCK as u64) % BLOCK as u64) as usize;
-    let mut written = 0usize; // bytes of `buf` before this are written or skipped
-    let mut b = first.min(buf.len());
-    while b + BLOCK <= buf.len() {
-        if !zero(&buf[b..b + BLOCK]) {
-            b += BLOCK;
-            continue;
-        }
-        let mut e = b + BLOCK;
-        while e + BLOCK <= buf.len() && zero(&buf[e..e + BLOCK]) {
-            e += BLOCK;
-        }
-        if e - b >= HOLE_MIN {
-            file.write_all_at(&buf[written..b], at + written as u64)?;
-            written = e;
-        }
-        b = e;
-    }
-    file.write_all_at(&buf[written..], at + written as u64)
 }
 
 /// What a patch holds, for `info`.
@@ -509,63 +479,4 @@ pub fn apply_vcdiff_file(
         new_len,
         sections: 0,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use std::os::unix::fs::MetadataExt;
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        #[test]
-        fn a_sparse_write_reads_back_as_written(
-            parts in proptest::collection::vec(
-                prop_oneof![
-                    (1usize..300_000).prop_map(|n| vec![0u8; n]),
-                    (1usize..20_000, any::<u8>()).prop_map(|(n, b)| vec![b | 1; n]),
-                ],
-                0..8,
-            ),
-            at in 0u64..20_000,
-            before in any::<u8>(),
-        ) {
-            let buf = parts.concat();
-            let f = tempfile::tempfile().unwrap();
-            // What was in the file before (a section written earlier, or nothing) around it.
-            f.write_all_at(&vec![before; at as usize], 0).unwrap();
-            f.set_len(at + buf.len() as u64 + 100).unwrap();
-            write_sparse(&f, &buf, at).unwrap();
-            let mut got = vec![0u8; buf.len()];
-            f.read_exact_at(&mut got, at).unwrap();
-            prop_assert_eq!(got, buf);
-            let mut head = vec![0u8; at as usize];
-            f.read_exact_at(&mut head, 0).unwrap();
-            prop_assert!(head.iter().all(|&b| b == before));
-        }
-    }
-
-    #[test]
-    fn long_zero_stretches_are_holes_and_short_ones_are_written() {
-        let mut buf = vec![7u8; 10_000];
-        buf.extend(vec![0u8; 8 << 20]);
-        buf.extend(vec![9u8; 10_000]);
-        let f = tempfile::tempfile().unwrap();
-        f.set_len(buf.len() as u64).unwrap();
-        write_sparse(&f, &buf, 0).unwrap();
-        let allocated = f.metadata().unwrap().blocks() * 512;
-        assert!(allocated < 1 << 20, "{allocated} bytes allocated");
-        // Zero pages shorter than HOLE_MIN are written.
-        let mut buf = Vec::new();
-        for _ in 0..64 {
-            buf.extend(vec![1u8; 4096]);
-            buf.extend(vec![0u8; 8192]);
-        }
-        let f = tempfile::tempfile().unwrap();
-        f.set_len(buf.len() as u64).unwrap();
-        write_sparse(&f, &buf, 0).unwrap();
-        let allocated = f.metadata().unwrap().blocks() * 512;
-        assert!(allocated >= buf.len() as u64, "{allocated} bytes allocated");
-    }
 }

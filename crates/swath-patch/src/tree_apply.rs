@@ -20,8 +20,9 @@
 //! 6. Sections are applied on all cores as a file's are
 //!    ([`PatchFile::rebuild_section`]: read where they lie in the patch, a piece at a time,
 //!    so a worker holds its section's slice of NEW and fixed buffers, whatever the section's
-//!    lengths say), each writing its slices into the files it holds (runs of zeros left as
-//!    holes, as a file's apply leaves them: [`write_sparse`]); whole old files are copied;
+//!    lengths say), each writing its slices into the files it holds through the engine's
+//!    block writer (runs of zeros left as holes, as a file's apply leaves them:
+//!    [`BlockOptions::sparse`]); whole old files are copied the same way;
 //!    every file is hashed and the tree must make NEW's hash.
 //! 7. Modes and times are set (files and links, then directories deepest first), and the
 //!    directory is renamed to NEW_DIR. On any error the temporary tree is removed, relative
@@ -41,9 +42,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use swath_engine::dirs::{Dir, Links, Replace};
+use swath_engine::output::{BlockOptions, BlockWriter};
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::apply::{write_sparse, PatchFile};
+use crate::apply::PatchFile;
 use crate::error::PatchError;
 use crate::hash::{file_hash, slice_hash, PIECE};
 use crate::manifest::{Kind, Meta, NewTree, Script, Source};
@@ -242,6 +244,21 @@ impl Building<'_> {
         self.root
             .open_beneath(&self.m.path(i), flags, 0, Links::Refuse)
             .map_err(|x| PatchError::io(&self.at_new(i), x))
+    }
+
+    /// A writer into entry `i`'s file `f` (sized when it was made: [`create_file`]),
+    /// leaving runs of zeros as holes, its errors naming the entry under NEW_DIR.
+    fn writer<'f>(&self, i: usize, f: &'f File) -> Result<BlockWriter<'f>, PatchError> {
+        let opts = BlockOptions {
+            sparse: true,
+            ..BlockOptions::default()
+        };
+        Ok(BlockWriter::presized(
+            f,
+            self.at_new(i),
+            file_len(self.m, i),
+            opts,
+        )?)
     }
 
     /// Advances the progress counter, if any, by `n` bytes.
@@ -515,8 +532,9 @@ fn apply_sections(
                     let i = sectioned[p.file];
                     let bytes = &made[p.at..p.at + p.len];
                     let f = b.open_new(i, libc::O_WRONLY)?;
-                    write_sparse(&f, bytes, p.file_off)
-                        .map_err(|x| PatchError::io(&b.at_new(i), x))?;
+                    let writer = b.writer(i, &f)?;
+                    writer.lane().write_at(p.file_off, bytes)?;
+                    writer.finish()?;
                     if p.whole {
                         hashes.push((i, slice_hash(bytes, PIECE)));
                     }
@@ -544,6 +562,8 @@ fn copy_old_files(
                 let len = old.files()[k].len;
                 let from = old.open(k).map_err(|e| tree_error(old.name(), e))?;
                 let to = b.open_new(i, libc::O_WRONLY)?;
+                let writer = b.writer(i, &to)?;
+                let mut lane = writer.lane();
                 let mut sums = Vec::new();
                 let mut off = 0u64;
                 while off < len {
@@ -557,10 +577,12 @@ fn copy_old_files(
                         }
                         _ => PatchError::io(&old.shown(k), e),
                     })?;
-                    write_sparse(&to, buf, off).map_err(|x| PatchError::io(&b.at_new(i), x))?;
+                    lane.write_at(off, buf)?;
                     sums.push(xxh3_128(buf));
                     off += n as u64;
                 }
+                drop(lane);
+                writer.finish()?;
                 b.advance(len);
                 Ok((i, xxh3_128(&le_list(&sums))))
             },

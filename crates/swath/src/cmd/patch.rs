@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Subcommand, ValueEnum};
-use swath_patch::apply::{apply_file, census, PatchFile};
+use swath_patch::apply::{apply_file_via, census, PatchFile};
 use swath_patch::format::Level;
 use swath_patch::make::{make_file, speed_of_light, Format, MakeOptions};
 use swath_patch::manifest::Script;
@@ -541,8 +541,15 @@ fn apply(a: ApplyArgs) -> Result<(), PatchError> {
         }
         return Ok(());
     }
+    // `SWATH_APPLY_MAP=1` (kept for the scripts that measure it) rebuilds each section in a
+    // map of its range of NEW instead of writing it: the library takes it as an option.
+    let via = if std::env::var_os("SWATH_APPLY_MAP").is_some_and(|v| v == "1") {
+        swath_engine::output::Via::RangeMaps
+    } else {
+        swath_engine::output::Via::Pwrite
+    };
     let done = crate::progress::with_progress(Some(patch.header.new_len), "patch apply", |c| {
-        pool.install(|| apply_file(&a.old, &patch, &a.new, Some(c)))
+        pool.install(|| apply_file_via(&a.old, &patch, &a.new, Some(c), via))
     })?;
     if a.time {
         let secs = started.elapsed().as_secs_f64();
