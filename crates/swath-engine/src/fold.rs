@@ -211,7 +211,7 @@ mod tests {
             offset: 0,
         }]);
         let opts = EngineOptions {
-            threads: Some(threads),
+            threads: crate::Threads::from_count(threads),
             block_size: Some(block),
             strategy: Read::Pread,
             ..EngineOptions::default()
@@ -241,7 +241,7 @@ mod tests {
                 job = job.with_zero_runs();
             }
             let opts = EngineOptions {
-                threads: Some(threads as i64),
+                threads: crate::Threads::Count(threads),
                 block_size: Some(block),
                 strategy,
                 ..EngineOptions::default()

@@ -76,4 +76,4 @@ pub use input::{Input, InputKind};
 pub use many::{run_fed, run_many, Window};
 pub use ordered::run_ordered;
 pub use output::AtomicOutput;
-pub use plan::{Access, EngineOptions, Layout, Method, Plan, Strategy};
+pub use plan::{Access, EngineOptions, Layout, Method, Plan, Strategy, Threads};

@@ -199,12 +199,45 @@ pub enum Access {
     ComputeBound,
 }
 
+/// How many workers a job runs on (`--threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threads {
+    /// One per core (the default).
+    #[default]
+    Auto,
+    /// This many (at least one; fewer when the job has fewer blocks).
+    Count(usize),
+    /// One thread reading front to back with plain reads (`--threads 0` or a negative
+    /// number, the seed's "negative threads").
+    Sequential,
+}
+
+impl Threads {
+    /// The setting `--threads N` makes: zero or less is [`Threads::Sequential`].
+    pub fn from_count(n: i64) -> Threads {
+        match usize::try_from(n) {
+            Ok(0) | Err(_) => Threads::Sequential,
+            Ok(n) => Threads::Count(n),
+        }
+    }
+
+    /// The number of workers for a command that starts its own threads: one per core for
+    /// [`Threads::Auto`], one for [`Threads::Sequential`].
+    pub fn workers(self) -> usize {
+        match self {
+            Threads::Auto => sysinfo::cores(),
+            Threads::Count(n) => n,
+            Threads::Sequential => 1,
+        }
+    }
+}
+
 /// The engine options every subcommand shares (`--threads`, `--block-size`, `--strategy`,
 /// `--layout`).
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
-    /// Worker threads; `None` for one per core, zero or less for the sequential read path.
-    pub threads: Option<i64>,
+    /// How many workers.
+    pub threads: Threads,
     /// Bytes per block; `None` to let the planner choose.
     pub block_size: Option<usize>,
     /// The requested read method.
@@ -217,9 +250,10 @@ pub struct EngineOptions {
 /// line's parsers report it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
-    /// `--threads` was not a whole number.
-    #[error("invalid thread count '{0}'")]
-    Threads(String),
+    /// `--threads` was not a whole number (the message is the number parser's, as clap
+    /// printed it when it parsed the option itself).
+    #[error("{0}")]
+    Threads(std::num::ParseIntError),
     /// `--block-size` was zero.
     #[error("block size must be at least 1 byte")]
     BlockSizeZero,
@@ -249,8 +283,10 @@ impl OptionError {
 }
 
 /// Parses a `--threads` value: any whole number (zero or less selects the sequential path).
-pub fn parse_threads(s: &str) -> Result<i64, OptionError> {
-    s.parse().map_err(|_| OptionError::Threads(s.to_string()))
+pub fn parse_threads(s: &str) -> Result<Threads, OptionError> {
+    s.parse()
+        .map(Threads::from_count)
+        .map_err(OptionError::Threads)
 }
 
 /// Parses a `--block-size` value: a size with GNU suffixes ([`crate::size`]), 1 byte to
@@ -274,7 +310,7 @@ impl EngineOptions {
     /// `name` is not an engine option.
     pub fn set(&mut self, name: &str, value: &str) -> Result<bool, OptionError> {
         match name {
-            "threads" => self.threads = Some(parse_threads(value)?),
+            "threads" => self.threads = parse_threads(value)?,
             "block-size" => self.block_size = Some(parse_block_size(value)?),
             "strategy" => self.strategy = value.parse()?,
             "layout" => self.layout = value.parse()?,
@@ -333,7 +369,11 @@ impl Plan {
         access: Access,
     ) -> Plan {
         let cores = sysinfo::cores();
-        let requested_threads = opts.threads.unwrap_or(cores as i64);
+        let requested_threads = match opts.threads {
+            Threads::Auto => cores,
+            Threads::Count(n) => n,
+            Threads::Sequential => 0,
+        };
         let all_seekable = regions.iter().all(|(i, _)| i.is_seekable());
         let sequential = |reason: Cow<'static, str>| Plan {
             method: Method::Read,
@@ -353,7 +393,7 @@ impl Plan {
             };
             return sequential(why);
         }
-        if requested_threads <= 0 {
+        if requested_threads == 0 {
             return sequential("threads <= 0 selects conventional sequential reads".into());
         }
         let len = len.unwrap_or(0);
@@ -479,7 +519,7 @@ mod tests {
     fn negative_threads_choose_sequential_reads() {
         let (_f, i) = file_of(1000);
         let opts = EngineOptions {
-            threads: Some(-2),
+            threads: crate::Threads::Sequential,
             ..Default::default()
         };
         let p = Plan::choose(&opts, &[(&i, 0)], Some(1000), Access::SinglePass);
@@ -491,7 +531,7 @@ mod tests {
     fn hot_file_chooses_mmap_and_threads_never_exceed_blocks() {
         let (_f, i) = file_of(3 * 1024);
         let opts = EngineOptions {
-            threads: Some(8),
+            threads: crate::Threads::Count(8),
             block_size: Some(1024),
             ..Default::default()
         };
@@ -538,7 +578,7 @@ mod tests {
             return;
         }
         let opts = EngineOptions {
-            threads: Some(2),
+            threads: crate::Threads::Count(2),
             ..EngineOptions::default()
         };
         let p = Plan::choose(&opts, &[(&i, 0)], Some(len), Access::SinglePass);
@@ -564,7 +604,7 @@ mod tests {
         assert!(p.reason.contains("0% in page cache"), "{}", p.reason);
         // A kernel slower than the device keeps every core busy on cold data.
         let opts = EngineOptions {
-            threads: Some(2),
+            threads: crate::Threads::Count(2),
             ..EngineOptions::default()
         };
         let p = Plan::choose(&opts, &[(&i, 0)], Some(8 << 20), Access::ComputeBound);

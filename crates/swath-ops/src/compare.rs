@@ -165,7 +165,7 @@ pub fn first_differences(
 ) -> Result<FirstDifferences, EngineError> {
     let job = spec.job();
     let probe_allowed = opts.strategy == Strategy::Auto
-        && opts.threads.is_none_or(|t| t > 0)
+        && opts.threads != swath_engine::Threads::Sequential
         && spec.inputs.iter().all(|i| i.is_seekable());
     if probe_allowed {
         if let Some(extent) = job.known_extent() {
@@ -562,7 +562,7 @@ mod tests {
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [skip.0, skip.1], limit, progress: None };
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs),
                 strategy,
                 layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
@@ -662,7 +662,7 @@ mod tests {
             let (ia, ib) = (Input::open(fa.path()).unwrap(), Input::open(fb.path()).unwrap());
             let spec = CompareSpec { inputs: [&ia, &ib], skip: [0, 0], limit: None, progress: None };
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs_pages * 4096),
                 strategy,
                 layout: Layout::Dynamic,
@@ -807,7 +807,7 @@ mod tests {
             let (sb, b) = sparse(&pages_b, &flips_b);
             let (da, db) = (temp(&a), temp(&b));
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs),
                 strategy,
                 layout: if stripes { Layout::Stripes } else { Layout::Dynamic },

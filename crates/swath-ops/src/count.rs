@@ -164,7 +164,7 @@ mod tests {
             let input = Input::open(f.path()).unwrap();
             let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs),
                 strategy,
                 layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
@@ -212,7 +212,7 @@ mod tests {
             f.as_file().set_len(dense.len() as u64).unwrap();
             let enc = if utf8 { Encoding::Utf8 } else { Encoding::C };
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs_pages * 4096),
                 strategy,
                 layout: Layout::Dynamic,

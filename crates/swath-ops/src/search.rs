@@ -1245,7 +1245,7 @@ mod tests {
                 max_line: DEFAULT_MAX_LINE, context: None,
             };
             let e = EngineOptions {
-                threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
+                threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
             };
             prop_assert_eq!(run(&data, &m, &o, &e), oracle(&data, &m, &o));
         }
@@ -1278,7 +1278,7 @@ mod tests {
                 max_line: DEFAULT_MAX_LINE, context: Some(Context { before, after }),
             };
             let e = EngineOptions {
-                threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
+                threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic,
             };
             let mut f = tempfile::NamedTempFile::new().unwrap();
             f.write_all(&data).unwrap();
@@ -1331,7 +1331,7 @@ mod tests {
                 context: None,
             };
             let e = EngineOptions {
-                threads: Some(threads), block_size: Some(bs_pages * 4096), strategy,
+                threads: swath_engine::Threads::from_count(threads), block_size: Some(bs_pages * 4096), strategy,
                 layout: Layout::Dynamic,
             };
             let input = Input::open(f.path()).unwrap();

@@ -280,12 +280,7 @@ pub fn transform_to_file(
         CipherStrategy::Auto => choose(spec.input),
         s => (s, "requested".to_string()),
     };
-    let cores = swath_engine::sysinfo::cores();
-    let threads = match spec.engine.threads {
-        Some(t) if t > 0 => t as usize,
-        Some(_) => 1,
-        None => cores,
-    };
+    let threads = spec.engine.threads.workers();
     let bs = spec.engine.block_size.unwrap_or(DEFAULT_BLOCK);
     // Holes of the input stay holes: then a map's space is reserved block by block, only
     // for the blocks written; otherwise all of it at once.
@@ -791,7 +786,7 @@ mod tests {
             cipher,
             scalar,
             engine: EngineOptions {
-                threads: Some(threads),
+                threads: swath_engine::Threads::from_count(threads),
                 block_size: Some(bs),
                 layout,
                 ..Default::default()
@@ -900,7 +895,7 @@ mod tests {
                 cipher,
                 scalar: false,
                 engine: EngineOptions {
-                    threads: Some(threads),
+                    threads: swath_engine::Threads::from_count(threads),
                     block_size: Some(bs_pages * 4096),
                     layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
                     ..Default::default()

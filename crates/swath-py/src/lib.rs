@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict};
-use swath_engine::EngineOptions;
+use swath_engine::{EngineOptions, Threads};
 use swath_grep::pattern::Syntax;
 use swath_grep::search::MatchOptions;
 use swath_ops::search::Binary;
@@ -105,7 +105,9 @@ fn request(kind: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<(Request
         dict: options.map(|d| d.copy()).transpose()?,
     };
     let engine = EngineOptions {
-        threads: o.take::<i64>("threads")?,
+        threads: o
+            .take::<i64>("threads")?
+            .map_or(Threads::Auto, Threads::from_count),
         ..EngineOptions::default()
     };
     let request = match kind {

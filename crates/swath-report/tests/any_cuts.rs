@@ -135,7 +135,10 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.log");
         std::fs::write(&path, &data).unwrap();
-        let engine = EngineOptions { threads, ..EngineOptions::default() };
+        let engine = EngineOptions {
+            threads: threads.map_or(swath_engine::Threads::Auto, swath_engine::Threads::from_count),
+            ..EngineOptions::default()
+        };
         let len = data.len() as u64;
         for request in requests() {
             let whole = piece(&request, &path, Some(b"a.log"), 0, None, &engine).unwrap();

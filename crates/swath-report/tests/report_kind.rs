@@ -164,7 +164,7 @@ proptest! {
         std::fs::write(&path, &data).unwrap();
         let input = Input::open_ranged(&path).unwrap();
         let engine = EngineOptions {
-            threads: Some(threads),
+            threads: swath_engine::Threads::from_count(threads),
             block_size: Some(block),
             ..EngineOptions::default()
         };

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use clap::Args;
 use swath_engine::plan::{OptionError, UnknownName};
-use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy};
+use swath_engine::{EngineOptions, Layout, Plan, RunStats, Strategy, Threads};
 
 /// `--threads`, `--block-size`, `--strategy`, `--layout` and `--time`, for commands that
 /// read through the engine.
@@ -27,8 +27,8 @@ pub struct EngineArgs {
 pub struct WorkerArgs {
     /// Worker threads (default: one per core). 0 or a negative number: one thread reading
     /// the file from start to end with plain reads.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub threads: Option<i64>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_threads)]
+    pub threads: Option<Threads>,
 
     /// Bytes per block handed to a worker (suffixes as in 64K, 1MiB). Default: 256 KiB.
     #[arg(
@@ -49,6 +49,10 @@ pub struct WorkerArgs {
     /// to standard error.
     #[arg(long)]
     pub time: bool,
+}
+
+fn parse_threads(s: &str) -> Result<Threads, OptionError> {
+    swath_engine::plan::parse_threads(s)
 }
 
 fn parse_block_size(s: &str) -> Result<usize, OptionError> {
@@ -77,7 +81,7 @@ impl WorkerArgs {
     /// The engine's view of these options (with the `auto` read strategy).
     pub fn options(&self) -> EngineOptions {
         EngineOptions {
-            threads: self.threads,
+            threads: self.threads.unwrap_or_default(),
             block_size: self.block_size,
             strategy: Strategy::Auto,
             layout: self.layout,

@@ -42,7 +42,7 @@ fn read_all(source: &mut Source<'_>, threads: i64, block: usize, strategy: Strat
         Reading::Blocks { input, span } => {
             let job = Reading::job(input, span).with_framing(Framing::Lines);
             let opts = EngineOptions {
-                threads: Some(threads),
+                threads: crate::Threads::from_count(threads),
                 block_size: Some(block),
                 strategy,
                 ..EngineOptions::default()

@@ -571,7 +571,7 @@ mod tests {
             let mut f = tempfile::NamedTempFile::new().unwrap();
             f.write_all(&data).unwrap();
             let input = Input::open(f.path()).unwrap();
-            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let opts = EngineOptions { threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
             let mut par = Wf2::default();
             report_input(&input, &Wf2Config::default(), &opts, None, &mut par).unwrap();
             let seq = wf2_sequential(&data);
@@ -623,7 +623,7 @@ mod tests {
             let mut f = tempfile::NamedTempFile::new().unwrap();
             f.write_all(&data).unwrap();
             let input = Input::open(f.path()).unwrap();
-            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let opts = EngineOptions { threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
             let bounded = Wf2Config { max_line, ..Wf2Config::default() };
             let unbounded = Wf2Config { max_line: usize::MAX, ..Wf2Config::default() };
             // The short lines alone, with no bound: what the report said before.
@@ -816,7 +816,7 @@ mod tests {
             let mut f = tempfile::NamedTempFile::new().unwrap();
             f.write_all(&log).unwrap();
             let input = Input::open(f.path()).unwrap();
-            let opts = EngineOptions { threads: Some(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
+            let opts = EngineOptions { threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
             let mut par = Summary::default();
             report_input(&input, &config, &opts, None, &mut par).unwrap();
             prop_assert_eq!(par.ranked(1000, &exts), want.clone(), "blocks");
@@ -874,7 +874,7 @@ mod tests {
             found.changes.as_ref().map(Vec::len)
         );
         let opts = EngineOptions {
-            threads: Some(2),
+            threads: swath_engine::Threads::Count(2),
             block_size: Some(4096),
             strategy: Strategy::Pread,
             layout: Layout::Dynamic,

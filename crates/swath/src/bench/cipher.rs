@@ -81,7 +81,7 @@ fn transform_once(
         cipher: Cipher::bytes(SHIFT),
         scalar: false,
         engine: EngineOptions {
-            threads: Some(threads as i64),
+            threads: swath_engine::Threads::Count(threads),
             block_size: Some(block as usize),
             layout: Layout::Stripes,
             ..Default::default()

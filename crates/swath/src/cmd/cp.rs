@@ -55,11 +55,7 @@ pub fn run(args: CpArgs) -> Result<()> {
     }
     let out = AtomicOutput::create(&dest)?;
     out.set_mode(meta.mode())?;
-    let threads = match args.workers.threads {
-        Some(t) if t > 0 => t as usize,
-        Some(_) => 1,
-        None => swath_engine::sysinfo::cores(),
-    };
+    let threads = args.workers.threads.unwrap_or_default().workers();
     let name = dest.to_string_lossy();
     let method = if out.is_direct() || input.kind() != swath_engine::InputKind::Regular {
         swath_ops::copy::copy_stream(&input, out.file(), &name)?

@@ -209,7 +209,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     // set up and tear down, which would cost more than counting it.
     let single = EngineArgs {
         workers: crate::engine_args::WorkerArgs {
-            threads: Some(1),
+            threads: Some(swath_engine::Threads::Count(1)),
             ..a.engine.workers.clone()
         },
         strategy: match a.engine.strategy {

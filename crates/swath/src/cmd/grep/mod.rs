@@ -252,7 +252,7 @@ fn run(prog: &str, cfg: &Config, matcher: &Matcher) -> ExitCode {
     let clock = Stopwatch::start();
     let out = std::sync::Mutex::new(Stdout::new(prog, Voice::Grep));
     let single = EngineOptions {
-        threads: Some(1),
+        threads: swath_engine::Threads::Count(1),
         strategy: match cfg.engine.strategy {
             Strategy::Auto => Strategy::Read,
             s => s,
