@@ -306,7 +306,8 @@ impl EngineOptions {
 
     /// Sets the option `name` (one of [`EngineOptions::NAMES`]) from its command-line text:
     /// the one parser of the engine options, used by every front end (clap's value
-    /// parsers, grep's GNU-style parser, the Python package). Returns `Ok(false)` when
+    /// parsers, grep's GNU-style parser; the Python package takes numbers, through
+    /// [`Threads::from_count`]). Returns `Ok(false)` when
     /// `name` is not an engine option.
     pub fn set(&mut self, name: &str, value: &str) -> Result<bool, OptionError> {
         match name {

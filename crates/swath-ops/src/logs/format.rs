@@ -68,6 +68,8 @@ pub struct Shown {
     /// The first lines of a log in it (the format is recognised from them, each line not
     /// a comment a request): the consistency test reads them.
     pub sample: &'static str,
+    /// A word on it after its name in `--format`'s help (`w3c (IIS)`), if any.
+    pub hint: Option<&'static str>,
 }
 
 /// A built-in log format: one entry of [`FORMATS`], all that naming, recognising and
@@ -100,6 +102,7 @@ pub static FORMATS: &[Builtin] = &[
             what: "Apache/nginx common or combined",
             sample: "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 5 \"-\" \"curl/8\"\n\
                      1.2.3.4 - frank [10/Oct/2000:13:55:37 -0700] \"GET /b HTTP/1.0\" 404 -\n",
+            hint: None,
         }],
         aliases: &[
             ("common", Some("Apache/nginx common or combined")),
@@ -112,6 +115,7 @@ pub static FORMATS: &[Builtin] = &[
             name: "vhost_combined",
             what: "Apache vhost-combined (%v:%p first)",
             sample: "www.example.com:80 1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 99 \"-\" \"UA\"\n",
+            hint: None,
         }],
         aliases: &[("vhost-combined", None)],
         // Debian's `other_vhosts_access.log`.
@@ -127,6 +131,7 @@ pub static FORMATS: &[Builtin] = &[
                 sample: "#Software: Microsoft Internet Information Services 10.0\n\
                          #Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken\n\
                          2019-05-13 10:00:01 10.0.0.1 GET /index.html q=1 80 - 192.168.1.5 Mozilla/5.0+(Windows+NT+10.0) - 200 0 0 15\n",
+                hint: Some("IIS"),
             },
             Shown {
                 name: "cloudfront",
@@ -134,6 +139,7 @@ pub static FORMATS: &[Builtin] = &[
                 sample: "#Version: 1.0\n\
                          #Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status cs(Referer) cs(User-Agent) cs-uri-query time-taken\n\
                          2024-03-05\t10:15:30\tFRA56-P1\t5120\t192.0.2.10\tGET\td1.cloudfront.net\t/index.html\t200\t-\tcurl/8.5.0\t-\t0.002\n",
+                hint: None,
             },
         ],
         aliases: &[("iis", None)],
@@ -144,6 +150,7 @@ pub static FORMATS: &[Builtin] = &[
             name: "elb",
             what: "AWS classic load balancer",
             sample: "2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 \"GET http://www.example.com:80/ HTTP/1.1\" \"curl/7.38.0\" - -\n",
+            hint: None,
         }],
         aliases: &[],
         reader: Reader::Slices(read_elb),
@@ -153,6 +160,7 @@ pub static FORMATS: &[Builtin] = &[
             name: "alb",
             what: "AWS application load balancer",
             sample: "http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 \"GET http://www.example.com:80/a?x=1 HTTP/1.1\" \"curl/7.46.0\" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 \"Root=1-58337262-36d228ad5d99923122bbe354\" \"-\" \"-\" 0 2018-07-02T22:22:48.364000Z \"forward\" \"-\" \"-\" \"10.0.0.1:80\" \"200\" \"-\" \"-\"\n",
+            hint: None,
         }],
         aliases: &[],
         reader: Reader::Slices(read_alb),
@@ -162,6 +170,7 @@ pub static FORMATS: &[Builtin] = &[
             name: "json",
             what: "JSON lines (Caddy, nginx/Traefik JSON)",
             sample: "{\"level\":\"info\",\"ts\":1646861401.5241024,\"request\":{\"remote_ip\":\"127.0.0.1\",\"proto\":\"HTTP/2.0\",\"method\":\"GET\",\"host\":\"localhost\",\"uri\":\"/\"},\"duration\":0.000929675,\"size\":10900,\"status\":200}\n",
+            hint: Some("Caddy and other JSON lines"),
         }],
         aliases: &[("caddy", None)],
         reader: Reader::Lines(read_json),
@@ -181,6 +190,26 @@ pub static NAMED: std::sync::LazyLock<Vec<(&'static str, &'static str)>> =
             })
             .collect()
     });
+
+/// `--format`'s list of names, with each one's hint: `combined, common, ..., w3c (IIS),
+/// ...` (the command's help reads it).
+pub fn help_list() -> String {
+    let hint = |name: &str| {
+        FORMATS
+            .iter()
+            .flat_map(|b| b.shown)
+            .find(|s| s.name == name)
+            .and_then(|s| s.hint)
+    };
+    NAMED
+        .iter()
+        .map(|&(name, _)| match hint(name) {
+            Some(h) => format!("{name} ({h})"),
+            None => name.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The names a recognised format can be shown as, in the table's order (what a message
 /// asking for `--format` lists).

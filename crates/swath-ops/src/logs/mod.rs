@@ -17,7 +17,9 @@
 //! in constant memory and linear time, and counted; a worker that meets one inside a chunk
 //! counts it the same way, so the report does not depend on how the log was cut.
 //!
-//! The modules: [`format`] (the log formats and their fields), [`headers`] (W3C `#Fields:`
+//! The modules: [`format`] (the table of log formats, `FORMATS`, and their readers),
+//! [`record`] (a request's fields and the readers they share), [`panels`] (the summary's
+//! lists and panels as tables), [`headers`] (W3C `#Fields:`
 //! lines in force at each block), [`tables`] (keys, counts by key, rankings), [`wf2`] and
 //! [`summary`] (the two reports), [`streamed`] (reports merged from partials' sorted lists
 //! in bounded memory). This file is the driver: [`LineReport`] and the readers that feed it,

@@ -81,6 +81,16 @@ pub struct CommonArgs {
     pub partial: bool,
 }
 
+/// `--format`'s help: `auto`, the table's formats, or a format string.
+fn format_help() -> String {
+    format!(
+        "The log format: auto (recognised from the first lines), {}, or an Apache LogFormat \
+         string ('%h %l %u %t \"%r\" %>s %b') or nginx log_format string ('$remote_addr - \
+         $remote_user [$time_local] \"$request\" $status ...')",
+        swath_ops::logs::format::help_list()
+    )
+}
+
 fn parse_net(s: &str) -> Result<swath_ops::logs::summary::Net, swath_ops::logs::summary::NetError> {
     swath_ops::logs::summary::Net::parse(s)
 }
@@ -163,12 +173,10 @@ pub struct SummaryArgs {
     /// Print the report as CSV (one row per panel row) instead of text.
     #[arg(long, help_heading = "Report options", conflicts_with = "json")]
     pub csv: bool,
-    /// The log format: auto (recognised from the first lines), combined, common,
-    /// vhost_combined, w3c (IIS), cloudfront, elb, alb, json (Caddy and other JSON lines),
-    /// or an Apache LogFormat string ('%h %l %u %t "%r" %>s %b') or nginx log_format string
-    /// ('$remote_addr - $remote_user [$time_local] "$request" $status ...').
+    /// The log format (its help lists the names of `swath_ops::logs::format::FORMATS`).
     #[arg(
         long,
+        help = format_help(),
         help_heading = "Report options",
         value_name = "FORMAT",
         default_value = "auto"
