@@ -724,8 +724,8 @@ mod tests {
         NAMED_ONLY.set(false);
     }
 
-    /// The names in `dir`, sorted.
-    fn names(dir: &Path) -> Vec<String> {
+    /// The names in `dir`, sorted (the block writer's tests use it too).
+    pub(super) fn names(dir: &Path) -> Vec<String> {
         let mut n: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -690,15 +690,7 @@ mod tests {
     use std::path::Path;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// The names in `dir`.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut n: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        n.sort();
-        n
-    }
+    use crate::output::tests::names;
 
     /// `len` bytes with long runs of zeros among the data (so that sparse writes skip some).
     fn content(len: usize, seed: u64) -> Vec<u8> {
