@@ -877,11 +877,7 @@ mod sse2 {
         let mut first_print = false;
         // Bytes of a character begun in the previous chunk, and its class (printable?).
         let (mut carry, mut carry_print) = (0usize, false);
-        // Width bookkeeping: the column since the last reset (a transformation until the
-        // first, whose start column is not known here), the text before the first reset,
-        // the widest line strictly inside, whether a reset was seen.
-        let (mut col, mut head) = (super::Segment::default(), super::Segment::default());
-        let (mut inner, mut reset) = (0u64, false);
+        let mut columns = Columns::default();
         let mut o = 0;
         'chunks: while o + 64 <= data.len() {
             let c = &data[o..o + 64];
@@ -963,42 +959,7 @@ mod sse2 {
             words += (print & !before).count_ones() as u64;
             prev_print = print >> 63;
             if WIDTH {
-                let width = |from: u32, to: u32| -> u64 {
-                    // Bits from..to (to exclusive, at most 64).
-                    let m = if to - from == 64 {
-                        u64::MAX
-                    } else {
-                        ((1u64 << (to - from)) - 1) << from
-                    };
-                    ((one & m).count_ones() + (two & m).count_ones()) as u64
-                };
-                // Between newlines, tabs, form feeds, carriage returns and vertical tabs
-                // the column moves by the width of the bytes; at each, as the state
-                // machine does.
-                let mut from = 0u32;
-                let mut m = nl | odd;
-                while m != 0 {
-                    let p = m.trailing_zeros();
-                    col.advance(width(from, p));
-                    match c[p as usize] {
-                        b'\t' => col.tab(),
-                        0x0b => {}
-                        _ => {
-                            if reset {
-                                inner = inner.max(col.apply(0));
-                            } else {
-                                head = col;
-                                reset = true;
-                            }
-                            col = super::Segment::default();
-                        }
-                    }
-                    from = p + 1;
-                    m &= m - 1;
-                }
-                if from < 64 {
-                    col.advance(width(from, 64));
-                }
+                columns.chunk(c, one, two, nl | odd);
             }
             o += 64;
         }
@@ -1019,16 +980,76 @@ mod sse2 {
             ..Tally::default()
         };
         if WIDTH {
-            if reset {
-                t.prefix = head;
-                t.inner_max = inner;
-                t.suffix = col;
-                t.has_reset = true;
-            } else {
-                t.prefix = col;
-            }
+            columns.finish(&mut t);
         }
         (t, stop)
+    }
+
+    /// Width bookkeeping of [`utf8_body`]: the column since the last reset (a
+    /// transformation until the first, whose start column is not known here), the text
+    /// before the first reset, the widest line strictly inside, whether a reset was seen.
+    #[derive(Default)]
+    struct Columns {
+        col: super::Segment,
+        head: super::Segment,
+        inner: u64,
+        reset: bool,
+    }
+
+    impl Columns {
+        /// One 64-byte chunk `c`: `one` and `two` mark the bytes one and two columns wide
+        /// (a character's width on its first byte), `stops` the newlines, tabs, form
+        /// feeds, carriage returns and vertical tabs. Between stops the column moves by
+        /// the width of the bytes; at each, as the state machine does.
+        #[inline(always)]
+        fn chunk(&mut self, c: &[u8], one: u64, two: u64, stops: u64) {
+            let width = |from: u32, to: u32| -> u64 {
+                // Bits from..to (to exclusive, at most 64).
+                let m = if to - from == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << (to - from)) - 1) << from
+                };
+                ((one & m).count_ones() + (two & m).count_ones()) as u64
+            };
+            let mut from = 0u32;
+            let mut m = stops;
+            while m != 0 {
+                let p = m.trailing_zeros();
+                self.col.advance(width(from, p));
+                match c[p as usize] {
+                    b'\t' => self.col.tab(),
+                    0x0b => {}
+                    _ => {
+                        if self.reset {
+                            self.inner = self.inner.max(self.col.apply(0));
+                        } else {
+                            self.head = self.col;
+                            self.reset = true;
+                        }
+                        self.col = super::Segment::default();
+                    }
+                }
+                from = p + 1;
+                m &= m - 1;
+            }
+            if from < 64 {
+                self.col.advance(width(from, 64));
+            }
+        }
+
+        /// The widths into the body's tally.
+        #[inline(always)]
+        fn finish(self, t: &mut Tally) {
+            if self.reset {
+                t.prefix = self.head;
+                t.inner_max = self.inner;
+                t.suffix = self.col;
+                t.has_reset = true;
+            } else {
+                t.prefix = self.col;
+            }
+        }
     }
 }
 

@@ -7,13 +7,13 @@
 
 use std::path::Path;
 
-use swath_engine::source::{Source, SourceError};
+use swath_engine::source::Source;
 use swath_engine::{EngineError, EngineOptions, Input};
 use swath_grep::search::{MatchOptions, Matcher};
 use swath_ops::logs::summary::SummaryConfig;
 use swath_ops::logs::{report_source, LineReport};
 use swath_ops::report::{
-    GrepCount, GrepCountConfig, LogSummary, LogWf2, PieceOf, Report, Wc, WcConfig,
+    GrepCount, GrepCountConfig, LogPieceError, LogSummary, LogWf2, PieceOf, Report, Wc, WcConfig,
 };
 use swath_ops::search::{Binary, Mode, SearchOptions};
 
@@ -258,19 +258,16 @@ where
     F: LineReport,
 {
     let len = input.len().unwrap_or(0);
-    let named_source = |e: SourceError| format!("{shown}: {}", e.cause());
-    let mut source = Source::range(input, start, end).map_err(named_source)?;
-    if source.codec().is_none() {
-        return swath_ops::report::piece::<R>(of, input, (start, end), config, engine)
-            .map_err(|e| named(shown, &e));
-    }
-    if start != 0 || end < len {
-        return Err(format!(
-            "{shown}: a compressed log is one range (the whole file)"
-        ));
-    }
-    let mut report = F::default();
-    report_source(&mut source, config, engine, None, &mut report).map_err(named_source)?;
-    let span = (of.offset, of.offset + len);
-    Ok(swath_ops::report::piece_bytes::<R>(of, span, report))
+    let whole = start == 0 && end >= len;
+    let read = |mut source: Source<'_>, report: &mut F| {
+        report_source(&mut source, config, engine, None, report).map(drop)
+    };
+    swath_ops::report::log_piece::<R, F, _>(of, input, ((start, end), whole), config, engine, read)
+        .map_err(|e| match e {
+            LogPieceError::CompressedRange => {
+                format!("{shown}: a compressed log is one range (the whole file)")
+            }
+            LogPieceError::Source(e) | LogPieceError::Read(e) => format!("{shown}: {}", e.cause()),
+            LogPieceError::Engine(e) => named(shown, &e),
+        })
 }

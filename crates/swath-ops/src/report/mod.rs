@@ -18,6 +18,7 @@ mod kinds;
 pub use container::{InputKey, InputPart, Partial};
 pub use kinds::{GrepCount, GrepCountConfig, LogSummary, LogWf2, Wc, WcConfig};
 
+use swath_engine::source::Source;
 use swath_engine::{EngineError, EngineOptions, Input};
 
 use crate::partial::{header, input_head, piece_head, seal, PartialError};
@@ -135,6 +136,53 @@ pub fn piece<R: Report>(
     let ((begin, finish), fold) = fold_range::<R>(input, range, config, engine)?;
     let span = (begin + of.offset, finish + of.offset);
     Ok(piece_bytes::<R>(of, span, fold))
+}
+
+/// Why a log report's piece ([`log_piece`]) could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum LogPieceError<E> {
+    /// A compressed log asked for a range of it: it is one piece, the whole file.
+    #[error("a compressed log is one range")]
+    CompressedRange,
+    /// Looking at the input's first bytes failed.
+    #[error(transparent)]
+    Source(#[from] swath_engine::source::SourceError),
+    /// Reading a plain log failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The caller's reader of a compressed log failed.
+    #[error("{0}")]
+    Read(E),
+}
+
+/// The partial result of log report `R` over the range `range` of `input`, as bytes: a
+/// plain log by [`piece`] (its lines cut at the range), a compressed one (only `whole`, the
+/// range all of it) read by `read` (the caller's reader of a [`Source`], with its progress
+/// and notes, folding into the state it is given) and written by [`piece_bytes`]. The one
+/// path of `logs --emit-partial`, `merge`'s pieces and the Python package's.
+pub fn log_piece<R, F, E>(
+    of: &PieceOf<'_>,
+    input: &Input,
+    (range, whole): ((u64, u64), bool),
+    config: &F::Config,
+    engine: &EngineOptions,
+    read: impl FnOnce(Source<'_>, &mut F) -> Result<(), E>,
+) -> Result<Vec<u8>, LogPieceError<E>>
+where
+    R: for<'c> Report<Fold = F, Config<'c> = F::Config>,
+    F: crate::logs::LineReport,
+{
+    let source = Source::range(input, range.0, range.1)?;
+    if source.codec().is_none() {
+        drop(source);
+        return Ok(piece::<R>(of, input, range, config, engine)?);
+    }
+    if !whole {
+        return Err(LogPieceError::CompressedRange);
+    }
+    let mut fold = F::default();
+    read(source, &mut fold).map_err(LogPieceError::Read)?;
+    Ok(piece_bytes::<R>(of, (of.offset, of.offset + of.len), fold))
 }
 
 /// The span the range `[start, end)` of `input` is cut to, and report `R`'s run over it.

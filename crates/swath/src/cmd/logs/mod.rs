@@ -19,7 +19,7 @@ use swath_engine::source::{Source, SourceError};
 use swath_engine::Input;
 use swath_ops::logs::summary::{Summary, SummaryConfig};
 use swath_ops::logs::{report_source, LineReport, Wf2};
-use swath_ops::report::{LogSummary, LogWf2, PieceOf, Report};
+use swath_ops::report::{LogPieceError, LogSummary, LogWf2, PieceOf, Report};
 use swath_report::logs::{wf2 as wf2_report, PARTIAL};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -375,20 +375,28 @@ where
         len: input.len().unwrap_or(0),
         offset: 0,
     };
-    let source = Source::range(&input, range.0, range.1)?;
-    let bytes = if source.codec().is_some() {
-        if a.range.is_some() {
-            anyhow::bail!("{name}: a compressed log is one range (no --range)");
+    let opts = engine.options();
+    let read =
+        |source: Source<'_>, r: &mut F| read_source(source, &name, config, &opts, r, &mut None);
+    let whole = a.range.is_none();
+    let bytes = match swath_ops::report::log_piece::<R, F, _>(
+        &of,
+        &input,
+        (range, whole),
+        config,
+        &opts,
+        read,
+    ) {
+        Ok(bytes) => bytes,
+        Err(LogPieceError::CompressedRange) => {
+            anyhow::bail!("{name}: a compressed log is one range (no --range)")
         }
-        let mut r = F::default();
-        if let Err(e) = read_source(source, &name, config, &engine.options(), &mut r, &mut None) {
+        Err(LogPieceError::Read(e)) => {
             eprintln!("swath logs: {e}");
             return Ok(std::process::ExitCode::from(Status::Trouble));
         }
-        swath_ops::report::piece_bytes::<R>(&of, (0, of.len), r)
-    } else {
-        drop(source);
-        swath_ops::report::piece::<R>(&of, &input, range, config, &engine.options())?
+        Err(LogPieceError::Source(e)) => return Err(e.into()),
+        Err(LogPieceError::Engine(e)) => return Err(e.into()),
     };
     crate::cmd::partial::write_bytes(out, &bytes).map_err(anyhow::Error::msg)?;
     Ok(std::process::ExitCode::SUCCESS)
