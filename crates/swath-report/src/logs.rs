@@ -179,7 +179,7 @@ pub fn log_format(
         swath_ops::logs::format::Format,
         Option<swath_ops::logs::format::Detected>,
     ),
-    String,
+    swath_ops::logs::format::FormatError,
 > {
     if spec == "auto" {
         // No whole line in the first bytes (one endless line): nothing to recognise; it is
@@ -195,10 +195,7 @@ pub fn log_format(
                 None if head.iter().all(u8::is_ascii_whitespace) => {
                     Ok((swath_ops::logs::format::Format::default(), None))
                 }
-                None => Err(format!(
-                    "no known log format fits its first lines (give one with --format: {}, or a LogFormat/log_format string)",
-                    swath_ops::logs::format::shown_names().join(", ")
-                )),
+                None => Err(swath_ops::logs::format::FormatError::Unrecognised),
             },
         }
     } else {

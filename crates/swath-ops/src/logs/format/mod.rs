@@ -14,6 +14,9 @@
 //! (Apache's local time, W3C's and the load balancers' UTC), so days, hours and
 //! `--since`/`--until` compare as integers.
 
+mod error;
+pub use error::FormatError;
+
 use std::borrow::Cow;
 
 use swath_kernels::logs::parse_request;
@@ -233,15 +236,15 @@ impl Builtin {
 
     /// The format of a log in it whose first bytes are `head`; an error says why the log
     /// cannot be (a W3C log without its `#Fields:` header).
-    pub fn format(&'static self, head: &[u8]) -> Result<Format, String> {
+    pub fn format(&'static self, head: &[u8]) -> Result<Format, FormatError> {
         match self.reader {
             Reader::Slices(_) | Reader::Lines(_) => Ok(Format::Lines(self)),
             Reader::Template(source) => {
                 Template::compile(source).map(|t| Format::Template(t.named(self.name())))
             }
-            Reader::W3cFields => W3c::from_head(head).map(Format::W3c).ok_or_else(|| {
-                "no '#Fields:' line in the log's first lines: a W3C log starts with one".to_string()
-            }),
+            Reader::W3cFields => W3c::from_head(head)
+                .map(Format::W3c)
+                .ok_or(FormatError::NoFields),
         }
     }
 }
@@ -256,16 +259,13 @@ impl Default for Format {
 impl Format {
     /// The format `--format NAME` names, or a custom format string compiled; `head` (the
     /// log's first bytes) gives a W3C format its fields.
-    pub fn named(name: &str, head: &[u8]) -> Result<Format, String> {
+    pub fn named(name: &str, head: &[u8]) -> Result<Format, FormatError> {
         if let Some(b) = FORMATS.iter().find(|b| b.takes(name)) {
             return b.format(head);
         }
         match name {
             s if s.contains('%') || s.contains('$') => Template::compile(s).map(Format::Template),
-            s => Err(format!(
-                "unknown format '{s}': give auto, one of {}, or an Apache LogFormat or nginx log_format string",
-                NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            )),
+            s => Err(FormatError::Unknown(s.to_string())),
         }
     }
 
@@ -428,7 +428,7 @@ pub struct Template {
     source: String,
 }
 
-fn apache_field(name: Option<&str>, letter: char) -> Result<Field, String> {
+fn apache_field(name: Option<&str>, letter: char) -> Result<Field, FormatError> {
     use Field::*;
     Ok(match (letter, name) {
         ('h' | 'a', _) => Client,
@@ -457,7 +457,7 @@ fn apache_field(name: Option<&str>, letter: char) -> Result<Field, String> {
             | 'i',
             _,
         ) => Skip,
-        (c, _) => return Err(format!("unknown LogFormat directive '%{c}'")),
+        (c, _) => return Err(FormatError::Directive(c)),
     })
 }
 
@@ -487,7 +487,7 @@ fn nginx_field(name: &str) -> Field {
 impl Template {
     /// Compiles an Apache `LogFormat` string (`%` directives) or an nginx `log_format`
     /// string (`$variables`). `\"`, `\t` and `\\` are the escapes of a configuration file.
-    pub fn compile(source: &str) -> Result<Template, String> {
+    pub fn compile(source: &str) -> Result<Template, FormatError> {
         let s = source
             .replace("\\\"", "\"")
             .replace("\\t", "\t")
@@ -497,20 +497,19 @@ impl Template {
         let mut lit = Vec::new();
         let b = s.as_bytes();
         let mut i = 0;
-        let push = |pieces: &mut Vec<Piece>, lit: &mut Vec<u8>, f: Field| -> Result<(), String> {
-            if !lit.is_empty() {
-                pieces.push(Piece::Literal(std::mem::take(lit)));
-            }
-            if let Some(Piece::Field(prev)) = pieces.last() {
-                if !(f == Field::Query && *prev == Field::Uri) {
-                    return Err(format!(
-                        "two fields with nothing between them ({prev:?} and {f:?}): a line could not be split"
-                    ));
+        let push =
+            |pieces: &mut Vec<Piece>, lit: &mut Vec<u8>, f: Field| -> Result<(), FormatError> {
+                if !lit.is_empty() {
+                    pieces.push(Piece::Literal(std::mem::take(lit)));
                 }
-            }
-            pieces.push(Piece::Field(f));
-            Ok(())
-        };
+                if let Some(Piece::Field(prev)) = pieces.last() {
+                    if !(f == Field::Query && *prev == Field::Uri) {
+                        return Err(FormatError::Adjacent(*prev, f));
+                    }
+                }
+                pieces.push(Piece::Field(f));
+                Ok(())
+            };
         while i < b.len() {
             if apache && b[i] == b'%' {
                 i += 1;
@@ -525,17 +524,17 @@ impl Template {
                 }
                 let mut name = None;
                 if b.get(i) == Some(&b'{') {
-                    let end = i + s[i..].find('}').ok_or("a '%{' without its '}'")?;
+                    let end = i + s[i..].find('}').ok_or(FormatError::OpenPercent)?;
                     name = Some(&s[i + 1..end]);
                     i = end + 1;
                 }
-                let c = *b.get(i).ok_or("a '%' at the end of the format")? as char;
+                let c = *b.get(i).ok_or(FormatError::TrailingPercent)? as char;
                 i += 1;
                 push(&mut pieces, &mut lit, apache_field(name, c)?)?;
             } else if !apache && b[i] == b'$' {
                 i += 1;
                 let (name, next) = if b.get(i) == Some(&b'{') {
-                    let end = i + s[i..].find('}').ok_or("a '${' without its '}'")?;
+                    let end = i + s[i..].find('}').ok_or(FormatError::OpenDollar)?;
                     (&s[i + 1..end], end + 1)
                 } else {
                     let n = b[i..]
@@ -560,10 +559,7 @@ impl Template {
         }
         let has = |f: Field| pieces.contains(&Piece::Field(f));
         if !(has(Field::Request) || has(Field::Uri)) || !has(Field::Status) {
-            return Err(
-                "a log format needs the request (or its path) and the status: %r or %U and %s (Apache), $request or $request_uri and $status (nginx)"
-                    .into(),
-            );
+            return Err(FormatError::NoRequest);
         }
         Ok(Template {
             pieces,
