@@ -172,7 +172,8 @@ where
     R: for<'c> Report<Fold = F, Config<'c> = F::Config>,
     F: crate::logs::LineReport,
 {
-    let source = Source::range(input, range.0, range.1)?;
+    // Only the first bytes are looked at here; a plain log's range is cut once, by `piece`.
+    let source = Source::file(input).decoded()?;
     if source.codec().is_none() {
         drop(source);
         return Ok(piece::<R>(of, input, range, config, engine)?);
