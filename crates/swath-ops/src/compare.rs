@@ -22,12 +22,13 @@ use std::sync::Mutex;
 
 use swath_engine::{
     is_hole, run_blocks, run_ordered, Access, Block, EngineError, EngineOptions, Extent, FirstK,
-    Flow, Input, Job, Method, Plan, Region, RunStats, Strategy,
+    Flow, Input, Job, Method, Plan, RunStats, Strategy,
 };
 use swath_kernels::compare::{for_each_mismatch, for_each_nonzero};
 use swath_kernels::count::count_byte;
 
 use crate::lines::newlines_before;
+use swath_engine::source::Span;
 
 /// A position where the two inputs differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,22 +55,21 @@ pub struct CompareSpec<'a> {
 }
 
 impl<'a> CompareSpec<'a> {
+    /// The bytes compared of each input: from its skip, at most the limit.
+    pub fn spans(&self) -> [Span<'a>; 2] {
+        [0, 1].map(|i| Span {
+            input: self.inputs[i],
+            offset: self.skip[i],
+            limit: self.limit,
+        })
+    }
+
     fn job(&self) -> Job<'a> {
-        Job::new(vec![
-            Region {
-                input: self.inputs[0],
-                offset: self.skip[0],
-            },
-            Region {
-                input: self.inputs[1],
-                offset: self.skip[1],
-            },
-        ])
-        .with_limit(self.limit)
-        .with_progress(self.progress)
-        // Where both inputs are holes they are equal: nothing to read; where one is, only
-        // the other is read, and checked against zeros.
-        .with_region_holes()
+        Span::job_of(&self.spans())
+            .with_progress(self.progress)
+            // Where both inputs are holes they are equal: nothing to read; where one is, only
+            // the other is read, and checked against zeros.
+            .with_region_holes()
     }
 
     /// The plan the engine will use for this comparison.
@@ -265,11 +265,7 @@ fn first_differences_with(
             if want_total {
                 positions.push(stats.extent.len);
             }
-            let region = Region {
-                input: spec.inputs[0],
-                offset: spec.skip[0],
-            };
-            let mut counts = newlines_before(&plan, region, &positions)?;
+            let mut counts = newlines_before(&plan, spec.spans()[0], &positions)?;
             if want_total {
                 newlines_total = counts.pop();
             }

@@ -3,9 +3,10 @@
 //! [`swath_engine::fold`]). The holes of a sparse
 //! file come as zero runs and are tallied from their length alone.
 
+use swath_engine::source::Span;
 use swath_engine::{
-    fold, fold_ordered, is_zero_run, Access, Block, EngineError, EngineOptions, Flow, Fold, Input,
-    Job, OrderedFold, Plan, Region, RunStats,
+    fold, fold_ordered, is_zero_run, Access, Block, EngineError, EngineOptions, Flow, Fold,
+    OrderedFold, Plan, RunStats,
 };
 use swath_kernels::wc::{tally_block, tally_block_no_width, BlockTally, Encoding, Folder, Tally};
 
@@ -20,58 +21,23 @@ pub enum Need {
     All,
 }
 
-/// Counts all of `input` (from its current position for standard input).
-pub fn count_input(
-    input: &Input,
-    enc: Encoding,
-    need: Need,
-    opts: &EngineOptions,
-) -> Result<(Tally, Plan, RunStats), EngineError> {
-    count_span(input, None, enc, need, opts)
-}
-
-/// [`count_input`], adding the bytes read to `progress` as blocks are counted.
-pub fn count_input_counted(
-    input: &Input,
-    enc: Encoding,
-    need: Need,
-    opts: &EngineOptions,
-    progress: &std::sync::atomic::AtomicU64,
-) -> Result<(Tally, Plan, RunStats), EngineError> {
-    count_span_counted(input, None, enc, need, opts, Some(progress))
-}
-
-/// Counts the bytes `[begin, finish)` of `input` (all of it with `None`): a piece of a
-/// partial result.
-pub fn count_span(
-    input: &Input,
-    span: Option<(u64, u64)>,
-    enc: Encoding,
-    need: Need,
-    opts: &EngineOptions,
-) -> Result<(Tally, Plan, RunStats), EngineError> {
-    count_span_counted(input, span, enc, need, opts, None)
-}
-
-/// [`count_span`], adding the bytes read to `progress` as blocks are counted.
-pub fn count_span_counted(
-    input: &Input,
-    span: Option<(u64, u64)>,
+/// Counts the bytes of `span` (all of an input, from its current position for standard
+/// input; or a piece of a partial result), adding the bytes read to `progress` as blocks
+/// are counted.
+pub fn count(
+    span: Span<'_>,
     enc: Encoding,
     need: Need,
     opts: &EngineOptions,
     progress: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<(Tally, Plan, RunStats), EngineError> {
-    let (offset, limit) = span.map_or((0, None), |(b, f)| (b, Some(f - b)));
-    let region = Region { input, offset };
-    if need == Need::Lines {
-        return count_lines(region, limit, opts, progress);
-    }
-    let mut job = Job::new(vec![region])
-        .with_zero_runs()
-        .with_progress(progress);
-    job.limit = limit;
+    let job = span.job().with_zero_runs().with_progress(progress);
     let plan = Plan::for_job(opts, &job, Access::SinglePass);
+    if need == Need::Lines {
+        let (lines, stats) = fold::<Lines>(&plan, &job, &(), &())?;
+        let t = Tally::lines_and_bytes(lines.0, stats.extent.len);
+        return Ok((t, plan, stats));
+    }
     let mut tallies = Tallies(Folder::new(enc));
     let stats = fold_ordered(&plan, &job, &(), &(enc, need), &mut tallies)?;
     Ok((tallies.0.finish(), plan, stats))
@@ -122,27 +88,12 @@ impl Fold for Lines {
     }
 }
 
-fn count_lines(
-    region: Region<'_>,
-    limit: Option<u64>,
-    opts: &EngineOptions,
-    progress: Option<&std::sync::atomic::AtomicU64>,
-) -> Result<(Tally, Plan, RunStats), EngineError> {
-    let mut job = Job::new(vec![region])
-        .with_zero_runs()
-        .with_progress(progress);
-    job.limit = limit;
-    let plan = Plan::for_job(opts, &job, Access::SinglePass);
-    let (lines, stats) = fold::<Lines>(&plan, &job, &(), &())?;
-    let t = Tally::lines_and_bytes(lines.0, stats.extent.len);
-    Ok((t, plan, stats))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::io::Write;
+    use swath_engine::Input;
     use swath_engine::{Layout, Strategy};
     use swath_kernels::wc::tally;
 
@@ -169,17 +120,17 @@ mod tests {
                 strategy,
                 layout: if stripes { Layout::Stripes } else { Layout::Dynamic },
             };
-            let (t, _, _) = count_input(&input, enc, Need::All, &opts).unwrap();
+            let (t, _, _) = count(Span::whole(&input), enc, Need::All, &opts, None).unwrap();
             let w = tally(&data, enc);
             prop_assert_eq!(
                 (t.lines, t.words, t.chars, t.bytes, t.max_line()),
                 (w.lines, w.words, w.chars, w.bytes, w.max_line())
             );
             let input = Input::open(f.path()).unwrap();
-            let (l, _, _) = count_input(&input, enc, Need::Lines, &opts).unwrap();
+            let (l, _, _) = count(Span::whole(&input), enc, Need::Lines, &opts, None).unwrap();
             prop_assert_eq!((l.lines, l.bytes), (w.lines, w.bytes));
             let input = Input::open(f.path()).unwrap();
-            let (n, _, _) = count_input(&input, enc, Need::NoWidth, &opts).unwrap();
+            let (n, _, _) = count(Span::whole(&input), enc, Need::NoWidth, &opts, None).unwrap();
             prop_assert_eq!((n.lines, n.words, n.chars, n.bytes), (w.lines, w.words, w.chars, w.bytes));
         }
 
@@ -220,7 +171,7 @@ mod tests {
             let w = tally(&dense, enc);
             for need in [Need::All, Need::NoWidth, Need::Lines] {
                 let input = Input::open(f.path()).unwrap();
-                let (t, _, _) = count_input(&input, enc, need, &opts).unwrap();
+                let (t, _, _) = count(Span::whole(&input), enc, need, &opts, None).unwrap();
                 prop_assert_eq!((t.lines, t.bytes), (w.lines, w.bytes));
                 if need != Need::Lines {
                     prop_assert_eq!((t.words, t.chars), (w.words, w.chars));

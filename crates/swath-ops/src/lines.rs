@@ -2,17 +2,19 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use swath_engine::{is_zero_run, run_blocks, EngineError, Flow, Job, Plan, Region};
+use swath_engine::source::Span;
+use swath_engine::{is_zero_run, run_blocks, EngineError, Flow, Plan};
 use swath_kernels::count::count_byte;
 
 /// Blocks the newline count is cut into at most.
 const MAX_BLOCKS: u64 = 1 << 16;
 
-/// For each of `positions` (sorted ascending, relative to `region`), the number of newlines
-/// in the region before it. Reads only up to the largest position.
+/// For each of `positions` (sorted ascending, relative to the start of `from`), the number
+/// of newlines in `from` before it. Reads only up to the largest position (`from`'s limit
+/// is not looked at: the positions are inside it).
 pub fn newlines_before(
     plan: &Plan,
-    region: Region<'_>,
+    from: Span<'_>,
     positions: &[u64],
 ) -> Result<Vec<u64>, EngineError> {
     debug_assert!(positions.windows(2).all(|w| w[0] <= w[1]));
@@ -33,9 +35,12 @@ pub fn newlines_before(
     let per_block: Vec<AtomicU64> = (0..n_blocks).map(|_| AtomicU64::new(0)).collect();
     let partial: Vec<AtomicU64> = positions.iter().map(|_| AtomicU64::new(0)).collect();
     // Holes hold no newline: zero runs leave their counts at 0, nothing read.
-    let job = Job::new(vec![region])
-        .with_limit(Some(last))
-        .with_zero_runs();
+    let job = Span {
+        limit: Some(last),
+        ..from
+    }
+    .job()
+    .with_zero_runs();
     run_blocks(plan, &job, &(), |block, data| {
         if is_zero_run(block, data) {
             return Flow::Continue;
@@ -112,7 +117,7 @@ mod tests {
                 layout: Layout::Dynamic,
                 reason: "".into(),
             };
-            let got = newlines_before(&plan, Region { input: &input, offset }, &positions).unwrap();
+            let got = newlines_before(&plan, Span { input: &input, offset, limit: None }, &positions).unwrap();
             let region = &data[(offset as usize).min(data.len())..];
             let want: Vec<u64> = positions
                 .iter()

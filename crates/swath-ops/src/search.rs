@@ -30,9 +30,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memchr::memchr;
+use swath_engine::source::Span;
 use swath_engine::{
     fold, is_zero_run, run_blocks, run_ordered, Access, Block, EngineError, EngineOptions, Flow,
-    Fold, Framing, Input, Job, LongLines, Plan, Region, RunStats,
+    Fold, Framing, Job, LongLines, Plan, RunStats,
 };
 use swath_grep::search::{count_selected, for_each_selected, Matcher};
 
@@ -249,14 +250,12 @@ impl<'a> Fold for SelectedCount<'a> {
     }
 }
 
-/// `grep -c` over the bytes `[begin, finish)` of `input` (a span of whole lines: see
-/// `swath_engine::range`): a piece of a partial result. The count of a span does not depend
+/// `grep -c` over the bytes of `span` (whole lines of an input: see `swath_engine::range`): a piece of a partial result. The count of a span does not depend
 /// on what lies outside it (NULs end lines wherever they are), so pieces add up to the
 /// file's count. Not for `-m` or `--binary-files=without-match`, whose answers depend on the
 /// whole file: `None` then.
 pub fn count_span(
-    input: &Input,
-    (begin, finish): (u64, u64),
+    span: Span<'_>,
     m: &Matcher,
     o: &SearchOptions,
     engine: &EngineOptions,
@@ -264,7 +263,7 @@ pub fn count_span(
     if !counts_by_piece(o) {
         return Ok(None);
     }
-    count_span_of_pieces(input, (begin, finish), m, o, engine).map(Some)
+    count_span_of_pieces(span, m, o, engine).map(Some)
 }
 
 /// Whether a count's pieces add up to the file's (no `-m`, no
@@ -275,33 +274,30 @@ pub fn counts_by_piece(o: &SearchOptions) -> bool {
 
 /// [`count_span`] for options that [`counts_by_piece`].
 pub(crate) fn count_span_of_pieces(
-    input: &Input,
-    (begin, finish): (u64, u64),
+    span: Span<'_>,
     m: &Matcher,
     o: &SearchOptions,
     engine: &EngineOptions,
 ) -> Result<u64, EngineError> {
-    let mut job = Job::new(vec![Region {
-        input,
-        offset: begin,
-    }])
-    .with_framing(framing(m, o));
-    job.limit = Some(finish - begin);
+    let job = span.job().with_framing(framing(m, o));
     let plan = Plan::for_job(engine, &job, Access::SinglePass);
     Ok(count_unordered(&job, &plan, m, o)?.0)
 }
 
-/// Searches all of `input`, calling `emit` with each selected line in [`Mode::Print`]; `emit`
-/// returns [`Flow::Stop`] to end the search (a closed output).
+/// Searches the bytes of `span` (all of an input, from its current position for standard
+/// input), calling `emit` with each selected line in [`Mode::Print`]; `emit` returns
+/// [`Flow::Stop`] to end the search (a closed output).
 pub fn search(
-    input: &Input,
+    span: Span<'_>,
     m: &Matcher,
     o: &SearchOptions,
     engine: &EngineOptions,
     progress: Option<&AtomicU64>,
     emit: &mut (dyn FnMut(Event<'_>) -> Flow + Send),
 ) -> Result<SearchOutcome, EngineError> {
-    let mut job = Job::new(vec![Region { input, offset: 0 }])
+    let input = span.input;
+    let mut job = span
+        .job()
         .with_framing(framing(m, o))
         .with_progress(progress);
     if !input.is_seekable() {
@@ -1027,6 +1023,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::io::Write;
+    use swath_engine::Input;
     use swath_engine::{Layout, Strategy as Read};
     use swath_grep::pattern::Syntax;
     use swath_grep::search::MatchOptions;
@@ -1187,7 +1184,7 @@ mod tests {
         f.write_all(data).unwrap();
         let input = Input::open(f.path()).unwrap();
         let mut printed = Vec::new();
-        let out = search(&input, m, o, e, None, &mut |ev| {
+        let out = search(Span::whole(&input), m, o, e, None, &mut |ev| {
             if let Event::Line(s) = ev {
                 printed.push((s.number, s.offset, s.line.to_vec()));
             }
@@ -1284,7 +1281,7 @@ mod tests {
             f.write_all(&data).unwrap();
             let input = Input::open(f.path()).unwrap();
             let mut got = Vec::new();
-            let out = search(&input, &m, &o, &e, None, &mut |ev| {
+            let out = search(Span::whole(&input), &m, &o, &e, None, &mut |ev| {
                 got.push(match ev {
                     Event::Line(s) => Ev::Line(s.number, s.offset, s.line.to_vec(), s.context),
                     Event::Separator { first_in_file } => Ev::Sep(first_in_file),
@@ -1336,7 +1333,7 @@ mod tests {
             };
             let input = Input::open(f.path()).unwrap();
             let mut printed = Vec::new();
-            let out = search(&input, &m, &o, &e, None, &mut |ev| {
+            let out = search(Span::whole(&input), &m, &o, &e, None, &mut |ev| {
                 if let Event::Line(s) = ev {
                     printed.push((s.number, s.offset, s.line.to_vec()));
                 }

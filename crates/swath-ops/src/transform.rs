@@ -26,9 +26,10 @@ use std::io::{self, Write};
 
 use swath_engine::output::{BlockOptions, BlockWriter, Lane, Reserve, Via};
 use swath_engine::plan::UnknownName;
+use swath_engine::source::Span;
 use swath_engine::{
-    is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Job, Layout, Method, Plan,
-    Region, RunStats,
+    is_zero_run, run_blocks, EngineError, EngineOptions, Flow, Input, Layout, Method, Plan,
+    RunStats,
 };
 use swath_kernels::transform::Cipher;
 
@@ -429,10 +430,6 @@ fn stream_into_file(
     })
 }
 
-fn one_region_job<'a>(input: &'a Input) -> Job<'a> {
-    Job::new(vec![Region { input, offset: 0 }])
-}
-
 /// Workers transforming their blocks from the input's map into `out`'s shared map (its
 /// space reserved as the writer was told: at once, or block by block when holes stay holes).
 fn mapped(
@@ -445,11 +442,8 @@ fn mapped(
         return Ok(empty_stats());
     }
     let holes = keeps_zeros(spec) && spec.input.may_have_holes();
-    let job = if holes {
-        one_region_job(spec.input).with_zero_runs()
-    } else {
-        one_region_job(spec.input)
-    };
+    let job = Span::whole(spec.input).job();
+    let job = if holes { job.with_zero_runs() } else { job };
     let failed = std::sync::Mutex::new(None);
     let stats = run_blocks(
         &Plan::fixed(Method::Mmap, threads, bs, spec.engine.layout),

@@ -6,9 +6,8 @@
 //! partial of another report, and a kind left out of the table are refused.
 
 use proptest::prelude::*;
-use swath_engine::{
-    fold, Access, Block, EngineError, EngineOptions, Flow, Fold, Input, Job, Plan, Region,
-};
+use swath_engine::source::Span;
+use swath_engine::{fold, Access, Block, EngineError, EngineOptions, Flow, Fold, Input, Plan};
 use swath_ops::partial::PartialError;
 use swath_ops::report::{piece, Partial, PieceOf, Report};
 use swath_report::merge::{
@@ -46,16 +45,11 @@ impl Report for XCount {
     type State = u64;
 
     fn fold_span(
-        input: &Input,
-        (begin, finish): (u64, u64),
+        span: Span<'_>,
         byte: &u8,
         engine: &EngineOptions,
     ) -> Result<Counted, EngineError> {
-        let job = Job::new(vec![Region {
-            input,
-            offset: begin,
-        }])
-        .with_limit(Some(finish - begin));
+        let job = span.job();
         let plan = Plan::for_job(engine, &job, Access::SinglePass);
         Ok(fold::<Counted>(&plan, &job, &(), byte)?.0)
     }
@@ -98,7 +92,7 @@ impl Render for XCount {
         _: &[&[u8]],
         _: bool,
         _: bool,
-    ) -> Result<swath_report::merge::Report, String> {
+    ) -> Result<swath_report::merge::Report, swath_report::error::RenderError> {
         let mut text = Vec::new();
         for (name, _, n) in inputs {
             text.extend_from_slice(options);
@@ -139,6 +133,14 @@ fn ranges(len: u64, cuts: &[u64]) -> Vec<(u64, u64)> {
 /// The report printed for one input named `f` holding `n` bytes `x`.
 fn printed(n: usize) -> Vec<u8> {
     format!("x-count {n} f\n").into_bytes()
+}
+
+/// A refusal to print, with its message: the partial it is about and the line printed.
+fn said(
+    r: Result<swath_report::merge::Report, (Option<usize>, swath_report::error::RenderError)>,
+) -> (Option<usize>, String) {
+    let (k, e) = r.unwrap_err();
+    (k, e.to_string())
 }
 
 /// Text over a few bytes, `x` among them, lines of any length.
@@ -212,10 +214,10 @@ proptest! {
             if let Some(i) = holding {
                 let mut rest = parts.clone();
                 rest.remove(i);
-                let lost = render(&rest).unwrap_err().1;
+                let lost = render(&rest).unwrap_err().1.to_string();
                 prop_assert!(lost.contains("no partial covers"), "{}", lost);
             }
-            let twice = render(&[&left, &merged]).unwrap_err().1;
+            let twice = render(&[&left, &merged]).unwrap_err().1.to_string();
             prop_assert!(twice.contains("are in two partials"), "{}", twice);
         }
         // The merged partial of the whole is the one the whole file makes.
@@ -247,7 +249,7 @@ fn a_kind_out_of_the_table_another_report_and_a_forged_count_are_refused() {
         printed(3)
     );
     // Left out of the table, the kind is unknown.
-    let unknown = render_parts_in(REPORTS, &[&x], Format::Text, false).unwrap_err();
+    let unknown = said(render_parts_in(REPORTS, &[&x], Format::Text, false));
     assert_eq!(
         unknown,
         (Some(0), "damaged partial result (unknown kind)".to_string())
@@ -276,7 +278,7 @@ fn a_kind_out_of_the_table_another_report_and_a_forged_count_are_refused() {
         (1, PartialError::Kinds("x-count", "wc"))
     );
     assert_eq!(
-        render_parts_in(&reports, &[&wc, &x], Format::Text, false).unwrap_err(),
+        said(render_parts_in(&reports, &[&wc, &x], Format::Text, false)),
         (
             Some(1),
             "partials of different reports (wc and x-count)".to_string()
@@ -284,13 +286,18 @@ fn a_kind_out_of_the_table_another_report_and_a_forged_count_are_refused() {
     );
     // JSON is not this report's.
     assert_eq!(
-        render_parts_in(&reports, &[&x], Format::Json, false).unwrap_err(),
+        said(render_parts_in(&reports, &[&x], Format::Json, false)),
         (None, "--json is for log reports, not x-count".to_string())
     );
     // A count its piece's bytes cannot make is refused by the report's own check.
     let forged = Partial::<XCount>::piece(b"x-count".to_vec(), 0, b"f".to_vec(), 7, (0, 7), 8);
     assert_eq!(
-        render_parts_in(&reports, &[&forged.to_bytes()], Format::Text, false).unwrap_err(),
+        said(render_parts_in(
+            &reports,
+            &[&forged.to_bytes()],
+            Format::Text,
+            false
+        )),
         (
             Some(0),
             "damaged partial result (more x than bytes)".to_string()

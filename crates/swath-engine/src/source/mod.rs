@@ -4,9 +4,11 @@
 //! ([`Source::reading`]: blocks of a file on all cores, or a stream in order on one
 //! thread) and one way to name it in errors ([`SourceError`]).
 //!
-//! - [`Source::File`]: an [`Input`] opened by path, all of it or one *span* of it: a byte
-//!   range cut at line ends by [`crate::range`]'s rule (a range owns the lines that start
-//!   in it), read in blocks by the engine.
+//! - [`Source::File`]: a [`Span`] of an [`Input`] opened by path: all of it, the bytes
+//!   from an offset, or a byte range cut at line ends by [`crate::range`]'s rule (a range
+//!   owns the lines that start in it), read in blocks by the engine. Every command hands
+//!   its files to the engine as a [`Span`] (`wc`, `grep`, `cmp`, `cipher`, `cp`, `logs`,
+//!   the pieces of `--emit-partial`); only a log's source is ever decompressed.
 //! - [`Source::Stream`]: bytes read in order (standard input, a pipe); the first ones may
 //!   have been looked at already (to recognise a compression or a format), and are read
 //!   again first.
@@ -21,15 +23,16 @@
 
 mod codec;
 mod followed;
+mod span;
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 pub use codec::{decoded_head, Compression, HEAD_LEN, MAGIC_LEN};
 pub use followed::{Followed, ReadNew, Refused};
+pub use span::Span;
 
 use crate::error::{os_message, EngineError};
-use crate::exec::{Job, Region};
 use crate::input::Input;
 
 /// An error while opening or reading a source: `NAME: cause`, as [`EngineError`] says it.
@@ -156,15 +159,10 @@ impl Stream<'_> {
 /// Where a source's bytes come from.
 #[derive(Debug)]
 pub enum Source<'a> {
-    /// A file opened by path: all of it (`span` `None`: a regular file up to its size at
-    /// open, a FIFO or a device named by path to its end), or the span `[begin, finish)`
-    /// of a range cut by [`crate::range::line_span`].
-    File {
-        /// The file.
-        input: &'a Input,
-        /// The bytes read, when not all of them.
-        span: Option<(u64, u64)>,
-    },
+    /// Bytes of a file opened by path ([`Span`]): all of it ([`Span::as_opened`]: a
+    /// regular file up to its size at open, a FIFO or a device named by path to its end),
+    /// or the span of a range cut by [`crate::range::line_span`].
+    File(Span<'a>),
     /// Bytes read in order (standard input, a pipe).
     Stream(Stream<'a>),
     /// What `inner` decompresses to.
@@ -180,14 +178,9 @@ pub enum Source<'a> {
 
 /// How a source is read: what runs over it is the caller's.
 pub enum Reading<'s> {
-    /// A file read in blocks on all cores ([`Reading::job`]); a FIFO or a device named by
+    /// A file read in blocks on all cores ([`Span::job`]); a FIFO or a device named by
     /// path, in order.
-    Blocks {
-        /// The file.
-        input: &'s Input,
-        /// The bytes read, when not all of them.
-        span: Option<(u64, u64)>,
-    },
+    Blocks(Span<'s>),
     /// Bytes in order, read on one thread.
     Stream {
         /// The bytes (decompressed, when the source is).
@@ -200,14 +193,6 @@ pub enum Reading<'s> {
     },
     /// What is new in a followed file ([`Followed::poll`]).
     Followed(&'s mut Followed),
-}
-
-impl<'s> Reading<'s> {
-    /// The engine's job over a file's bytes ([`Reading::Blocks`]): its span, or all of it.
-    pub fn job(input: &'s Input, span: Option<(u64, u64)>) -> Job<'s> {
-        let (offset, limit) = span.map_or((0, input.len()), |(b, f)| (b, Some(f - b)));
-        Job::new(vec![Region { input, offset }]).with_limit(limit)
-    }
 }
 
 /// Names the errors of a stream read from a source.
@@ -243,12 +228,13 @@ fn compression_of(input: &Input) -> Option<Compression> {
 impl<'a> Source<'a> {
     /// All of `input` (see [`Source::decoded`] for a compressed file).
     pub fn file(input: &'a Input) -> Source<'a> {
-        Source::File { input, span: None }
+        Source::File(Span::as_opened(input))
     }
 
-    /// The range `[start, end)` of `input`, a regular file: the lines that start in it
-    /// ([`crate::range::line_span`]). A compressed file cannot be cut: it is all of it,
-    /// decompressed (the caller says whether the range asked allows that).
+    /// A log's range `[start, end)` of `input`, a regular file: the lines that start in it
+    /// ([`Span::cut`] at newlines). A compressed file cannot be cut: it is all of it,
+    /// decompressed (the caller says whether the range asked allows that). A command that
+    /// reads a file's own bytes cuts it with [`Span::cut`].
     pub fn range(input: &'a Input, start: u64, end: u64) -> Result<Source<'a>, SourceError> {
         if let Some(codec) = compression_of(input) {
             return Ok(Source::Decompressed {
@@ -256,11 +242,7 @@ impl<'a> Source<'a> {
                 codec,
             });
         }
-        let span = crate::range::line_span(input, start, end, b'\n')?;
-        Ok(Source::File {
-            input,
-            span: Some(span),
-        })
+        Ok(Source::File(Span::cut(input, start, end, b'\n')?))
     }
 
     /// The bytes of `reader`, named `name` in messages (see [`Source::decoded`]).
@@ -278,7 +260,7 @@ impl<'a> Source<'a> {
     /// is looked at ([`MAGIC_LEN`] bytes, read again first when it is read).
     pub fn decoded(mut self) -> Result<Source<'a>, SourceError> {
         let codec = match &mut self {
-            Source::File { input, span: None } => compression_of(input),
+            Source::File(span) if span.is_all() => compression_of(span.input),
             Source::Stream(s) => {
                 let name = s.name.clone();
                 let magic = s
@@ -300,7 +282,7 @@ impl<'a> Source<'a> {
     /// Its name in messages.
     pub fn name(&self) -> &Path {
         match self {
-            Source::File { input, .. } => Path::new(input.name()),
+            Source::File(span) => Path::new(span.input.name()),
             Source::Stream(s) => &s.name,
             Source::Decompressed { inner, .. } => inner.name(),
             Source::Followed(f) => f.path(),
@@ -319,8 +301,7 @@ impl<'a> Source<'a> {
     /// `None` for a stream, a followed file and a file of unknown size.
     pub fn span(&self) -> Option<(u64, u64)> {
         match self {
-            Source::File { span: Some(s), .. } => Some(*s),
-            Source::File { input, span: None } => input.len().map(|l| (0, l)),
+            Source::File(span) => span.bounds(),
             Source::Decompressed { inner, .. } => inner.span(),
             Source::Stream(_) | Source::Followed(_) => None,
         }
@@ -330,10 +311,7 @@ impl<'a> Source<'a> {
     /// blocks, for a progress bar): `None` for a stream or a decompressed source.
     pub fn len(&self) -> Option<u64> {
         match self {
-            Source::File {
-                span: Some((b, f)), ..
-            } => Some(f - b),
-            Source::File { input, span: None } => input.len(),
+            Source::File(span) => span.len(),
             _ => None,
         }
     }
@@ -355,7 +333,7 @@ impl<'a> Source<'a> {
     /// Its first bytes as they are, at most [`HEAD_LEN`].
     fn raw_head(&mut self) -> Vec<u8> {
         match self {
-            Source::File { input, .. } => {
+            Source::File(Span { input, .. }) => {
                 let len = input.len().unwrap_or(0).min(HEAD_LEN as u64) as usize;
                 let mut raw = vec![0u8; len];
                 match input.read_full_at(&mut raw, 0) {
@@ -379,7 +357,7 @@ impl<'a> Source<'a> {
     /// through its descriptor, from its start up to the size it had when opened).
     pub fn reading(&mut self) -> Result<Reading<'_>, SourceError> {
         match self {
-            Source::File { input, span } => Ok(Reading::Blocks { input, span: *span }),
+            Source::File(span) => Ok(Reading::Blocks(*span)),
             Source::Stream(s) => Ok(Reading::Stream {
                 namer: Namer {
                     name: s.name.clone(),
@@ -397,9 +375,9 @@ impl<'a> Source<'a> {
                     codec: Some(codec),
                 };
                 let (raw, file) = match inner.reading()? {
-                    Reading::Blocks { input, span } => (
-                        file_bytes(input, span).map_err(|e| namer.error(e))?,
-                        Some(input),
+                    Reading::Blocks(span) => (
+                        file_bytes(span).map_err(|e| namer.error(e))?,
+                        Some(span.input),
                     ),
                     Reading::Stream { reader, .. } => (reader, None),
                     Reading::Followed(f) => {
@@ -428,13 +406,13 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The bytes `span` of `input` (all of them up to its size at open) as a reader of its
-/// own descriptor.
-fn file_bytes(input: &Input, span: Option<(u64, u64)>) -> io::Result<Box<dyn Read + Send + '_>> {
-    let (begin, len) = span.map_or((0, input.len().unwrap_or(0)), |(b, f)| (b, f - b));
-    let mut file = input.file().try_clone()?;
-    io::Seek::seek(&mut file, io::SeekFrom::Start(input.base() + begin))?;
-    Ok(Box::new(file.take(len)))
+/// The bytes of `span` (all of a file up to its size at open) as a reader of its own
+/// descriptor.
+fn file_bytes(span: Span<'_>) -> io::Result<Box<dyn Read + Send + '_>> {
+    let (begin, finish) = span.bounds().unwrap_or((span.offset, span.offset));
+    let mut file = span.input.file().try_clone()?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(span.input.base() + begin))?;
+    Ok(Box::new(file.take(finish - begin)))
 }
 
 #[cfg(test)]

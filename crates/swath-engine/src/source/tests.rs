@@ -39,8 +39,8 @@ fn file_of(bytes: &[u8]) -> tempfile::NamedTempFile {
 /// on `threads` workers in blocks of `block` bytes (whole lines), a stream read to its end.
 fn read_all(source: &mut Source<'_>, threads: i64, block: usize, strategy: Strategy) -> Vec<u8> {
     match source.reading().unwrap() {
-        Reading::Blocks { input, span } => {
-            let job = Reading::job(input, span).with_framing(Framing::Lines);
+        Reading::Blocks(span) => {
+            let job = span.job().with_framing(Framing::Lines);
             let opts = EngineOptions {
                 threads: crate::Threads::from_count(threads),
                 block_size: Some(block),

@@ -43,7 +43,7 @@ pub use tables::{top, Key, Ranked, Ranking, Table, TopN};
 pub use wf2::{UriStat, Wf2, Wf2Config, Wf2Top};
 
 use crate::logs::headers::{last_in, Header, Headers};
-use swath_engine::source::{Reading, Source, SourceError};
+use swath_engine::source::{Reading, Source, SourceError, Span};
 use swath_engine::{
     fold_into, Access, Block, EngineError, EngineOptions, Flow, Fold, Framing, Input, LongLines,
     Plan, RunStats,
@@ -168,21 +168,22 @@ pub fn report_input<R: LineReport>(
     progress: Option<&AtomicU64>,
     into: &mut R,
 ) -> Result<InputRead, EngineError> {
-    report_span(input, None, config, engine, progress, into)
+    report_span(Span::as_opened(input), config, engine, progress, into)
 }
 
-/// As [`report_input`], over the bytes `[begin, finish)` of `input` only (a span of whole
-/// lines, see `swath_engine::range`): a piece of a partial result.
+/// As [`report_input`], over the bytes of `span` only (a span of whole lines, see
+/// `swath_engine::range`): a piece of a partial result.
 pub fn report_span<R: LineReport>(
-    input: &Input,
-    span: Option<(u64, u64)>,
+    span: Span<'_>,
     config: &R::Config,
     engine: &EngineOptions,
     progress: Option<&AtomicU64>,
     into: &mut R,
 ) -> Result<InputRead, EngineError> {
+    let input = span.input;
     let skipped = AtomicU64::new(0);
-    let job = Reading::job(input, span)
+    let job = span
+        .job()
         .with_framing(Framing::Lines)
         .with_long_lines(LongLines::Skip {
             max: R::max_line(config),
@@ -278,11 +279,11 @@ pub fn report_source<R: LineReport>(
 ) -> Result<SourceRead, SourceError> {
     let workers = swath_engine::sysinfo::cores();
     match source.reading()? {
-        Reading::Blocks { input, span } => {
-            let read = report_span(input, span, config, engine, progress, into)?;
+        Reading::Blocks(span) => {
+            let read = report_span(span, config, engine, progress, into)?;
             Ok(SourceRead {
                 run: Some(read.run),
-                grew: read.grew_to.map(|now| (input.len().unwrap_or(0), now)),
+                grew: read.grew_to.map(|now| (span.input.len().unwrap_or(0), now)),
             })
         }
         Reading::Stream {
@@ -829,9 +830,9 @@ mod tests {
             let at = (log.len() as f64 * cut) as u64;
             let mut merged = Summary::default();
             for (a, b) in [(0, at), (at, u64::MAX)] {
-                let span = swath_engine::range::line_span(&input, a, b, b'\n').unwrap();
+                let span = Span::cut(&input, a, b, b'\n').unwrap();
                 let mut piece = Summary::default();
-                report_span(&input, Some(span), &config, &opts, None, &mut piece).unwrap();
+                report_span(span, &config, &opts, None, &mut piece).unwrap();
                 merged.merge(piece);
             }
             prop_assert_eq!(merged.ranked(1000, &exts), want.clone(), "two ranges");

@@ -2,7 +2,8 @@
 //! [`Report`]: its fold (`crate::count`, `crate::search`, `crate::logs`) and its state's
 //! codec (`docs/partial-format.md`).
 
-use swath_engine::{EngineError, EngineOptions, Input};
+use swath_engine::source::Span;
+use swath_engine::{EngineError, EngineOptions};
 use swath_grep::search::Matcher;
 use swath_kernels::wc::{Encoding, Tally};
 
@@ -52,12 +53,11 @@ impl Report for Wc {
     type State = Tally;
 
     fn fold_span(
-        input: &Input,
-        span: (u64, u64),
+        span: Span<'_>,
         c: &WcConfig,
         engine: &EngineOptions,
     ) -> Result<Tally, EngineError> {
-        let (t, _, _) = crate::count::count_span(input, Some(span), c.encoding, c.need, engine)?;
+        let (t, _, _) = crate::count::count(span, c.encoding, c.need, engine, None)?;
         Ok(t)
     }
 
@@ -128,12 +128,11 @@ impl Report for GrepCount {
     }
 
     fn fold_span(
-        input: &Input,
-        span: (u64, u64),
+        span: Span<'_>,
         c: &GrepCountConfig<'_>,
         engine: &EngineOptions,
     ) -> Result<u64, EngineError> {
-        crate::search::count_span_of_pieces(input, span, c.matcher, c.options, engine)
+        crate::search::count_span_of_pieces(span, c.matcher, c.options, engine)
     }
 
     fn finish(n: u64) -> u64 {
@@ -178,13 +177,12 @@ impl Report for LogWf2 {
     type State = Wf2Tables;
 
     fn fold_span(
-        input: &Input,
-        span: (u64, u64),
+        span: Span<'_>,
         config: &Wf2Config,
         engine: &EngineOptions,
     ) -> Result<Wf2, EngineError> {
         let mut r = Wf2::default();
-        report_span(input, Some(span), config, engine, None, &mut r)?;
+        report_span(span, config, engine, None, &mut r)?;
         Ok(r)
     }
 
@@ -234,13 +232,12 @@ impl Report for LogSummary {
     type State = SummaryTables;
 
     fn fold_span(
-        input: &Input,
-        span: (u64, u64),
+        span: Span<'_>,
         config: &SummaryConfig,
         engine: &EngineOptions,
     ) -> Result<Summary, EngineError> {
         let mut s = Summary::default();
-        report_span(input, Some(span), config, engine, None, &mut s)?;
+        report_span(span, config, engine, None, &mut s)?;
         Ok(s)
     }
 

@@ -18,7 +18,7 @@ mod kinds;
 pub use container::{InputKey, InputPart, Partial};
 pub use kinds::{GrepCount, GrepCountConfig, LogSummary, LogWf2, Wc, WcConfig};
 
-use swath_engine::source::Source;
+use swath_engine::source::{Source, Span};
 use swath_engine::{EngineError, EngineOptions, Input};
 
 use crate::partial::{header, input_head, piece_head, seal, PartialError};
@@ -47,10 +47,9 @@ pub trait Report: Sized + 'static {
         b'\n'
     }
 
-    /// Runs the report over the bytes `[begin, finish)` of `input` (a span of whole lines).
+    /// Runs the report over the bytes of `span` (whole lines of an input).
     fn fold_span(
-        input: &Input,
-        span: (u64, u64),
+        span: Span<'_>,
         config: &Self::Config<'_>,
         engine: &EngineOptions,
     ) -> Result<Self::Fold, EngineError>;
@@ -122,7 +121,8 @@ pub struct PieceOf<'a> {
 }
 
 /// The partial result of report `R` over the range `[start, end)` of `input`, as bytes:
-/// the range cut at line ends ([`swath_engine::range::line_span`]), the report run over
+/// the range cut at the report's line ends ([`Span::cut`], the file's own bytes, never
+/// decompressed), the report run over
 /// the span ([`Report::fold_span`]), the state written ([`piece_bytes`]). Every piece of
 /// every report is computed here, but a compressed log, which is read whole elsewhere and
 /// then written by [`piece_bytes`].
@@ -193,9 +193,9 @@ pub fn fold_range<R: Report>(
     config: &R::Config<'_>,
     engine: &EngineOptions,
 ) -> Result<((u64, u64), R::Fold), EngineError> {
-    let span = swath_engine::range::line_span(input, start, end, R::eol(config))?;
-    let fold = R::fold_span(input, span, config, engine)?;
-    Ok((span, fold))
+    let span = Span::cut(input, start, end, R::eol(config))?;
+    let fold = R::fold_span(span, config, engine)?;
+    Ok((span.bounds().unwrap_or((span.offset, span.offset)), fold))
 }
 
 /// The bytes of the partial of one piece, `span` of the input `of`, whose run kept

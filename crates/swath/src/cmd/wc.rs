@@ -9,9 +9,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{error::ErrorKind, Args, CommandFactory, FromArgMatches, Parser};
+use swath_engine::source::Span;
 use swath_engine::{EngineError, Flow, Input};
 use swath_kernels::wc::Encoding;
-use swath_ops::count::count_input_counted;
+use swath_ops::count::count;
 use swath_ops::report::{self, piece};
 
 use crate::engine_args::{EngineArgs, Stopwatch};
@@ -532,7 +533,7 @@ fn count_one(
     }
     let need = sel.need();
     let (t, plan, stats) = crate::progress::with_progress(input.len(), "swath wc", |done| {
-        count_input_counted(input, enc, need, &engine.options(), done)
+        count(Span::whole(input), enc, need, &engine.options(), Some(done))
     })?;
     let chars = if enc == Encoding::C { t.bytes } else { t.chars };
     Ok((

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use swath_engine::dirs::Links;
 use swath_engine::input::Wait;
+use swath_engine::source::Span;
 use swath_engine::{EngineError, EngineOptions, Flow, Input, Strategy};
 use swath_grep::pattern::Syntax;
 use swath_grep::search::{MatchOptions, Matcher};
@@ -595,7 +596,14 @@ fn grep_file(
         None => std::borrow::Cow::Borrowed(""),
     };
     let searched = crate::progress::with_progress(total, &label, |p| {
-        search(&input, matcher, &opts, engine, Some(p), &mut emit)
+        search(
+            Span::whole(&input),
+            matcher,
+            &opts,
+            engine,
+            Some(p),
+            &mut emit,
+        )
     });
     if overflow {
         return FileResult {
