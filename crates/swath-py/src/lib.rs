@@ -25,6 +25,7 @@ use swath_engine::{EngineOptions, Threads};
 use swath_grep::pattern::Syntax;
 use swath_grep::search::MatchOptions;
 use swath_ops::search::Binary;
+use swath_report::error::RenderError;
 use swath_report::merge::{render_parts, Format};
 use swath_report::piece::{piece, piece_of_span, Request};
 use swath_report::wc::{Encoding, Selected};
@@ -247,7 +248,7 @@ fn partial<'py>(
     let name = name.as_ref().map(|n| n.as_bytes());
     let bytes = py
         .detach(|| piece(&request, &path, name, index, range, &engine))
-        .map_err(SwathError::new_err)?;
+        .map_err(|e| SwathError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -280,7 +281,7 @@ fn partial_of_span<'py>(
                 &engine,
             )
         })
-        .map_err(SwathError::new_err)?;
+        .map_err(|e| SwathError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -339,9 +340,9 @@ fn render<'py>(
                 r.text
             })
         })
-        .map_err(|(k, m): (Option<usize>, String)| match k {
+        .map_err(|(k, m): (Option<usize>, RenderError)| match k {
             Some(k) if several => SwathError::new_err(format!("partial {k}: {m}")),
-            _ => SwathError::new_err(m),
+            _ => SwathError::new_err(m.to_string()),
         })?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -3,23 +3,26 @@
 use swath_grep::search::MatchOptions;
 use swath_ops::search::Binary;
 
+use crate::error::{OptionsProblem, RenderError};
+
 /// Prints merged `grep -c` partials as `grep -c` prints the same files: the count, after
 /// the name and `:` (or NUL with `-Z`) when names are shown (`-H`, or more than one file
 /// without `-h`).
-pub fn render(options: &[u8], files: &[(&[u8], u64)]) -> Result<Vec<u8>, String> {
+pub fn render(options: &[u8], files: &[(&[u8], u64)]) -> Result<Vec<u8>, RenderError> {
+    let problem = |p| RenderError::options("grep -c", p);
     let text = String::from_utf8_lossy(options);
     let mut lines = text.lines();
     if lines.next() != Some("grep -c") {
-        return Err("not a grep -c partial".into());
+        return Err(problem(OptionsProblem::NotOf));
     }
     let h = lines
         .next()
         .and_then(|l| l.strip_prefix("H="))
-        .ok_or("a grep -c partial without H=")?;
+        .ok_or(problem(OptionsProblem::Missing("H=")))?;
     let z = lines
         .next()
         .and_then(|l| l.strip_prefix("Z="))
-        .ok_or("a grep -c partial without Z=")?;
+        .ok_or(problem(OptionsProblem::Missing("Z=")))?;
     let names = match h {
         "yes" => true,
         "no" => false,

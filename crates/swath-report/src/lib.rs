@@ -7,8 +7,10 @@
 //! - [`logs`]: the Wide Finder 2 report and the log summary (text, JSON, HTML page).
 //! - [`merge`]: partial results (docs/partial-format.md) merged, and their report.
 //! - [`piece`]: the partial result of one byte range of one file, for each report.
+//! - [`error`]: why a piece could not be made, or partials printed.
 #![deny(missing_docs)]
 
+pub mod error;
 pub mod grep;
 pub mod logs;
 pub mod merge;

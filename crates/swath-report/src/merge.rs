@@ -21,6 +21,8 @@ use swath_ops::report::{
     merge_bytes, GrepCount, LogSummary, LogWf2, Partial, Report as ReportKind, Wc,
 };
 
+use crate::error::{OptionsProblem, RenderError};
+
 /// How a report's merged partial is printed.
 pub trait Render: ReportKind {
     /// Whether `--json` prints it (the log reports).
@@ -38,7 +40,7 @@ pub trait Render: ReportKind {
         states: &[&[u8]],
         json: bool,
         page: bool,
-    ) -> Result<Report, String>;
+    ) -> Result<Report, RenderError>;
 }
 
 /// A report as the untyped entry reaches it: by the code in a partial's header.
@@ -62,7 +64,7 @@ pub trait AnyReport: Sync {
         parts: &[&[u8]],
         format: Format,
         page: bool,
-    ) -> Result<Report, (Option<usize>, String)>;
+    ) -> Result<Report, (Option<usize>, RenderError)>;
 }
 
 /// Report `R` in a table of reports.
@@ -152,28 +154,28 @@ impl<R: Render> AnyReport for Kind<R> {
         parts: &[&[u8]],
         format: Format,
         page: bool,
-    ) -> Result<Report, (Option<usize>, String)> {
+    ) -> Result<Report, (Option<usize>, RenderError)> {
         let mut merged: Option<Partial<R>> = None;
         let mut states = Vec::new();
         for (k, &bytes) in parts.iter().enumerate() {
-            let failed = |e| (Some(k), other_kind(reports, R::NAME, e, bytes).to_string());
+            let failed = |e| (Some(k), other_kind(reports, R::NAME, e, bytes).into());
             let (shape, s) = Partial::<R>::from_bytes_lazy(bytes).map_err(failed)?;
             states.extend(s);
             merged = Some(match merged {
                 None => shape,
-                Some(m) => m.merge(shape).map_err(|e| (Some(k), e.to_string()))?,
+                Some(m) => m.merge(shape).map_err(|e| (Some(k), e.into()))?,
             });
         }
-        let merged = merged.ok_or((None, "no partial result given".to_string()))?;
+        let merged = merged.ok_or((None, RenderError::NoPartial))?;
         if format == Format::Json && !R::JSON {
-            return Err((None, format!("--json is for log reports, not {}", R::NAME)));
+            return Err((None, RenderError::NoJson(R::NAME)));
         }
         if page && !R::PAGE {
-            return Err((None, format!("--html is for logs summary, not {}", R::NAME)));
+            return Err((None, RenderError::NoPage(R::NAME)));
         }
         let mut inputs = Vec::with_capacity(merged.inputs.len());
         for part in merged.inputs.values() {
-            let whole = part.whole().map_err(|e| (None, e.to_string()))?;
+            let whole = part.whole().map_err(|e| (None, e.into()))?;
             inputs.push((&part.name[..], part.len, whole));
         }
         R::render(
@@ -193,7 +195,7 @@ pub fn render_parts(
     parts: &[&[u8]],
     format: Format,
     page: bool,
-) -> Result<Report, (Option<usize>, String)> {
+) -> Result<Report, (Option<usize>, RenderError)> {
     render_parts_in(REPORTS, parts, format, page)
 }
 
@@ -206,11 +208,9 @@ pub fn render_parts_in(
     parts: &[&[u8]],
     format: Format,
     page: bool,
-) -> Result<Report, (Option<usize>, String)> {
-    let first = parts
-        .first()
-        .ok_or((None, "no partial result given".to_string()))?;
-    let entry = entry_of(reports, first).map_err(|e| (Some(0), e.to_string()))?;
+) -> Result<Report, (Option<usize>, RenderError)> {
+    let first = parts.first().ok_or((None, RenderError::NoPartial))?;
+    let entry = entry_of(reports, first).map_err(|e| (Some(0), e.into()))?;
     entry.render(reports, parts, format, page)
 }
 
@@ -293,7 +293,7 @@ impl Render for Wc {
         _: &[&[u8]],
         _: bool,
         _: bool,
-    ) -> Result<Report, String> {
+    ) -> Result<Report, RenderError> {
         crate::wc::render(options, inputs).map(plain)
     }
 }
@@ -305,7 +305,7 @@ impl Render for GrepCount {
         _: &[&[u8]],
         _: bool,
         _: bool,
-    ) -> Result<Report, String> {
+    ) -> Result<Report, RenderError> {
         let counts: Vec<(&[u8], u64)> = inputs.iter().map(|&(name, _, n)| (name, n)).collect();
         crate::grep::render(options, &counts).map(plain)
     }
@@ -330,10 +330,12 @@ impl Render for LogWf2 {
         states: &[&[u8]],
         json: bool,
         _: bool,
-    ) -> Result<Report, String> {
-        let n = crate::logs::partial_top(options, "logs wf2")
-            .ok_or("a logs wf2 partial without its --top")?;
-        let r = swath_ops::logs::streamed::wf2(states, n).map_err(|e| e.to_string())?;
+    ) -> Result<Report, RenderError> {
+        let n = crate::logs::partial_top(options, "logs wf2").ok_or(RenderError::options(
+            "logs wf2",
+            OptionsProblem::Missing("its --top"),
+        ))?;
+        let r = swath_ops::logs::streamed::wf2(states, n)?;
         Ok(Report {
             text: crate::logs::wf2(&r, json, false),
             page: None,
@@ -352,9 +354,11 @@ impl Render for LogSummary {
         states: &[&[u8]],
         json: bool,
         page: bool,
-    ) -> Result<Report, String> {
-        let n = crate::logs::partial_top(options, "logs summary")
-            .ok_or("a logs summary partial without its --top")?;
+    ) -> Result<Report, RenderError> {
+        let n = crate::logs::partial_top(options, "logs summary").ok_or(RenderError::options(
+            "logs summary",
+            OptionsProblem::Missing("its --top"),
+        ))?;
         let exts: Vec<String> = crate::logs::partial_option(options, "static")
             .map(|s| {
                 s.split(',')
@@ -364,7 +368,7 @@ impl Render for LogSummary {
             })
             .unwrap_or_else(swath_ops::logs::summary::default_static);
         let format = crate::logs::partial_option(options, "format-name").unwrap_or_default();
-        let s = swath_ops::logs::streamed::summary(states, n, &exts).map_err(|e| e.to_string())?;
+        let s = swath_ops::logs::streamed::summary(states, n, &exts)?;
         let value = crate::summary::model(&s, &format);
         let text = if json {
             format!("{value:#}\n").into_bytes()

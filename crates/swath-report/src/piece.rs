@@ -2,8 +2,8 @@
 //! report: what `--range START:END --emit-partial OUT` writes, as bytes.
 //!
 //! The range is cut at line ends as Hadoop and Dask cut ([`swath_engine::range`]); a gzip
-//! log is one range (the whole file). Errors are one line that names the file and the
-//! cause.
+//! log is one range (the whole file). Errors ([`PieceError`]) are one line that names the
+//! file and the cause.
 
 use std::path::Path;
 
@@ -17,6 +17,7 @@ use swath_ops::report::{
 };
 use swath_ops::search::{Binary, Mode, SearchOptions};
 
+use crate::error::PieceError;
 use crate::wc::{Encoding, Selected};
 
 /// What a piece computes, with the options that decide it.
@@ -75,15 +76,19 @@ pub fn piece(
     index: u32,
     range: Option<(u64, u64)>,
     engine: &EngineOptions,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, PieceError> {
     use std::os::unix::ffi::OsStrExt;
     let name = name.unwrap_or(path.as_os_str().as_bytes());
     let shown = String::from_utf8_lossy(name).into_owned();
-    let input = Input::open_ranged(path).map_err(|e| named(&shown, &e))?;
+    let input = Input::open_ranged(path).map_err(|e| named(&shown, e))?;
     let len = input.len().unwrap_or(0);
     let (start, end) = range.unwrap_or((0, u64::MAX));
     if start > end {
-        return Err(format!("{shown}: invalid range {start}:{end}"));
+        return Err(PieceError::InvalidRange {
+            name: shown,
+            start,
+            end,
+        });
     }
     let at = Target {
         index,
@@ -107,15 +112,18 @@ pub fn piece_of_span(
     begin: u64,
     index: u32,
     engine: &EngineOptions,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, PieceError> {
     let shown = String::from_utf8_lossy(name).into_owned();
-    let input = Input::open_ranged(path).map_err(|e| named(&shown, &e))?;
+    let input = Input::open_ranged(path).map_err(|e| named(&shown, e))?;
     let size = input.len().unwrap_or(0);
     // The span is the whole copy: `[begin, begin + size)`, within the file.
     if begin.checked_add(size).is_none_or(|finish| finish > len) {
-        return Err(format!(
-            "{shown}: a span of {size} bytes from byte {begin} of a file of {len} bytes"
-        ));
+        return Err(PieceError::SpanOutside {
+            name: shown,
+            size,
+            begin,
+            len,
+        });
     }
     let at = Target {
         index,
@@ -126,9 +134,12 @@ pub fn piece_of_span(
     compute(request, &input, &shown, (0, u64::MAX), engine, &at)
 }
 
-/// A message `name: cause` for an engine error.
-fn named(shown: &str, e: &EngineError) -> String {
-    format!("{shown}: {}", e.cause())
+/// An engine error about the file named `shown`.
+fn named(shown: &str, cause: EngineError) -> PieceError {
+    PieceError::Engine {
+        name: shown.to_string(),
+        cause,
+    }
 }
 
 /// The input a piece's partial names (see [`PieceOf`]), but its options.
@@ -161,13 +172,13 @@ fn compute(
     range: (u64, u64),
     engine: &EngineOptions,
     at: &Target<'_>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, PieceError> {
     let eol = b'\n';
-    let named = |e: EngineError| named(shown, &e);
+    let named = |e: EngineError| named(shown, e);
     match request {
         Request::Wc { selected, encoding } => {
             if selected.count() == 0 {
-                return Err("wc: no count asked".into());
+                return Err(PieceError::NoCount);
             }
             let config = WcConfig {
                 encoding: *encoding,
@@ -186,10 +197,10 @@ fn compute(
             null_after_name,
         } => {
             if *binary == Binary::WithoutMatch {
-                return Err("--binary-files=without-match counts whole files, not pieces".into());
+                return Err(PieceError::WithoutMatch);
             }
             let (matcher, _) = Matcher::new_lines_ending(patterns, *match_opts, eol)
-                .map_err(|e| format!("grep: {}", e.message))?;
+                .map_err(PieceError::Pattern)?;
             let opts = SearchOptions {
                 context: None,
                 mode: Mode::Count,
@@ -202,8 +213,7 @@ fn compute(
                 only_matching: false,
                 max_line: swath_ops::search::DEFAULT_MAX_LINE,
             };
-            let config = GrepCountConfig::new(&matcher, &opts)
-                .ok_or("grep: this search counts whole files")?;
+            let config = GrepCountConfig::new(&matcher, &opts).ok_or(PieceError::WholeFiles)?;
             let options = crate::grep::options(
                 *with_filename,
                 *null_after_name,
@@ -222,8 +232,13 @@ fn compute(
             article,
             self_referrer,
         } => {
-            let config = crate::logs::wf2_config(article, self_referrer, *max_line)
-                .map_err(|e| format!("invalid article pattern '{article}': {e}"))?;
+            let config =
+                crate::logs::wf2_config(article, self_referrer, *max_line).map_err(|cause| {
+                    PieceError::Article {
+                        article: article.clone(),
+                        cause,
+                    }
+                })?;
             let options = crate::logs::wf2_options(*top, *max_line, article, self_referrer);
             log_piece::<LogWf2, _>(input, shown, range, &config, engine, &at.of(&options))
         }
@@ -252,7 +267,7 @@ fn log_piece<R, F>(
     config: &F::Config,
     engine: &EngineOptions,
     of: &PieceOf<'_>,
-) -> Result<Vec<u8>, String>
+) -> Result<Vec<u8>, PieceError>
 where
     R: for<'c> Report<Fold = F, Config<'c> = F::Config>,
     F: LineReport,
@@ -264,10 +279,13 @@ where
     };
     swath_ops::report::log_piece::<R, F, _>(of, input, ((start, end), whole), config, engine, read)
         .map_err(|e| match e {
-            LogPieceError::CompressedRange => {
-                format!("{shown}: a compressed log is one range (the whole file)")
-            }
-            LogPieceError::Source(e) | LogPieceError::Read(e) => format!("{shown}: {}", e.cause()),
-            LogPieceError::Engine(e) => named(shown, &e),
+            LogPieceError::CompressedRange => PieceError::CompressedRange {
+                name: shown.to_string(),
+            },
+            LogPieceError::Source(cause) | LogPieceError::Read(cause) => PieceError::Source {
+                name: shown.to_string(),
+                cause,
+            },
+            LogPieceError::Engine(e) => named(shown, e),
         })
 }

@@ -4,6 +4,7 @@
 pub use swath_kernels::wc::{Encoding, Tally};
 use swath_ops::count::Need;
 
+use crate::error::{OptionsProblem, RenderError};
 use crate::text::quote_name;
 
 /// The counts `wc` was asked for, in its column order.
@@ -67,11 +68,12 @@ pub fn options(sel: Selected, enc: Encoding) -> Vec<u8> {
 /// Prints merged `wc` partials as `wc` prints the same files: the counts asked, GNU's
 /// column width (from the files' sizes), a total line for more than one file. `options`
 /// is the partials' options text; `files` the inputs in order, with their counts.
-pub fn render(options: &[u8], files: &[(&[u8], u64, Tally)]) -> Result<Vec<u8>, String> {
+pub fn render(options: &[u8], files: &[(&[u8], u64, Tally)]) -> Result<Vec<u8>, RenderError> {
+    let problem = |p| RenderError::options("wc", p);
     let text = String::from_utf8_lossy(options);
     let mut words = text.split(' ');
     if words.next() != Some("wc") {
-        return Err("not a wc partial".into());
+        return Err(problem(OptionsProblem::NotOf));
     }
     let mut sel = Selected {
         lines: false,
@@ -91,12 +93,12 @@ pub fn render(options: &[u8], files: &[(&[u8], u64, Tally)]) -> Result<Vec<u8>, 
             "c" => enc = Some(Encoding::C),
             "utf8" => enc = Some(Encoding::Utf8),
             "utf8-posix" => enc = Some(Encoding::Utf8Posix),
-            _ => return Err(format!("unknown wc option in a partial: {w}")),
+            _ => return Err(problem(OptionsProblem::Unknown(w.to_string()))),
         }
     }
-    let enc = enc.ok_or("a wc partial without its encoding")?;
+    let enc = enc.ok_or(problem(OptionsProblem::Missing("its encoding")))?;
     if sel.count() == 0 {
-        return Err("a wc partial with no count asked".into());
+        return Err(problem(OptionsProblem::NoCount));
     }
     // GNU's compute_number_width over regular files: digits of their total size.
     let width = if files.len() == 1 && sel.count() == 1 {

@@ -180,7 +180,7 @@ fn merge_report(a: &MergeArgs) -> ExitCode {
     match result {
         Ok(r) => print_report(a, &r),
         Err((Some(k), m)) => fail(format!("{}: {m}", a.partials[k].display())),
-        Err((None, m)) => fail(m),
+        Err((None, m)) => fail(m.to_string()),
     }
 }
 
