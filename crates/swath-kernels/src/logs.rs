@@ -343,11 +343,28 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
         return Some(r);
     }
     let i = space(line, i)?;
-    let (referrer, i) = quoted(line, i)?;
-    let i = space(line, i)?;
-    let (agent, _) = quoted(line, i)?;
+    // A referrer or agent whose closing quote is missing (a line cut short) leaves both
+    // unknown, `-`, as GoAccess reads it; the line is still a request.
+    let Some((referrer, i)) = quoted(line, i) else {
+        r.referrer = b"-";
+        return cut_short(line, i, r);
+    };
     r.referrer = referrer;
-    r.agent = agent;
+    let i = space(line, i)?;
+    match quoted(line, i) {
+        Some((agent, _)) => r.agent = agent,
+        None => return cut_short(line, i, r),
+    }
+    Some(r)
+}
+
+/// The request `r` whose quoted field at `line[i]` runs to the end of the line without its
+/// closing quote: its agent `-`; `None` when no field starts there.
+fn cut_short<'a>(line: &'a [u8], i: usize, mut r: Request<'a>) -> Option<Request<'a>> {
+    if line.get(i) != Some(&b'"') {
+        return None;
+    }
+    r.agent = b"-";
     Some(r)
 }
 
@@ -400,6 +417,30 @@ mod tests {
                 assert_eq!(wf2_fields(&line), wf2_fields_naive(&line), "{len}");
             }
         }
+    }
+
+    #[test]
+    fn a_last_quoted_field_cut_short_is_unknown_and_the_line_a_request() {
+        let head = b"1.2.3.4 - - [10/Oct/2007:13:55:36 -0700] \"GET /a HTTP/1.1\" 200 123";
+        let line = |tail: &[u8]| [&head[..], tail].concat();
+        let cut_agent = line(b" \"http://r/\" \"Mozilla/5.0 (cut");
+        let r = parse_request(&cut_agent).unwrap();
+        assert_eq!(
+            (r.referrer, r.agent, r.bytes),
+            (&b"http://r/"[..], &b"-"[..], 123)
+        );
+        let cut_referrer = line(b" \"http://r/ and more");
+        let r = parse_request(&cut_referrer).unwrap();
+        assert_eq!((r.referrer, r.agent), (&b"-"[..], &b"-"[..]));
+        // An escaped quote does not close a field; a line ending in one is cut short.
+        let escaped = line(b" \"-\" \"UA \\\"");
+        assert_eq!(parse_request(&escaped).unwrap().agent, b"-");
+        // Whole fields are read as before; a field that is not quoted at all is not a
+        // request.
+        let whole = line(b" \"-\" \"UA x\"");
+        assert_eq!(parse_request(&whole).unwrap().agent, b"UA x");
+        assert!(parse_request(&line(b" \"-\" UA")).is_none());
+        assert!(parse_request(&line(b" -")).is_none());
     }
 
     #[test]

@@ -253,15 +253,15 @@ pub struct SummaryTables {
     /// visitors (see [`visitor_key`]), requests by virtual host, by remote user, time
     /// taken by request (microseconds, in all), longest time by request (merged by
     /// maximum: see [`summary_list_max`]), bytes sent by client, by referrer, by user
-    /// agent, by virtual host, by remote user, and requests by row and visitor (see
-    /// [`crate::logs::summary::row_visitor_key`]).
+    /// agent, by virtual host, by remote user, requests by row and visitor (see
+    /// [`crate::logs::summary::row_visitor_key`]), and bytes by 404 request.
     pub tables: Vec<Vec<(Vec<u8>, u64)>>,
 }
 
 /// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
 pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
 /// How many lists after the days a [`SummaryTables`] holds.
-pub const SUMMARY_TABLES: usize = 17;
+pub const SUMMARY_TABLES: usize = crate::logs::panels::LISTS.len();
 
 /// Whether the summary's list `i` (0 is the first after the days) merges by maximum
 /// (the longest time by request, and the row visitors, a set whose values are 1) rather
@@ -477,7 +477,7 @@ impl Wf2Tables {
 pub const MAGIC: &[u8; 8] = b"SWATHPRT";
 
 /// The format version this code writes and reads.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 
 /// Why partials could not be read or merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

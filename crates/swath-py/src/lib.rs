@@ -199,6 +199,7 @@ fn request(kind: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<(Request
         "summary" => Request::Summary {
             top: o.take::<usize>("top")?.unwrap_or(10),
             max_line: max_line(&o)?,
+            visitors_4xx: o.take::<bool>("visitors_4xx")?.unwrap_or(false),
         },
         other => {
             return Err(SwathError::new_err(format!(
@@ -229,7 +230,7 @@ fn max_line(o: &Options<'_>) -> PyResult<usize> {
 /// `"utf8-posix"`; by default from the locale); for `grep_count`, `pattern`, `syntax`
 /// (`"basic"`, `"extended"`, `"fixed"`, `"perl"`), `ignore_case`, `word`, `line`,
 /// `invert`, `text`, `with_filename`, `null`, `utf8`; for `wf2`, `top`, `max_line`,
-/// `article`, `self_referrer`; for `summary`, `top`, `max_line`; for all, `threads`.
+/// `article`, `self_referrer`; for `summary`, `top`, `max_line`, `visitors_4xx`; for all, `threads`.
 #[pyfunction]
 #[pyo3(signature = (kind, path, start=0, end=None, *, index=0, name=None, **options))]
 #[allow(clippy::too_many_arguments)]

@@ -151,12 +151,13 @@ pub fn summary_options(
     statics: &[String],
 ) -> Vec<u8> {
     format!(
-        "logs summary\ntop={top}\nmax-line={}\nformat-name={}\nformat={}\n{}\nstatic={}",
+        "logs summary\ntop={top}\nmax-line={}\nformat-name={}\nformat={}\n{}\nstatic={}\n4xx-to-unique-count={}",
         config.max_line,
         config.format.name(),
         config.format.spec().replace('\n', " "),
         config.filter.spec(),
-        statics.join(",")
+        statics.join(","),
+        config.visitors_4xx
     )
     .into_bytes()
 }

@@ -62,6 +62,8 @@ pub enum Request {
         top: usize,
         /// `--max-line`.
         max_line: usize,
+        /// `--4xx-to-unique-count`.
+        visitors_4xx: bool,
     },
 }
 
@@ -242,7 +244,11 @@ fn compute(
             let options = crate::logs::wf2_options(*top, *max_line, article, self_referrer);
             log_piece::<LogWf2, _>(input, shown, range, &config, engine, &at.of(&options))
         }
-        Request::Summary { top, max_line } => {
+        Request::Summary {
+            top,
+            max_line,
+            visitors_4xx,
+        } => {
             // A piece whose log's head fits no format counts its lines as malformed.
             let (format, _) = crate::logs::log_format("auto", &Source::file(input).head())
                 .unwrap_or((swath_ops::logs::format::Format::default(), None));
@@ -250,6 +256,7 @@ fn compute(
                 max_line: *max_line,
                 format,
                 filter: Default::default(),
+                visitors_4xx: *visitors_4xx,
             };
             let statics = swath_ops::logs::summary::default_static();
             let options = crate::logs::summary_options(*top, &config, &statics);

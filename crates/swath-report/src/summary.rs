@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 use swath_ops::logs::panels::{
-    Panel, Rows, RowsOf, VisitorsOf, When, PANELS, T_CLIENTS, T_REQUESTS,
+    Panel, Rows, RowsOf, VisitorsOf, When, PANELS, T_CLIENTS, T_NOT_FOUND_BYTES, T_REQUESTS,
 };
 use swath_ops::logs::summary::SummaryTop;
 use swath_ops::logs::Ranking;
@@ -164,19 +164,29 @@ fn keys_panel(
 }
 
 /// A panel of requests (`METHOD URI PROTOCOL`) with hits, unique visitors (of row panel
-/// `rows`, a `P_*` index) and, with `values`, bytes and the time taken (average, longest,
-/// in all) when the log has times. (The bytes and times are the request's over all its
-/// hits: the 404s panel, whose hits are some of them, has none.)
-fn request_panel(p: &Panel, s: &SummaryTop, r: &Ranking, rows: usize, values: bool) -> Value {
+/// `rows`, a `P_*` index), bytes (of list `bytes`: `T_BYTES`, `T_NOT_FOUND_BYTES`) and,
+/// with `times`, the time taken (average, longest, in all) when the log has times.
+fn request_panel(
+    p: &Panel,
+    s: &SummaryTop,
+    r: &Ranking,
+    (rows, bytes): (usize, usize),
+    times: bool,
+) -> Value {
     let visitors = s.visitors_of(VisitorsOf::Rows(rows));
-    let timed = s.numbers[N_TIMED] > 0 && values;
+    let timed = s.numbers[N_TIMED] > 0 && times;
+    let bytes_of = if bytes == T_NOT_FOUND_BYTES {
+        &s.not_found_bytes_of
+    } else {
+        &s.bytes_of
+    };
     let (total, total_bytes) = (s.numbers[N_REQUESTS], s.numbers[N_BYTES]);
     let rows = r
         .top
         .iter()
         .map(|(k, c)| {
             let (m, u, p) = swath_ops::logs::format::split_key(k);
-            let b = s.bytes_of.get(k).copied().unwrap_or(0);
+            let b = bytes_of.get(k).copied().unwrap_or(0);
             let mut row = json!({
                 "method": lossy(m), "uri": lossy(u), "protocol": lossy(p),
                 "hits": c, "hits_percent": percent(*c, total),
@@ -184,10 +194,8 @@ fn request_panel(p: &Panel, s: &SummaryTop, r: &Ranking, rows: usize, values: bo
             let v = visitors.get(k).copied().unwrap_or(0);
             row["visitors"] = v.into();
             row["visitors_percent"] = percent(v, s.visitors);
-            if values {
-                row["bytes"] = b.into();
-                row["bytes_percent"] = percent(b, total_bytes);
-            }
+            row["bytes"] = b.into();
+            row["bytes_percent"] = percent(b, total_bytes);
             if timed {
                 let (sum, max) = s.times_of.get(k).copied().unwrap_or((0, 0));
                 row["time_avg_us"] = (sum / (*c).max(1)).into();
@@ -203,10 +211,8 @@ fn request_panel(p: &Panel, s: &SummaryTop, r: &Ranking, rows: usize, values: bo
         col("visitors", "Visitors", "count"),
         col("visitors_percent", "Visitors %", "percent"),
     ];
-    if values {
-        columns.push(col("bytes", "Bytes", "bytes"));
-        columns.push(col("bytes_percent", "Bytes %", "percent"));
-    }
+    columns.push(col("bytes", "Bytes", "bytes"));
+    columns.push(col("bytes_percent", "Bytes %", "percent"));
     if timed {
         columns.push(col("time_avg_us", "Avg. time", "micros"));
         columns.push(col("time_max_us", "Max. time", "micros"));
@@ -279,8 +285,9 @@ fn panel_of(s: &SummaryTop, p: &Panel) -> Option<Value> {
         Rows::Requests {
             rows,
             visitors,
-            values,
-        } => request_panel(p, s, s.rows(rows), visitors, values),
+            bytes,
+            times,
+        } => request_panel(p, s, s.rows(rows), (visitors, bytes), times),
         Rows::Days => days_panel(p, s),
         Rows::VisitorHours => visitor_hours_panel(p, s),
         Rows::Hours => hours_panel(p, s),

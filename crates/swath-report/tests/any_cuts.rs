@@ -100,6 +100,12 @@ fn requests() -> Vec<Request> {
         Request::Summary {
             top: 4,
             max_line: 4 << 20,
+            visitors_4xx: false,
+        },
+        Request::Summary {
+            top: 4,
+            max_line: 4 << 20,
+            visitors_4xx: true,
         },
     ]
 }

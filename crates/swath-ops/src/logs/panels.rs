@@ -63,10 +63,13 @@ pub const T_USER_BYTES: usize = 15;
 /// Requests by row of a panel and visitor (`summary::row_visitor_key`): the visitors of
 /// each row of the requests, 404s, referrers, referring sites, virtual hosts and users.
 pub const T_ROW_VISITORS: usize = 16;
+/// Bytes sent by 404 request (the 404s' bytes: a request answered 404 is in the 404s
+/// only, as in GoAccess).
+pub const T_NOT_FOUND_BYTES: usize = 17;
 
 /// The lists of a summary's state after its numbers and days, in the order of the
 /// partial format (docs/partial-format.md): entry `T_*` is list `T_*`.
-pub const LISTS: [List; 17] = [
+pub const LISTS: [List; 18] = [
     List {
         name: "clients",
         holds: "requests by client",
@@ -152,12 +155,17 @@ pub const LISTS: [List; 17] = [
         holds: "1 for each visitor of a row of a panel (a set)",
         merge: Merge::Max,
     },
+    List {
+        name: "not_found_bytes",
+        holds: "bytes sent by 404 request",
+        merge: Merge::Sum,
+    },
 ];
 
 /// The requested files' rows among the panels with visitors by row ([`T_ROW_VISITORS`]);
 /// the static files are some of them.
 pub const P_REQUESTS: usize = 0;
-/// The 404s (a request's 404 hits only).
+/// The 404s (a request answered 404 is in this panel only).
 pub const P_NOT_FOUND: usize = 1;
 /// The referrers.
 pub const P_REFERRERS: usize = 2;
@@ -273,15 +281,17 @@ pub enum Rows {
         chart: bool,
     },
     /// Ranked requests (`METHOD URI PROTOCOL`) shown as method, protocol and URI, with
-    /// hits, the visitors of row panel `visitors` (`P_*`) and, with `values`, bytes and
-    /// (when the log has them) times taken.
+    /// hits, the visitors of row panel `visitors` (`P_*`), bytes and, with `times` (when
+    /// the log has them), times taken.
     Requests {
         /// The rows.
         rows: RowsOf,
         /// The row panel (`P_*`) of their visitors.
         visitors: usize,
-        /// Whether the request's bytes and times are shown (its hits are all its own).
-        values: bool,
+        /// The list of their bytes by request (`T_BYTES`, `T_NOT_FOUND_BYTES`).
+        bytes: usize,
+        /// Whether the times taken are shown.
+        times: bool,
     },
     /// Hits and unique visitors by day.
     Days,
@@ -363,7 +373,8 @@ pub const PANELS: &[Panel] = &[
         rows: Rows::Requests {
             rows: RowsOf::List(T_REQUESTS),
             visitors: P_REQUESTS,
-            values: true,
+            bytes: T_BYTES,
+            times: true,
         },
         when: When::Always,
     },
@@ -373,7 +384,8 @@ pub const PANELS: &[Panel] = &[
         rows: Rows::Requests {
             rows: RowsOf::Statics,
             visitors: P_REQUESTS,
-            values: true,
+            bytes: T_BYTES,
+            times: true,
         },
         when: When::Always,
     },
@@ -383,7 +395,8 @@ pub const PANELS: &[Panel] = &[
         rows: Rows::Requests {
             rows: RowsOf::List(T_NOT_FOUND),
             visitors: P_NOT_FOUND,
-            values: false,
+            bytes: T_NOT_FOUND_BYTES,
+            times: false,
         },
         when: When::Always,
     },
@@ -621,8 +634,14 @@ mod tests {
                         VisitorsOf::Clients | VisitorsOf::Agents => true,
                     }));
                 }
-                Rows::Requests { rows, visitors, .. } => {
+                Rows::Requests {
+                    rows,
+                    visitors,
+                    bytes,
+                    ..
+                } => {
                     assert!(rows_ok(rows) && visitors < ROW_PANELS, "{}", p.id);
+                    assert!(bytes == T_BYTES || bytes == T_NOT_FOUND_BYTES, "{}", p.id);
                 }
                 _ => {}
             }

@@ -19,9 +19,9 @@ use crate::logs::panels::{BytesOf, RowsOf, VisitorsOf, GROUPS, LISTS};
 pub use crate::logs::panels::{
     G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
     P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS, ROW_PANELS, T_AGENTS, T_AGENT_BYTES,
-    T_BYTES, T_CLIENTS, T_CLIENT_BYTES, T_NOT_FOUND, T_REFERRERS, T_REFERRER_BYTES, T_REQUESTS,
-    T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES, T_VHOSTS, T_VHOST_BYTES,
-    T_VISITORS,
+    T_BYTES, T_CLIENTS, T_CLIENT_BYTES, T_NOT_FOUND, T_NOT_FOUND_BYTES, T_REFERRERS,
+    T_REFERRER_BYTES, T_REQUESTS, T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES,
+    T_VHOSTS, T_VHOST_BYTES, T_VISITORS,
 };
 use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
@@ -177,13 +177,13 @@ pub fn parse_time(s: &str, until: bool) -> Result<Stamp, TimeError> {
     Ok(((((y * 100 + m) * 100 + d) * 100 + hms[0]) * 100 + hms[1]) * 100 + hms[2])
 }
 
-/// The default static-file extensions (GoAccess's list and a few more).
+/// The default static-file extensions: GoAccess 1.7's, the 40 of the configuration it
+/// installs (`/etc/goaccess/goaccess.conf`), so that both count the same static files.
 pub const STATIC_EXTENSIONS: &[&str] = &[
-    "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "ico", "svg", "webp", "avif", "bmp",
-    "tif", "tiff", "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "webm", "ogg", "ogv", "wav",
-    "flac", "avi", "mov", "mkv", "flv", "swf", "pdf", "txt", "csv", "xml", "json", "zip", "gz",
-    "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "iso", "dmg", "exe", "msi", "deb", "rpm", "apk",
-    "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "rtf",
+    "css", "js", "jpg", "png", "gif", "ico", "jpeg", "pdf", "csv", "mpeg", "mpg", "swf", "woff",
+    "woff2", "xls", "xlsx", "doc", "docx", "ppt", "pptx", "txt", "zip", "ogg", "mp3", "mp4", "exe",
+    "iso", "gz", "rar", "svg", "bmp", "tar", "tgz", "tiff", "tif", "ttf", "flv", "dmg", "xz",
+    "zst",
 ];
 
 /// [`STATIC_EXTENSIONS`] as owned strings.
@@ -191,18 +191,19 @@ pub fn default_static() -> Vec<String> {
     STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect()
 }
 
-/// Whether a request key (`METHOD URI PROTOCOL`, or a URI) asks for a static file: its
-/// path (before `?` or `#`) ends in `.EXT` for one of `exts` (lower case, compared
-/// without case).
+/// Whether a request key (`METHOD URI PROTOCOL`, or a URI) asks for a static file, as
+/// GoAccess decides it: its URI, query string included, ends in `.EXT` for one of `exts`
+/// (lower case, compared without case) after at least one other byte. So `/a.css` is
+/// static and `/a.css?v=2` is not.
 pub fn is_static(request: &[u8], exts: &[String]) -> bool {
     let (_, uri, _) = crate::logs::format::split_key(request);
-    let path = uri.split(|&b| b == b'?' || b == b'#').next().unwrap_or(uri);
-    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-    let Some(dot) = memchr::memrchr(b'.', name) else {
-        return false;
-    };
-    let ext = &name[dot + 1..];
-    exts.iter().any(|e| ext.eq_ignore_ascii_case(e.as_bytes()))
+    exts.iter().any(|e| {
+        let e = e.as_bytes();
+        uri.len() > e.len() + 1 && {
+            let tail = &uri[uri.len() - e.len() - 1..];
+            tail[0] == b'.' && tail[1..].eq_ignore_ascii_case(e)
+        }
+    })
 }
 
 /// What a user agent is, as the report shows it.
@@ -307,6 +308,10 @@ pub struct SummaryConfig {
     pub format: Format,
     /// What to leave out.
     pub filter: Filter,
+    /// Count the clients of 4xx responses as visitors too (GoAccess's
+    /// `--4xx-to-unique-count`); by default, as GoAccess, a request answered 400-499 adds
+    /// its hits and bytes but no visitor, in every panel.
+    pub visitors_4xx: bool,
 }
 
 impl Default for SummaryConfig {
@@ -315,7 +320,17 @@ impl Default for SummaryConfig {
             max_line: DEFAULT_MAX_LINE,
             format: Format::default(),
             filter: Filter::default(),
+            visitors_4xx: false,
         }
+    }
+}
+
+impl SummaryConfig {
+    /// Whether a request answered `status` makes its client a visitor (of the day and of
+    /// each row it adds to): not a 4xx response, unless [`SummaryConfig::visitors_4xx`].
+    #[inline]
+    pub fn counts_visitor(&self, status: u16) -> bool {
+        self.visitors_4xx || !(400..500).contains(&status)
     }
 }
 
@@ -700,9 +715,18 @@ impl Summary {
             }
             n[N_LAST] = n[N_LAST].max(s);
             *self.days.entry(day).or_insert(0) += 1;
-            let v = visitor_key(day, hour, r.client, r.agent);
-            self.visitors.push(v);
-            Some(v)
+            c.counts_visitor(r.status).then(|| {
+                // No agent (an empty field, none logged, one cut short) is the agent `-`,
+                // as GoAccess keys its visitors.
+                let agent = if r.agent.is_empty() {
+                    &b"-"[..]
+                } else {
+                    r.agent
+                };
+                let v = visitor_key(day, hour, r.client, agent);
+                self.visitors.push(v);
+                v
+            })
         } else {
             None
         };
@@ -718,20 +742,25 @@ impl Summary {
         self.key.push(b' ');
         self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
-        match self.requests.get_mut(&Probe(&self.key)) {
-            Some(v) => {
-                v[0] += 1;
-                v[1] = v[1].saturating_add(r.bytes);
-                v[2] = v[2].saturating_add(us);
-                v[3] = v[3].max(us);
-            }
-            None => {
-                self.requests
-                    .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us]);
-            }
-        }
-        if r.status == 404 {
+        // A request answered 404 is in the 404s only (as in GoAccess), the others in the
+        // requests (the static files among them).
+        let not_found = r.status == 404;
+        if not_found {
             add(&mut t[T_NOT_FOUND], &self.key, 1);
+            add(&mut t[T_NOT_FOUND_BYTES], &self.key, r.bytes);
+        } else {
+            match self.requests.get_mut(&Probe(&self.key)) {
+                Some(v) => {
+                    v[0] += 1;
+                    v[1] = v[1].saturating_add(r.bytes);
+                    v[2] = v[2].saturating_add(us);
+                    v[3] = v[3].max(us);
+                }
+                None => {
+                    self.requests
+                        .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us]);
+                }
+            }
         }
         for (p, field) in [(1, r.referrer), (2, r.agent), (3, r.vhost), (4, r.user)] {
             if !field.is_empty() && field != b"-" {
@@ -751,10 +780,8 @@ impl Summary {
                     rows.push(k);
                 }
             };
-            push(row_visitor_key(P_REQUESTS, &self.key, v));
-            if r.status == 404 {
-                push(row_visitor_key(P_NOT_FOUND, &self.key, v));
-            }
+            let panel = if not_found { P_NOT_FOUND } else { P_REQUESTS };
+            push(row_visitor_key(panel, &self.key, v));
             for (p, field) in [
                 (P_REFERRERS, r.referrer),
                 (P_VHOSTS, r.vhost),
@@ -924,6 +951,7 @@ pub struct SummaryFold<'e> {
     row_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
     wanted: hashbrown::HashSet<Vec<u8>>,
     bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+    not_found_bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
     times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
 }
 
@@ -952,6 +980,7 @@ impl<'e> SummaryFold<'e> {
             row_visitors: (0..ROW_PANELS).map(|_| Default::default()).collect(),
             wanted: hashbrown::HashSet::new(),
             bytes_of: std::collections::BTreeMap::new(),
+            not_found_bytes_of: std::collections::BTreeMap::new(),
             times_of: std::collections::BTreeMap::new(),
         }
     }
@@ -981,12 +1010,21 @@ impl<'e> SummaryFold<'e> {
                 }
                 return;
             }
+            // The requested files are the requests but the static files, as GoAccess's.
             T_REQUESTS if is_static(k, self.exts) => {
                 self.static_hits = self.static_hits.saturating_add(c);
                 self.statics.add(k, c);
+                return;
             }
             T_BYTES if self.wanted.contains(k) => {
                 self.bytes_of.insert(k.to_vec(), c);
+            }
+            T_NOT_FOUND_BYTES => {
+                // The 404s' rows kept are in the map already (`end_table`).
+                if let Some(b) = self.not_found_bytes_of.get_mut(k) {
+                    *b = c;
+                }
+                return;
             }
             T_TIME_SUM | T_TIME_MAX => {
                 if self.wanted.contains(k) {
@@ -1096,6 +1134,8 @@ impl<'e> SummaryFold<'e> {
             }
         }
         if table == T_NOT_FOUND {
+            let kept = self.tops[T_NOT_FOUND].keys().map(|k| (k.to_vec(), 0));
+            self.not_found_bytes_of.extend(kept);
             for t in [
                 &self.tops[T_REQUESTS],
                 &self.tops[T_NOT_FOUND],
@@ -1204,6 +1244,7 @@ impl<'e> SummaryFold<'e> {
             row_visitors,
             crawler_hits: self.crawler_hits,
             bytes_of: self.bytes_of,
+            not_found_bytes_of: self.not_found_bytes_of,
             times_of: self.times_of,
         }
     }
@@ -1253,8 +1294,10 @@ pub struct SummaryTop {
     pub groups: Vec<Ranking>,
     /// Requests from crawlers in all.
     pub crawler_hits: u64,
-    /// Bytes sent for the requests of the requests, static files and 404s panels.
+    /// Bytes sent for the requests of the requests and static files panels.
     pub bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
+    /// Bytes sent for the requests of the 404s panel.
+    pub not_found_bytes_of: std::collections::BTreeMap<Vec<u8>, u64>,
     /// Time taken in all and longest (microseconds) for those requests, when logged.
     pub times_of: std::collections::BTreeMap<Vec<u8>, (u64, u64)>,
     /// Bytes of the rows kept of the referring sites, browsers, browser versions,
@@ -1417,7 +1460,13 @@ mod tests {
     #[test]
     fn statics_sites_and_agents() {
         let exts: Vec<String> = STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect();
-        assert!(is_static(b"GET /a/b.CSS?v=1 HTTP/1.1", &exts));
+        // GoAccess's rule: the URI's end, query string included, without case.
+        assert!(is_static(b"GET /a/b.CSS HTTP/1.1", &exts));
+        assert!(!is_static(b"GET /a/b.CSS?v=1 HTTP/1.1", &exts));
+        assert!(is_static(b"GET /x?f=a.css HTTP/1.1", &exts));
+        assert!(is_static(b"GET /archive.tar.gz HTTP/1.1", &exts));
+        assert!(!is_static(b"GET /a.avi HTTP/1.1", &exts));
+        assert!(!is_static(b"GET .css HTTP/1.1", &exts) && is_static(b"/.css", &exts));
         assert!(!is_static(b"GET /a.b/c HTTP/1.1", &exts));
         assert!(!is_static(b"GET / HTTP/1.1", &exts));
         assert_eq!(site(b"https://a.example:8080/x?y"), b"a.example:8080");

@@ -403,10 +403,17 @@ def summary(
     threads: int = 1,
     storage_options: Optional[dict] = None,
     progress: bool = False,
+    visitors_4xx: bool = False,
 ) -> Result:
     """The log summary (``swath logs summary``): text, ``.json()``, ``.html(path)``.
-    Arguments as for :func:`wf2`."""
-    options = {"top": top, "max_line": _size(max_line), "threads": threads}
+    Arguments as for :func:`wf2`; ``visitors_4xx`` counts the clients of 4xx responses
+    as visitors too (``--4xx-to-unique-count``)."""
+    options = {
+        "top": top,
+        "max_line": _size(max_line),
+        "threads": threads,
+        "visitors_4xx": visitors_4xx,
+    }
     return _run(
         "summary", paths, options, client, blocksize, split_every, storage_options, progress
     )

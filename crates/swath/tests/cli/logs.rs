@@ -1474,13 +1474,15 @@ fn summary_counts_every_format() {
     assert_eq!(g["requests"], 5);
     assert_eq!(g["lines_failed"], 1);
     assert_eq!(g["unique_clients"], 3);
-    // GET /a HTTP/1.0, GET /b HTTP/1.1, POST /a?q=.. HTTP/1.1, GET /a HTTP/1.1.
-    assert_eq!(g["unique_requests"], 4);
+    // The requested files: GET /a HTTP/1.0, POST /a?q=.. HTTP/1.1, GET /a HTTP/1.1 (GET /b
+    // was answered 404 both times: it is in the 404s only, as in GoAccess).
+    assert_eq!(g["unique_requests"], 3);
     assert_eq!(g["bytes"], 107);
     assert_eq!(g["not_found"], 2);
-    // (client, agent, day): 1.2.3.4 with no agent on the 10th, 1.2.3.4 with UA x on the
-    // 10th, ::1 curl on the 11th, host.example UA x on the 11th, 1.2.3.4 curl on the 11th.
-    assert_eq!(g["unique_visitors"], 5);
+    // (client, agent, day): 1.2.3.4 with no agent on the 10th, ::1 curl on the 11th,
+    // 1.2.3.4 curl on the 11th; UA x's two requests were answered 404, which make no
+    // visitor (as in GoAccess).
+    assert_eq!(g["unique_visitors"], 3);
     assert_eq!(g["first"], "2000-10-10 13:55:36");
     assert_eq!(g["last"], "2000-10-11 23:59:59");
     let panel = |id: &str| -> serde_json::Value {
@@ -1509,47 +1511,47 @@ fn summary_counts_every_format() {
     assert_eq!(
         rows("visitors"),
         serde_json::json!([
-            {"day": "2000-10-10", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0},
-            {"day": "2000-10-11", "hits": 3, "hits_percent": 60.0, "visitors": 3, "visitors_percent": 60.0}
+            {"day": "2000-10-10", "hits": 2, "hits_percent": 40.0, "visitors": 1, "visitors_percent": 33.33},
+            {"day": "2000-10-11", "hits": 3, "hits_percent": 60.0, "visitors": 2, "visitors_percent": 66.67}
         ])
     );
     assert_eq!(
         rows("not_found"),
-        // Two visitors: 1.2.3.4 with UA x on the 10th, host.example with UA x on the 11th.
+        // No visitors (404s make none), the bytes of both (`-` and 0).
         serde_json::json!([{"method": "GET", "uri": "/b", "protocol": "HTTP/1.1", "hits": 2,
-            "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0}])
+            "hits_percent": 40.0, "visitors": 0, "visitors_percent": 0.0, "bytes": 0,
+            "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("hosts")[0],
-        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0, "visitors": 3,
-            "visitors_percent": 60.0, "bytes": 100, "bytes_percent": 93.46})
+        serde_json::json!({"host": "1.2.3.4", "hits": 3, "hits_percent": 60.0, "visitors": 2,
+            "visitors_percent": 66.67, "bytes": 100, "bytes_percent": 93.46})
     );
     assert_eq!(
         rows("referrers"),
-        // Visitors: 1.2.3.4 with UA x on the 10th, 1.2.3.4 with curl on the 11th.
-        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
+        // Visitors: 1.2.3.4 with curl on the 11th (the 10th's request was a 404).
+        serde_json::json!([{"referrer": "http://r/", "hits": 2, "hits_percent": 40.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("referring_sites"),
-        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0}])
+        serde_json::json!([{"site": "r", "hits": 2, "hits_percent": 40.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(
         rows("agents"),
         serde_json::json!([
-            // UA x: 1.2.3.4 on the 10th, host.example on the 11th; curl: ::1 and 1.2.3.4
-            // on the 11th.
-            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 0, "bytes_percent": 0.0},
-            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 40.0, "bytes": 7, "bytes_percent": 6.54}
+            // UA x: two 404s, no visitor; curl: ::1 and 1.2.3.4 on the 11th.
+            {"agent": "UA \\\"x\\\" 1", "hits": 2, "hits_percent": 40.0, "visitors": 0, "visitors_percent": 0.0, "bytes": 0, "bytes_percent": 0.0},
+            {"agent": "curl/8", "hits": 2, "hits_percent": 40.0, "visitors": 2, "visitors_percent": 66.67, "bytes": 7, "bytes_percent": 6.54}
         ])
     );
     assert_eq!(
-        rows("requests")[3],
+        rows("requests")[2],
         serde_json::json!({"method": "POST", "uri": "/a?q=\\\"1\\\"", "protocol": "HTTP/1.1",
-            "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 20.0, "bytes": 7, "bytes_percent": 6.54})
+            "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7, "bytes_percent": 6.54})
     );
     assert_eq!(
         rows("users"),
-        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 20.0, "bytes": 0, "bytes_percent": 0.0}])
+        serde_json::json!([{"user": "frank", "hits": 1, "hits_percent": 20.0, "visitors": 0, "visitors_percent": 0.0, "bytes": 0, "bytes_percent": 0.0}])
     );
     assert_eq!(panel("sizes")["distinct"], 8, "0 B up to 64-127 B");
     for extra in [
@@ -2258,22 +2260,23 @@ fn visitors_by_row_are_counted_by_hand() {
     .concat();
     let dir = Dir::new();
     dir.write("v.log", log.as_bytes());
-    // (panel, key column, key) -> (hits, visitors), counted by hand.
+    // (panel, key column, key) -> (hits, visitors), counted by hand, as GoAccess counts:
+    // the 404 (the 6th's) is in the 404s only and makes no visitor; the static file is
+    // in the static files only.
     let want: &[(&str, &str, &str, u64, u64)] = &[
-        ("requests", "uri", "/a", 4, 3),
-        ("requests", "uri", "/a.png", 2, 1),
+        ("requests", "uri", "/a", 3, 2),
         ("requests", "uri", "/b", 1, 1),
         ("static", "uri", "/a.png", 2, 1),
-        ("not_found", "uri", "/a", 1, 1),
+        ("not_found", "uri", "/a", 1, 0),
         ("referrers", "referrer", "https://s1.example/x", 2, 2),
         ("referrers", "referrer", "https://s1.example/y", 1, 1),
         ("referrers", "referrer", "https://s2.example/", 1, 1),
         ("referring_sites", "site", "s1.example", 3, 2),
         ("referring_sites", "site", "s2.example", 1, 1),
         ("users", "user", "bob", 1, 1),
-        ("agents", "agent", "UA-X", 6, 3),
+        ("agents", "agent", "UA-X", 6, 2),
         ("agents", "agent", "UA-Y", 1, 1),
-        ("hosts", "host", "192.0.2.1", 4, 3),
+        ("hosts", "host", "192.0.2.1", 4, 2),
     ];
     for engine in [&[][..], &["--threads", "3", "--block-size", "1"][..]] {
         let mut args = vec!["logs", "summary", "--json", "v.log"];
@@ -2281,7 +2284,16 @@ fn visitors_by_row_are_counted_by_hand() {
         let out = swath(&dir, &args);
         exited_0(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["general"]["unique_visitors"], 4, "{engine:?}");
+        assert_eq!(v["general"]["unique_visitors"], 3, "{engine:?}");
+        let requests = panel_rows(&v, "requests");
+        assert!(
+            !requests
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["uri"] == "/a.png"),
+            "{engine:?}: a static file among the requested files: {requests}"
+        );
         for &(panel, column, key, hits, visitors) in want {
             let rows = panel_rows(&v, panel);
             let row = rows
@@ -2319,7 +2331,9 @@ fn every_format_is_recognised_and_counted_by_hand() {
         let g = &v["general"];
         let want = serde_json::json!({
             "requests": 4, "lines_failed": 0, "bytes": 7680, "not_found": 1, "unique_clients": 3,
-            "unique_requests": 4, "static_requests": 1, "unique_visitors": 3,
+            // As GoAccess: the static file and the 404 are not requested files, and the
+            // 404's client (the bot) is no visitor.
+            "unique_requests": 2, "static_requests": 1, "unique_visitors": 2,
             "first": "2024-03-05 10:15:30", "last": "2024-03-06 09:00:00", "format": name,
         });
         for (k, w) in want.as_object().unwrap() {
@@ -2339,21 +2353,21 @@ fn every_format_is_recognised_and_counted_by_hand() {
         let days = panel_rows(&v, "visitors");
         if days
             != serde_json::json!([
-                {"day": "2024-03-05", "hits": 3, "hits_percent": 75.0, "visitors": 2, "visitors_percent": 66.67},
-                {"day": "2024-03-06", "hits": 1, "hits_percent": 25.0, "visitors": 1, "visitors_percent": 33.33}
+                {"day": "2024-03-05", "hits": 3, "hits_percent": 75.0, "visitors": 1, "visitors_percent": 50.0},
+                {"day": "2024-03-06", "hits": 1, "hits_percent": 25.0, "visitors": 1, "visitors_percent": 50.0}
             ])
         {
             failures.fail(format!("{name}: days {days}"));
         }
         let browsers = panel_rows(&v, "browsers");
         if browsers[0]
-            != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7168, "bytes_percent": 93.33})
+            != serde_json::json!({"browser": "Firefox", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
         {
             failures.fail(format!("{name}: browsers {browsers}"));
         }
         let hosts = panel_rows(&v, "hosts");
         if hosts[0]
-            != serde_json::json!({"host": "192.0.2.10", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7168, "bytes_percent": 93.33})
+            != serde_json::json!({"host": "192.0.2.10", "hits": 2, "hits_percent": 50.0, "visitors": 1, "visitors_percent": 50.0, "bytes": 7168, "bytes_percent": 93.33})
         {
             failures.fail(format!("{name}: hosts {hosts}"));
         }

@@ -7,6 +7,7 @@ mod cmp;
 mod demo;
 mod docs;
 mod gen;
+mod goaccess;
 mod grep;
 mod grep_hardening;
 mod grep_locales;

@@ -605,7 +605,23 @@ impl Template {
                             };
                             memchr::memchr(b'?', &rest[..stop]).unwrap_or(stop)
                         }
-                        (_, Some(Piece::Literal(l))) => find(rest, l, quoted)?,
+                        (_, Some(Piece::Literal(l))) => match find(rest, l, quoted) {
+                            Some(end) => end,
+                            // A quoted referrer or agent cut short, its closing quote
+                            // missing: it and the fields after it are unknown (`-`), and
+                            // the line a request, as GoAccess and the hand parser read it.
+                            None if quoted
+                                && matches!(f, Field::Referrer | Field::Agent)
+                                && unclosed(rest) =>
+                            {
+                                if *f == Field::Referrer {
+                                    r.referrer = b"-";
+                                }
+                                r.agent = b"-";
+                                break;
+                            }
+                            None => return None,
+                        },
                         (_, Some(Piece::Field(_))) => rest.len(),
                         (_, None) => rest.len(),
                     };
@@ -668,6 +684,18 @@ impl Template {
         }
         Some(r)
     }
+}
+
+/// Whether a quoted field's `rest` holds no unescaped `"` (a line cut short inside it).
+fn unclosed(rest: &[u8]) -> bool {
+    let mut j = 0;
+    while let Some(k) = rest.get(j..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
+        if rest[j + k] == b'"' {
+            return false;
+        }
+        j += k + 2;
+    }
+    true
 }
 
 /// Where `lit` starts in `rest`: after an unescaped `"` when the field is quoted, else at

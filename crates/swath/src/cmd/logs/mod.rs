@@ -50,6 +50,13 @@ pub enum LogsCommand {
     /// AWS ELB and ALB logs, JSON lines (Caddy and others), or a format you describe with
     /// an Apache LogFormat or nginx log_format string; by default the format is recognised
     /// from the first lines (and named in the report).
+    ///
+    /// Counts as GoAccess 1.7 does (with Debian's configuration): a visitor is a client
+    /// with one agent on one day, 4xx responses making none (--4xx-to-unique-count); a
+    /// 404 is in the 404s panel only; a static file ends in one of GoAccess's 40
+    /// extensions, query string included. It differs on purpose where GoAccess 1.7 loses
+    /// a row's visitor (it stores a row and a visitor as an unordered pair of numbers),
+    /// and reads browsers and systems with woothee; the GUIDE says more.
     #[command(after_help = "Examples:
   swath logs summary access.log                     the report as text
   swath logs summary --html report.html access.log.* every rotated log (.gz, .zst, .xz, .bz2 too)
@@ -197,8 +204,13 @@ pub struct SummaryArgs {
     /// Leave out requests with this status code (repeatable, or comma-separated).
     #[arg(help_heading = "Report options", long = "ignore-status", value_name = "CODE", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(100..1000))]
     pub ignore_status: Vec<u16>,
-    /// Also count paths ending in .EXT as static files (repeatable; css, js, png, jpg and
-    /// about sixty others already are).
+    /// Count the clients of 4xx responses as visitors too. By default, as in GoAccess, a
+    /// request answered 400-499 adds hits and bytes but no visitor, in every panel.
+    #[arg(long = "4xx-to-unique-count", help_heading = "Report options")]
+    pub visitors_4xx: bool,
+    /// Also count requests ending in .EXT as static files (repeatable; GoAccess's 40,
+    /// css, js, png, jpg and others, already are; a query string counts as the end, as in
+    /// GoAccess).
     #[arg(
         help_heading = "Report options",
         long = "static-file",
@@ -514,6 +526,7 @@ fn summary_config(
             until: a.until,
             ignore_status: a.ignore_status.clone(),
         },
+        visitors_4xx: a.visitors_4xx,
     };
     Ok((config, statics))
 }

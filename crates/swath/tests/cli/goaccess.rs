@@ -1,0 +1,365 @@
+//! `swath logs summary --json` against GoAccess 1.7's JSON (`goaccess LOG
+//! --log-format=COMBINED -o report.json`, its defaults: Debian's configuration file read),
+//! figure by figure, on generated combined logs and the same in the common and the
+//! virtual-host combined formats, with the edge cases GoAccess counts its own way:
+//! 4xx responses (no visitors), static files with and without query strings (GoAccess's
+//! extension list), 404s (in their own panel only), crawlers, agents empty or `-`, a last
+//! quoted field cut short, several days, IPv4 and IPv6 clients, `-` bytes.
+//!
+//! Compared: `general`'s requests (total, valid, failed), unique visitors, unique requested
+//! and static files, unique 404s and bandwidth; and every row (hits, visitors, bytes, and a
+//! request's method and protocol) of the visitors, requests, static requests, 404s and
+//! hosts panels (and the virtual hosts').
+//!
+//! Not compared yet: the W3C, CloudFront, ELB/ALB and Caddy formats; the time, status,
+//! browser, system and referrer panels (swath's time and status panels have no visitors or
+//! bytes, its browsers and systems are woothee's names, its referrers leave `-` out).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{swath, Dir};
+
+const GOACCESS: &str = "/usr/bin/goaccess";
+
+/// Visitors before the log's edge cases (see [`edge_log`]): more than any panel's rows
+/// but the hosts'.
+const PREAMBLE: usize = 500;
+
+/// A small deterministic generator (64-bit LCG), so that each seed is one log everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.next() as usize % from.len()]
+    }
+}
+
+/// A combined log of three days, `lines` a day, with GoAccess's edge cases.
+fn edge_log(seed: u64, lines: usize) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let clients: Vec<String> = (1..24)
+        .map(|i| format!("192.0.2.{i}"))
+        .chain((1..5).map(|i| format!("2001:db8::{i:x}")))
+        .collect();
+    let clients: Vec<&str> = clients.iter().map(String::as_str).collect();
+    let agents = [
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+        "Mozilla/5.0 (X11; Linux x86_64; rv:115.0) Gecko/20100101 Firefox/115.0",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+        "curl/8.5.0",
+        "-",
+        "",
+        "python-requests/2.31.0",
+    ];
+    let paths = [
+        "/",
+        "/index.html",
+        "/about",
+        "/style.css",
+        "/style.css?v=2",
+        "/app.js",
+        "/img/a.png",
+        "/img/B.PNG",
+        "/doc.pdf",
+        "/q?x=1&y=2",
+        "/x.docx",
+        "/font.woff2",
+        "/favicon.ico",
+        "/robots.txt",
+        "/feed.atom",
+        "/a.avi",
+        "/archive.tar.gz",
+    ];
+    let methods = ["GET", "GET", "GET", "GET", "GET", "POST", "HEAD"];
+    let statuses = [
+        "200", "200", "200", "200", "200", "200", "304", "301", "404", "404", "403", "444", "500",
+        "206", "400",
+    ];
+    let referrers = [
+        "-",
+        "http://example.com/",
+        "https://www.google.com/search?q=swath&hl=en",
+    ];
+    // GoAccess stores a row's visitor as the unordered pair of the row's and the visitor's
+    // sequence numbers (gkhash.c `u64encode` puts the smaller in the low half), so row r's
+    // visitor v and row v's visitor r are one entry and one of them goes uncounted. First
+    // come PREAMBLE visitors (one row, clients of their own): every later visitor's
+    // number is past every row's but the hosts', and a host's number is never past its
+    // visitors' (each new client comes with a new visitor), so no two pairs meet.
+    let mut out = Vec::new();
+    for i in 0..PREAMBLE {
+        let line = format!(
+            "10.0.{}.{} - - [10/Oct/2023:00:00:00 +0000] \"GET /preamble HTTP/1.1\" 200 1 \"-\" \"preamble\"\n",
+            i / 256,
+            i % 256
+        );
+        out.extend_from_slice(line.as_bytes());
+    }
+    for day in ["10/Oct/2023", "11/Oct/2023", "12/Oct/2023"] {
+        for i in 0..lines {
+            let status = r.pick(&statuses);
+            let bytes = match r.next() % 4 {
+                _ if status == "304" => "0".to_string(),
+                0 => "-".to_string(),
+                _ => (r.next() % 50_000).to_string(),
+            };
+            let (hour, minute, second) = (i * 24 / lines, r.next() % 60, r.next() % 60);
+            let line = format!(
+                "{} - - [{day}:{hour:02}:{minute:02}:{second:02} +0000] \"{} {} HTTP/1.1\" {status} {bytes} \"{}\" \"{}\"\n",
+                r.pick(&clients),
+                r.pick(&methods),
+                r.pick(&paths),
+                r.pick(&referrers),
+                r.pick(&agents),
+            );
+            out.extend_from_slice(line.as_bytes());
+        }
+    }
+    // The last quoted field cut short (no closing quote), at the end of the log.
+    out.extend_from_slice(
+        b"192.0.2.7 - - [12/Oct/2023:23:59:00 +0000] \"GET /about HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0 (cut",
+    );
+    out
+}
+
+/// `log` in the common format: each line cut before its referrer (its third `"`).
+fn as_common(log: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in log.split_inclusive(|&b| b == b'\n') {
+        let quotes: Vec<usize> = line
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'"')
+            .map(|(i, _)| i)
+            .collect();
+        out.extend_from_slice(&line[..quotes[2] - 1]);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// `log` in the virtual-host combined format: each line after `www.example.com:443 `.
+fn as_vcombined(log: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in log.split_inclusive(|&b| b == b'\n') {
+        out.extend_from_slice(b"www.example.com:443 ");
+        out.extend_from_slice(line);
+    }
+    out
+}
+
+/// GoAccess's JSON report of `log` in its format `format` (`COMBINED`, ...), with `args`
+/// after its defaults.
+fn goaccess(dir: &Dir, log: &Path, format: &str, args: &[&str]) -> Value {
+    let out = dir.path("goaccess.json");
+    let run = std::process::Command::new(GOACCESS)
+        .arg(log)
+        .arg(format!("--log-format={format}"))
+        // Every row (366 a panel by default), as swath's --top below.
+        .arg("--max-items=100000")
+        .arg("-o")
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "goaccess: {run:?}");
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// swath's JSON summary of `log`, every row of every panel, with `args`.
+fn summary(dir: &Dir, log: &Path, args: &[&str]) -> Value {
+    let log = log.to_str().unwrap();
+    let mut all = vec!["logs", "summary", "--json", "--top", "100000", log];
+    all.extend_from_slice(args);
+    let run = swath(dir, &all);
+    assert!(run.status.success(), "swath: {run:?}");
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+/// A swath panel by its id.
+fn panel<'a>(s: &'a Value, id: &str) -> &'a Value {
+    s["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("no panel {id}"))
+}
+
+/// A GoAccess row's hits, visitors and bytes.
+fn counts(row: &Value) -> [u64; 3] {
+    ["hits", "visitors", "bytes"].map(|c| row[c]["count"].as_u64().unwrap())
+}
+
+/// swath's row's hits, visitors and bytes.
+fn swath_counts(row: &Value) -> [u64; 3] {
+    ["hits", "visitors", "bytes"].map(|c| row[c].as_u64().unwrap())
+}
+
+/// GoAccess's rows of `panel` keyed by `key` (from the row).
+fn goaccess_rows(
+    g: &Value,
+    panel: &str,
+    key: impl Fn(&Value) -> String,
+) -> BTreeMap<String, [u64; 3]> {
+    let rows = g[panel]["data"].as_array().unwrap();
+    rows.iter().map(|r| (key(r), counts(r))).collect()
+}
+
+/// swath's rows of `panel` keyed by `key`.
+fn swath_rows(s: &Value, id: &str, key: impl Fn(&Value) -> String) -> BTreeMap<String, [u64; 3]> {
+    let rows = panel(s, id)["rows"].as_array().unwrap();
+    rows.iter().map(|r| (key(r), swath_counts(r))).collect()
+}
+
+/// Every figure compared, GoAccess's and swath's, for `log` in GoAccess's format `format`,
+/// read with `goaccess_args` and `swath_args` (the same options in each tool's words).
+fn same_figures(dir: &Dir, log: &Path, format: &str, goaccess_args: &[&str], swath_args: &[&str]) {
+    let g = goaccess(dir, log, format, goaccess_args);
+    let s = summary(dir, log, swath_args);
+    let (gg, sg) = (&g["general"], &s["general"]);
+    let n = |v: &Value| v.as_u64().unwrap();
+    let general = [
+        (
+            "total_requests",
+            n(&sg["lines_valid"]) + n(&sg["lines_failed"]) + n(&sg["filtered"]),
+        ),
+        ("valid_requests", n(&sg["requests"])),
+        ("failed_requests", n(&sg["lines_failed"])),
+        ("unique_visitors", n(&sg["unique_visitors"])),
+        ("unique_files", n(&panel(&s, "requests")["distinct"])),
+        ("unique_static_files", n(&panel(&s, "static")["distinct"])),
+        ("unique_not_found", n(&panel(&s, "not_found")["distinct"])),
+        ("bandwidth", n(&sg["bytes"])),
+    ];
+    for (figure, ours) in general {
+        assert_eq!(
+            n(&gg[figure]),
+            ours,
+            "{format}: general.{figure} ({swath_args:?})"
+        );
+    }
+    // Visitors by day: GoAccess's YYYYMMDD, swath's YYYY-MM-DD.
+    let day = |r: &Value| r["data"].as_str().unwrap().to_string();
+    let gv = goaccess_rows(&g, "visitors", day);
+    let sv: BTreeMap<String, [u64; 3]> = panel(&s, "visitors")["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let d = r["day"].as_str().unwrap().replace('-', "");
+            let hits = n(&r["hits"]);
+            // The day's bytes are not in swath's row: GoAccess's are compared below
+            // through the total.
+            (d, [hits, n(&r["visitors"]), 0])
+        })
+        .collect();
+    let without_bytes = |m: BTreeMap<String, [u64; 3]>| -> BTreeMap<String, [u64; 2]> {
+        m.into_iter().map(|(k, v)| (k, [v[0], v[1]])).collect()
+    };
+    assert_eq!(
+        without_bytes(gv),
+        without_bytes(sv),
+        "{format}: visitors by day"
+    );
+    let data = |r: &Value| r["data"].as_str().unwrap().to_string();
+    assert_eq!(
+        goaccess_rows(&g, "hosts", data),
+        swath_rows(&s, "hosts", |r| r["host"].as_str().unwrap().to_string()),
+        "{format}: hosts"
+    );
+    if format == "VCOMBINED" {
+        assert_eq!(
+            goaccess_rows(&g, "vhosts", data),
+            swath_rows(&s, "vhosts", |r| r["vhost"].as_str().unwrap().to_string()),
+            "{format}: virtual hosts"
+        );
+    }
+    for (ga, ours) in [
+        ("requests", "requests"),
+        ("static_requests", "static"),
+        ("not_found", "not_found"),
+    ] {
+        let request = |method: &Value, uri: &Value, protocol: &Value| {
+            format!(
+                "{} {} {}",
+                method.as_str().unwrap(),
+                uri.as_str().unwrap(),
+                protocol.as_str().unwrap()
+            )
+        };
+        assert_eq!(
+            goaccess_rows(&g, ga, |r| request(
+                &r["method"],
+                &r["data"],
+                &r["protocol"]
+            )),
+            swath_rows(&s, ours, |r| request(
+                &r["method"],
+                &r["uri"],
+                &r["protocol"]
+            )),
+            "{format}: {ga}"
+        );
+    }
+}
+
+fn goaccess_here() -> bool {
+    if Path::new(GOACCESS).exists() {
+        return true;
+    }
+    swath_engine::testing::skip("skipped: /usr/bin/goaccess is not installed");
+    false
+}
+
+#[test]
+fn summary_gives_goaccess_s_figures_on_combined_common_and_vhost_logs() {
+    if !goaccess_here() {
+        return;
+    }
+    let dir = Dir::new();
+    for seed in [1, 2, 3] {
+        let combined = edge_log(seed, 400);
+        let log = dir.write("access.log", &combined);
+        same_figures(&dir, &log, "COMBINED", &[], &[]);
+        let log = dir.write("common.log", &as_common(&combined));
+        same_figures(&dir, &log, "COMMON", &[], &[]);
+        let log = dir.write("vhost.log", &as_vcombined(&combined));
+        same_figures(&dir, &log, "VCOMBINED", &[], &[]);
+    }
+}
+
+#[test]
+fn the_clients_of_4xx_responses_are_visitors_with_4xx_to_unique_count_as_in_goaccess() {
+    if !goaccess_here() {
+        return;
+    }
+    let dir = Dir::new();
+    let log = dir.write("access.log", &edge_log(7, 300));
+    same_figures(
+        &dir,
+        &log,
+        "COMBINED",
+        &["--4xx-to-unique-count"],
+        &["--4xx-to-unique-count"],
+    );
+    // The option changes the count: the log has 4xx responses from clients that have no
+    // other request that day.
+    let dir2 = Dir::new();
+    let plain = summary(&dir2, &log, &[]);
+    let counted = summary(&dir2, &log, &["--4xx-to-unique-count"]);
+    let visitors = |s: &Value| s["general"]["unique_visitors"].as_u64().unwrap();
+    assert!(visitors(&counted) > visitors(&plain));
+}
