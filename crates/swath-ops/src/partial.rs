@@ -259,7 +259,7 @@ pub struct SummaryTables {
 }
 
 /// How many numbers a [`SummaryTables`] holds (see the `N_*` indices).
-pub const SUMMARY_NUMBERS: usize = N_LAST + 1;
+pub const SUMMARY_NUMBERS: usize = N_STATUS_BYTES + 1000;
 /// How many lists after the days a [`SummaryTables`] holds.
 pub const SUMMARY_TABLES: usize = crate::logs::panels::LISTS.len();
 
@@ -307,6 +307,10 @@ pub const N_SIZE_HIST: usize = N_TIME_HIST + 32;
 pub const N_FIRST: usize = N_SIZE_HIST + 64;
 /// Index of the latest request's stamp (merged by maximum).
 pub const N_LAST: usize = N_FIRST + 1;
+/// Index of the first of 24 counts of bytes sent by hour.
+pub const N_HOUR_BYTES: usize = N_LAST + 1;
+/// Index of the first of 1,000 counts of bytes sent by status code.
+pub const N_STATUS_BYTES: usize = N_HOUR_BYTES + 24;
 
 /// The bucket of a histogram of [`N_TIME_HIST`] (`width` 32) or [`N_SIZE_HIST`] (64).
 #[inline]

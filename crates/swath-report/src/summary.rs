@@ -13,13 +13,14 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 use swath_ops::logs::panels::{
-    Panel, Rows, RowsOf, VisitorsOf, When, PANELS, T_CLIENTS, T_NOT_FOUND_BYTES, T_REQUESTS,
+    Panel, Rows, RowsOf, VisitorsOf, When, PANELS, P_STATUS, T_CLIENTS, T_NOT_FOUND_BYTES,
+    T_REQUESTS,
 };
 use swath_ops::logs::summary::SummaryTop;
 use swath_ops::logs::Ranking;
 use swath_ops::partial::{
-    N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS,
-    N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
+    N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_HOUR_BYTES, N_LAST, N_MALFORMED, N_REQUESTS,
+    N_SIZE_HIST, N_STATUS, N_STATUS_BYTES, N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
 };
 
 use crate::logs::json_for_script;
@@ -384,28 +385,73 @@ fn visitor_hours_panel(p: &Panel, s: &SummaryTop) -> Value {
     )
 }
 
-/// Hits by hour of the day.
+/// Hits, unique visitors (each day's visitors in that hour, added over the days, as
+/// GoAccess counts them) and bytes by hour of the day.
 fn hours_panel(p: &Panel, s: &SummaryTop) -> Value {
     let n = &s.numbers;
-    let requests = n[N_REQUESTS];
+    let mut visitors = [0u64; 24];
+    for &(_, h, v) in &s.visitors_by_hour {
+        if let Some(x) = visitors.get_mut(usize::from(h)) {
+            *x = x.saturating_add(v);
+        }
+    }
     let hour_rows: Vec<Value> = (0..24)
         .map(|h| {
-            let c = n[N_HOURS + h];
-            json!({"hour": format!("{h:02}"), "hits": c, "hits_percent": percent(c, requests)})
+            let mut row = json!({"hour": format!("{h:02}")});
+            counted(
+                s,
+                &mut row,
+                [n[N_HOURS + h], visitors[h], n[N_HOUR_BYTES + h]],
+            );
+            row
         })
         .collect();
+    let mut columns = vec![col("hour", "Hour", "text")];
+    columns.extend(counted_columns());
     panel(
         p.id,
         p.title,
         24,
-        vec![
-            col("hour", "Hour", "text"),
-            col("hits", "Hits", "count"),
-            col("hits_percent", "Hits %", "percent"),
-        ],
+        columns,
         hour_rows,
         Some(("hour", "hits")),
     )
+}
+
+/// Sets a row's hits, visitors and bytes, and their percentages (of all requests, unique
+/// visitors and bytes).
+fn counted(s: &SummaryTop, row: &mut Value, [hits, visitors, bytes]: [u64; 3]) {
+    let n = &s.numbers;
+    row["hits"] = hits.into();
+    row["hits_percent"] = percent(hits, n[N_REQUESTS]);
+    row["visitors"] = visitors.into();
+    row["visitors_percent"] = percent(visitors, s.visitors);
+    row["bytes"] = bytes.into();
+    row["bytes_percent"] = percent(bytes, n[N_BYTES]);
+}
+
+/// The columns [`counted`] sets.
+fn counted_columns() -> [Value; 6] {
+    [
+        col("hits", "Hits", "count"),
+        col("hits_percent", "Hits %", "percent"),
+        col("visitors", "Visitors", "count"),
+        col("visitors_percent", "Visitors %", "percent"),
+        col("bytes", "Bytes", "bytes"),
+        col("bytes_percent", "Bytes %", "percent"),
+    ]
+}
+
+/// A status code's hits, unique visitors and bytes.
+fn status_counts(s: &SummaryTop, code: usize) -> [u64; 3] {
+    let n = &s.numbers;
+    let text = swath_ops::logs::summary::status_text(code as u16);
+    let visitors = s.visitors_of(VisitorsOf::Rows(P_STATUS));
+    [
+        n[N_STATUS + code],
+        visitors.get(&text[..]).copied().unwrap_or(0),
+        n[N_STATUS_BYTES + code],
+    ]
 }
 
 /// The class of a status code (`2xx`; `other` outside 100-599) and its index among
@@ -423,32 +469,35 @@ const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
 
 /// Hits by HTTP status class (1xx to 5xx, and other codes when the log has any).
 fn status_classes_panel(p: &Panel, s: &SummaryTop) -> Value {
-    let n = &s.numbers;
-    let requests = n[N_REQUESTS];
-    let mut classes = [0u64; 6];
+    // A class's visitors are its codes' added, as GoAccess adds a root row's.
+    let mut classes = [[0u64; 3]; 6];
     for code in 0..1000 {
-        let c = n[N_STATUS + code];
-        if c > 0 {
+        let c = status_counts(s, code);
+        if c[0] > 0 {
             // Saturating, as the numbers were merged: a partial's counts may be forged.
             let k = status_class(code).1;
-            classes[k] = classes[k].saturating_add(c);
+            for (sum, x) in classes[k].iter_mut().zip(c) {
+                *sum = sum.saturating_add(x);
+            }
         }
     }
     let class_rows: Vec<Value> = CLASSES
         .iter()
         .zip(classes)
-        .filter(|(name, c)| *c > 0 || **name != "other")
-        .map(|(name, c)| json!({"class": name, "hits": c, "hits_percent": percent(c, requests)}))
+        .filter(|(name, c)| c[0] > 0 || **name != "other")
+        .map(|(name, c)| {
+            let mut row = json!({"class": name});
+            counted(s, &mut row, c);
+            row
+        })
         .collect();
+    let mut columns = vec![col("class", "Class", "text")];
+    columns.extend(counted_columns());
     panel(
         p.id,
         p.title,
         class_rows.len() as u64,
-        vec![
-            col("class", "Class", "text"),
-            col("hits", "Hits", "count"),
-            col("hits_percent", "Hits %", "percent"),
-        ],
+        columns,
         class_rows,
         Some(("class", "hits")),
     )
@@ -457,25 +506,25 @@ fn status_classes_panel(p: &Panel, s: &SummaryTop) -> Value {
 /// Hits by HTTP status code, with its class.
 fn statuses_panel(p: &Panel, s: &SummaryTop) -> Value {
     let n = &s.numbers;
-    let requests = n[N_REQUESTS];
     let status_rows: Vec<Value> = (0..1000)
         .filter(|&code| n[N_STATUS + code] > 0)
         .map(|code| {
-            let c = n[N_STATUS + code];
             let class = status_class(code).0;
-            json!({"status": code.to_string(), "class": class, "hits": c, "hits_percent": percent(c, requests)})
+            let mut row = json!({"status": code.to_string(), "class": class});
+            counted(s, &mut row, status_counts(s, code));
+            row
         })
         .collect();
+    let mut columns = vec![
+        col("status", "Status", "text"),
+        col("class", "Class", "text"),
+    ];
+    columns.extend(counted_columns());
     panel(
         p.id,
         p.title,
         status_rows.len() as u64,
-        vec![
-            col("status", "Status", "text"),
-            col("class", "Class", "text"),
-            col("hits", "Hits", "count"),
-            col("hits_percent", "Hits %", "percent"),
-        ],
+        columns,
         status_rows,
         None,
     )

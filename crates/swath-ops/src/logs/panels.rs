@@ -175,8 +175,10 @@ pub const P_SITES: usize = 3;
 pub const P_VHOSTS: usize = 4;
 /// The remote users.
 pub const P_USERS: usize = 5;
+/// The status codes (the row: the code's three digits).
+pub const P_STATUS: usize = 6;
 /// How many panels have visitors by row in [`T_ROW_VISITORS`] (at most 8: 3 bits).
-pub const ROW_PANELS: usize = 6;
+pub const ROW_PANELS: usize = 7;
 const _: () = assert!(ROW_PANELS <= 8);
 
 /// Index of the referring sites among the groups a fold makes from a list's keys.

@@ -18,17 +18,17 @@ use crate::logs::format::{stamp_day, stamp_hour, Format, Outcome, Record, Stamp,
 use crate::logs::panels::{BytesOf, RowsOf, VisitorsOf, GROUPS, LISTS};
 pub use crate::logs::panels::{
     G_BROWSERS, G_BROWSER_VERSIONS, G_CRAWLERS, G_SITES, G_SYSTEMS, G_SYSTEM_VERSIONS, P_NOT_FOUND,
-    P_REFERRERS, P_REQUESTS, P_SITES, P_USERS, P_VHOSTS, ROW_PANELS, T_AGENTS, T_AGENT_BYTES,
-    T_BYTES, T_CLIENTS, T_CLIENT_BYTES, T_NOT_FOUND, T_NOT_FOUND_BYTES, T_REFERRERS,
+    P_REFERRERS, P_REQUESTS, P_SITES, P_STATUS, P_USERS, P_VHOSTS, ROW_PANELS, T_AGENTS,
+    T_AGENT_BYTES, T_BYTES, T_CLIENTS, T_CLIENT_BYTES, T_NOT_FOUND, T_NOT_FOUND_BYTES, T_REFERRERS,
     T_REFERRER_BYTES, T_REQUESTS, T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES,
     T_VHOSTS, T_VHOST_BYTES, T_VISITORS,
 };
 use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
-    add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_LAST, N_MALFORMED,
-    N_REQUESTS, N_SIZE_HIST, N_STATUS, N_TIMED, N_TIME_HIST, N_TIME_MAX, N_TIME_SUM,
-    SUMMARY_NUMBERS, SUMMARY_TABLES,
+    add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_HOUR_BYTES, N_LAST,
+    N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS, N_STATUS_BYTES, N_TIMED, N_TIME_HIST,
+    N_TIME_MAX, N_TIME_SUM, SUMMARY_NUMBERS, SUMMARY_TABLES,
 };
 
 /// An address range of `--exclude-ip`.
@@ -700,6 +700,8 @@ impl Summary {
         n[N_REQUESTS] += 1;
         n[N_BYTES] = n[N_BYTES].saturating_add(r.bytes);
         n[N_STATUS + usize::from(r.status)] += 1;
+        let sb = &mut n[N_STATUS_BYTES + usize::from(r.status)];
+        *sb = sb.saturating_add(r.bytes);
         n[N_SIZE_HIST + bucket(r.bytes, 64)] += 1;
         if let Some(us) = r.micros {
             n[N_TIMED] += 1;
@@ -710,6 +712,8 @@ impl Summary {
         let visitor = if let Some(s) = r.stamp {
             let (day, hour) = (stamp_day(s), stamp_hour(s));
             n[N_HOURS + usize::from(hour)] += 1;
+            let hb = &mut n[N_HOUR_BYTES + usize::from(hour)];
+            *hb = hb.saturating_add(r.bytes);
             if n[N_FIRST] == 0 || s < n[N_FIRST] {
                 n[N_FIRST] = s;
             }
@@ -782,6 +786,7 @@ impl Summary {
             };
             let panel = if not_found { P_NOT_FOUND } else { P_REQUESTS };
             push(row_visitor_key(panel, &self.key, v));
+            push(row_visitor_key(P_STATUS, &status_text(r.status), v));
             for (p, field) in [
                 (P_REFERRERS, r.referrer),
                 (P_VHOSTS, r.vhost),
@@ -976,7 +981,18 @@ impl<'e> SummaryFold<'e> {
             client_parts: HashMap::new(),
             visitors_by_hour: HashMap::new(),
             agent_keys: HashMap::new(),
-            row_wanted: (0..ROW_PANELS).map(|_| HashMap::new()).collect(),
+            row_wanted: (0..ROW_PANELS)
+                .map(|p| match p {
+                    // Every status code's row: the codes are few and known.
+                    P_STATUS => (0..1000)
+                        .map(|c| {
+                            let t = status_text(c);
+                            (row_part(&t), t.to_vec())
+                        })
+                        .collect(),
+                    _ => HashMap::new(),
+                })
+                .collect(),
             row_visitors: (0..ROW_PANELS).map(|_| Default::default()).collect(),
             wanted: hashbrown::HashSet::new(),
             bytes_of: std::collections::BTreeMap::new(),
@@ -1248,6 +1264,16 @@ impl<'e> SummaryFold<'e> {
             times_of: self.times_of,
         }
     }
+}
+
+/// A status code's row in the status panel's visitors: its three digits.
+pub fn status_text(code: u16) -> [u8; 3] {
+    let c = code % 1000;
+    [
+        b'0' + (c / 100) as u8,
+        b'0' + (c / 10 % 10) as u8,
+        b'0' + (c % 10) as u8,
+    ]
 }
 
 /// The site of a referrer: its host (`https://a.example/x` is `a.example`), or the

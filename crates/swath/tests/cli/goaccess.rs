@@ -8,12 +8,12 @@
 //!
 //! Compared: `general`'s requests (total, valid, failed), unique visitors, unique requested
 //! and static files, unique 404s and bandwidth; and every row (hits, visitors, bytes, and a
-//! request's method and protocol) of the visitors, requests, static requests, 404s and
-//! hosts panels (and the virtual hosts').
+//! request's method and protocol) of the visitors, requests, static requests, 404s, hosts,
+//! visit time and status code panels (and the virtual hosts').
 //!
-//! Not compared yet: the W3C, CloudFront, ELB/ALB and Caddy formats; the time, status,
-//! browser, system and referrer panels (swath's time and status panels have no visitors or
-//! bytes, its browsers and systems are woothee's names, its referrers leave `-` out).
+//! Not compared yet: the W3C, CloudFront, ELB/ALB and Caddy formats; the browser, system
+//! and referrer panels (swath's browsers and systems are woothee's names, its referrers
+//! leave `-` out, and GoAccess's defaults leave the referrers out).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -280,6 +280,38 @@ fn same_figures(dir: &Dir, log: &Path, format: &str, goaccess_args: &[&str], swa
         swath_rows(&s, "hosts", |r| r["host"].as_str().unwrap().to_string()),
         "{format}: hosts"
     );
+    // The hours of the day, each day's visitors in an hour added over the days.
+    assert_eq!(
+        goaccess_rows(&g, "visit_time", data),
+        swath_rows(&s, "time", |r| r["hour"].as_str().unwrap().to_string()),
+        "{format}: visit time"
+    );
+    // Status codes: GoAccess's classes (`2xx Success`) hold the codes (`200 - OK: ...`),
+    // their visitors the codes' added.
+    let mut codes = BTreeMap::new();
+    let mut classes = BTreeMap::new();
+    for class in g["status_codes"]["data"].as_array().unwrap() {
+        let name = class["data"].as_str().unwrap()[..3].to_string();
+        classes.insert(name, counts(class));
+        for code in class["items"].as_array().unwrap() {
+            codes.insert(
+                code["data"].as_str().unwrap()[..3].to_string(),
+                counts(code),
+            );
+        }
+    }
+    let status = |r: &Value| r["status"].as_str().unwrap().to_string();
+    assert_eq!(
+        codes,
+        swath_rows(&s, "status", status),
+        "{format}: status codes"
+    );
+    let mut ours = swath_rows(&s, "status_classes", |r| {
+        r["class"].as_str().unwrap().to_string()
+    });
+    // GoAccess shows no empty class.
+    ours.retain(|_, c| c[0] > 0);
+    assert_eq!(classes, ours, "{format}: status classes");
     if format == "VCOMBINED" {
         assert_eq!(
             goaccess_rows(&g, "vhosts", data),

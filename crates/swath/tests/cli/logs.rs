@@ -1497,12 +1497,14 @@ fn summary_counts_every_format() {
     let rows = |id: &str| panel(id)["rows"].clone();
     assert_eq!(
         rows("status_classes"),
+        // Visitors and bytes as GoAccess's status panel has them (the 4xx's: 404s, no
+        // visitor).
         serde_json::json!([
-            {"class": "1xx", "hits": 0, "hits_percent": 0.0},
-            {"class": "2xx", "hits": 1, "hits_percent": 20.0},
-            {"class": "3xx", "hits": 1, "hits_percent": 20.0},
-            {"class": "4xx", "hits": 2, "hits_percent": 40.0},
-            {"class": "5xx", "hits": 1, "hits_percent": 20.0}
+            {"class": "1xx", "hits": 0, "hits_percent": 0.0, "visitors": 0, "visitors_percent": 0.0, "bytes": 0, "bytes_percent": 0.0},
+            {"class": "2xx", "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 100, "bytes_percent": 93.46},
+            {"class": "3xx", "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 0, "bytes_percent": 0.0},
+            {"class": "4xx", "hits": 2, "hits_percent": 40.0, "visitors": 0, "visitors_percent": 0.0, "bytes": 0, "bytes_percent": 0.0},
+            {"class": "5xx", "hits": 1, "hits_percent": 20.0, "visitors": 1, "visitors_percent": 33.33, "bytes": 7, "bytes_percent": 6.54}
         ])
     );
     assert_eq!(rows("time")[13]["hits"], 2);
