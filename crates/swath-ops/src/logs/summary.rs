@@ -720,12 +720,13 @@ impl Summary {
             n[N_LAST] = n[N_LAST].max(s);
             *self.days.entry(day).or_insert(0) += 1;
             c.counts_visitor(r.status).then(|| {
-                // No agent (an empty field, none logged, one cut short) is the agent `-`,
-                // as GoAccess keys its visitors.
-                let agent = if r.agent.is_empty() {
+                // The agent decoded, and no agent (an empty field, none logged, one cut
+                // short) the agent `-`, as GoAccess keys its visitors.
+                let agent = goaccess_decoded(r.agent);
+                let agent = if agent.is_empty() {
                     &b"-"[..]
                 } else {
-                    r.agent
+                    &agent[..]
                 };
                 let v = visitor_key(day, hour, r.client, agent);
                 self.visitors.push(v);
@@ -742,7 +743,7 @@ impl Summary {
         self.key.clear();
         self.key.extend_from_slice(r.method);
         self.key.push(b' ');
-        self.key.extend_from_slice(r.uri);
+        self.key.extend_from_slice(&goaccess_decoded(r.uri));
         self.key.push(b' ');
         self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
@@ -1266,6 +1267,57 @@ impl<'e> SummaryFold<'e> {
     }
 }
 
+/// A URI or an agent as GoAccess reads it (`decode_url` in its `parser.c`): `%XX` decoded
+/// once (a `%` not followed by two hex digits kept; a decoded NUL ends it, a decoded
+/// carriage return or line feed is dropped) and white space trimmed at both ends. So
+/// `/a%20b` and `/a b` are one requested file. Bytes as logged stay as they are, control
+/// bytes included (the reports show them escaped; GoAccess would cut at a NUL).
+pub fn goaccess_decoded(s: &[u8]) -> Cow<'_, [u8]> {
+    let plain = memchr::memchr(b'%', s).is_none()
+        && !s.first().is_some_and(|b| is_c_space(*b))
+        && !s.last().is_some_and(|b| is_c_space(*b));
+    if plain {
+        return Cow::Borrowed(s);
+    }
+    let hex = |i: usize| s.get(i).and_then(|&x| (x as char).to_digit(16));
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        match (s[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                i += 3;
+                match (h * 16 + l) as u8 {
+                    // A C string ends there.
+                    0 => break,
+                    b'\r' | b'\n' => {}
+                    b => out.push(b),
+                }
+            }
+            (b, _, _) => {
+                i += 1;
+                out.push(b);
+            }
+        }
+    }
+    let start = out
+        .iter()
+        .position(|b| !is_c_space(*b))
+        .unwrap_or(out.len());
+    let end = out
+        .iter()
+        .rposition(|b| !is_c_space(*b))
+        .map_or(start, |e| e + 1);
+    out.truncate(end);
+    out.drain(..start);
+    Cow::Owned(out)
+}
+
+/// C's `isspace` in the C locale: space, tab, line feed, vertical tab, form feed, carriage
+/// return.
+fn is_c_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
 /// A status code's row in the status panel's visitors: its three digits.
 pub fn status_text(code: u16) -> [u8; 3] {
     let c = code % 1000;
@@ -1481,6 +1533,26 @@ mod tests {
             parse_time("2000-10-10T25", true).unwrap_err().to_string(),
             "'2000-10-10T25' is not a time: give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS"
         );
+    }
+
+    #[test]
+    fn uris_and_agents_are_decoded_as_goaccess_decodes_them() {
+        let d = |s: &[u8]| goaccess_decoded(s).into_owned();
+        assert!(matches!(
+            goaccess_decoded(b"/plain?a=b+c"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(d(b"/caf%C3%A9"), "/caf\u{e9}".as_bytes());
+        assert_eq!(d(b"/p%41th%2fx"), b"/pAth/x");
+        // A `%` without two hex digits stays, `+` stays.
+        assert_eq!(d(b"/bad%zz+x%4"), b"/bad%zz+x%4");
+        // A decoded NUL ends it, decoded line ends are dropped, white space trimmed.
+        assert_eq!(d(b"/a%00b"), b"/a");
+        assert_eq!(d(b" /a%0Ab%0d "), b"/ab");
+        assert_eq!(d(b"%20%09"), b"");
+        // Bytes as logged stay, control bytes too (the reports escape them).
+        assert!(matches!(goaccess_decoded(b"/a\0b\rc"), Cow::Borrowed(_)));
+        assert_eq!(d(b"/a\0b%41\r"), b"/a\0bA");
     }
 
     #[test]
