@@ -743,7 +743,7 @@ impl Summary {
         self.key.clear();
         self.key.extend_from_slice(r.method);
         self.key.push(b' ');
-        self.key.extend_from_slice(&goaccess_decoded(r.uri));
+        decode_into(&mut self.key, r.uri);
         self.key.push(b' ');
         self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
@@ -1273,14 +1273,32 @@ impl<'e> SummaryFold<'e> {
 /// `/a%20b` and `/a b` are one requested file. Bytes as logged stay as they are, control
 /// bytes included (the reports show them escaped; GoAccess would cut at a NUL).
 pub fn goaccess_decoded(s: &[u8]) -> Cow<'_, [u8]> {
-    let plain = memchr::memchr(b'%', s).is_none()
-        && !s.first().is_some_and(|b| is_c_space(*b))
-        && !s.last().is_some_and(|b| is_c_space(*b));
-    if plain {
+    if is_plain(s) {
         return Cow::Borrowed(s);
     }
-    let hex = |i: usize| s.get(i).and_then(|&x| (x as char).to_digit(16));
     let mut out = Vec::with_capacity(s.len());
+    decode_into(&mut out, s);
+    Cow::Owned(out)
+}
+
+/// Whether [`goaccess_decoded`] leaves `s` as it is.
+#[inline]
+fn is_plain(s: &[u8]) -> bool {
+    memchr::memchr(b'%', s).is_none()
+        && !s.first().is_some_and(|b| is_c_space(*b))
+        && !s.last().is_some_and(|b| is_c_space(*b))
+}
+
+/// Appends [`goaccess_decoded`]`(s)` to `out` (no allocation of its own: a request's key
+/// is built in place).
+#[inline]
+pub fn decode_into(out: &mut Vec<u8>, s: &[u8]) {
+    if is_plain(s) {
+        out.extend_from_slice(s);
+        return;
+    }
+    let from = out.len();
+    let hex = |i: usize| s.get(i).and_then(|&x| (x as char).to_digit(16));
     let mut i = 0;
     while i < s.len() {
         match (s[i], hex(i + 1), hex(i + 2)) {
@@ -1299,17 +1317,17 @@ pub fn goaccess_decoded(s: &[u8]) -> Cow<'_, [u8]> {
             }
         }
     }
-    let start = out
+    let added = &out[from..];
+    let start = added
         .iter()
         .position(|b| !is_c_space(*b))
-        .unwrap_or(out.len());
-    let end = out
+        .unwrap_or(added.len());
+    let end = added
         .iter()
         .rposition(|b| !is_c_space(*b))
         .map_or(start, |e| e + 1);
-    out.truncate(end);
-    out.drain(..start);
-    Cow::Owned(out)
+    out.truncate(from + end);
+    out.drain(from..from + start);
 }
 
 /// C's `isspace` in the C locale: space, tab, line feed, vertical tab, form feed, carriage
@@ -1553,6 +1571,10 @@ mod tests {
         // Bytes as logged stay, control bytes too (the reports escape them).
         assert!(matches!(goaccess_decoded(b"/a\0b\rc"), Cow::Borrowed(_)));
         assert_eq!(d(b"/a\0b%41\r"), b"/a\0bA");
+        // Appended in place after what is there, trimmed on its own.
+        let mut key = b"GET ".to_vec();
+        decode_into(&mut key, b" /a%20b ");
+        assert_eq!(key, b"GET /a b");
     }
 
     #[test]
