@@ -612,7 +612,7 @@ impl Template {
                             // the line a request, as GoAccess and the hand parser read it.
                             None if quoted
                                 && matches!(f, Field::Referrer | Field::Agent)
-                                && unclosed(rest) =>
+                                && find(rest, b"\"", true).is_none() =>
                             {
                                 if *f == Field::Referrer {
                                     r.referrer = b"-";
@@ -684,18 +684,6 @@ impl Template {
         }
         Some(r)
     }
-}
-
-/// Whether a quoted field's `rest` holds no unescaped `"` (a line cut short inside it).
-fn unclosed(rest: &[u8]) -> bool {
-    let mut j = 0;
-    while let Some(k) = rest.get(j..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
-        if rest[j + k] == b'"' {
-            return false;
-        }
-        j += k + 2;
-    }
-    true
 }
 
 /// Where `lit` starts in `rest`: after an unescaped `"` when the field is quoted, else at
