@@ -23,6 +23,11 @@ def cuts(size, n):
         ("grep_count", ["grep", "-c", "-i", "ONGOING"], {"pattern": "ONGOING", "ignore_case": True, "utf8": True}),
         ("wf2", ["logs", "wf2"], {}),
         ("summary", ["logs", "summary", "--top", "5"], {"top": 5}),
+        (
+            "summary",
+            ["logs", "summary", "--top", "5", "--4xx-to-unique-count"],
+            {"top": 5, "visitors_4xx": True},
+        ),
     ],
 )
 def test_partial_bytes_equal_the_cli(chdir_logs, cli, tmp_path, kind, args, options):
