@@ -19,7 +19,7 @@ pub use error::FormatError;
 
 use std::borrow::Cow;
 
-use swath_kernels::logs::parse_request;
+use swath_kernels::logs::{closing_quote, parse_request};
 
 pub use crate::logs::record::{
     apache_stamp, iso_stamp, split_key, split_request, stamp_day, stamp_hour, unix_stamp, Outcome,
@@ -691,20 +691,10 @@ impl Template {
 #[inline]
 fn find(rest: &[u8], lit: &[u8], quoted: bool) -> Option<usize> {
     if quoted && lit.first() == Some(&b'"') {
-        let mut j = 0;
-        loop {
-            let k = j + memchr::memchr2(b'"', b'\\', &rest[j..])?;
-            if rest[k] == b'\\' {
-                j = k + 2;
-                if j > rest.len() {
-                    return None;
-                }
-                continue;
-            }
-            // The first unescaped quote ends the field (Apache and nginx escape quotes
-            // inside): what follows must be the literal.
-            return rest[k..].starts_with(lit).then_some(k);
-        }
+        // The first unescaped quote ends the field (Apache and nginx escape quotes
+        // inside): what follows must be the literal.
+        let k = closing_quote(rest)?;
+        return rest[k..].starts_with(lit).then_some(k);
     }
     memchr::memmem::find(rest, lit)
 }
@@ -920,15 +910,7 @@ fn aws_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]]) -> Option<usize> {
     let mut n = 0;
     while i < line.len() && n < out.len() {
         let end = if line[i] == b'"' {
-            let mut j = i + 1;
-            loop {
-                let k = j + memchr::memchr2(b'"', b'\\', line.get(j..)?)?;
-                if line[k] == b'\\' {
-                    j = k + 2;
-                    continue;
-                }
-                break k + 1;
-            }
+            i + 1 + closing_quote(&line[i + 1..])? + 1
         } else {
             i + memchr::memchr(b' ', &line[i..]).unwrap_or(line.len() - i)
         };
