@@ -37,6 +37,12 @@ pub trait Fold: Send + Sized {
 
     /// Adds another worker's state to this one.
     fn merge(&mut self, other: Self);
+
+    /// A worker's state after its last block, before the states merge: work that each
+    /// state does best on its own (sorting what it gathered), done for every worker's
+    /// state at once, each on its own thread, where the merge would do it on one.
+    /// Nothing by default.
+    fn seal(&mut self, _config: &Self::Config) {}
 }
 
 /// Folds every block of `job` into `into`, as `plan` says.
@@ -58,10 +64,21 @@ pub fn fold_into<F: Fold>(
         slot.get_or_insert_with(|| F::new(config))
             .block(config, b, d)
     });
-    for slot in slots {
-        if let Some(state) = slot.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            into.merge(state);
+    let mut states: Vec<F> = slots
+        .into_iter()
+        .filter_map(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect();
+    // One thread a state (no more than the run's workers), the first on this one.
+    std::thread::scope(|scope| {
+        if let Some((first, rest)) = states.split_first_mut() {
+            for s in rest {
+                scope.spawn(|| s.seal(config));
+            }
+            first.seal(config);
         }
+    });
+    for state in states {
+        into.merge(state);
     }
     result
 }

@@ -339,10 +339,16 @@ pub fn add_numbers(into: &mut [u64], from: &[u64]) {
 /// halves let a report count the visitors of a client and of an agent's browser.
 #[inline]
 pub fn visitor_key(day: u32, hour: u8, client: &[u8], agent: &[u8]) -> u128 {
+    visitor_key_of(day, hour, visitor_part(client), visitor_part(agent))
+}
+
+/// A [`visitor_key`] of a client's and an agent's [`visitor_part`] made before.
+#[inline]
+pub fn visitor_key_of(day: u32, hour: u8, client: u64, agent: u64) -> u128 {
     (u128::from(day) << 96)
         | (u128::from(hour) << 88)
-        | (u128::from(visitor_part(client)) << 44)
-        | u128::from(visitor_part(agent))
+        | (u128::from(client) << 44)
+        | u128::from(agent)
 }
 
 /// The 44 bits of a client or an agent in a [`visitor_key`].

@@ -60,6 +60,9 @@ pub trait LineReport: Default + Send {
     fn line(&mut self, config: &Self::Config, line: &[u8]);
     /// Adds another worker's tables.
     fn merge(&mut self, other: Self);
+    /// A worker's tables after its last line, before they merge (see
+    /// [`swath_engine::Fold::seal`]): nothing by default.
+    fn seal(&mut self) {}
     /// The bound on a line (bytes before its newline): a longer one is malformed.
     fn max_line(config: &Self::Config) -> usize;
     /// Counts `n` lines longer than the bound that were skipped before reaching a worker.
@@ -154,6 +157,10 @@ where
 
     fn merge(&mut self, other: Self) {
         self.0.merge(other.0);
+    }
+
+    fn seal(&mut self, _: &Self::Config) {
+        self.0.seal();
     }
 }
 

@@ -26,9 +26,9 @@ pub use crate::logs::panels::{
 use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
-    add_numbers, bucket, visitor_key, N_BYTES, N_FILTERED, N_FIRST, N_HOURS, N_HOUR_BYTES, N_LAST,
-    N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS, N_STATUS_BYTES, N_TIMED, N_TIME_HIST,
-    N_TIME_MAX, N_TIME_SUM, SUMMARY_NUMBERS, SUMMARY_TABLES,
+    add_numbers, bucket, visitor_key_of, visitor_part, N_BYTES, N_FILTERED, N_FIRST, N_HOURS,
+    N_HOUR_BYTES, N_LAST, N_MALFORMED, N_REQUESTS, N_SIZE_HIST, N_STATUS, N_STATUS_BYTES, N_TIMED,
+    N_TIME_HIST, N_TIME_MAX, N_TIME_SUM, SUMMARY_NUMBERS, SUMMARY_TABLES,
 };
 
 /// An address range of `--exclude-ip`.
@@ -345,15 +345,17 @@ pub struct Summary {
     /// but for the requests and their bytes, which are in `requests` (one lookup a line).
     pub tables: Vec<Table>,
     /// Requests and bytes by client, referrer, user agent, virtual host and remote user
-    /// (the tables of [`PAIRED`], each hits and bytes in one entry: one lookup a line).
-    pub pairs: Vec<HashMap<crate::logs::Key, [u64; 2]>>,
-    /// Requests by visitor and hour ([`visitor_key`]): the [`T_VISITORS`] table.
+    /// (the tables of [`PAIRED`], each hits and bytes in one entry: one lookup a line),
+    /// then the key's [`pair_parts`], made once when the key is first seen.
+    pub pairs: Vec<HashMap<crate::logs::Key, [u64; 4]>>,
+    /// Requests by visitor and hour ([`visitor_key`](crate::partial::visitor_key)): the [`T_VISITORS`] table.
     pub visitors: Visitors,
     /// Requests by row and visitor ([`row_visitor_key`]): the [`T_ROW_VISITORS`] table.
     pub row_visitors: Visitors,
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
-    /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line).
-    pub requests: HashMap<crate::logs::Key, [u64; 4]>,
+    /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line),
+    /// then the request's [`row_part`], made once when the request is first seen.
+    pub requests: HashMap<crate::logs::Key, [u64; 5]>,
     /// A worker's scratch: the request key being built.
     key: Vec<u8>,
     /// A worker's last row visitors, by their low bits: a row's visitor seen again soon
@@ -363,7 +365,7 @@ pub struct Summary {
     crawlers: HashMap<Vec<u8>, bool>,
 }
 
-/// The visitor keys of a summary ([`visitor_key`]) and their requests. Most keys are
+/// The visitor keys of a summary ([`visitor_key`](crate::partial::visitor_key)) and their requests. Most keys are
 /// new (a visitor is a client and an agent), so a hash table took a cache miss and,
 /// often, a share of a resize for each line: the keys are appended to a list instead
 /// (one sequential write a line) and, when it has grown past what is counted so far (and
@@ -450,9 +452,25 @@ impl Visitors {
         self.fold();
     }
 
-    /// Every visitor key and its requests, in key order.
-    pub fn counts(&self) -> Vec<(u128, u64)> {
-        merge_counted(self.counted.clone(), runs(self.fresh.clone()))
+    /// Every visitor key and its requests, in key order (borrowed when all are folded,
+    /// as after [`Visitors::seal`]: no copy of a list of millions).
+    pub fn counts(&self) -> Cow<'_, [(u128, u64)]> {
+        if self.fresh.is_empty() {
+            Cow::Borrowed(&self.counted)
+        } else {
+            Cow::Owned(merge_counted(
+                self.counted.clone(),
+                runs(self.fresh.clone()),
+            ))
+        }
+    }
+
+    /// Folds the keys appended so far into the counted ones (on a worker, before the
+    /// workers' states merge: each sorts its own in parallel).
+    pub fn seal(&mut self) {
+        if !self.fresh.is_empty() {
+            self.fold();
+        }
     }
 }
 
@@ -469,6 +487,10 @@ fn request_slot(i: usize) -> usize {
 // The lists of the table are the lists of the partial format.
 const _: () = assert!(LISTS.len() == SUMMARY_TABLES);
 
+/// The bits of a [`visitor_key`](crate::partial::visitor_key) that are the visitor on its day (client and agent):
+/// the key without its day and hour.
+const VISITOR_OF_DAY: u128 = (1u128 << 88) - 1;
+
 /// How many row visitors a worker remembers to skip repeats ([`Summary`]'s `recent`).
 const RECENT: usize = 4096;
 
@@ -478,7 +500,7 @@ pub fn row_part(row: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(row) >> 3
 }
 
-/// The 64 bits of a visitor in a [`row_visitor_key`]: XXH3-64 of its [`visitor_key`]
+/// The 64 bits of a visitor in a [`row_visitor_key`]: XXH3-64 of its [`visitor_key`](crate::partial::visitor_key)
 /// without the hour (its day, client and agent), the number's 16 bytes little-endian.
 #[inline]
 pub fn visitor_hash(visitor: u128) -> u64 {
@@ -491,7 +513,13 @@ pub fn visitor_hash(visitor: u128) -> u64 {
 /// 64 bits, the same whichever way the log is cut).
 #[inline]
 pub fn row_visitor_key(panel: usize, row: &[u8], visitor: u64) -> u128 {
-    ((panel as u128) << 125) | (u128::from(row_part(row)) << 64) | u128::from(visitor)
+    row_visitor_of(panel, row_part(row), visitor)
+}
+
+/// A [`row_visitor_key`] of a row's [`row_part`] made before.
+#[inline]
+fn row_visitor_of(panel: usize, row: u64, visitor: u64) -> u128 {
+    ((panel as u128) << 125) | (u128::from(row) << 64) | u128::from(visitor)
 }
 
 /// The tables kept as (hits, bytes) in one entry ([`Summary::pairs`]): the hits table and
@@ -517,16 +545,48 @@ fn paired(i: usize) -> Option<(usize, usize)> {
     })
 }
 
-/// Adds a request of `bytes` to `key` in a (hits, bytes) table.
+/// The hashes a line needs of a key of pair `p` ([`PAIRED`]), made once a key and kept
+/// in its entry: a client's and an agent's [`visitor_part`] (the agent decoded, as the
+/// visitor key has it); a referrer's [`row_part`] and its site's; a virtual host's and a
+/// user's [`row_part`].
+fn pair_parts(p: usize, key: &[u8]) -> [u64; 2] {
+    match p {
+        0 => [visitor_part(key), 0],
+        1 => [row_part(key), row_part(site(key))],
+        2 => [visitor_part(&visitor_agent(key)), 0],
+        _ => [row_part(key), 0],
+    }
+}
+
+/// An agent as a visitor key has it: decoded, and `-` when empty (an empty field, none
+/// logged, one cut short), as GoAccess keys its visitors.
+fn visitor_agent(agent: &[u8]) -> Cow<'_, [u8]> {
+    let agent = goaccess_decoded(agent);
+    if agent.is_empty() {
+        Cow::Borrowed(b"-")
+    } else {
+        agent
+    }
+}
+
+/// Adds a request of `bytes` to `key` in pair `p`'s table: the key's [`pair_parts`].
 #[inline]
-fn add_pair(t: &mut HashMap<crate::logs::Key, [u64; 2]>, key: &[u8], bytes: u64) {
+fn add_pair(
+    t: &mut HashMap<crate::logs::Key, [u64; 4]>,
+    p: usize,
+    key: &[u8],
+    bytes: u64,
+) -> [u64; 2] {
     match t.get_mut(&Probe(key)) {
         Some(v) => {
             v[0] += 1;
             v[1] = v[1].saturating_add(bytes);
+            [v[2], v[3]]
         }
         None => {
-            t.insert(crate::logs::Key::new(key), [1, bytes]);
+            let parts = pair_parts(p, key);
+            t.insert(crate::logs::Key::new(key), [1, bytes, parts[0], parts[1]]);
+            parts
         }
     }
 }
@@ -565,16 +625,15 @@ impl Summary {
         use crate::partial::hashed;
         let days = hashed(self.days.iter().map(|(d, &n)| (d.to_be_bytes(), n)));
         let days: Vec<(u64, &[u8], u64)> = days.iter().map(|(h, d, n)| (*h, &d[..], *n)).collect();
-        let listed =
-            |v: &Visitors| hashed(v.counts().into_iter().map(|(k, n)| (k.to_be_bytes(), n)));
+        let listed = |v: &Visitors| hashed(v.counts().iter().map(|&(k, n)| (k.to_be_bytes(), n)));
         let visitors = listed(&self.visitors);
         // A row's visitors are a set: each once, whatever its requests (repeats are not
         // all appended), merged by maximum.
         let row_visitors = hashed(
             self.row_visitors
                 .counts()
-                .into_iter()
-                .map(|(k, _)| (k.to_be_bytes(), 1)),
+                .iter()
+                .map(|&(k, _)| (k.to_be_bytes(), 1)),
         );
         fn borrowed(v: &[(u64, [u8; 16], u64)]) -> Vec<(u64, &[u8], u64)> {
             v.iter().map(|(h, k, n)| (*h, &k[..], *n)).collect()
@@ -614,14 +673,22 @@ impl Summary {
             }
             for (k, n) in from {
                 if let Some((p, j)) = paired(i) {
-                    let v = s.pairs[p].entry(crate::logs::Key::new(k)).or_insert([0; 2]);
+                    let v = s.pairs[p]
+                        .entry(crate::logs::Key::new(k))
+                        .or_insert_with(|| {
+                            let parts = pair_parts(p, k);
+                            [0, 0, parts[0], parts[1]]
+                        });
                     v[j] = v[j].saturating_add(*n);
                     continue;
                 }
                 match i {
                     T_VISITORS | T_ROW_VISITORS => {}
                     T_REQUESTS | T_BYTES | T_TIME_SUM | T_TIME_MAX => {
-                        let v = s.requests.entry(crate::logs::Key::new(k)).or_insert([0; 4]);
+                        let v = s
+                            .requests
+                            .entry(crate::logs::Key::new(k))
+                            .or_insert_with(|| [0, 0, 0, 0, row_part(k)]);
                         let j = request_slot(i);
                         v[j] = crate::partial::summary_list_merge(i)(v[j], *n);
                     }
@@ -719,25 +786,13 @@ impl Summary {
             }
             n[N_LAST] = n[N_LAST].max(s);
             *self.days.entry(day).or_insert(0) += 1;
-            c.counts_visitor(r.status).then(|| {
-                // The agent decoded, and no agent (an empty field, none logged, one cut
-                // short) the agent `-`, as GoAccess keys its visitors.
-                let agent = goaccess_decoded(r.agent);
-                let agent = if agent.is_empty() {
-                    &b"-"[..]
-                } else {
-                    &agent[..]
-                };
-                let v = visitor_key(day, hour, r.client, agent);
-                self.visitors.push(v);
-                v
-            })
+            c.counts_visitor(r.status).then_some((day, hour))
         } else {
             None
         };
         let t = &mut self.tables;
         let pairs = &mut self.pairs;
-        add_pair(&mut pairs[0], r.client, r.bytes);
+        let client = add_pair(&mut pairs[0], 0, r.client, r.bytes)[0];
         // Both spaces always, so that a URI with spaces (JSON, W3C) splits back whole
         // (`logformat::split_key`).
         self.key.clear();
@@ -750,9 +805,10 @@ impl Summary {
         // A request answered 404 is in the 404s only (as in GoAccess), the others in the
         // requests (the static files among them).
         let not_found = r.status == 404;
-        if not_found {
+        let request = if not_found {
             add(&mut t[T_NOT_FOUND], &self.key, 1);
             add(&mut t[T_NOT_FOUND_BYTES], &self.key, r.bytes);
+            row_part(&self.key)
         } else {
             match self.requests.get_mut(&Probe(&self.key)) {
                 Some(v) => {
@@ -760,19 +816,27 @@ impl Summary {
                     v[1] = v[1].saturating_add(r.bytes);
                     v[2] = v[2].saturating_add(us);
                     v[3] = v[3].max(us);
+                    v[4]
                 }
                 None => {
+                    let part = row_part(&self.key);
                     self.requests
-                        .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us]);
+                        .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us, part]);
+                    part
                 }
             }
-        }
+        };
+        // Each field's parts, `None` for a field not logged (empty or `-`).
+        let mut parts = [None; 4];
         for (p, field) in [(1, r.referrer), (2, r.agent), (3, r.vhost), (4, r.user)] {
             if !field.is_empty() && field != b"-" {
-                add_pair(&mut pairs[p], field, r.bytes);
+                parts[p - 1] = Some(add_pair(&mut pairs[p], p, field, r.bytes));
             }
         }
-        if let Some(v) = visitor {
+        if let Some((day, hour)) = visitor {
+            let agent = parts[1].map_or_else(|| visitor_part(b"-"), |a| a[0]);
+            let v = visitor_key_of(day, hour, client, agent);
+            self.visitors.push(v);
             let v = visitor_hash(v);
             if self.recent.is_empty() {
                 self.recent = vec![u128::MAX; RECENT];
@@ -786,18 +850,19 @@ impl Summary {
                 }
             };
             let panel = if not_found { P_NOT_FOUND } else { P_REQUESTS };
-            push(row_visitor_key(panel, &self.key, v));
-            push(row_visitor_key(P_STATUS, &status_text(r.status), v));
-            for (p, field) in [
-                (P_REFERRERS, r.referrer),
-                (P_VHOSTS, r.vhost),
-                (P_USERS, r.user),
-            ] {
-                if !field.is_empty() && field != b"-" {
-                    push(row_visitor_key(p, field, v));
-                    if p == P_REFERRERS {
-                        push(row_visitor_key(P_SITES, site(field), v));
-                    }
+            push(row_visitor_of(panel, request, v));
+            push(row_visitor_of(
+                P_STATUS,
+                row_part(&status_text(r.status)),
+                v,
+            ));
+            if let Some([referrer, site]) = parts[0] {
+                push(row_visitor_of(P_REFERRERS, referrer, v));
+                push(row_visitor_of(P_SITES, site, v));
+            }
+            for (p, field) in [(P_VHOSTS, parts[2]), (P_USERS, parts[3])] {
+                if let Some([row, _]) = field {
+                    push(row_visitor_of(p, row, v));
                 }
             }
         }
@@ -812,8 +877,8 @@ impl Summary {
                 T_ROW_VISITORS => Some(&self.row_visitors),
                 _ => None,
             };
-            for (k, c) in listed.map(Visitors::counts).unwrap_or_default() {
-                fold.entry(i, &k.to_be_bytes(), c);
+            if let Some(v) = listed {
+                fold.keys(i, &v.counts());
             }
             for (k, c) in self.entries(i) {
                 fold.entry(i, k, c);
@@ -891,29 +956,26 @@ impl LineReport for Summary {
     }
 
     fn merge(&mut self, o: Self) {
-        add_numbers(&mut self.numbers, &o.numbers);
-        for (k, v) in o.days {
-            *self.days.entry(k).or_insert(0) += v;
-        }
-        // Each list by its rule ([`LISTS`]).
-        for (i, (a, b)) in self.tables.iter_mut().zip(o.tables).enumerate() {
-            let rule = crate::partial::summary_list_merge(i);
-            merge_map(a, b, |x, y| *x = rule(*x, y));
-        }
-        merge_map(&mut self.requests, o.requests, |e, v| {
-            for j in 0..3 {
-                e[j] = e[j].saturating_add(v[j]);
-            }
-            e[3] = e[3].max(v[3]);
-        });
-        self.visitors.merge(o.visitors);
-        self.row_visitors.merge(o.row_visitors);
-        for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
-            merge_map(a, b, |e, v| {
-                e[0] = e[0].saturating_add(v[0]);
-                e[1] = e[1].saturating_add(v[1]);
+        // The visitor lists (the longest merge) on a thread of their own, beside the tables.
+        let mut visitors = std::mem::take(&mut self.visitors);
+        let mut row_visitors = std::mem::take(&mut self.row_visitors);
+        let (o_visitors, o_row_visitors) = (o.visitors, o.row_visitors);
+        let merged = std::thread::scope(|scope| {
+            let lists = scope.spawn(move || {
+                visitors.merge(o_visitors);
+                row_visitors.merge(o_row_visitors);
+                (visitors, row_visitors)
             });
-        }
+            self.merge_tables(o.numbers, o.days, o.tables, o.requests, o.pairs);
+            lists.join()
+        });
+        (self.visitors, self.row_visitors) =
+            merged.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    }
+
+    fn seal(&mut self) {
+        self.visitors.seal();
+        self.row_visitors.seal();
     }
 
     fn max_line(c: &SummaryConfig) -> usize {
@@ -922,6 +984,43 @@ impl LineReport for Summary {
 
     fn skipped(&mut self, n: u64) {
         self.numbers[N_MALFORMED] += n;
+    }
+}
+
+impl Summary {
+    /// Adds another summary's numbers and tables (all but the visitor lists).
+    fn merge_tables(
+        &mut self,
+        numbers: Vec<u64>,
+        days: HashMap<u32, u64>,
+        tables: Vec<Table>,
+        requests: HashMap<crate::logs::Key, [u64; 5]>,
+        pairs: Vec<HashMap<crate::logs::Key, [u64; 4]>>,
+    ) {
+        add_numbers(&mut self.numbers, &numbers);
+        for (k, v) in days {
+            *self.days.entry(k).or_insert(0) += v;
+        }
+        // Each list by its rule ([`LISTS`]).
+        for (i, (a, b)) in self.tables.iter_mut().zip(tables).enumerate() {
+            let rule = crate::partial::summary_list_merge(i);
+            merge_map(a, b, |x, y| *x = rule(*x, y));
+        }
+        // A key's parts are the same on both sides (and not yet there in a new entry).
+        merge_map(&mut self.requests, requests, |e, v| {
+            for j in 0..3 {
+                e[j] = e[j].saturating_add(v[j]);
+            }
+            e[3] = e[3].max(v[3]);
+            e[4] = v[4];
+        });
+        for (a, b) in self.pairs.iter_mut().zip(pairs) {
+            merge_map(a, b, |e, v| {
+                e[0] = e[0].saturating_add(v[0]);
+                e[1] = e[1].saturating_add(v[1]);
+                (e[2], e[3]) = (v[2], v[3]);
+            });
+        }
     }
 }
 
@@ -942,7 +1041,9 @@ pub struct SummaryFold<'e> {
     /// The top rows' keys of each paired table ([`PAIRED`]), and their bytes.
     wanted_pairs: Vec<hashbrown::HashSet<Vec<u8>>>,
     pair_bytes: Vec<std::collections::BTreeMap<Vec<u8>, u64>>,
-    visitor_days: hashbrown::HashSet<(u32, u128)>,
+    /// The visitors by day (a visitor key without its hour), each as often as it has
+    /// hours: sorted and made unique by [`SummaryFold::finish`].
+    visitor_days: Vec<(u32, u128)>,
     /// The agents' parts of visitor keys and what the agents are (for visitors by
     /// browser and system; up to [`AGENT_CACHE`]).
     agent_parts: HashMap<u64, Agent>,
@@ -977,7 +1078,7 @@ impl<'e> SummaryFold<'e> {
                 .map(|_| hashbrown::HashSet::new())
                 .collect(),
             pair_bytes: (0..PAIRED.len()).map(|_| Default::default()).collect(),
-            visitor_days: hashbrown::HashSet::new(),
+            visitor_days: Vec::new(),
             agent_parts: HashMap::new(),
             client_parts: HashMap::new(),
             visitors_by_hour: HashMap::new(),
@@ -1002,28 +1103,48 @@ impl<'e> SummaryFold<'e> {
         }
     }
 
+    /// The keys of a visitors list ([`T_VISITORS`], [`T_ROW_VISITORS`]) in key order,
+    /// each once: as [`SummaryFold::entry`] of each, but a run of keys of one row (or one
+    /// hour) is looked up and counted once.
+    pub fn keys(&mut self, table: usize, keys: &[(u128, u64)]) {
+        // The keys' row (panel and row part) or hour (day and hour).
+        let shift = if table == T_ROW_VISITORS { 64 } else { 88 };
+        for run in keys.chunk_by(|a, b| a.0 >> shift == b.0 >> shift) {
+            if table == T_VISITORS {
+                self.visitor_days.extend(
+                    run.iter()
+                        .map(|&(v, _)| ((v >> 96) as u32, v & VISITOR_OF_DAY)),
+                );
+            }
+            self.visitor_run(table, run[0].0, run.len() as u64);
+        }
+    }
+
+    /// `n` keys of one row (`T_ROW_VISITORS`) or one hour (`T_VISITORS`), the first `v`.
+    fn visitor_run(&mut self, table: usize, v: u128, n: u64) {
+        if table == T_VISITORS {
+            let (day, hour) = ((v >> 96) as u32, (v >> 88) as u8);
+            *self.visitors_by_hour.entry((day, hour)).or_insert(0) += n;
+            return;
+        }
+        let panel = (v >> 125) as usize;
+        let part = (v >> 64) as u64 & ((1 << 61) - 1);
+        if let Some(row) = self.row_wanted.get(panel).and_then(|w| w.get(&part)) {
+            *self.row_visitors[panel].entry(row.clone()).or_insert(0) += n;
+        }
+    }
+
     /// One key of table `table` (each key once, with its total).
     pub fn entry(&mut self, table: usize, k: &[u8], c: u64) {
         match table {
-            T_VISITORS => {
+            T_VISITORS | T_ROW_VISITORS => {
                 if let Ok(b) = <[u8; 16]>::try_from(k) {
                     let v = u128::from_be_bytes(b);
-                    let day = (v >> 96) as u32;
-                    let hour = (v >> 88) as u8;
-                    // The visitor on that day: the key without its hour.
-                    self.visitor_days.insert((day, v & ((1u128 << 88) - 1)));
-                    *self.visitors_by_hour.entry((day, hour)).or_insert(0) += 1;
-                }
-                return;
-            }
-            T_ROW_VISITORS => {
-                if let Ok(b) = <[u8; 16]>::try_from(k) {
-                    let v = u128::from_be_bytes(b);
-                    let panel = (v >> 125) as usize;
-                    let part = (v >> 64) as u64 & ((1 << 61) - 1);
-                    if let Some(row) = self.row_wanted.get(panel).and_then(|w| w.get(&part)) {
-                        *self.row_visitors[panel].entry(row.clone()).or_insert(0) += 1;
+                    if table == T_VISITORS {
+                        self.visitor_days
+                            .push(((v >> 96) as u32, v & VISITOR_OF_DAY));
                     }
+                    self.visitor_run(table, v, 1);
                 }
                 return;
             }
@@ -1164,7 +1285,9 @@ impl<'e> SummaryFold<'e> {
     }
 
     /// The panels, with the numbers and the days.
-    pub fn finish(self, numbers: &[u64], days: Vec<(u32, u64)>) -> SummaryTop {
+    pub fn finish(mut self, numbers: &[u64], days: Vec<(u32, u64)>) -> SummaryTop {
+        self.visitor_days.sort_unstable();
+        self.visitor_days.dedup();
         let n = self.n;
         let mut groups = self.groups.into_iter();
         let mut group_bytes = Vec::new();
