@@ -4,7 +4,8 @@
 //! virtual-host combined formats, with the edge cases GoAccess counts its own way:
 //! 4xx responses (no visitors), static files with and without query strings (GoAccess's
 //! extension list), 404s (in their own panel only), crawlers, agents empty or `-`, a last
-//! quoted field cut short, several days, IPv4 and IPv6 clients, `-` bytes.
+//! quoted field cut short, a status that is not a number, several days, IPv4 and IPv6
+//! clients, `-` bytes.
 //!
 //! The same logs (but the line cut short) are written in every other format both read:
 //! W3C (IIS), CloudFront, AWS classic ELB and ALB, Caddy's JSON; see
@@ -18,7 +19,7 @@
 //!
 //! Not compared yet: the browser, system and referrer panels (swath's browsers and systems
 //! are woothee's names, its referrers leave `-` out, and GoAccess's defaults leave the
-//! referrers out); the times taken; lines that fail in the formats but combined.
+//! referrers out); the times taken.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -140,6 +141,10 @@ fn edge_log(seed: u64, lines: usize) -> Vec<u8> {
             out.extend_from_slice(line.as_bytes());
         }
     }
+    // A status that is not a number: a failed line in both, in every format.
+    out.extend_from_slice(
+        b"192.0.2.8 - - [12/Oct/2023:23:58:00 +0000] \"GET /about HTTP/1.1\" 2x0 10 \"-\" \"curl/8.5.0\"\n",
+    );
     // The last quoted field cut short (no closing quote), at the end of the log.
     out.extend_from_slice(
         b"192.0.2.7 - - [12/Oct/2023:23:59:00 +0000] \"GET /about HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0 (cut",
@@ -489,6 +494,8 @@ fn same_figures_as(dir: &Dir, log: &Path, how: &Reading<'_>) {
     let g = goaccess(dir, log, how.format, how.goaccess_args);
     let s = summary(dir, log, how.swath_args);
     let (format, swath_args) = (how.name, how.swath_args);
+    // The edge log's one failed line (its status not a number) fails in every format.
+    assert_eq!(g["general"]["failed_requests"], 1, "{}", how.name);
     let (gg, sg) = (&g["general"], &s["general"]);
     let n = |v: &Value| v.as_u64().unwrap();
     let general = [
