@@ -368,7 +368,9 @@ impl Render for LogSummary {
             })
             .unwrap_or_else(swath_ops::logs::summary::default_static);
         let format = crate::logs::partial_option(options, "format-name").unwrap_or_default();
-        let s = swath_ops::logs::streamed::summary(states, n, &exts)?;
+        // A W3C log's static files are told by the path before its query.
+        let statics = swath_ops::logs::summary::Statics::new(&exts, &format);
+        let s = swath_ops::logs::streamed::summary(states, n, statics)?;
         let value = crate::summary::model(&s, &format);
         let text = if json {
             format!("{value:#}\n").into_bytes()

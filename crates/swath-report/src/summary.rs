@@ -1128,7 +1128,7 @@ mod tests {
     /// report of the log cut in two and merged by the lists' rules is the whole log's.
     #[test]
     fn every_panel_of_the_table_is_in_every_output() {
-        use swath_ops::logs::summary::{default_static, Summary, SummaryConfig};
+        use swath_ops::logs::summary::{default_static, Statics, Summary, SummaryConfig};
         use swath_ops::logs::LineReport;
         let mut log = String::new();
         for (i, (uri, status)) in [("/a", 200), ("/s.css", 200), ("/gone", 404), ("/a", 500)]
@@ -1156,13 +1156,14 @@ mod tests {
             ..Default::default()
         };
         let exts = default_static();
+        let exts = Statics::new(&exts, config.format.name());
         let read = |b: &str| {
             let mut s = Summary::default();
             s.block(&config, b.as_bytes());
             s
         };
         let whole = read(&log);
-        let m = model(&whole.ranked(10, &exts), "json");
+        let m = model(&whole.ranked(10, exts), "json");
         let ids: Vec<&str> = m["panels"]
             .as_array()
             .unwrap()
@@ -1183,7 +1184,7 @@ mod tests {
             out
         };
         let (a, b) = (state(&read(&log[..cut])), state(&read(&log[cut..])));
-        let merged = swath_ops::logs::streamed::summary(&[&a, &b], 10, &exts).unwrap();
+        let merged = swath_ops::logs::streamed::summary(&[&a, &b], 10, exts).unwrap();
         assert_eq!(model(&merged, "json"), m);
     }
 

@@ -173,6 +173,6 @@ proptest! {
         let mut s = Summary::default();
         s.block(&SummaryConfig { max_line: 4 << 20, ..Default::default() }, &data);
         let p = piece(&requests()[3], &path, Some(b"a.log"), 0, None, &engine).unwrap();
-        prop_assert_eq!(render(&[p], Format::Text), swath_report::summary::text(&swath_report::summary::model(&s.ranked(4, &swath_ops::logs::summary::default_static()), "combined")).into_bytes());
+        prop_assert_eq!(render(&[p], Format::Text), swath_report::summary::text(&swath_report::summary::model(&s.ranked(4, swath_ops::logs::summary::Statics::new(&swath_ops::logs::summary::default_static(), "combined")), "combined")).into_bytes());
     }
 }

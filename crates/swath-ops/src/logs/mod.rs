@@ -34,6 +34,7 @@ pub mod format;
 pub mod headers;
 pub mod panels;
 pub mod record;
+pub mod statics;
 pub mod streamed;
 pub mod summary;
 pub mod tables;
@@ -820,19 +821,20 @@ mod tests {
             let (log, one) = w3c_logs(&pieces, max_line);
             let config = w3c_config(&log, max_line);
             let exts = crate::logs::summary::default_static();
+            let exts = crate::logs::summary::Statics::new(&exts, config.format.name());
             let mut reference = Summary::default();
             reference.block(&w3c_config(&one, max_line), &one);
-            let want = reference.ranked(1000, &exts);
+            let want = reference.ranked(1000, exts);
             let mut f = tempfile::NamedTempFile::new().unwrap();
             f.write_all(&log).unwrap();
             let input = Input::open(f.path()).unwrap();
             let opts = EngineOptions { threads: swath_engine::Threads::from_count(threads), block_size: Some(bs), strategy, layout: Layout::Dynamic };
             let mut par = Summary::default();
             report_input(&input, &config, &opts, None, &mut par).unwrap();
-            prop_assert_eq!(par.ranked(1000, &exts), want.clone(), "blocks");
+            prop_assert_eq!(par.ranked(1000, exts), want.clone(), "blocks");
             let mut streamed = Summary::default();
             report_reader(&mut &log[..], &config, 3, bs, &mut streamed).unwrap();
-            prop_assert_eq!(streamed.ranked(1000, &exts), want.clone(), "a stream");
+            prop_assert_eq!(streamed.ranked(1000, exts), want.clone(), "a stream");
             // Two ranges, each read on its own, merged.
             let at = (log.len() as f64 * cut) as u64;
             let mut merged = Summary::default();
@@ -842,7 +844,7 @@ mod tests {
                 report_span(span, &config, &opts, None, &mut piece).unwrap();
                 merged.merge(piece);
             }
-            prop_assert_eq!(merged.ranked(1000, &exts), want.clone(), "two ranges");
+            prop_assert_eq!(merged.ranked(1000, exts), want.clone(), "two ranges");
             // A stream read in two goes, the header carried from one to the other.
             let split = log[..at as usize].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
             let mut followed = Summary::default();
@@ -850,7 +852,7 @@ mod tests {
             for part in [&log[..split], &log[split..]] {
                 report_reader_after(&mut &part[..], &config, 2, bs, &mut followed, &mut header).unwrap();
             }
-            prop_assert_eq!(followed.ranked(1000, &exts), want, "a stream in two");
+            prop_assert_eq!(followed.ranked(1000, exts), want, "a stream in two");
         }
     }
 
@@ -865,6 +867,7 @@ mod tests {
         let (log, one) = w3c_logs(&pieces, DEFAULT_MAX_LINE);
         let config = w3c_config(&log, DEFAULT_MAX_LINE);
         let exts = crate::logs::summary::default_static();
+        let exts = crate::logs::summary::Statics::new(&exts, config.format.name());
         let mut reference = Summary::default();
         reference.block(&w3c_config(&one, DEFAULT_MAX_LINE), &one);
         let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -891,7 +894,7 @@ mod tests {
         };
         let mut par = Summary::default();
         report_input(&input, &config, &opts, None, &mut par).unwrap();
-        assert_eq!(par.ranked(1000, &exts), reference.ranked(1000, &exts));
+        assert_eq!(par.ranked(1000, exts), reference.ranked(1000, exts));
         assert_eq!(par.requests(), u64::from(n));
     }
 

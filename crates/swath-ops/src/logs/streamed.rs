@@ -261,7 +261,11 @@ pub fn wf2(states: &[&[u8]], n: usize) -> Result<Wf2Top, PartialError> {
 
 /// The summary's panels of `n` rows over the `logs summary` states `states`, static
 /// files by `exts` (see [`crate::logs::summary::SummaryFold`]).
-pub fn summary(states: &[&[u8]], n: usize, exts: &[String]) -> Result<SummaryTop, PartialError> {
+pub fn summary(
+    states: &[&[u8]],
+    n: usize,
+    exts: crate::logs::summary::Statics<'_>,
+) -> Result<SummaryTop, PartialError> {
     let mut at = vec![0usize; states.len()];
     let numbers = summary_numbers(states, &mut at)?;
     let mut days = Vec::new();
@@ -482,7 +486,8 @@ mod tests {
             prop_assert_eq!(wf2(&w, n).unwrap(), report::<Wf2>(&wc, &data).ranked(n));
             let s: Vec<&[u8]> = summary_states.iter().map(|s| &s[..]).collect();
             let exts = crate::logs::summary::default_static();
-            prop_assert_eq!(summary(&s, n, &exts).unwrap(), report::<Summary>(&sc, &data).ranked(n, &exts));
+            let exts = crate::logs::summary::Statics::new(&exts, sc.format.name());
+            prop_assert_eq!(summary(&s, n, exts).unwrap(), report::<Summary>(&sc, &data).ranked(n, exts));
         }
 
         #[test]
@@ -595,7 +600,12 @@ mod tests {
         assert!(wf2(&[&s[..s.len() - 3]], 10).is_err());
         let mut longer = s.clone();
         longer.push(0);
-        assert!(summary(&[&longer], 10, &[]).is_err());
+        assert!(summary(
+            &[&longer],
+            10,
+            crate::logs::summary::Statics::new(&[], "combined")
+        )
+        .is_err());
         assert!(wf2(&[&longer], 10).is_err());
     }
 }

@@ -23,6 +23,7 @@ pub use crate::logs::panels::{
     T_REFERRER_BYTES, T_REQUESTS, T_ROW_VISITORS, T_TIME_MAX, T_TIME_SUM, T_USERS, T_USER_BYTES,
     T_VHOSTS, T_VHOST_BYTES, T_VISITORS,
 };
+pub use crate::logs::statics::{default_static, is_static, Statics, STATIC_EXTENSIONS};
 use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
@@ -175,35 +176,6 @@ pub fn parse_time(s: &str, until: bool) -> Result<Stamp, TimeError> {
         return Err(bad());
     }
     Ok(((((y * 100 + m) * 100 + d) * 100 + hms[0]) * 100 + hms[1]) * 100 + hms[2])
-}
-
-/// The default static-file extensions: GoAccess 1.7's, the 40 of the configuration it
-/// installs (`/etc/goaccess/goaccess.conf`), so that both count the same static files.
-pub const STATIC_EXTENSIONS: &[&str] = &[
-    "css", "js", "jpg", "png", "gif", "ico", "jpeg", "pdf", "csv", "mpeg", "mpg", "swf", "woff",
-    "woff2", "xls", "xlsx", "doc", "docx", "ppt", "pptx", "txt", "zip", "ogg", "mp3", "mp4", "exe",
-    "iso", "gz", "rar", "svg", "bmp", "tar", "tgz", "tiff", "tif", "ttf", "flv", "dmg", "xz",
-    "zst",
-];
-
-/// [`STATIC_EXTENSIONS`] as owned strings.
-pub fn default_static() -> Vec<String> {
-    STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect()
-}
-
-/// Whether a request key (`METHOD URI PROTOCOL`, or a URI) asks for a static file, as
-/// GoAccess decides it: its URI, query string included, ends in `.EXT` for one of `exts`
-/// (lower case, compared without case) after at least one other byte. So `/a.css` is
-/// static and `/a.css?v=2` is not.
-pub fn is_static(request: &[u8], exts: &[String]) -> bool {
-    let (_, uri, _) = crate::logs::format::split_key(request);
-    exts.iter().any(|e| {
-        let e = e.as_bytes();
-        uri.len() > e.len() + 1 && {
-            let tail = &uri[uri.len() - e.len() - 1..];
-            tail[0] == b'.' && tail[1..].eq_ignore_ascii_case(e)
-        }
-    })
 }
 
 /// What a user agent is, as the report shows it.
@@ -868,9 +840,9 @@ impl Summary {
         }
     }
 
-    /// The report's panels of `n` rows, static files by `exts`.
-    pub fn ranked(&self, n: usize, exts: &[String]) -> SummaryTop {
-        let mut fold = SummaryFold::new(n, exts);
+    /// The report's panels of `n` rows, static files by `statics`.
+    pub fn ranked(&self, n: usize, statics: Statics<'_>) -> SummaryTop {
+        let mut fold = SummaryFold::new(n, statics);
         for i in 0..SUMMARY_TABLES {
             let listed = match i {
                 T_VISITORS => Some(&self.visitors),
@@ -1027,7 +999,7 @@ impl Summary {
 /// Folds every key of every table, one table after another, into the report's panels.
 pub struct SummaryFold<'e> {
     n: usize,
-    exts: &'e [String],
+    static_rule: Statics<'e>,
     tops: Vec<TopN>,
     statics: TopN,
     static_hits: u64,
@@ -1063,11 +1035,11 @@ pub struct SummaryFold<'e> {
 }
 
 impl<'e> SummaryFold<'e> {
-    /// A fold keeping `n` rows a panel, static files by `exts`.
-    pub fn new(n: usize, exts: &'e [String]) -> SummaryFold<'e> {
+    /// A fold keeping `n` rows a panel, static files by `static_rule`.
+    pub fn new(n: usize, static_rule: Statics<'e>) -> SummaryFold<'e> {
         SummaryFold {
             n,
-            exts,
+            static_rule,
             tops: (0..SUMMARY_TABLES).map(|_| TopN::new(n)).collect(),
             statics: TopN::new(n),
             static_hits: 0,
@@ -1149,7 +1121,7 @@ impl<'e> SummaryFold<'e> {
                 return;
             }
             // The requested files are the requests but the static files, as GoAccess's.
-            T_REQUESTS if is_static(k, self.exts) => {
+            T_REQUESTS if self.static_rule.test(k) => {
                 self.static_hits = self.static_hits.saturating_add(c);
                 self.statics.add(k, c);
                 return;
@@ -1607,7 +1579,7 @@ mod tests {
         let exts = default_static();
         let mut whole = Summary::default();
         whole.block(&config, &log);
-        let want = whole.ranked(5, &exts);
+        let want = whole.ranked(5, Statics::new(&exts, "combined"));
         assert_eq!(
             want.times_of[&b" /a "[..].to_vec()],
             (500_000 + 1_250_000 + 750_000 + 3_000_000, 3_000_000)
@@ -1626,11 +1598,14 @@ mod tests {
             a.block(&config, &log[..at]);
             b.block(&config, &log[at..]);
             let (sa, sb) = (state(&a), state(&b));
-            let got = crate::logs::streamed::summary(&[&sa, &sb], 5, &exts).unwrap();
+            let got =
+                crate::logs::streamed::summary(&[&sa, &sb], 5, Statics::new(&exts, "combined"))
+                    .unwrap();
             assert_eq!(got, want, "cut at {at}");
             let merged = crate::logs::streamed::merge_summary_states(&[&sa, &sb]).unwrap();
             assert_eq!(
-                crate::logs::streamed::summary(&[&merged], 5, &exts).unwrap(),
+                crate::logs::streamed::summary(&[&merged], 5, Statics::new(&exts, "combined"))
+                    .unwrap(),
                 want
             );
             assert_eq!(merged, state(&whole), "merged state at {at}");
@@ -1701,17 +1676,7 @@ mod tests {
     }
 
     #[test]
-    fn statics_sites_and_agents() {
-        let exts: Vec<String> = STATIC_EXTENSIONS.iter().map(|s| s.to_string()).collect();
-        // GoAccess's rule: the URI's end, query string included, without case.
-        assert!(is_static(b"GET /a/b.CSS HTTP/1.1", &exts));
-        assert!(!is_static(b"GET /a/b.CSS?v=1 HTTP/1.1", &exts));
-        assert!(is_static(b"GET /x?f=a.css HTTP/1.1", &exts));
-        assert!(is_static(b"GET /archive.tar.gz HTTP/1.1", &exts));
-        assert!(!is_static(b"GET /a.avi HTTP/1.1", &exts));
-        assert!(!is_static(b"GET .css HTTP/1.1", &exts) && is_static(b"/.css", &exts));
-        assert!(!is_static(b"GET /a.b/c HTTP/1.1", &exts));
-        assert!(!is_static(b"GET / HTTP/1.1", &exts));
+    fn sites_and_agents() {
         assert_eq!(site(b"https://a.example:8080/x?y"), b"a.example:8080");
         assert_eq!(site(b"android-app://x"), b"x");
         let a = agent(b"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36");

@@ -136,7 +136,8 @@ pub(crate) fn follow(
             parse_seconds: started.elapsed().as_secs_f64(),
             refresh: Some(every.as_secs().max(1)),
         };
-        let ranked = s.ranked(how.top, how.statics);
+        let statics = swath_ops::logs::summary::Statics::new(how.statics, how.format);
+        let ranked = s.ranked(how.top, statics);
         let model = swath_report::summary::model(&ranked, config.format.name());
         let page = swath_report::summary::html(&model, Some(&info));
         let o = swath_engine::AtomicOutput::create(out)?;

@@ -682,7 +682,8 @@ pub(crate) fn summary_report(
     info: Option<&swath_report::summary::PageInfo>,
     failed: bool,
 ) -> Result<()> {
-    let ranked = s.ranked(how.top, how.statics);
+    let statics = swath_ops::logs::summary::Statics::new(how.statics, how.format);
+    let ranked = s.ranked(how.top, statics);
     let mut model = swath_report::summary::model(&ranked, how.format);
     if how.json {
         if failed {
