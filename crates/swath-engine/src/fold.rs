@@ -41,7 +41,7 @@ pub trait Fold: Send + Sized {
     /// A worker's state after its last block, before the states merge: work that each
     /// state does best on its own (sorting what it gathered), done for every worker's
     /// state at once, each on its own thread, where the merge would do it on one.
-    /// Nothing by default.
+    /// Sealing a state twice must be the same as once. Nothing by default.
     fn seal(&mut self, _config: &Self::Config) {}
 }
 
@@ -68,15 +68,26 @@ pub fn fold_into<F: Fold>(
         .into_iter()
         .filter_map(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()))
         .collect();
-    // One thread a state (no more than the run's workers), the first on this one.
-    std::thread::scope(|scope| {
-        if let Some((first, rest)) = states.split_first_mut() {
-            for s in rest {
-                scope.spawn(|| s.seal(config));
-            }
-            first.seal(config);
-        }
+    // One thread a state (no more than the run's workers), the first on this one. When a
+    // thread cannot start (no memory left for its stack), every state is sealed here
+    // after (sealing again does nothing).
+    let all_spawned = std::thread::scope(|scope| {
+        let Some((first, rest)) = states.split_first_mut() else {
+            return true;
+        };
+        let spawned = rest.iter_mut().all(|s| {
+            std::thread::Builder::new()
+                .spawn_scoped(scope, || s.seal(config))
+                .is_ok()
+        });
+        first.seal(config);
+        spawned
     });
+    if !all_spawned {
+        for s in &mut states {
+            s.seal(config);
+        }
+    }
     for state in states {
         into.merge(state);
     }

@@ -927,22 +927,38 @@ impl LineReport for Summary {
         });
     }
 
-    fn merge(&mut self, o: Self) {
-        // The visitor lists (the longest merge) on a thread of their own, beside the tables.
-        let mut visitors = std::mem::take(&mut self.visitors);
-        let mut row_visitors = std::mem::take(&mut self.row_visitors);
-        let (o_visitors, o_row_visitors) = (o.visitors, o.row_visitors);
+    fn merge(&mut self, mut o: Self) {
+        // The visitor lists (the longest merge) on a thread of their own, beside the
+        // tables; on this one after them when no thread can start (no memory left for a
+        // stack).
+        let mut o_lists = (
+            std::mem::take(&mut o.visitors),
+            std::mem::take(&mut o.row_visitors),
+        );
+        let (visitors, row_visitors) = (&mut self.visitors, &mut self.row_visitors);
+        let mut lists = || {
+            visitors.merge(std::mem::take(&mut o_lists.0));
+            row_visitors.merge(std::mem::take(&mut o_lists.1));
+        };
+        let mine = Tables {
+            numbers: &mut self.numbers,
+            days: &mut self.days,
+            tables: &mut self.tables,
+            requests: &mut self.requests,
+            pairs: &mut self.pairs,
+        };
         let merged = std::thread::scope(|scope| {
-            let lists = scope.spawn(move || {
-                visitors.merge(o_visitors);
-                row_visitors.merge(o_row_visitors);
-                (visitors, row_visitors)
-            });
-            self.merge_tables(o.numbers, o.days, o.tables, o.requests, o.pairs);
-            lists.join()
+            let other = std::thread::Builder::new().spawn_scoped(scope, &mut lists);
+            mine.merge(o);
+            match other.map(|h| h.join()) {
+                Ok(Ok(())) => true,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => false,
+            }
         });
-        (self.visitors, self.row_visitors) =
-            merged.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if !merged {
+            lists();
+        }
     }
 
     fn seal(&mut self) {
@@ -959,34 +975,36 @@ impl LineReport for Summary {
     }
 }
 
-impl Summary {
-    /// Adds another summary's numbers and tables (all but the visitor lists).
-    fn merge_tables(
-        &mut self,
-        numbers: Vec<u64>,
-        days: HashMap<u32, u64>,
-        tables: Vec<Table>,
-        requests: HashMap<crate::logs::Key, [u64; 5]>,
-        pairs: Vec<HashMap<crate::logs::Key, [u64; 4]>>,
-    ) {
-        add_numbers(&mut self.numbers, &numbers);
-        for (k, v) in days {
+/// A summary's tables but its visitor lists, borrowed to merge another's into them.
+struct Tables<'a> {
+    numbers: &'a mut Vec<u64>,
+    days: &'a mut HashMap<u32, u64>,
+    tables: &'a mut Vec<Table>,
+    requests: &'a mut HashMap<crate::logs::Key, [u64; 5]>,
+    pairs: &'a mut Vec<HashMap<crate::logs::Key, [u64; 4]>>,
+}
+
+impl Tables<'_> {
+    /// Adds another summary's numbers and tables (all but its visitor lists).
+    fn merge(self, o: Summary) {
+        add_numbers(self.numbers, &o.numbers);
+        for (k, v) in o.days {
             *self.days.entry(k).or_insert(0) += v;
         }
         // Each list by its rule ([`LISTS`]).
-        for (i, (a, b)) in self.tables.iter_mut().zip(tables).enumerate() {
+        for (i, (a, b)) in self.tables.iter_mut().zip(o.tables).enumerate() {
             let rule = crate::partial::summary_list_merge(i);
             merge_map(a, b, |x, y| *x = rule(*x, y));
         }
         // A key's parts are the same on both sides (and not yet there in a new entry).
-        merge_map(&mut self.requests, requests, |e, v| {
+        merge_map(self.requests, o.requests, |e, v| {
             for j in 0..3 {
                 e[j] = e[j].saturating_add(v[j]);
             }
             e[3] = e[3].max(v[3]);
             e[4] = v[4];
         });
-        for (a, b) in self.pairs.iter_mut().zip(pairs) {
+        for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
             merge_map(a, b, |e, v| {
                 e[0] = e[0].saturating_add(v[0]);
                 e[1] = e[1].saturating_add(v[1]);
