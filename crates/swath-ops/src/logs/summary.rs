@@ -24,7 +24,7 @@ pub use crate::logs::panels::{
     T_VHOSTS, T_VHOST_BYTES, T_VISITORS,
 };
 pub use crate::logs::statics::{default_static, is_static, Statics, STATIC_EXTENSIONS};
-use crate::logs::tables::{add, merge_map, Probe, Ranked, Ranking, Table, TopN};
+use crate::logs::tables::{add, merge_map, top, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
     add_numbers, bucket, visitor_key_of, visitor_part, N_BYTES, N_FILTERED, N_FIRST, N_HOURS,
@@ -1014,6 +1014,24 @@ impl Tables<'_> {
     }
 }
 
+/// A group's rows that have hits (not those with bytes only), ranked by their hits.
+struct GroupHits<'a>(&'a HashMap<crate::logs::Key, [u64; 2]>);
+
+impl Ranked for GroupHits<'_> {
+    fn entries(&self) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
+        Box::new(
+            self.0
+                .iter()
+                .filter(|(_, v)| v[0] > 0)
+                .map(|(k, v)| (k.bytes(), v[0])),
+        )
+    }
+
+    fn distinct(&self) -> usize {
+        self.0.values().filter(|v| v[0] > 0).count()
+    }
+}
+
 /// Folds every key of every table, one table after another, into the report's panels.
 pub struct SummaryFold<'e> {
     n: usize,
@@ -1023,7 +1041,7 @@ pub struct SummaryFold<'e> {
     static_hits: u64,
     /// Hits and bytes by group: sites, browsers, browser versions, systems, system
     /// versions, crawlers (the `G_*` indices).
-    groups: Vec<HashMap<Vec<u8>, [u64; 2]>>,
+    groups: Vec<HashMap<crate::logs::Key, [u64; 2]>>,
     crawler_hits: u64,
     /// What each agent is, remembered from the agents' hits for their bytes (up to
     /// [`AGENT_CACHE`] agents; past that they are read again).
@@ -1200,12 +1218,12 @@ impl<'e> SummaryFold<'e> {
 
     /// Adds `c` to value `j` (hits 0, bytes 1) of `key` in group `g`.
     fn group(&mut self, g: usize, key: &[u8], j: usize, c: u64) {
-        if let Some(v) = self.groups[g].get_mut(key) {
+        if let Some(v) = self.groups[g].get_mut(&Probe(key)) {
             v[j] = v[j].saturating_add(c);
         } else {
             let mut v = [0; 2];
             v[j] = c;
-            self.groups[g].insert(key.to_vec(), v);
+            self.groups[g].insert(crate::logs::Key::new(key), v);
         }
     }
 
@@ -1248,9 +1266,13 @@ impl<'e> SummaryFold<'e> {
             T_VHOSTS => self.row_wanted[P_VHOSTS].extend(rows(&self.tops[T_VHOSTS])),
             T_USERS => self.row_wanted[P_USERS].extend(rows(&self.tops[T_USERS])),
             T_USER_BYTES => {
-                let sites = self.groups[G_SITES]
-                    .keys()
-                    .map(|k| (row_part(k), k.clone()));
+                // The sites' hits are all in: the sites the report keeps are known (not
+                // every site: a log of millions of referrers has about as many sites).
+                let hits = GroupHits(&self.groups[G_SITES]);
+                let sites: Vec<(u64, Vec<u8>)> = top(&hits, self.n)
+                    .iter()
+                    .map(|(k, _)| (row_part(k), k.to_vec()))
+                    .collect();
                 self.row_wanted[P_SITES].extend(sites);
             }
             _ => {}
@@ -1283,16 +1305,11 @@ impl<'e> SummaryFold<'e> {
         let mut group_bytes = Vec::new();
         let mut rank = |rows: usize| {
             let g = groups.next().unwrap_or_default();
-            let t: Table = g
-                .iter()
-                .filter(|(_, v)| v[0] > 0)
-                .map(|(k, v)| (crate::logs::Key::new(k), v[0]))
-                .collect();
-            let ranking = Ranking::of(&t, rows);
+            let ranking = Ranking::of(&GroupHits(&g), rows);
             let kept: std::collections::BTreeMap<Vec<u8>, u64> = ranking
                 .top
                 .iter()
-                .map(|(k, _)| (k.clone(), g.get(k).map_or(0, |v| v[1])))
+                .map(|(k, _)| (k.clone(), g.get(&Probe(k)).map_or(0, |v| v[1])))
                 .collect();
             group_bytes.push(kept);
             ranking
