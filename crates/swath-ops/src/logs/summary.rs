@@ -843,20 +843,29 @@ impl Summary {
     /// The report's panels of `n` rows, static files by `statics`.
     pub fn ranked(&self, n: usize, statics: Statics<'_>) -> SummaryTop {
         let mut fold = SummaryFold::new(n, statics);
-        for i in 0..SUMMARY_TABLES {
-            let listed = match i {
-                T_VISITORS => Some(&self.visitors),
-                T_ROW_VISITORS => Some(&self.row_visitors),
-                _ => None,
+        // The visitors by day and hour need no other table: made on a thread of their
+        // own beside the others (here after them when no thread can start).
+        let (mut fold, by_day) = std::thread::scope(|scope| {
+            let by_day = std::thread::Builder::new()
+                .spawn_scoped(scope, || VisitorDays::of(&self.visitors.counts()));
+            for i in 0..SUMMARY_TABLES {
+                if i == T_ROW_VISITORS {
+                    fold.keys(i, &self.row_visitors.counts());
+                }
+                for (k, c) in self.entries(i) {
+                    fold.entry(i, k, c);
+                }
+                fold.end_table(i);
+            }
+            let by_day = match by_day.map(|h| h.join()) {
+                Ok(Ok(d)) => Some(d),
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => None,
             };
-            if let Some(v) = listed {
-                fold.keys(i, &v.counts());
-            }
-            for (k, c) in self.entries(i) {
-                fold.entry(i, k, c);
-            }
-            fold.end_table(i);
-        }
+            (fold, by_day)
+        });
+        let by_day = by_day.unwrap_or_else(|| VisitorDays::of(&self.visitors.counts()));
+        fold.add_visitor_days(by_day);
         let mut days: Vec<(u32, u64)> = self.days.iter().map(|(&d, &c)| (d, c)).collect();
         days.sort_unstable();
         fold.finish(&self.numbers, days)
@@ -1014,6 +1023,34 @@ impl Tables<'_> {
     }
 }
 
+/// The visitors by day (each once, in order) and the visitors by hour of a day of a
+/// visitor list ([`T_VISITORS`]): the part of the report that needs no other table.
+#[derive(Debug, Default)]
+pub struct VisitorDays {
+    days: Vec<(u32, u128)>,
+    by_hour: HashMap<(u32, u8), u64>,
+}
+
+impl VisitorDays {
+    /// Of visitor keys in key order, each once.
+    pub fn of(keys: &[(u128, u64)]) -> VisitorDays {
+        let mut d = VisitorDays::default();
+        // A run of keys of one hour of one day (the keys' top 40 bits).
+        for run in keys.chunk_by(|a, b| a.0 >> 88 == b.0 >> 88) {
+            let v = run[0].0;
+            let hour = ((v >> 96) as u32, (v >> 88) as u8);
+            *d.by_hour.entry(hour).or_insert(0) += run.len() as u64;
+            d.days.extend(
+                run.iter()
+                    .map(|&(v, _)| ((v >> 96) as u32, v & VISITOR_OF_DAY)),
+            );
+        }
+        d.days.sort_unstable();
+        d.days.dedup();
+        d
+    }
+}
+
 /// A group's rows that have hits (not those with bytes only), ranked by their hits.
 struct GroupHits<'a>(&'a HashMap<crate::logs::Key, [u64; 2]>);
 
@@ -1115,16 +1152,25 @@ impl<'e> SummaryFold<'e> {
     /// each once: as [`SummaryFold::entry`] of each, but a run of keys of one row (or one
     /// hour) is looked up and counted once.
     pub fn keys(&mut self, table: usize, keys: &[(u128, u64)]) {
-        // The keys' row (panel and row part) or hour (day and hour).
-        let shift = if table == T_ROW_VISITORS { 64 } else { 88 };
-        for run in keys.chunk_by(|a, b| a.0 >> shift == b.0 >> shift) {
-            if table == T_VISITORS {
-                self.visitor_days.extend(
-                    run.iter()
-                        .map(|&(v, _)| ((v >> 96) as u32, v & VISITOR_OF_DAY)),
-                );
-            }
+        if table == T_VISITORS {
+            self.add_visitor_days(VisitorDays::of(keys));
+            return;
+        }
+        // The keys' row: panel and row part.
+        for run in keys.chunk_by(|a, b| a.0 >> 64 == b.0 >> 64) {
             self.visitor_run(table, run[0].0, run.len() as u64);
+        }
+    }
+
+    /// The [`T_VISITORS`] keys' part of the report, made apart ([`VisitorDays::of`]).
+    pub fn add_visitor_days(&mut self, d: VisitorDays) {
+        if self.visitor_days.is_empty() {
+            self.visitor_days = d.days;
+        } else {
+            self.visitor_days.extend(d.days);
+        }
+        for (k, n) in d.by_hour {
+            *self.visitors_by_hour.entry(k).or_insert(0) += n;
         }
     }
 
