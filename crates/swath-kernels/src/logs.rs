@@ -300,6 +300,13 @@ fn space(line: &[u8], i: usize) -> Option<usize> {
     (line.get(i) == Some(&b' ')).then_some(i + 1)
 }
 
+/// Whether `n` is an HTTP status as GoAccess takes one (100 to 599): a line with another
+/// is a failed line (`parse_specifier`, `'s'`, in GoAccess's `parser.c`).
+#[inline]
+pub fn is_http_status(n: u64) -> bool {
+    (100..=599).contains(&n)
+}
+
 /// Parses an Apache common or combined line (`%h %l %u %t "%r" %>s %b` and optionally
 /// ` "%{Referer}i" "%{User-agent}i"`; nginx's default format is the same), or `None` when
 /// the line does not have that shape.
@@ -323,7 +330,11 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
     if status.len() != 3 {
         return None;
     }
-    let status = ascii_number(status)? as u16;
+    let status = ascii_number(status)?;
+    if !is_http_status(status) {
+        return None;
+    }
+    let status = status as u16;
     let i = space(line, i)?;
     let (bytes, i) = token(line, i)?;
     let bytes = if bytes == b"-" {

@@ -195,9 +195,12 @@ pub(crate) fn size(s: &[u8]) -> Option<u64> {
     }
 }
 
+/// A status: three digits, 100 to 599 as GoAccess takes them
+/// ([`swath_kernels::logs::is_http_status`]).
 pub(crate) fn status(s: &[u8]) -> Option<u16> {
     (s.len() == 3)
         .then(|| digits(s))
         .flatten()
+        .filter(|&n| swath_kernels::logs::is_http_status(n))
         .map(|n| n as u16)
 }

@@ -809,33 +809,37 @@ fn goaccess_loses_a_row_s_visitor_where_two_pairs_meet_and_swath_does_not() {
 }
 
 /// A time that is not one (hour 25, minute 61, day 32, a month not named) fails its line
-/// in GoAccess (its `strptime` refuses it); so it does in swath, which counted the line
-/// valid with no time before.
+/// in GoAccess (its `strptime` refuses it), as does a status outside 100-599; so they do
+/// in swath, which counted such lines valid (with no time, or with the status) before.
 #[test]
-fn a_time_that_is_not_one_fails_the_line_as_in_goaccess() {
+fn a_time_or_a_status_that_is_not_one_fails_the_line_as_in_goaccess() {
     if !goaccess_here() {
         return;
     }
     let dir = Dir::new();
-    let line = |time: &str| {
-        format!("192.0.2.1 - - [{time} +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8.5.0\"\n")
+    let line = |(time, status): (&str, &str)| {
+        format!("192.0.2.1 - - [{time} +0000] \"GET / HTTP/1.1\" {status} 5 \"-\" \"curl/8.5.0\"\n")
     };
-    let times = [
-        "10/Oct/2023:13:00:00",
-        "10/Oct/2023:25:00:00",
-        "10/Oct/2023:13:61:00",
-        "32/Oct/2023:13:00:00",
-        "10/Okt/2023:13:00:00",
-        "10/Oct/2023:14:00:00",
+    let lines = [
+        ("10/Oct/2023:13:00:00", "200"),
+        ("10/Oct/2023:25:00:00", "200"),
+        ("10/Oct/2023:13:61:00", "200"),
+        ("32/Oct/2023:13:00:00", "200"),
+        ("10/Okt/2023:13:00:00", "200"),
+        ("10/Oct/2023:14:00:00", "100"),
+        ("10/Oct/2023:14:00:00", "599"),
+        ("10/Oct/2023:14:00:00", "099"),
+        ("10/Oct/2023:14:00:00", "600"),
+        ("10/Oct/2023:14:00:00", "999"),
     ];
-    let log = dir.write("access.log", times.map(line).concat().as_bytes());
+    let log = dir.write("access.log", lines.map(line).concat().as_bytes());
     let g = goaccess(&dir, &log, "COMBINED", &[]);
     let s = summary(&dir, &log, &[]);
     let n = |v: &Value| v.as_u64().unwrap();
-    assert_eq!(n(&g["general"]["valid_requests"]), 2);
-    assert_eq!(n(&g["general"]["failed_requests"]), 4);
-    assert_eq!(n(&s["general"]["lines_valid"]), 2);
-    assert_eq!(n(&s["general"]["lines_failed"]), 4);
+    assert_eq!(n(&g["general"]["valid_requests"]), 3);
+    assert_eq!(n(&g["general"]["failed_requests"]), 7);
+    assert_eq!(n(&s["general"]["lines_valid"]), 3);
+    assert_eq!(n(&s["general"]["lines_failed"]), 7);
     assert_eq!(
         n(&g["general"]["unique_visitors"]),
         n(&s["general"]["unique_visitors"])

@@ -1075,7 +1075,7 @@ fn parse_json(line: &[u8], f: impl FnOnce(&Record<'_>)) -> Outcome {
     if uri.is_empty() && request.is_empty() {
         return Outcome::Malformed;
     }
-    if st > 999 {
+    if !swath_kernels::logs::is_http_status(st) {
         return Outcome::Malformed;
     }
     let stamp = match at(&[
