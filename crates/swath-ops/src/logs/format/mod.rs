@@ -1088,14 +1088,23 @@ fn parse_json(line: &[u8], f: impl FnOnce(&Record<'_>)) -> Outcome {
         "StartUTC",
         "@timestamp",
     ]) {
-        Some(serde_json::Value::Number(n)) => unix_stamp(n.to_string().as_bytes()),
+        Some(serde_json::Value::Number(n)) => Some(unix_stamp(n.to_string().as_bytes())),
         Some(serde_json::Value::String(s)) => {
             let b = s.as_bytes();
-            iso_stamp(b)
-                .or_else(|| apache_stamp(b))
-                .or_else(|| unix_stamp(b))
+            Some(
+                iso_stamp(b)
+                    .or_else(|| apache_stamp(b))
+                    .or_else(|| unix_stamp(b)),
+            )
         }
         _ => None,
+    };
+    // A time logged that cannot be read fails the line, as in GoAccess; none logged is
+    // a request without a time.
+    let stamp = match stamp {
+        Some(None) => return Outcome::Malformed,
+        Some(read) => read,
+        None => None,
     };
     let micros = if let Some(d) = json_u64(at(&["Duration"])) {
         Some(d / 1000)
@@ -1399,6 +1408,23 @@ mod tests {
         )
         .unwrap();
         assert!(j.ends_with("|None") && j.contains("|/c d e|"), "{j}");
+        // A time logged that cannot be read fails the line (as in GoAccess); a number of
+        // seconds, an ISO time or none at all does not.
+        for (line, read) in [
+            (&br#"{"status":200,"uri":"/","ts":"yesterday"}"#[..], false),
+            (
+                br#"{"status":200,"uri":"/","time":"2023-10-10T25:00:00Z"}"#,
+                false,
+            ),
+            (br#"{"status":200,"uri":"/","ts":1646861401.5}"#, true),
+            (
+                br#"{"status":200,"uri":"/","time":"2023-10-10T13:00:00Z"}"#,
+                true,
+            ),
+            (br#"{"status":200,"uri":"/"}"#, true),
+        ] {
+            assert_eq!(one(&builtin("json"), line).is_some(), read, "{line:?}");
+        }
         assert_eq!(split_key(b" /c d e "), (&b""[..], &b"/c d e"[..], &b""[..]));
         assert_eq!(
             split_key(b"GET /a HTTP/1.1"),
