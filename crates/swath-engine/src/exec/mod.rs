@@ -1220,6 +1220,23 @@ impl Workers<'_, '_> {
                 continue;
             }
             let len = (extent.len - start).min(bs) as usize;
+            if job.framing == Framing::Lines
+                && start > 0
+                && job.region_is_hole(0, start - 1, start + len as u64, &mut extents)
+            {
+                // Zeros end no line, so no line starts in a block inside a hole that began
+                // before it: the block is empty, and neither read nor mapped (a sparse
+                // file's holes cost a question per extent, not a read).
+                let block = Block {
+                    index,
+                    start: start + len as u64,
+                    len: 0,
+                };
+                if !self.visited(t, &block, &[&[]], None, false, len) {
+                    break;
+                }
+                continue;
+            }
             let mut block = Block { index, start, len };
             let mut slices: [&[u8]; MAX_REGIONS] = [&[]; MAX_REGIONS];
             let mut long_map: Option<GuardedMap> = None;

@@ -456,11 +456,22 @@ fn lines_of(data: &[u8], framing: Framing) -> Vec<(usize, &[u8])> {
 /// handed and dropped by the kernel, once.
 fn check_bounded(data: &[u8], plans: &[Plan], framing: Framing, max: usize) {
     let f = temp_with(data);
+    check_bounded_in(f.path(), data, plans, framing, max);
+}
+
+/// As [`check_bounded`], over the file at `path`, which holds `data` (written sparsely, say).
+fn check_bounded_in(
+    path: &std::path::Path,
+    data: &[u8],
+    plans: &[Plan],
+    framing: Framing,
+    max: usize,
+) {
     let want = lines_of(data, framing);
     let long = want.iter().filter(|(_, l)| l.len() > max).count() as u64;
     let short: Vec<(usize, &[u8])> = want.into_iter().filter(|(_, l)| l.len() <= max).collect();
     for p in plans {
-        let input = Input::open(f.path()).unwrap();
+        let input = Input::open(path).unwrap();
         let skipped = AtomicU64::new(0);
         let job = Job::new(vec![Region {
             input: &input,
@@ -512,6 +523,29 @@ proptest::proptest! {
         let framing = if nul { Framing::LinesOrNul } else { Framing::Lines };
         check_bounded(&data, &[plan(method, threads, bs, Layout::Dynamic)], framing, max);
     }
+
+    #[test]
+    fn lines_across_holes_are_the_lines_of_the_dense_file(
+        layout in proptest::collection::vec(
+            (proptest::prelude::any::<bool>(), 1usize..4, b'a'..b'e'), 0..6),
+        tail in proptest::collection::vec(proptest::prop_oneof![
+            8 => proptest::prelude::Just(b'x'), 1 => proptest::prelude::Just(b'\n')
+        ], 0..100),
+        threads in 1usize..4,
+        bs_pages in 1usize..4,
+        bs_extra in 0usize..2,
+        m in 0usize..3,
+        l in 0usize..3,
+        max in proptest::prop_oneof![proptest::prelude::Just(0usize), 1usize..200, 4000usize..20000],
+    ) {
+        // Blocks inside a hole are handed empty unread: the lines seen, and the long ones
+        // left out, are those of the same bytes written densely.
+        let (f, dense) = sparse_and_dense(&layout, &tail);
+        let method = [Method::Read, Method::Pread, Method::Mmap][m];
+        let layout = [Layout::Dynamic, Layout::Stripes, Layout::Ranges][l];
+        let p = plan(method, threads, bs_pages * 4096 + bs_extra * 100, layout);
+        check_bounded_in(f.path(), &dense, &[p], Framing::Lines, max);
+    }
 }
 
 #[test]
@@ -535,6 +569,82 @@ fn a_large_hole_is_one_zero_run_not_read() {
             let (got, runs) = rebuild(&p, &input, framing);
             assert!(got.len() == dense.len() && got == dense, "{p:?}");
             assert!((1..=2).contains(&runs), "{p:?}: {runs} runs");
+        }
+    }
+}
+
+/// Bytes this thread has read so far (`rchar` of `/proc/thread-self/io`), if told.
+fn thread_rchar() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn a_large_hole_inside_lines_is_not_read() {
+    // 1 GiB of hole between lines: with line framing no line starts inside it (zeros end no
+    // line), so its blocks are handed empty without a read; the line that runs into the hole
+    // is left out as long. Each worker's reads are counted on its own thread.
+    let (f, dense) = sparse_and_dense(&[(false, 1, b'a'), (true, 1 << 18, 0)], b"\nend\n");
+    let input = Input::open(f.path()).unwrap();
+    if !input.may_have_holes() || thread_rchar().is_none() {
+        eprintln!("skipped: no holes or no per-thread I/O counts here");
+        return;
+    }
+    let expect = {
+        // The oracle: whole lines of at most `max` bytes (and their newline), in order.
+        let max = 10_000;
+        let mut v = Vec::new();
+        for l in dense.split_inclusive(|&b| b == b'\n') {
+            if l.len() <= max + 1 {
+                v.extend_from_slice(l);
+            }
+        }
+        v
+    };
+    for p in [
+        plan(Method::Pread, 1, 1 << 16, Layout::Dynamic),
+        plan(Method::Pread, 2, 1 << 16, Layout::Dynamic),
+        plan(Method::Pread, 2, 1 << 16, Layout::Ranges),
+        plan(Method::Mmap, 2, 1 << 16, Layout::Stripes),
+    ] {
+        let skipped = AtomicU64::new(0);
+        let job = Job::new(vec![Region {
+            input: &input,
+            offset: 0,
+        }])
+        .with_framing(Framing::Lines)
+        .with_long_lines(LongLines::Skip {
+            max: 10_000,
+            skipped: &skipped,
+        });
+        let seen = Mutex::new(Vec::new());
+        let reads = Mutex::new(std::collections::HashMap::new());
+        run_blocks(&p, &job, &(), |b, d| {
+            if !d[0].is_empty() {
+                seen.lock().unwrap().push((b.start, d[0].to_vec()));
+            }
+            let now = thread_rchar().unwrap_or(0);
+            let mut r = reads.lock().unwrap();
+            let e = r.entry(std::thread::current().id()).or_insert((now, now));
+            e.1 = now;
+            Flow::Continue
+        })
+        .unwrap();
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        let got: Vec<u8> = seen.into_iter().flat_map(|x| x.1).collect();
+        assert!(got == expect, "{p:?}: the lines differ");
+        assert_eq!(skipped.load(Ordering::Relaxed), 1, "{p:?}");
+        if p.method == Method::Pread {
+            for (first, last) in reads.into_inner().unwrap().into_values() {
+                assert!(
+                    last - first < 64 << 20,
+                    "{p:?}: {} bytes read",
+                    last - first
+                );
+            }
         }
     }
 }
