@@ -473,15 +473,7 @@ fn check_bounded_in(
     for p in plans {
         let input = Input::open(path).unwrap();
         let skipped = AtomicU64::new(0);
-        let job = Job::new(vec![Region {
-            input: &input,
-            offset: 0,
-        }])
-        .with_framing(framing)
-        .with_long_lines(LongLines::Skip {
-            max,
-            skipped: &skipped,
-        });
+        let job = skipping_job(&input, framing, max, &skipped);
         let seen = Mutex::new(Vec::new());
         let dropped = AtomicU64::new(0);
         run_blocks(p, &job, &(), |b, d| {
@@ -573,6 +565,19 @@ fn a_large_hole_is_one_zero_run_not_read() {
     }
 }
 
+/// A job of line framing `framing` over all of `input` that leaves out lines of more than
+/// `max` bytes, counting them in `skipped`.
+fn skipping_job<'a>(
+    input: &'a Input,
+    framing: Framing,
+    max: usize,
+    skipped: &'a AtomicU64,
+) -> Job<'a> {
+    Job::new(vec![Region { input, offset: 0 }])
+        .with_framing(framing)
+        .with_long_lines(LongLines::Skip { max, skipped })
+}
+
 /// Bytes this thread has read so far (`rchar` of `/proc/thread-self/io`), if told.
 fn thread_rchar() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/thread-self/io").ok()?;
@@ -610,15 +615,7 @@ fn a_large_hole_inside_lines_is_not_read() {
         plan(Method::Mmap, 2, 1 << 16, Layout::Stripes),
     ] {
         let skipped = AtomicU64::new(0);
-        let job = Job::new(vec![Region {
-            input: &input,
-            offset: 0,
-        }])
-        .with_framing(Framing::Lines)
-        .with_long_lines(LongLines::Skip {
-            max: 10_000,
-            skipped: &skipped,
-        });
+        let job = skipping_job(&input, Framing::Lines, 10_000, &skipped);
         let seen = Mutex::new(Vec::new());
         let reads = Mutex::new(std::collections::HashMap::new());
         run_blocks(&p, &job, &(), |b, d| {
@@ -664,15 +661,7 @@ fn long_line_from_a_stream_is_skipped_in_constant_memory() {
     let input = Input::open(std::path::Path::new(&path)).unwrap();
     assert!(!input.is_seekable());
     let skipped = AtomicU64::new(0);
-    let job = Job::new(vec![Region {
-        input: &input,
-        offset: 0,
-    }])
-    .with_framing(Framing::Lines)
-    .with_long_lines(LongLines::Skip {
-        max: 1000,
-        skipped: &skipped,
-    });
+    let job = skipping_job(&input, Framing::Lines, 1000, &skipped);
     let seen = Mutex::new(Vec::new());
     let largest = AtomicU64::new(0);
     let p = plan(Method::Read, 1, 64 * 1024, Layout::Dynamic);

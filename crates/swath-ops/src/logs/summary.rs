@@ -322,8 +322,8 @@ pub struct Summary {
     pub pairs: Vec<HashMap<crate::logs::Key, [u64; 4]>>,
     /// Requests by visitor and hour ([`visitor_key`](crate::partial::visitor_key)): the [`T_VISITORS`] table.
     pub visitors: Visitors,
-    /// Requests by row and visitor ([`row_visitor_key`]): the [`T_ROW_VISITORS`] table.
-    pub row_visitors: Visitors,
+    /// The (row, visitor) pairs ([`row_visitor_key`]): the [`T_ROW_VISITORS`] table.
+    pub row_visitors: RowVisitors,
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
     /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line),
     /// then the request's [`row_part`], made once when the request is first seen.
@@ -346,6 +346,10 @@ pub struct Summary {
 pub struct Visitors {
     fresh: Vec<u128>,
     counted: Vec<(u128, u64)>,
+    /// The last fold's old counted list, cleared, its memory kept for the next fold's
+    /// result: a fold writes into pages already mapped instead of new ones (which cost a
+    /// page fault each, and were a sixth of the summary's time). Dropped at the seal.
+    spare: Vec<(u128, u64)>,
 }
 
 /// Merges two sorted lists of (key, count), adding the counts of equal keys.
@@ -374,6 +378,36 @@ fn merge_counted(a: Vec<(u128, u64)>, b: Vec<(u128, u64)>) -> Vec<(u128, u64)> {
             (None, None) => return out,
         }
     }
+}
+
+/// Merges sorted `counted` (key, requests) and sorted keys `fresh` (a key may repeat) into
+/// `out`, in key order, adding the requests of equal keys.
+fn fold_into(counted: &[(u128, u64)], fresh: &[u128], out: &mut Vec<(u128, u64)>) {
+    let mut c = counted.iter().peekable();
+    let mut i = 0;
+    while i < fresh.len() {
+        let k = fresh[i];
+        let mut n = 1u64;
+        i += 1;
+        while i < fresh.len() && fresh[i] == k {
+            n += 1;
+            i += 1;
+        }
+        while let Some(&&(ck, cn)) = c.peek() {
+            if ck < k {
+                out.push((ck, cn));
+                c.next();
+            } else {
+                if ck == k {
+                    n = n.saturating_add(cn);
+                    c.next();
+                }
+                break;
+            }
+        }
+        out.push((k, n));
+    }
+    out.extend(c);
 }
 
 /// Sorted keys as (key, how many times).
@@ -413,8 +447,14 @@ impl Visitors {
     }
 
     fn fold(&mut self) {
-        let fresh = runs(std::mem::take(&mut self.fresh));
-        self.counted = merge_counted(std::mem::take(&mut self.counted), fresh);
+        self.fresh.sort_unstable();
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
+        out.reserve(self.counted.len() + self.fresh.len());
+        fold_into(&self.counted, &self.fresh, &mut out);
+        self.spare = std::mem::replace(&mut self.counted, out);
+        // Both lists keep their memory for the next fold.
+        self.fresh.clear();
     }
 
     /// Another summary's visitors added.
@@ -443,6 +483,105 @@ impl Visitors {
         if !self.fresh.is_empty() {
             self.fold();
         }
+        self.fresh = Vec::new();
+        self.spare = Vec::new();
+    }
+}
+
+/// The (row, visitor) pairs of a summary ([`row_visitor_key`]): a set, each pair once
+/// whatever its requests (the report counts a row's distinct visitors). Kept as
+/// [`Visitors`] keeps its keys (appended, then sorted and folded into a sorted list), with
+/// no count: half the memory of a counted list, on the summary's largest list.
+#[derive(Debug, Default)]
+pub struct RowVisitors {
+    fresh: Vec<u128>,
+    keys: Vec<u128>,
+    /// As [`Visitors`]' spare: the last fold's old list, for the next fold's result.
+    spare: Vec<u128>,
+}
+
+impl RowVisitors {
+    /// One request of the pair `key`.
+    #[inline]
+    pub fn push(&mut self, key: u128) {
+        self.fresh.push(key);
+        if self.fresh.len() >= (1 << 20).max(2 * self.keys.len()) {
+            self.fold();
+        }
+    }
+
+    /// Pairs added at once (in any order, a pair may repeat; the counts are not kept).
+    pub fn add(&mut self, keys: Vec<(u128, u64)>) {
+        self.fresh.extend(keys.into_iter().map(|(k, _)| k));
+        self.fold();
+    }
+
+    fn fold(&mut self) {
+        self.fresh.sort_unstable();
+        let fresh = std::mem::take(&mut self.fresh);
+        self.union(&fresh);
+        self.fresh = fresh;
+        self.fresh.clear();
+    }
+
+    /// Adds sorted `more` (a key may repeat) to the sorted keys.
+    fn union(&mut self, more: &[u128]) {
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
+        out.reserve(self.keys.len() + more.len());
+        let (mut a, mut b) = (self.keys.iter().peekable(), more.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if x <= y => {
+                    a.next();
+                    x
+                }
+                (_, Some(&&y)) => {
+                    b.next();
+                    y
+                }
+                (Some(&&x), None) => {
+                    a.next();
+                    x
+                }
+                (None, None) => break,
+            };
+            if out.last() != Some(&next) {
+                out.push(next);
+            }
+        }
+        self.spare = std::mem::replace(&mut self.keys, out);
+    }
+
+    /// Another summary's pairs added.
+    pub fn merge(&mut self, mut o: RowVisitors) {
+        o.seal();
+        self.fresh.extend(o.fresh);
+        self.fold();
+        self.union(&o.keys);
+        self.spare = Vec::new();
+    }
+
+    /// Every pair, once, in key order (borrowed once all are folded, as after
+    /// [`RowVisitors::seal`]).
+    pub fn keys(&self) -> Cow<'_, [u128]> {
+        if self.fresh.is_empty() {
+            Cow::Borrowed(&self.keys)
+        } else {
+            let mut all: Vec<u128> = self.keys.iter().chain(&self.fresh).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            Cow::Owned(all)
+        }
+    }
+
+    /// Folds the pairs appended so far (on a worker, before the workers' states merge).
+    pub fn seal(&mut self) {
+        if !self.fresh.is_empty() {
+            self.fold();
+        }
+        self.fresh = Vec::new();
+        self.spare = Vec::new();
     }
 }
 
@@ -572,7 +711,7 @@ impl Default for Summary {
             requests: HashMap::new(),
             pairs: (0..PAIRED.len()).map(|_| HashMap::new()).collect(),
             visitors: Visitors::default(),
-            row_visitors: Visitors::default(),
+            row_visitors: RowVisitors::default(),
             key: Vec::new(),
             recent: Vec::new(),
             crawlers: HashMap::new(),
@@ -603,9 +742,9 @@ impl Summary {
         // all appended), merged by maximum.
         let row_visitors = hashed(
             self.row_visitors
-                .counts()
+                .keys()
                 .iter()
-                .map(|&(k, _)| (k.to_be_bytes(), 1)),
+                .map(|&k| (k.to_be_bytes(), 1)),
         );
         fn borrowed(v: &[(u64, [u8; 16], u64)]) -> Vec<(u64, &[u8], u64)> {
             v.iter().map(|(h, k, n)| (*h, &k[..], *n)).collect()
@@ -850,7 +989,7 @@ impl Summary {
                 .spawn_scoped(scope, || VisitorDays::of(&self.visitors.counts()));
             for i in 0..SUMMARY_TABLES {
                 if i == T_ROW_VISITORS {
-                    fold.keys(i, &self.row_visitors.counts());
+                    fold.row_keys(&self.row_visitors.keys());
                 }
                 for (k, c) in self.entries(i) {
                     fold.entry(i, k, c);
@@ -1159,6 +1298,14 @@ impl<'e> SummaryFold<'e> {
         // The keys' row: panel and row part.
         for run in keys.chunk_by(|a, b| a.0 >> 64 == b.0 >> 64) {
             self.visitor_run(table, run[0].0, run.len() as u64);
+        }
+    }
+
+    /// The [`T_ROW_VISITORS`] keys, each once, in key order: a row's visitors counted
+    /// once a run of its keys.
+    pub fn row_keys(&mut self, keys: &[u128]) {
+        for run in keys.chunk_by(|a, b| a >> 64 == b >> 64) {
+            self.visitor_run(T_ROW_VISITORS, run[0], run.len() as u64);
         }
     }
 
@@ -1641,6 +1788,67 @@ impl SummaryTop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Visitor keys pushed, folded at any point (the fold reusing its lists' memory),
+        /// merged with another's and sealed count each key's requests as a map does.
+        #[test]
+        fn visitor_lists_count_as_a_map(
+            ops in proptest::collection::vec((0u8..4, 0u128..40), 0..300),
+            other in proptest::collection::vec(0u128..40, 0..100),
+        ) {
+            let mut want = std::collections::BTreeMap::new();
+            let mut v = Visitors::default();
+            for (op, k) in ops {
+                if op == 0 {
+                    v.fold();
+                } else {
+                    let k = k << 100 | k;
+                    v.push(k);
+                    *want.entry(k).or_insert(0u64) += 1;
+                }
+            }
+            let mut o = Visitors::default();
+            for (i, &k) in other.iter().enumerate() {
+                o.push(k);
+                *want.entry(k).or_insert(0u64) += 1;
+                if i % 7 == 3 {
+                    o.fold();
+                }
+            }
+            let unsealed: Vec<(u128, u64)> = v.counts().into_owned();
+            let mut rows = RowVisitors::default();
+            for &(k, n) in &unsealed {
+                for _ in 0..n.min(3) {
+                    rows.push(k);
+                }
+            }
+            let mut other_rows = RowVisitors::default();
+            other_rows.add(other.iter().map(|&k| (k, 2)).collect());
+            let mut other_rows_pushed = RowVisitors::default();
+            for &k in other.iter().rev() {
+                other_rows_pushed.push(k);
+            }
+            let set = |m: &mut RowVisitors| -> Vec<u128> {
+                m.seal();
+                m.keys().into_owned()
+            };
+            proptest::prop_assert_eq!(set(&mut other_rows), set(&mut other_rows_pushed));
+            rows.merge(other_rows);
+            let mut w = Visitors::default();
+            w.add(unsealed.clone());
+            v.merge(o);
+            v.seal();
+            let want: Vec<(u128, u64)> = want.into_iter().collect();
+            proptest::prop_assert_eq!(&v.counts()[..], &want[..]);
+            let want_keys: Vec<u128> = want.iter().map(|&(k, _)| k).collect();
+            proptest::prop_assert_eq!(&rows.keys()[..], &want_keys[..]);
+            rows.seal();
+            proptest::prop_assert_eq!(&rows.keys()[..], &want_keys[..]);
+            proptest::prop_assert!(unsealed.windows(2).all(|p| p[0].0 < p[1].0));
+            proptest::prop_assert_eq!(&w.counts()[..], &unsealed[..]);
+        }
+    }
 
     /// Times by request (added, and the longest by maximum) merge as the whole log counts
     /// them, however the log is cut, through the streamed merge and the merged states.
