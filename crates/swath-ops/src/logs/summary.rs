@@ -664,19 +664,9 @@ fn pair_parts(p: usize, key: &[u8]) -> [u64; 2] {
     match p {
         0 => [visitor_part(key), 0],
         1 => [row_part(key), row_part(site(key))],
-        2 => [visitor_part(&visitor_agent(key)), 0],
+        // Agents are keyed decoded, as GoAccess keys them (`Summary::request`).
+        2 => [visitor_part(key), 0],
         _ => [row_part(key), 0],
-    }
-}
-
-/// An agent as a visitor key has it: decoded, and `-` when empty (an empty field, none
-/// logged, one cut short), as GoAccess keys its visitors.
-fn visitor_agent(agent: &[u8]) -> Cow<'_, [u8]> {
-    let agent = goaccess_decoded(agent);
-    if agent.is_empty() {
-        Cow::Borrowed(b"-")
-    } else {
-        agent
     }
 }
 
@@ -860,7 +850,7 @@ impl Summary {
             if let Some(&c) = self.crawlers.get(r.agent) {
                 return c;
             }
-            let c = agent(r.agent).crawler;
+            let c = agent(&goaccess_decoded(r.agent)).crawler;
             self.crawlers.insert(r.agent.to_vec(), c);
             return c;
         }
@@ -937,9 +927,11 @@ impl Summary {
                 }
             }
         };
-        // Each field's parts, `None` for a field not logged (empty or `-`).
+        // Each field's parts, `None` for a field not logged (empty or `-`). The agent is
+        // decoded, as GoAccess decodes it (`-` when nothing is left: not logged).
+        let agent = goaccess_decoded(r.agent);
         let mut parts = [None; 4];
-        for (p, field) in [(1, r.referrer), (2, r.agent), (3, r.vhost), (4, r.user)] {
+        for (p, field) in [(1, r.referrer), (2, &agent[..]), (3, r.vhost), (4, r.user)] {
             if !field.is_empty() && field != b"-" {
                 parts[p - 1] = Some(add_pair(&mut pairs[p], p, field, r.bytes));
             }
@@ -1788,6 +1780,37 @@ impl SummaryTop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A user agent is decoded once, as GoAccess decodes it, whatever the format: a
+    /// CloudFront agent's `%2520` is `%20`, an IIS agent's `+` stays.
+    #[test]
+    fn agents_are_decoded_once_in_every_format() {
+        let head = b"#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method \
+            cs(Host) cs-uri-stem sc-status cs(Referer) cs(User-Agent) cs-uri-query time-taken\n";
+        let config = SummaryConfig {
+            format: Format::named("cloudfront", head).unwrap(),
+            ..Default::default()
+        };
+        let mut s = Summary::default();
+        s.block(
+            &config,
+            b"2024-03-05\t10:15:30\tFRA56-P1\t5120\t192.0.2.10\tGET\td1.cloudfront.net\t/a\t200\t-\tMozilla/5.0%2520(X%20Y)\t-\t0.002\n",
+        );
+        let agents: Vec<&[u8]> = s.entries(T_AGENTS).map(|(k, _)| k).collect();
+        assert_eq!(agents, [&b"Mozilla/5.0%20(X Y)"[..]]);
+        let head = b"#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent)\n";
+        let config = SummaryConfig {
+            format: Format::named("w3c", head).unwrap(),
+            ..Default::default()
+        };
+        let mut s = Summary::default();
+        s.block(
+            &config,
+            b"2024-03-05 10:15:30 192.0.2.1 GET /a 200 Mozilla/5.0+(X%20Y)\n",
+        );
+        let agents: Vec<&[u8]> = s.entries(T_AGENTS).map(|(k, _)| k).collect();
+        assert_eq!(agents, [&b"Mozilla/5.0+(X Y)"[..]]);
+    }
 
     proptest::proptest! {
         /// Visitor keys pushed, folded at any point (the fold reusing its lists' memory),

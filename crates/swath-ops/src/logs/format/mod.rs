@@ -17,8 +17,6 @@
 mod error;
 pub use error::FormatError;
 
-use std::borrow::Cow;
-
 use swath_kernels::logs::{closing_quote, parse_request};
 
 pub use crate::logs::record::{
@@ -846,20 +844,10 @@ impl W3c {
                 return Outcome::Malformed;
             }
         }
-        // IIS writes spaces in the agent as `+`; CloudFront percent-encodes it.
-        let agent: Cow<[u8]> = if self.cloudfront {
-            percent_decoded(agent)
-        } else if agent.contains(&b'+') {
-            Cow::Owned(
-                agent
-                    .iter()
-                    .map(|&b| if b == b'+' { b' ' } else { b })
-                    .collect(),
-            )
-        } else {
-            Cow::Borrowed(agent)
-        };
-        r.agent = &agent;
+        // The agent as logged, as GoAccess takes it: IIS's `+` for a space stays (GoAccess
+        // shows `Mozilla/5.0+(Windows+NT+10.0)`), and CloudFront's `%20` is decoded once,
+        // as every agent is, by the report that reads it (`summary::goaccess_decoded`).
+        r.agent = agent;
         let full: Vec<u8>;
         if !query.is_empty() {
             full = [r.uri, b"?", query].concat();
@@ -870,36 +858,6 @@ impl W3c {
         }
         Outcome::Request
     }
-}
-
-/// `%XX` escapes decoded, twice over when the result still has them (CloudFront encodes
-/// agents twice: `%2520` for a space).
-fn percent_decoded(s: &[u8]) -> Cow<'_, [u8]> {
-    fn once(s: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(s.len());
-        let mut i = 0;
-        while i < s.len() {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if s[i] == b'%' && i + 2 < s.len() {
-                if let (Some(a), Some(b)) = (hex(s[i + 1]), hex(s[i + 2])) {
-                    out.push((a * 16 + b) as u8);
-                    i += 3;
-                    continue;
-                }
-            }
-            out.push(s[i]);
-            i += 1;
-        }
-        out
-    }
-    if !s.contains(&b'%') {
-        return Cow::Borrowed(s);
-    }
-    let mut d = once(s);
-    if d.windows(3).any(|w| w == b"%20") {
-        d = once(&d);
-    }
-    Cow::Owned(d)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1341,7 +1299,7 @@ mod tests {
         let iis = Format::named("w3c", head).unwrap();
         assert_eq!(
             one(&iis, b"2019-05-13 10:00:01 10.0.0.1 GET /index.html q=1 80 - 192.168.1.5 Mozilla/5.0+(Windows+NT+10.0) - 200 0 0 15").unwrap(),
-            "|192.168.1.5||Some(20190513100001)|GET|/index.html?q=1||200|0||Mozilla/5.0 (Windows NT 10.0)|Some(15000)"
+            "|192.168.1.5||Some(20190513100001)|GET|/index.html?q=1||200|0||Mozilla/5.0+(Windows+NT+10.0)|Some(15000)"
         );
         assert_eq!(iis.parse(b"#Date: 2019", |_| {}), Outcome::Comment);
         let elb = one(&builtin("elb"), br#"2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" - -"#);
