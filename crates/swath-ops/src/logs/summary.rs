@@ -756,10 +756,11 @@ impl Summary {
                 }
             }
         };
-        // Each field's parts, `None` for a field not logged (empty or `-`).
+        // Each field's parts, `None` for a field not logged (empty or `-`; an agent `-` is
+        // one, which GoAccess classes `Unknown`).
         let mut parts = [None; 4];
         for (p, field) in [(1, r.referrer), (2, r.agent), (3, r.vhost), (4, r.user)] {
-            if !field.is_empty() && field != b"-" {
+            if !field.is_empty() && (field != b"-" || p == 2) {
                 parts[p - 1] = Some(add_pair(&mut pairs[p], p, field, r.bytes));
             }
         }

@@ -609,8 +609,9 @@ impl Template {
                         (_, Some(Piece::Literal(l))) => match find(rest, l, quoted) {
                             Some(end) => end,
                             // A quoted referrer or agent cut short, its closing quote
-                            // missing: it and the fields after it are unknown (`-`), and
-                            // the line a request, as GoAccess and the hand parser read it.
+                            // missing: it and the fields after it are unknown (a referrer
+                            // `-`, an agent none: no browser, as in GoAccess), and the line
+                            // a request, as GoAccess and the hand parser read it.
                             None if quoted
                                 && matches!(f, Field::Referrer | Field::Agent)
                                 && find(rest, b"\"", true).is_none() =>
@@ -618,7 +619,7 @@ impl Template {
                                 if *f == Field::Referrer {
                                     r.referrer = b"-";
                                 }
-                                r.agent = b"-";
+                                r.agent = b"";
                                 break;
                             }
                             None => return None,
@@ -798,6 +799,9 @@ impl W3c {
             let Some(&kind) = self.fields.get(i) else {
                 return Outcome::Malformed;
             };
+            // An agent logged `-` is GoAccess's `-` (its browser `Unknown`); other fields
+            // `-` are not logged.
+            let logged = v;
             let v: &[u8] = if v == b"-" { b"" } else { v };
             match kind {
                 W3cField::Date => date = v,
@@ -816,7 +820,7 @@ impl W3c {
                     None => return Outcome::Malformed,
                 },
                 W3cField::Referrer => r.referrer = v,
-                W3cField::Agent => agent = v,
+                W3cField::Agent => agent = logged,
                 W3cField::Host => host = v,
                 W3cField::Protocol => r.protocol = v,
                 W3cField::Taken => {
@@ -846,16 +850,10 @@ impl W3c {
                 return Outcome::Malformed;
             }
         }
-        // IIS writes spaces in the agent as `+`; CloudFront percent-encodes it.
+        // CloudFront percent-encodes the agent; IIS writes its spaces as `+`, kept as
+        // GoAccess keeps them (its browsers read `+` as `-`, its systems as a space).
         let agent: Cow<[u8]> = if self.cloudfront {
             percent_decoded(agent)
-        } else if agent.contains(&b'+') {
-            Cow::Owned(
-                agent
-                    .iter()
-                    .map(|&b| if b == b'+' { b' ' } else { b })
-                    .collect(),
-            )
         } else {
             Cow::Borrowed(agent)
         };
@@ -1341,7 +1339,7 @@ mod tests {
         let iis = Format::named("w3c", head).unwrap();
         assert_eq!(
             one(&iis, b"2019-05-13 10:00:01 10.0.0.1 GET /index.html q=1 80 - 192.168.1.5 Mozilla/5.0+(Windows+NT+10.0) - 200 0 0 15").unwrap(),
-            "|192.168.1.5||Some(20190513100001)|GET|/index.html?q=1||200|0||Mozilla/5.0 (Windows NT 10.0)|Some(15000)"
+            "|192.168.1.5||Some(20190513100001)|GET|/index.html?q=1||200|0||Mozilla/5.0+(Windows+NT+10.0)|Some(15000)"
         );
         assert_eq!(iis.parse(b"#Date: 2019", |_| {}), Outcome::Comment);
         let elb = one(&builtin("elb"), br#"2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" - -"#);
