@@ -365,7 +365,8 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
     }
     let i = space(line, i)?;
     // A referrer or agent whose closing quote is missing (a line cut short) leaves both
-    // unknown, `-`, as GoAccess reads it; the line is still a request.
+    // unknown (the referrer `-`, the agent empty: GoAccess gives it no browser), as
+    // GoAccess reads it; the line is still a request.
     let Some((referrer, i)) = quoted(line, i) else {
         r.referrer = b"-";
         return cut_short(line, i, r);
@@ -380,12 +381,12 @@ pub fn parse_request(line: &[u8]) -> Option<Request<'_>> {
 }
 
 /// The request `r` whose quoted field at `line[i]` runs to the end of the line without its
-/// closing quote: its agent `-`; `None` when no field starts there.
+/// closing quote: its agent empty (none); `None` when no field starts there.
 fn cut_short<'a>(line: &'a [u8], i: usize, mut r: Request<'a>) -> Option<Request<'a>> {
     if line.get(i) != Some(&b'"') {
         return None;
     }
-    r.agent = b"-";
+    r.agent = b"";
     Some(r)
 }
 
@@ -448,14 +449,14 @@ mod tests {
         let r = parse_request(&cut_agent).unwrap();
         assert_eq!(
             (r.referrer, r.agent, r.bytes),
-            (&b"http://r/"[..], &b"-"[..], 123)
+            (&b"http://r/"[..], &b""[..], 123)
         );
         let cut_referrer = line(b" \"http://r/ and more");
         let r = parse_request(&cut_referrer).unwrap();
-        assert_eq!((r.referrer, r.agent), (&b"-"[..], &b"-"[..]));
+        assert_eq!((r.referrer, r.agent), (&b"-"[..], &b""[..]));
         // An escaped quote does not close a field; a line ending in one is cut short.
         let escaped = line(b" \"-\" \"UA \\\"");
-        assert_eq!(parse_request(&escaped).unwrap().agent, b"-");
+        assert_eq!(parse_request(&escaped).unwrap().agent, b"");
         // Whole fields are read as before; a field that is not quoted at all is not a
         // request.
         let whole = line(b" \"-\" \"UA x\"");

@@ -30,6 +30,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 use swath_engine::buf::PageBuf;
 
+pub mod agents;
 pub mod format;
 pub mod headers;
 pub mod panels;

@@ -178,97 +178,55 @@ pub fn parse_time(s: &str, until: bool) -> Result<Stamp, TimeError> {
     Ok(((((y * 100 + m) * 100 + d) * 100 + hms[0]) * 100 + hms[1]) * 100 + hms[2])
 }
 
-/// What a user agent is, as the report shows it.
+/// What a user agent is, as the report shows it: GoAccess 1.7's classes
+/// ([`crate::logs::agents`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agent {
-    /// Browser family (`Chrome`, `Firefox`, ...; `Unknown`).
+    /// The browser's class (`Chrome`, `Firefox`, `Crawlers`, `Others`, `Unknown`, ...;
+    /// GoAccess's root row).
     pub browser: String,
-    /// Browser family and major version (`Chrome 120`).
+    /// The browser as GoAccess names it (`Chrome/120.0.0.0`, `Googlebot/2.1`,
+    /// `curl/8.5.0`; its row under the class).
     pub browser_version: String,
-    /// Operating system family (`Windows`, `Linux`, `Android`, ...).
+    /// The operating system's class (`Windows`, `Linux`, `Android`, `Macintosh`, `iOS`,
+    /// `Crawlers`, `Unknown`, ...).
     pub os: String,
-    /// Operating system and version (`Windows 10`, `Android 14`).
+    /// The operating system as GoAccess names it (`Windows 10`, `Android 14`,
+    /// `macOS 10.15 Catalina`; a crawler's is its browser).
     pub os_version: String,
-    /// A crawler, spider or bot.
+    /// A crawler: the browser's class is `Crawlers`.
     pub crawler: bool,
 }
 
-/// Reads a user agent (with the `woothee` parser, whose project keeps its table of agents;
-/// agents it does not know that call themselves bots, crawlers or spiders are crawlers too).
-pub fn agent(ua: &[u8]) -> Agent {
-    let text = String::from_utf8_lossy(ua);
-    let known = woothee::parser::Parser::new().parse(&text);
-    let lower = text.to_ascii_lowercase();
-    let botty = [
-        "bot",
-        "crawl",
-        "spider",
-        "slurp",
-        "scrapy",
-        "curl/",
-        "wget/",
-        "python-requests",
-        "go-http-client",
-        "headless",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
-    match known {
-        Some(r) if r.name != "UNKNOWN" => {
-            let major = r.version.split('.').next().unwrap_or("");
-            let os = if r.os == "UNKNOWN" { "Unknown" } else { r.os };
-            let osv = r.os_version.to_string();
-            Agent {
-                browser: r.name.to_string(),
-                browser_version: if major.is_empty() || major == "UNKNOWN" {
-                    r.name.to_string()
-                } else {
-                    format!("{} {major}", r.name)
-                },
-                os: os_family(os).to_string(),
-                os_version: if osv.is_empty()
-                    || osv == "UNKNOWN"
-                    || os.contains(&osv)
-                    || os.bytes().any(|b| b.is_ascii_digit())
-                {
-                    os.to_string()
-                } else {
-                    format!("{os} {osv}")
-                },
-                crawler: r.category == "crawler" || botty,
-            }
-        }
-        _ => Agent {
-            browser: if botty {
-                "Crawler".into()
-            } else {
-                "Unknown".into()
-            },
-            browser_version: if botty {
-                "Crawler".into()
-            } else {
-                "Unknown".into()
-            },
-            os: "Unknown".into(),
-            os_version: "Unknown".into(),
-            crawler: botty,
-        },
+impl Agent {
+    /// Whether the agent has no browser or system (it is empty once decoded): no row.
+    pub fn is_none(&self) -> bool {
+        self.browser.is_empty()
     }
 }
 
-/// The family of an operating system woothee names (`Windows 10` is Windows).
-fn os_family(os: &str) -> &str {
-    for f in [
-        "Windows", "Mac OSX", "iOS", "Android", "Linux", "BSD", "ChromeOS",
-    ] {
-        if os.starts_with(f) || (f == "iOS" && (os == "iPhone" || os == "iPad" || os == "iPod")) {
-            return if f == "Mac OSX" { "macOS" } else { f };
-        }
+/// Reads a user agent as GoAccess 1.7 does: `ua` is the agent as the summary keeps it,
+/// already decoded as GoAccess decodes it ([`goaccess_decoded`]), classed by GoAccess's
+/// tables and rules ([`crate::logs::agents`]). An empty agent has no browser or system
+/// (every field empty, [`Agent::is_none`]), as GoAccess gives it no row.
+pub fn agent(ua: &[u8]) -> Agent {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    match crate::logs::agents::classify(ua) {
+        Some(c) => Agent {
+            crawler: c.crawler(),
+            browser: c.browser_class.to_string(),
+            browser_version: text(&c.browser),
+            os: c.system_class.to_string(),
+            os_version: text(&c.system),
+        },
+        None => Agent {
+            browser: String::new(),
+            browser_version: String::new(),
+            os: String::new(),
+            os_version: String::new(),
+            crawler: false,
+        },
     }
-    if os.contains("BSD") {
-        return "BSD";
-    }
-    os
 }
 
 /// How the summary reads lines.
@@ -927,12 +885,13 @@ impl Summary {
                 }
             }
         };
-        // Each field's parts, `None` for a field not logged (empty or `-`). The agent is
-        // decoded, as GoAccess decodes it (`-` when nothing is left: not logged).
+        // Each field's parts, `None` for a field not logged (empty or `-`; an agent `-` is
+        // one, which GoAccess classes `Unknown`). The agent is decoded, as GoAccess decodes
+        // it (empty when nothing is left: not logged).
         let agent = goaccess_decoded(r.agent);
         let mut parts = [None; 4];
         for (p, field) in [(1, r.referrer), (2, &agent[..]), (3, r.vhost), (4, r.user)] {
-            if !field.is_empty() && field != b"-" {
+            if !field.is_empty() && (field != b"-" || p == 2) {
                 parts[p - 1] = Some(add_pair(&mut pairs[p], p, field, r.bytes));
             }
         }
@@ -1376,8 +1335,11 @@ impl<'e> SummaryFold<'e> {
                 }
                 self.agent_groups(&a, 0, c);
                 if self.agents.len() < AGENT_CACHE {
-                    self.agent_parts
-                        .insert(crate::partial::visitor_part(k), a.clone());
+                    // Keyed as the visitor keys have the agent (decoded, as the table's
+                    // keys are; an empty agent is `-` there, and has no browser).
+                    if !a.is_none() {
+                        self.agent_parts.insert(visitor_part(k), a.clone());
+                    }
                     self.agents.insert(k.to_vec(), a);
                 }
             }
@@ -1415,8 +1377,12 @@ impl<'e> SummaryFold<'e> {
     /// Adds `c` to value `j` of an agent's browser, browser version, system, system
     /// version (and crawler).
     fn agent_groups(&mut self, a: &Agent, j: usize, c: u64) {
+        if a.is_none() {
+            return;
+        }
         if a.crawler {
-            self.group(G_CRAWLERS, a.browser.as_bytes(), j, c);
+            // Each crawler by its name (its class is `Crawlers`).
+            self.group(G_CRAWLERS, a.browser_version.as_bytes(), j, c);
         }
         self.group(G_BROWSERS, a.browser.as_bytes(), j, c);
         self.group(G_BROWSER_VERSIONS, a.browser_version.as_bytes(), j, c);
@@ -1522,9 +1488,11 @@ impl<'e> SummaryFold<'e> {
             }
             // A visitor with no agent, or one past the fold's memory, is not counted by
             // browser or system.
-            if let Some(ag) = self.agent_parts.get(&a) {
+            if let Some(ag) = self.agent_parts.get(&a).filter(|ag| !ag.is_none()) {
                 if ag.crawler {
-                    *group_visitors[G_CRAWLERS].entry(&ag.browser).or_insert(0) += 1;
+                    *group_visitors[G_CRAWLERS]
+                        .entry(&ag.browser_version)
+                        .or_insert(0) += 1;
                 }
                 *group_visitors[G_BROWSERS].entry(&ag.browser).or_insert(0) += 1;
                 *group_visitors[G_BROWSER_VERSIONS]
@@ -1996,9 +1964,31 @@ mod tests {
             (a.browser.as_str(), a.os.as_str(), a.crawler),
             ("Chrome", "Windows", false)
         );
-        assert_eq!(a.browser_version, "Chrome 120");
+        assert_eq!(a.browser_version, "Chrome/120.0.0.0");
+        assert_eq!(a.os_version, "Windows 10");
         let g = agent(b"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)");
         assert!(g.crawler);
-        assert!(agent(b"curl/8.5.0").crawler);
+        assert_eq!(
+            (g.browser.as_str(), g.browser_version.as_str()),
+            ("Crawlers", "Googlebot/2.1")
+        );
+        assert_eq!(
+            (g.os.as_str(), g.os_version.as_str()),
+            ("Crawlers", "Googlebot/2.1")
+        );
+        // curl is no crawler in GoAccess's tables; the agent is read decoded.
+        let c = agent(&goaccess_decoded(b"curl%2F8.5.0"));
+        assert!(!c.crawler);
+        assert_eq!(
+            (
+                c.browser.as_str(),
+                c.browser_version.as_str(),
+                c.os.as_str()
+            ),
+            ("Others", "curl/8.5.0", "Unknown")
+        );
+        assert_eq!(agent(b"-").browser, "Unknown");
+        assert!(agent(&goaccess_decoded(b" %20 ")).is_none());
+        assert!(!agent(b"-").is_none());
     }
 }

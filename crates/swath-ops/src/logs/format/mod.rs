@@ -607,8 +607,9 @@ impl Template {
                         (_, Some(Piece::Literal(l))) => match find(rest, l, quoted) {
                             Some(end) => end,
                             // A quoted referrer or agent cut short, its closing quote
-                            // missing: it and the fields after it are unknown (`-`), and
-                            // the line a request, as GoAccess and the hand parser read it.
+                            // missing: it and the fields after it are unknown (a referrer
+                            // `-`, an agent none: no browser, as in GoAccess), and the line
+                            // a request, as GoAccess and the hand parser read it.
                             None if quoted
                                 && matches!(f, Field::Referrer | Field::Agent)
                                 && find(rest, b"\"", true).is_none() =>
@@ -616,7 +617,7 @@ impl Template {
                                 if *f == Field::Referrer {
                                     r.referrer = b"-";
                                 }
-                                r.agent = b"-";
+                                r.agent = b"";
                                 break;
                             }
                             None => return None,
@@ -796,6 +797,9 @@ impl W3c {
             let Some(&kind) = self.fields.get(i) else {
                 return Outcome::Malformed;
             };
+            // An agent logged `-` is GoAccess's `-` (its browser `Unknown`); other fields
+            // `-` are not logged.
+            let logged = v;
             let v: &[u8] = if v == b"-" { b"" } else { v };
             match kind {
                 W3cField::Date => date = v,
@@ -814,7 +818,7 @@ impl W3c {
                     None => return Outcome::Malformed,
                 },
                 W3cField::Referrer => r.referrer = v,
-                W3cField::Agent => agent = v,
+                W3cField::Agent => agent = logged,
                 W3cField::Host => host = v,
                 W3cField::Protocol => r.protocol = v,
                 W3cField::Taken => {

@@ -54,9 +54,11 @@ pub enum LogsCommand {
     /// Counts as GoAccess 1.7 does (with Debian's configuration): a visitor is a client
     /// with one agent on one day, 4xx responses making none (--4xx-to-unique-count); a
     /// 404 is in the 404s panel only; a static file ends in one of GoAccess's 40
-    /// extensions, query string included. It differs on purpose where GoAccess 1.7 loses
-    /// a row's visitor (it stores a row and a visitor as an unordered pair of numbers),
-    /// and reads browsers and systems with woothee; the GUIDE says more.
+    /// extensions, query string included; browsers, systems and crawlers are GoAccess's
+    /// classes (its tables: Chrome › Chrome/120.0.0.0, Windows › Windows 10, Crawlers ›
+    /// Googlebot/2.1; curl is Others). It differs on purpose where GoAccess 1.7 loses a
+    /// row's visitor (it stores a row and a visitor as an unordered pair of numbers); the
+    /// GUIDE says more.
     #[command(after_help = "Examples:
   swath logs summary access.log                     the report as text
   swath logs summary --html report.html access.log.* every rotated log (.gz, .zst, .xz, .bz2 too)
@@ -192,7 +194,7 @@ pub struct SummaryArgs {
     /// Leave out requests from this address or CIDR range (repeatable: 10.0.0.0/8, ::1).
     #[arg(help_heading = "Report options", long = "exclude-ip", value_name = "IP[/BITS]", value_parser = parse_net)]
     pub exclude_ip: Vec<swath_ops::logs::summary::Net>,
-    /// Leave out requests from crawlers and bots (by their user agent).
+    /// Leave out requests from crawlers (by their user agent: GoAccess's class Crawlers).
     #[arg(long, help_heading = "Report options")]
     pub ignore_crawlers: bool,
     /// Leave out requests before this time (YYYY-MM-DD[THH:MM:SS], in the log's time).
