@@ -295,11 +295,12 @@ pub struct Summary {
     crawlers: HashMap<Vec<u8>, bool>,
 }
 
-/// The visitor keys of a summary ([`visitor_key`](crate::partial::visitor_key)) and their requests. Most keys are
-/// new (a visitor is a client and an agent), so a hash table took a cache miss and,
-/// often, a share of a resize for each line: the keys are appended to a list instead
-/// (one sequential write a line) and, when it has grown past what is counted so far (and
-/// a million), sorted and folded into the counted keys, a sorted list of (key, requests).
+/// The visitor keys of a summary ([`visitor_key`](crate::partial::visitor_key)) and
+/// their requests. Most keys are new (a visitor is a client and an agent), so a hash
+/// table took a cache miss and, often, a share of a resize for each line: the keys are
+/// appended to a list instead (one sequential write a line) and, when it has grown past
+/// what is counted so far (and a million), sorted and folded into the counted keys, a
+/// sorted list of (key, requests).
 #[derive(Debug, Default)]
 pub struct Visitors {
     fresh: Vec<u128>,
@@ -556,8 +557,8 @@ fn request_slot(i: usize) -> usize {
 // The lists of the table are the lists of the partial format.
 const _: () = assert!(LISTS.len() == SUMMARY_TABLES);
 
-/// The bits of a [`visitor_key`](crate::partial::visitor_key) that are the visitor on its day (client and agent):
-/// the key without its day and hour.
+/// The bits of a [`visitor_key`](crate::partial::visitor_key) that are the visitor on
+/// its day (client and agent): the key without its day and hour.
 const VISITOR_OF_DAY: u128 = (1u128 << 88) - 1;
 
 /// How many row visitors a worker remembers to skip repeats ([`Summary`]'s `recent`).
@@ -569,8 +570,8 @@ pub fn row_part(row: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(row) >> 3
 }
 
-/// The 64 bits of a visitor in a [`row_visitor_key`]: XXH3-64 of its [`visitor_key`](crate::partial::visitor_key)
-/// without the hour (its day, client and agent), the number's 16 bytes little-endian.
+/// The 64 bits of a visitor in a [`row_visitor_key`]: XXH3-64 of its
+/// [`visitor_key`](crate::partial::visitor_key) without the hour (its day, client and agent), the number's 16 bytes little-endian.
 #[inline]
 pub fn visitor_hash(visitor: u128) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&(visitor & !(0xffu128 << 88)).to_le_bytes())
