@@ -943,8 +943,23 @@ impl Summary {
                 if i == T_ROW_VISITORS {
                     fold.row_keys(&self.row_visitors.keys());
                 }
-                for (k, c) in self.entries(i) {
-                    fold.entry(i, k, c);
+                match paired(i) {
+                    // A paired table's hits and bytes are in one entry: both taken in
+                    // one pass over its keys (the groups' bytes with them), and the
+                    // bytes of the kept rows looked up, not found by a second pass.
+                    Some((p, 0)) => {
+                        for (k, v) in &self.pairs[p] {
+                            fold.pair_entry(i, k.bytes(), v[0], v[1]);
+                        }
+                    }
+                    Some((p, _)) => {
+                        fold.kept_pair_bytes(p, |k| self.pairs[p].get(&Probe(k)).map(|v| v[1]))
+                    }
+                    None => {
+                        for (k, c) in self.entries(i) {
+                            fold.entry(i, k, c);
+                        }
+                    }
                 }
                 fold.end_table(i);
             }
@@ -1389,6 +1404,33 @@ impl<'e> SummaryFold<'e> {
         self.group(G_BROWSER_VERSIONS, a.browser_version.as_bytes(), j, c);
         self.group(G_SYSTEMS, a.os.as_bytes(), j, c);
         self.group(G_SYSTEM_VERSIONS, a.os_version.as_bytes(), j, c);
+    }
+
+    /// One key of a paired table (`table`, the hits of [`PAIRED`]) with its hits `h` and
+    /// bytes `b`: as [`SummaryFold::entry`] of `(table, k, h)`, and of the key in the
+    /// pair's bytes table as far as the groups go (the sites' and the agents' classes'
+    /// bytes). The kept rows' bytes are then given by [`SummaryFold::kept_pair_bytes`],
+    /// in place of the bytes table's keys.
+    pub fn pair_entry(&mut self, table: usize, k: &[u8], h: u64, b: u64) {
+        self.entry(table, k, h);
+        match table {
+            T_REFERRERS => self.group(G_SITES, site(k), 1, b),
+            T_AGENTS => {
+                let a = self.agents.get(k).cloned().unwrap_or_else(|| agent(k));
+                self.agent_groups(&a, 1, b);
+            }
+            _ => {}
+        }
+    }
+
+    /// The bytes of the rows kept of pair `p` ([`PAIRED`]), each asked of `bytes` (after
+    /// the pair's keys came through [`SummaryFold::pair_entry`]).
+    pub fn kept_pair_bytes(&mut self, p: usize, bytes: impl Fn(&[u8]) -> Option<u64>) {
+        for k in &self.wanted_pairs[p] {
+            if let Some(b) = bytes(k) {
+                self.pair_bytes[p].insert(k.clone(), b);
+            }
+        }
     }
 
     /// The end of table `table`'s keys. After the requests and the 404s, the rows they
