@@ -103,6 +103,11 @@ pub struct Filter {
     pub exclude: Vec<Net>,
     /// Requests from crawlers, by their user agent (`--ignore-crawlers`).
     pub ignore_crawlers: bool,
+    /// Requests from anything but crawlers (`--crawlers-only`).
+    pub crawlers_only: bool,
+    /// Agents of an unknown browser or system are crawlers too, for the two filters
+    /// above (`--unknowns-as-crawlers`, GoAccess's option).
+    pub unknowns_as_crawlers: bool,
     /// Requests before this stamp (`--since`).
     pub since: Option<Stamp>,
     /// Requests after this stamp (`--until`).
@@ -131,7 +136,25 @@ impl Filter {
             self.since.unwrap_or(0),
             self.until.unwrap_or(0),
             self.ignore_status
-        )
+        ) + if self.crawlers_only {
+            "\ncrawlers-only=true"
+        } else {
+            ""
+        } + if self.unknowns_as_crawlers {
+            "\nunknowns-as-crawlers=true"
+        } else {
+            ""
+        }
+    }
+
+    /// Whether the agent `a` (as [`agent`] reads it) is a crawler, as GoAccess's
+    /// `is_crawler` tells: its browser's class is `Crawlers`; with
+    /// [`Filter::unknowns_as_crawlers`], also an unknown browser or system, or no agent
+    /// (GoAccess's `-`).
+    pub fn is_crawler(&self, a: &Agent) -> bool {
+        a.crawler
+            || (self.unknowns_as_crawlers
+                && (a.is_none() || a.browser == "Unknown" || a.os == "Unknown"))
     }
 }
 
@@ -805,13 +828,16 @@ impl Summary {
                 }
             }
         }
-        if f.ignore_crawlers {
-            if let Some(&c) = self.crawlers.get(r.agent) {
-                return c;
-            }
-            let c = agent(&goaccess_decoded(r.agent)).crawler;
-            self.crawlers.insert(r.agent.to_vec(), c);
-            return c;
+        if f.ignore_crawlers || f.crawlers_only {
+            let c = match self.crawlers.get(r.agent) {
+                Some(&c) => c,
+                None => {
+                    let c = f.is_crawler(&agent(&goaccess_decoded(r.agent)));
+                    self.crawlers.insert(r.agent.to_vec(), c);
+                    c
+                }
+            };
+            return if f.ignore_crawlers { c } else { !c };
         }
         false
     }

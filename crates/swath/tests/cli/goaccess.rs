@@ -63,6 +63,13 @@ impl Rng {
 
 /// A combined log of three days, `lines` a day, with GoAccess's edge cases.
 fn edge_log(seed: u64, lines: usize) -> Vec<u8> {
+    edge_log_after(seed, lines, "preamble")
+}
+
+/// [`edge_log`] whose preamble's lines have the agent `preamble`: one the filters at test
+/// keep (GoAccess numbers no visitor of a line it leaves out, so a preamble left out
+/// would no longer keep the pairs apart).
+fn edge_log_after(seed: u64, lines: usize, preamble: &str) -> Vec<u8> {
     let mut r = Rng(seed);
     let clients: Vec<String> = (1..24)
         .map(|i| format!("192.0.2.{i}"))
@@ -156,7 +163,7 @@ fn edge_log(seed: u64, lines: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for i in 0..PREAMBLE {
         let line = format!(
-            "10.0.{}.{} - - [10/Oct/2023:00:00:00 +0000] \"GET /preamble HTTP/1.1\" 200 1 \"-\" \"preamble\"\n",
+            "10.0.{}.{} - - [10/Oct/2023:00:00:00 +0000] \"GET /preamble HTTP/1.1\" 200 1 \"-\" \"{preamble}\"\n",
             i / 256,
             i % 256
         );
@@ -861,7 +868,8 @@ fn the_clients_of_4xx_responses_are_visitors_with_4xx_to_unique_count_as_in_goac
 }
 
 /// `--ignore-crawlers` leaves out the lines whose browser is a crawler (GoAccess's class
-/// `Crawlers`: curl, Wget and the like are not), as GoAccess's does.
+/// `Crawlers`: curl, Wget and the like are not), as GoAccess's does; `--crawlers-only`
+/// keeps only them, and `--unknowns-as-crawlers` adds an unknown browser or system.
 #[test]
 fn ignore_crawlers_leaves_out_goaccess_s_crawlers() {
     if !goaccess_here() {
@@ -876,6 +884,22 @@ fn ignore_crawlers_leaves_out_goaccess_s_crawlers() {
         &["--ignore-crawlers"],
         &["--ignore-crawlers"],
     );
+    // GoAccess's other crawler options, alone and together, each on a log whose
+    // preamble the filter keeps (a browser's lines, or a crawler's).
+    for (args, preamble) in [
+        (
+            &["--ignore-crawlers", "--unknowns-as-crawlers"][..],
+            "Mozilla/5.0 (X11; Linux x86_64) Firefox/1.0",
+        ),
+        (&["--crawlers-only"], "Twitterbot/1.0"),
+        (
+            &["--crawlers-only", "--unknowns-as-crawlers"],
+            "Twitterbot/1.0",
+        ),
+    ] {
+        let log = dir.write("kept.log", &edge_log_after(5, 300, preamble));
+        same_figures(&dir, &log, "COMBINED", args, args);
+    }
     let s = summary(&dir, &log, &["--ignore-crawlers"]);
     assert!(s["general"]["filtered"].as_u64().unwrap() > 0);
     let crawlers = panel(&s, "browsers")["rows"]

@@ -55,7 +55,7 @@ pub enum LogsCommand {
     /// with one agent on one day, 4xx responses making none (--4xx-to-unique-count); a
     /// 404 is in the 404s panel only; a static file ends in one of GoAccess's 40
     /// extensions, query string included; browsers, systems and crawlers are GoAccess's
-    /// classes (its tables: Chrome › Chrome/120.0.0.0, Windows › Windows 10, Crawlers ›
+    /// classes (its tables: Chrome: Chrome/120.0.0.0, Windows: Windows 10, Crawlers:
     /// Googlebot/2.1; curl is Others). It differs on purpose where GoAccess 1.7 loses a
     /// row's visitor (it stores a row and a visitor as an unordered pair of numbers); the
     /// GUIDE says more.
@@ -197,6 +197,17 @@ pub struct SummaryArgs {
     /// Leave out requests from crawlers (by their user agent: GoAccess's class Crawlers).
     #[arg(long, help_heading = "Report options")]
     pub ignore_crawlers: bool,
+    /// Count only requests from crawlers (GoAccess's --crawlers-only).
+    #[arg(
+        long,
+        help_heading = "Report options",
+        conflicts_with = "ignore_crawlers"
+    )]
+    pub crawlers_only: bool,
+    /// With --ignore-crawlers or --crawlers-only, an agent whose browser or system is
+    /// Unknown (or no agent) is a crawler too, as GoAccess's --unknowns-as-crawlers.
+    #[arg(long, help_heading = "Report options")]
+    pub unknowns_as_crawlers: bool,
     /// Leave out requests before this time (YYYY-MM-DD[THH:MM:SS], in the log's time).
     #[arg(long, help_heading = "Report options", value_name = "TIME", value_parser = parse_since)]
     pub since: Option<u64>,
@@ -524,6 +535,8 @@ fn summary_config(
         filter: swath_ops::logs::summary::Filter {
             exclude: a.exclude_ip.clone(),
             ignore_crawlers: a.ignore_crawlers,
+            crawlers_only: a.crawlers_only,
+            unknowns_as_crawlers: a.unknowns_as_crawlers,
             since: a.since,
             until: a.until,
             ignore_status: a.ignore_status.clone(),
