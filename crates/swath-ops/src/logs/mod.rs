@@ -33,6 +33,7 @@ use swath_engine::buf::PageBuf;
 pub mod format;
 pub mod headers;
 pub mod panels;
+pub mod ranged;
 pub mod record;
 pub mod statics;
 pub mod streamed;
