@@ -380,14 +380,29 @@ fn summary_cut<'py>(
     parts: Vec<PyBackedBytes>,
     ranges: usize,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>)> {
+    let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
     let (shapes, slices) = py
-        .detach(|| {
-            let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-            swath_report::merge::summary_cut(&parts, ranges)
-        })
+        .detach(|| swath_report::merge::summary_cut(&parts, ranges))
         .map_err(error_at("partial"))?;
-    let bytes = |v: &[Vec<u8>]| v.iter().map(|s| PyBytes::new(py, s)).collect();
-    Ok((bytes(&shapes), bytes(&slices)))
+    // Each slice written once, straight into its bytes object, without the GIL: the
+    // objects are new, and nothing else holds them until they are returned.
+    let mut out = Vec::with_capacity(slices.ranges());
+    let mut bufs = Vec::with_capacity(slices.ranges());
+    for r in 0..slices.ranges() {
+        let len = slices.len(r);
+        // SAFETY: a new bytes object of `len` bytes (checked for failure), whose buffer
+        // stays valid while `out` holds it, filled in full before Python sees it.
+        unsafe {
+            let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as isize);
+            let b = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
+            let buf = pyo3::ffi::PyBytes_AsString(p).cast::<u8>();
+            bufs.push(std::slice::from_raw_parts_mut(buf, len));
+            out.push(b);
+        }
+    }
+    py.detach(|| slices.write(&mut bufs));
+    let shapes = shapes.iter().map(|s| PyBytes::new(py, s)).collect();
+    Ok((shapes, out))
 }
 
 /// One hash range of the summary from its slices of every partial (`summary_cut`): its

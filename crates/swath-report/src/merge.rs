@@ -420,19 +420,19 @@ impl SummaryOptions {
     }
 }
 
-/// Partials cut into hash ranges: their shapes, and one slice a range ([`summary_cut`]).
-pub type Cut = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+/// Partials cut into hash ranges ([`summary_cut`]): their shapes, and the slices, one a
+/// range, to write.
+pub type Cut<'a> = (Vec<Vec<u8>>, swath_ops::logs::ranged::Slices<'a>);
 
 /// `logs summary` partials cut into `ranges` hash ranges, for the summary merged by range
 /// ([`summary_range`], [`summary_of_ranges`]; `swath_ops::logs::ranged`): their shapes
 /// (each partial with empty states: which pieces of which inputs, and its options), and
-/// one slice a range (the options, and every partial's states cut to the range). An
-/// error gives the position of the partial that caused it.
-pub fn summary_cut(parts: &[&[u8]], ranges: usize) -> Result<Cut, Failed> {
-    let ranges = ranges.clamp(1, swath_ops::logs::ranged::RANGES_MAX);
-    let mut cut: Vec<Vec<Vec<u8>>> = (0..ranges).map(|_| Vec::new()).collect();
+/// one slice a range (the options, and every partial's states cut to the range), sized,
+/// to be written where they are to stay. An error gives the position of the partial
+/// that caused it.
+pub fn summary_cut<'a>(parts: &[&'a [u8]], ranges: usize) -> Result<Cut<'a>, Failed> {
     let mut shapes = Vec::with_capacity(parts.len());
-    let mut options: Option<Vec<u8>> = None;
+    let mut slices: Option<swath_ops::logs::ranged::Slices<'a>> = None;
     for (k, &part) in parts.iter().enumerate() {
         let (shape, states) = Partial::<LogSummary>::from_bytes_lazy(part).map_err(|e| {
             (
@@ -440,25 +440,18 @@ pub fn summary_cut(parts: &[&[u8]], ranges: usize) -> Result<Cut, Failed> {
                 other_kind(REPORTS, LogSummary::NAME, e, part).into(),
             )
         })?;
-        if options.as_ref().is_some_and(|o| *o != shape.options) {
+        let slices = slices.get_or_insert_with(|| {
+            swath_ops::logs::ranged::Slices::new(shape.options.clone(), ranges)
+        });
+        if slices.options() != shape.options {
             return Err((Some(k), PartialError::Options.into()));
         }
-        for state in states {
-            let these = swath_ops::logs::ranged::cut_state(state, ranges)
-                .map_err(|e| (Some(k), e.into()))?;
-            for (r, s) in these.into_iter().enumerate() {
-                cut[r].push(s);
-            }
+        for s in states {
+            slices.add(s).map_err(|e| (Some(k), e.into()))?;
         }
         shapes.push(shape.to_bytes());
-        options = Some(shape.options);
     }
-    let options = options.ok_or((None, RenderError::NoPartial))?;
-    let slices = cut
-        .iter()
-        .map(|states| swath_ops::logs::ranged::slice_bytes(&options, states))
-        .collect();
-    Ok((shapes, slices))
+    Ok((shapes, slices.ok_or((None, RenderError::NoPartial))?))
 }
 
 /// One hash range of a summary merged and folded from its slices of every partial

@@ -72,75 +72,233 @@ fn range_of_key(table: usize, key: &[u8], ranges: usize) -> usize {
     range_of(h, ranges)
 }
 
-/// A `logs summary` state cut into `ranges` states, one a range: each a subsequence of
-/// every list (so still in canonical order); the numbers and the requests by day in the
-/// first only (the others' numbers zero).
-pub fn cut_state(state: &[u8], ranges: usize) -> Result<Vec<Vec<u8>>, PartialError> {
-    let ranges = ranges.clamp(1, RANGES_MAX);
-    let mut out: Vec<Vec<u8>> = (0..ranges)
-        .map(|_| Vec::with_capacity(state.len() / ranges + 8 * SUMMARY_NUMBERS + 256))
-        .collect();
-    let mut r = Reader { b: state, at: 0 };
-    if r.u64()? != SUMMARY_NUMBERS as u64 {
-        return Err(PartialError::Damaged(
-            "a summary has the wrong count of numbers",
-        ));
-    }
-    let numbers = r.take(8 * SUMMARY_NUMBERS)?;
-    let days_at = r.at;
-    for _ in 0..r.u64()? {
-        r.key()?;
-        r.varint()?;
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        o.extend_from_slice(&(SUMMARY_NUMBERS as u64).to_le_bytes());
-        if i == 0 {
-            o.extend_from_slice(numbers);
-            o.extend_from_slice(&state[days_at..r.at]);
-        } else {
-            o.resize(o.len() + 8 * SUMMARY_NUMBERS, 0);
-            o.extend_from_slice(&0u64.to_le_bytes());
-        }
-    }
-    let mut heads = vec![0usize; ranges];
-    let mut counts = vec![0u64; ranges];
-    for table in 0..SUMMARY_TABLES {
-        for (o, h) in out.iter_mut().zip(heads.iter_mut()) {
-            *h = o.len();
-            o.extend_from_slice(&0u64.to_le_bytes());
-        }
-        counts.fill(0);
-        for _ in 0..r.u64()? {
-            let entry = r.at;
-            let key = r.key()?;
-            r.varint()?;
-            let to = range_of_key(table, key, ranges);
-            out[to].extend_from_slice(&state[entry..r.at]);
-            counts[to] += 1;
-        }
-        for ((o, &h), &c) in out.iter_mut().zip(&heads).zip(&counts) {
-            o[h..h + 8].copy_from_slice(&c.to_le_bytes());
-        }
-    }
-    if r.at != state.len() {
-        return Err(PartialError::Damaged("bytes after the tables"));
-    }
-    Ok(out)
+/// How one list of a state is cut.
+#[derive(Debug)]
+enum ListCut {
+    /// A list in hash order by its key's hash: each range's entries are one run of bytes,
+    /// `[bounds[r], bounds[r + 1])`.
+    Runs(Vec<usize>),
+    /// A visitor list: its entries go by the bits of their key, anywhere; `bytes[r]` of
+    /// them for range `r`.
+    Scattered(Vec<usize>),
 }
 
-/// One range's input from one partial: the partial's options, then its states cut to the
-/// range (see [`cut_state`]).
-pub fn slice_bytes(options: &[u8], states: &[Vec<u8>]) -> Vec<u8> {
-    let len = states.iter().map(|s| s.len() + 8).sum::<usize>() + options.len() + 8;
-    let mut out = Vec::with_capacity(len);
-    out.extend_from_slice(&(options.len() as u32).to_le_bytes());
-    out.extend_from_slice(options);
-    out.extend_from_slice(&(states.len() as u32).to_le_bytes());
-    for s in states {
-        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        out.extend_from_slice(s);
+/// A `logs summary` state cut into `ranges` states, one a range: each a subsequence of
+/// every list (so still in canonical order); the numbers and the requests by day in the
+/// first only (the others' numbers zero). Made in two passes, so that each range's state
+/// is written once, where it is to stay ([`StateCut::write`]).
+#[derive(Debug)]
+pub struct StateCut<'a> {
+    state: &'a [u8],
+    ranges: usize,
+    /// Where the numbers and the days end.
+    head: usize,
+    /// Each list: where it starts (past its count), its cut, and its count in each range.
+    lists: Vec<(usize, ListCut, Vec<u64>)>,
+    lens: Vec<usize>,
+}
+
+impl<'a> StateCut<'a> {
+    /// Reads `state` through, finding where each range's entries lie.
+    pub fn new(state: &'a [u8], ranges: usize) -> Result<StateCut<'a>, PartialError> {
+        let ranges = ranges.clamp(1, RANGES_MAX);
+        let mut r = Reader { b: state, at: 0 };
+        if r.u64()? != SUMMARY_NUMBERS as u64 {
+            return Err(PartialError::Damaged(
+                "a summary has the wrong count of numbers",
+            ));
+        }
+        r.take(8 * SUMMARY_NUMBERS)?;
+        for _ in 0..r.u64()? {
+            r.key()?;
+            r.varint()?;
+        }
+        let head = r.at;
+        // The numbers in every range (zero but in the first), the days in the first.
+        let mut lens = vec![8 + 8 * SUMMARY_NUMBERS + 8; ranges];
+        lens[0] = head;
+        let mut lists = Vec::with_capacity(SUMMARY_TABLES);
+        for table in 0..SUMMARY_TABLES {
+            let n = r.u64()?;
+            let start = r.at;
+            let mut counts = vec![0u64; ranges];
+            let cut = if matches!(table, T_VISITORS | T_ROW_VISITORS) {
+                let mut bytes = vec![0usize; ranges];
+                for _ in 0..n {
+                    let entry = r.at;
+                    let key = r.key()?;
+                    r.varint()?;
+                    let to = range_of_key(table, key, ranges);
+                    bytes[to] += r.at - entry;
+                    counts[to] += 1;
+                }
+                ListCut::Scattered(bytes)
+            } else {
+                let mut bounds = vec![start; ranges + 1];
+                let mut last = 0;
+                for _ in 0..n {
+                    let entry = r.at;
+                    let key = r.key()?;
+                    r.varint()?;
+                    let to = range_of_key(table, key, ranges);
+                    if to < last {
+                        return Err(PartialError::Damaged("a table's keys are not in order"));
+                    }
+                    // Ranges with no entries before this one end where it starts.
+                    for b in &mut bounds[last + 1..=to] {
+                        *b = entry;
+                    }
+                    last = to;
+                    counts[to] += 1;
+                }
+                for b in &mut bounds[last + 1..] {
+                    *b = r.at;
+                }
+                ListCut::Runs(bounds)
+            };
+            for (i, l) in lens.iter_mut().enumerate() {
+                *l += 8 + match &cut {
+                    ListCut::Runs(b) => b[i + 1] - b[i],
+                    ListCut::Scattered(b) => b[i],
+                };
+            }
+            lists.push((start, cut, counts));
+        }
+        if r.at != state.len() {
+            return Err(PartialError::Damaged("bytes after the tables"));
+        }
+        Ok(StateCut {
+            state,
+            ranges,
+            head,
+            lists,
+            lens,
+        })
     }
-    out
+
+    /// The bytes of range `r`'s state.
+    pub fn len(&self, r: usize) -> usize {
+        self.lens[r]
+    }
+
+    /// Whether the state has no ranges (never: at least one).
+    pub fn is_empty(&self) -> bool {
+        self.lens.is_empty()
+    }
+
+    /// Writes every range's state, range `r`'s to `outs[r]` from `at[r]` on (moved past
+    /// it): [`StateCut::len`] bytes each.
+    pub fn write(&self, outs: &mut [&mut [u8]], at: &mut [usize]) {
+        let state = self.state;
+        let mut put = |r: usize, b: &[u8]| {
+            outs[r][at[r]..at[r] + b.len()].copy_from_slice(b);
+            at[r] += b.len();
+        };
+        put(0, &state[..self.head]);
+        for r in 1..self.ranges {
+            put(r, &(SUMMARY_NUMBERS as u64).to_le_bytes());
+            // The numbers, zero, and no days.
+            put(r, &[0; 8 * SUMMARY_NUMBERS + 8]);
+        }
+        for (table, (start, cut, counts)) in self.lists.iter().enumerate() {
+            for (r, c) in counts.iter().enumerate() {
+                put(r, &c.to_le_bytes());
+                if let ListCut::Runs(b) = cut {
+                    put(r, &state[b[r]..b[r + 1]]);
+                }
+            }
+            if let ListCut::Scattered(_) = cut {
+                let mut rd = Reader {
+                    b: state,
+                    at: *start,
+                };
+                let n: u64 = counts.iter().sum();
+                for _ in 0..n {
+                    let entry = rd.at;
+                    let (Ok(key), Ok(_)) = (rd.key(), rd.varint()) else {
+                        unreachable!("read through by StateCut::new")
+                    };
+                    put(range_of_key(table, key, self.ranges), &state[entry..rd.at]);
+                }
+            }
+        }
+    }
+}
+
+/// The slices of states cut into ranges, one a range: each the options, then every
+/// state's range (see [`StateCut`]; read back by [`read_slice`]). Sized first, then
+/// written once where they are to stay ([`Slices::write`]).
+#[derive(Debug)]
+pub struct Slices<'a> {
+    options: Vec<u8>,
+    cuts: Vec<StateCut<'a>>,
+    ranges: usize,
+}
+
+impl<'a> Slices<'a> {
+    /// No states yet, to cut into `ranges` ranges, under `options`.
+    pub fn new(options: Vec<u8>, ranges: usize) -> Slices<'a> {
+        Slices {
+            options,
+            cuts: Vec::new(),
+            ranges: ranges.clamp(1, RANGES_MAX),
+        }
+    }
+
+    /// Adds a state, read through and cut.
+    pub fn add(&mut self, state: &'a [u8]) -> Result<(), PartialError> {
+        self.cuts.push(StateCut::new(state, self.ranges)?);
+        Ok(())
+    }
+
+    /// The options the slices are under.
+    pub fn options(&self) -> &[u8] {
+        &self.options
+    }
+
+    /// How many ranges.
+    pub fn ranges(&self) -> usize {
+        self.ranges
+    }
+
+    /// The bytes of range `r`'s slice.
+    pub fn len(&self, r: usize) -> usize {
+        let states: usize = self.cuts.iter().map(|c| 8 + c.len(r)).sum();
+        4 + self.options.len() + 4 + states
+    }
+
+    /// Whether there are no ranges (never: at least one).
+    pub fn is_empty(&self) -> bool {
+        self.ranges == 0
+    }
+
+    /// Writes every range's slice, range `r`'s to `outs[r]` ([`Slices::len`] bytes).
+    pub fn write(&self, outs: &mut [&mut [u8]]) {
+        let mut at = vec![0usize; self.ranges];
+        for (o, a) in outs.iter_mut().zip(at.iter_mut()) {
+            let mut head = Vec::with_capacity(8 + self.options.len());
+            head.extend_from_slice(&(self.options.len() as u32).to_le_bytes());
+            head.extend_from_slice(&self.options);
+            head.extend_from_slice(&(self.cuts.len() as u32).to_le_bytes());
+            o[..head.len()].copy_from_slice(&head);
+            *a = head.len();
+        }
+        for cut in &self.cuts {
+            for (r, (o, a)) in outs.iter_mut().zip(at.iter_mut()).enumerate() {
+                o[*a..*a + 8].copy_from_slice(&(cut.len(r) as u64).to_le_bytes());
+                *a += 8;
+            }
+            cut.write(outs, &mut at);
+        }
+    }
+
+    /// The slices, each in a buffer of its own.
+    pub fn to_vecs(&self) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = (0..self.ranges).map(|r| vec![0; self.len(r)]).collect();
+        let mut outs: Vec<&mut [u8]> = out.iter_mut().map(|o| &mut o[..]).collect();
+        self.write(&mut outs);
+        out
+    }
 }
 
 /// The options and the states of a slice ([`slice_bytes`]).
@@ -665,12 +823,26 @@ mod tests {
             let exts = Statics::new(&exts, sc.format.name());
             let whole: Vec<&[u8]> = states.iter().map(|s| &s[..]).collect();
             let want = crate::logs::streamed::summary(&whole, n, exts).unwrap();
-            let cut: Vec<Vec<Vec<u8>>> = states.iter().map(|s| cut_state(s, ranges).unwrap()).collect();
+            // Cut in two groups, as on two workers.
+            let half = whole.len() / 2;
+            let groups: Vec<Vec<Vec<u8>>> = [&whole[..half], &whole[half..]]
+                .iter()
+                .map(|g| {
+                    let mut slices = Slices::new(b"opts".to_vec(), ranges);
+                    for s in g.iter() {
+                        slices.add(s).unwrap();
+                    }
+                    slices.to_vecs()
+                })
+                .collect();
             let mut parts = Vec::new();
             for r in 0..ranges {
-                let slice = slice_bytes(b"opts", &cut.iter().map(|c| c[r].clone()).collect::<Vec<_>>());
-                let (options, these) = read_slice(&slice).unwrap();
-                prop_assert_eq!(options, b"opts");
+                let mut these = Vec::new();
+                for g in &groups {
+                    let (options, states) = read_slice(&g[r]).unwrap();
+                    prop_assert_eq!(options, b"opts");
+                    these.extend(states);
+                }
                 let top = summary_range(&these, n, exts).unwrap();
                 let back = RangeTop::from_bytes(&top.to_bytes()).unwrap();
                 prop_assert_eq!(&back.top.lists, &top.top.lists);

@@ -4,8 +4,9 @@ Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/
 cuts them into byte ranges of ``blocksize`` (a compressed file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
 a time) until at most ``split_every`` squared are left, and returns them as a :class:`Result`
-(on a cluster the partials stay on the workers, which print the report), whose text is
-byte for byte what the ``swath`` command prints for the same files::
+(on a cluster the partials stay on the workers, which print the report: the log summary
+of several partials by hash range, a task a range, combined on the client), whose text
+is byte for byte what the ``swath`` command prints for the same files::
 
     from dask.distributed import Client
     import swath.dask
