@@ -106,9 +106,9 @@ def test_on_a_cluster_by_range_equals_the_cli(chdir_logs, cli, client, ranges):
         assert swath.render(result.partial) == result.bytes()
 
 
-def test_on_a_cluster_the_ranges_default_to_its_threads(chdir_logs, cli, client):
+def test_on_a_cluster_the_ranges_default_to_twice_its_threads(chdir_logs, cli, client):
     result = sd.summary(["a.log", "b.log"], client=client, blocksize="64KiB")
-    assert result._ranges == 2
+    assert result._ranges == 4
     out, _, _ = cli("logs", "summary", "a.log", "b.log")
     assert result.bytes() == out
     # One partial: printed by one task.

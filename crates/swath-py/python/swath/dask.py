@@ -408,10 +408,12 @@ def _run(
             if f.status != "finished":
                 f.result()
         if ranges is None:
-            # A range for each thread of the cluster, when there is more than one
-            # partial to merge.
+            # Two ranges for each thread of the cluster, when there is more than one
+            # partial to merge: a range's slices then travel while another range is
+            # merged (BENCHMARKS.md, "Issue 29, Dask by hash range": 2 ranges on 2
+            # workers were slower than 4).
             threads = sum(client.nthreads().values())
-            ranges = max(threads, 2) if len(futures) > 1 else 0
+            ranges = 2 * max(threads, 1) if len(futures) > 1 else 0
         return Result(futures, client, ranges)
     if progress:
         import sys
@@ -478,8 +480,8 @@ def summary(
     Arguments as for :func:`wf2`; ``visitors_4xx`` counts the clients of 4xx responses
     as visitors too (``--4xx-to-unique-count``). On a cluster the report is merged by
     hash range, ``ranges`` of them, each by its own task on the workers that hold the
-    partials (by default as many as the cluster has threads, when there are several
-    partials; 0: the report is merged and printed by one task)."""
+    partials (by default twice as many as the cluster has threads, when there are
+    several partials; 0: the report is merged and printed by one task)."""
     if ranges is not None and ranges < 0:
         raise ValueError("ranges must be at least 0")
     options = {
