@@ -10,6 +10,10 @@
 //! - `merge(parts) -> bytes`: partial results merged (any order, any tree);
 //! - `render(partial, fmt="text") -> bytes` (one partial or a list): the report `swath
 //!   merge` prints (`"text"`, `"json"`), or the `logs summary` page (`"html"`);
+//! - `summary_cut(partials, ranges) -> (shapes, slices)`, `summary_range(slices) -> bytes`,
+//!   `summary_of_ranges(shapes, ranges, fmt="text") -> bytes`: the `logs summary` merged
+//!   by hash range, each range by its own task (`swath.dask`), combined exactly into the
+//!   report `render` prints;
 //! - `write_output(path, data)`: a file written as every swath output is (`Result.html()`).
 //!
 //! Every call releases the GIL while it reads or merges. Errors raise `swath.SwathError`
@@ -316,16 +320,7 @@ fn render<'py>(
     partial: &Bound<'py, PyAny>,
     fmt: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (format, page) = match fmt {
-        "text" => (Format::Text, false),
-        "json" => (Format::Json, false),
-        "html" => (Format::Text, true),
-        other => {
-            return Err(SwathError::new_err(format!(
-                "unknown format '{other}' (text, json or html)"
-            )))
-        }
-    };
+    let (format, page) = format_of(fmt)?;
     // The bytes are read where Python holds them (no copy).
     let (parts, several): (Vec<PyBackedBytes>, bool) = match partial.extract::<PyBackedBytes>() {
         Ok(one) => (vec![one], false),
@@ -334,17 +329,117 @@ fn render<'py>(
     let bytes = py
         .detach(|| {
             let slices: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
-            let r = render_parts(&slices, format, page)?;
-            Ok(if page {
-                r.page.unwrap_or_default().into_bytes()
-            } else {
-                r.text
-            })
+            Ok(output(render_parts(&slices, format, page)?, page))
         })
         .map_err(|(k, m): (Option<usize>, RenderError)| match k {
             Some(k) if several => SwathError::new_err(format!("partial {k}: {m}")),
             _ => SwathError::new_err(m.to_string()),
         })?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// A report's format by its name: `"text"`, `"json"`, or `"html"` (the page).
+fn format_of(fmt: &str) -> PyResult<(Format, bool)> {
+    Ok(match fmt {
+        "text" => (Format::Text, false),
+        "json" => (Format::Json, false),
+        "html" => (Format::Text, true),
+        other => {
+            return Err(SwathError::new_err(format!(
+                "unknown format '{other}' (text, json or html)"
+            )))
+        }
+    })
+}
+
+/// What a report asked as `page` or not gives: the page, or the text.
+fn output(r: swath_report::merge::Report, page: bool) -> Vec<u8> {
+    if page {
+        r.page.unwrap_or_default().into_bytes()
+    } else {
+        r.text
+    }
+}
+
+/// An error about the `k`th of several inputs (`what`), or about them all.
+fn error_at(what: &str) -> impl Fn((Option<usize>, RenderError)) -> PyErr + '_ {
+    move |(k, m)| match k {
+        Some(k) => SwathError::new_err(format!("{what} {k}: {m}")),
+        None => SwathError::new_err(m.to_string()),
+    }
+}
+
+/// `logs summary` partials cut into `ranges` hash ranges, for the summary merged by range:
+/// `(shapes, slices)`, each partial's shape (its pieces and options, no tables) and one
+/// slice a range, of every partial (`summary_range` merges a range's slices of every
+/// call). An error names the position of the partial in `parts`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn summary_cut<'py>(
+    py: Python<'py>,
+    parts: Vec<PyBackedBytes>,
+    ranges: usize,
+) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>)> {
+    let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
+    let (shapes, slices) = py
+        .detach(|| swath_report::merge::summary_cut(&parts, ranges))
+        .map_err(error_at("partial"))?;
+    // Each slice written once, straight into its bytes object, without the GIL: the
+    // objects are new, and nothing else holds them until they are returned.
+    let mut out = Vec::with_capacity(slices.ranges());
+    let mut bufs = Vec::with_capacity(slices.ranges());
+    for r in 0..slices.ranges() {
+        let len = slices.len(r);
+        // SAFETY: a new bytes object of `len` bytes (checked for failure), whose buffer
+        // stays valid while `out` holds it, filled in full before Python sees it.
+        unsafe {
+            let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as isize);
+            let b = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
+            let buf = pyo3::ffi::PyBytes_AsString(p).cast::<u8>();
+            bufs.push(std::slice::from_raw_parts_mut(buf, len));
+            out.push(b);
+        }
+    }
+    py.detach(|| slices.write(&mut bufs));
+    let shapes = shapes.iter().map(|s| PyBytes::new(py, s)).collect();
+    Ok((shapes, out))
+}
+
+/// One hash range of the summary from its slices of every partial (`summary_cut`): its
+/// top rows, distinct counts and sums, as bytes for `summary_of_ranges`.
+#[pyfunction]
+fn summary_range<'py>(
+    py: Python<'py>,
+    slices: Vec<PyBackedBytes>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| {
+            let slices: Vec<&[u8]> = slices.iter().map(|p| &p[..]).collect();
+            swath_report::merge::summary_range(&slices)
+        })
+        .map_err(error_at("slice"))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// The summary of partials from their shapes and every range's result (`summary_cut`,
+/// `summary_range`; the ranges in order), as `render` prints it of the partials.
+#[pyfunction]
+#[pyo3(signature = (shapes, ranges, fmt="text"))]
+fn summary_of_ranges<'py>(
+    py: Python<'py>,
+    shapes: Vec<PyBackedBytes>,
+    ranges: Vec<PyBackedBytes>,
+    fmt: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (format, page) = format_of(fmt)?;
+    let bytes = py
+        .detach(|| {
+            let shapes: Vec<&[u8]> = shapes.iter().map(|p| &p[..]).collect();
+            let ranges: Vec<&[u8]> = ranges.iter().map(|p| &p[..]).collect();
+            swath_report::merge::summary_of_ranges(&shapes, &ranges, format, page)
+                .map(|r| output(r, page))
+        })
+        .map_err(error_at("partial"))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -380,6 +475,9 @@ fn _swath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial_of_span, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_cut, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_range, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_of_ranges, m)?)?;
     m.add_function(wrap_pyfunction!(compression, m)?)?;
     m.add_function(wrap_pyfunction!(write_output, m)?)?;
     m.add("MAGIC_LEN", swath_engine::source::MAGIC_LEN)?;

@@ -228,12 +228,25 @@ def test_reports_are_printed_where_the_partials_are(chdir_logs, cli, client):
 
     out, _, _ = cli("logs", "summary", "a.log", "b.log")
     own = Client(client.scheduler.address, set_as_default=False)
-    result = sd.summary(["a.log", "b.log"], client=own, blocksize="64KiB", split_every=2)
+    result = sd.summary(
+        ["a.log", "b.log"], client=own, blocksize="64KiB", split_every=2, ranges=None
+    )
     assert result.bytes() == out
     # The partials are still on the workers, as futures of the job's client.
     assert all(type(p).__name__ == "Future" for p in result._parts)
     own.close()
     assert result.bytes() == out
+    # The summary's other formats are printed from its ranges' results, kept on the
+    # client; what needs the partials is refused.
+    json_out, _, _ = cli("logs", "summary", "--json", "a.log", "b.log")
+    assert result.json() == __import__("json").loads(json_out)
+    with pytest.raises(swath.SwathError, match="client is closed"):
+        result.partial
+    # Printed by one task (the default), a report not asked for before is refused.
+    own = Client(client.scheduler.address, set_as_default=False)
+    result = sd.summary(["a.log", "b.log"], client=own, blocksize="64KiB")
+    assert result.bytes() == out
+    own.close()
     with pytest.raises(swath.SwathError, match="client is closed"):
         result.json()
 

@@ -155,18 +155,7 @@ impl<R: Render> AnyReport for Kind<R> {
         format: Format,
         page: bool,
     ) -> Result<Report, (Option<usize>, RenderError)> {
-        let mut merged: Option<Partial<R>> = None;
-        let mut states = Vec::new();
-        for (k, &bytes) in parts.iter().enumerate() {
-            let failed = |e| (Some(k), other_kind(reports, R::NAME, e, bytes).into());
-            let (shape, s) = Partial::<R>::from_bytes_lazy(bytes).map_err(failed)?;
-            states.extend(s);
-            merged = Some(match merged {
-                None => shape,
-                Some(m) => m.merge(shape).map_err(|e| (Some(k), e.into()))?,
-            });
-        }
-        let merged = merged.ok_or((None, RenderError::NoPartial))?;
+        let (merged, states) = merged_shapes::<R>(reports, parts)?;
         if format == Format::Json && !R::JSON {
             return Err((None, RenderError::NoJson(R::NAME)));
         }
@@ -187,6 +176,29 @@ impl<R: Render> AnyReport for Kind<R> {
         )
         .map_err(|m| (None, m))
     }
+}
+
+/// An error, with the position of the partial that caused it when one did.
+type Failed = (Option<usize>, RenderError);
+
+/// The shapes of partials of report `R` merged (how they fit together, checked), and
+/// their pieces' states as bytes.
+fn merged_shapes<'a, R: Render>(
+    reports: &[&dyn AnyReport],
+    parts: &[&'a [u8]],
+) -> Result<(Partial<R>, Vec<&'a [u8]>), Failed> {
+    let mut merged: Option<Partial<R>> = None;
+    let mut states = Vec::new();
+    for (k, &bytes) in parts.iter().enumerate() {
+        let failed = |e| (Some(k), other_kind(reports, R::NAME, e, bytes).into());
+        let (shape, s) = Partial::<R>::from_bytes_lazy(bytes).map_err(failed)?;
+        states.extend(s);
+        merged = Some(match merged {
+            None => shape,
+            Some(m) => m.merge(shape).map_err(|e| (Some(k), e.into()))?,
+        });
+    }
+    Ok((merged.ok_or((None, RenderError::NoPartial))?, states))
 }
 
 /// The report of partials given as bytes (in any order, merged or not: the report is the
@@ -355,6 +367,21 @@ impl Render for LogSummary {
         json: bool,
         page: bool,
     ) -> Result<Report, RenderError> {
+        let o = SummaryOptions::of(options)?;
+        let s = swath_ops::logs::streamed::summary(states, o.n, o.statics())?;
+        Ok(o.report(&s, json, page))
+    }
+}
+
+/// What a summary's options text says of its printing.
+struct SummaryOptions {
+    n: usize,
+    exts: Vec<String>,
+    format: String,
+}
+
+impl SummaryOptions {
+    fn of(options: &[u8]) -> Result<SummaryOptions, RenderError> {
         let n = crate::logs::partial_top(options, "logs summary").ok_or(RenderError::options(
             "logs summary",
             OptionsProblem::Missing("its --top"),
@@ -368,21 +395,110 @@ impl Render for LogSummary {
             })
             .unwrap_or_else(swath_ops::logs::summary::default_static);
         let format = crate::logs::partial_option(options, "format-name").unwrap_or_default();
-        // A W3C log's static files are told by the path before its query.
-        let statics = swath_ops::logs::summary::Statics::new(&exts, &format);
-        let s = swath_ops::logs::streamed::summary(states, n, statics)?;
-        let value = crate::summary::model(&s, &format);
+        Ok(SummaryOptions { n, exts, format })
+    }
+
+    /// The static files' rule (a W3C log's static files are told by the path before its
+    /// query).
+    fn statics(&self) -> swath_ops::logs::summary::Statics<'_> {
+        swath_ops::logs::summary::Statics::new(&self.exts, &self.format)
+    }
+
+    /// The report printed from its panels.
+    fn report(&self, s: &swath_ops::logs::summary::SummaryTop, json: bool, page: bool) -> Report {
+        let value = crate::summary::model(s, &self.format);
         let text = if json {
             format!("{value:#}\n").into_bytes()
         } else {
             crate::summary::text(&value).into_bytes()
         };
-        Ok(Report {
+        Report {
             text,
             page: page.then(|| crate::summary::html(&value, None)),
             malformed: s.numbers[swath_ops::partial::N_MALFORMED],
-        })
+        }
     }
+}
+
+/// Partials cut into hash ranges ([`summary_cut`]): their shapes, and the slices, one a
+/// range, to write.
+pub type Cut<'a> = (Vec<Vec<u8>>, swath_ops::logs::ranged::Slices<'a>);
+
+/// `logs summary` partials cut into `ranges` hash ranges, for the summary merged by range
+/// ([`summary_range`], [`summary_of_ranges`]; `swath_ops::logs::ranged`): their shapes
+/// (each partial with empty states: which pieces of which inputs, and its options), and
+/// one slice a range (the options, and every partial's states cut to the range), sized,
+/// to be written where they are to stay. An error gives the position of the partial
+/// that caused it.
+pub fn summary_cut<'a>(parts: &[&'a [u8]], ranges: usize) -> Result<Cut<'a>, Failed> {
+    let mut shapes = Vec::with_capacity(parts.len());
+    let mut slices: Option<swath_ops::logs::ranged::Slices<'a>> = None;
+    for (k, &part) in parts.iter().enumerate() {
+        let (shape, states) = Partial::<LogSummary>::from_bytes_lazy(part).map_err(|e| {
+            (
+                Some(k),
+                other_kind(REPORTS, LogSummary::NAME, e, part).into(),
+            )
+        })?;
+        let slices = slices.get_or_insert_with(|| {
+            swath_ops::logs::ranged::Slices::new(shape.options.clone(), ranges)
+        });
+        if slices.options() != shape.options {
+            return Err((Some(k), PartialError::Options.into()));
+        }
+        for s in states {
+            slices.add(s).map_err(|e| (Some(k), e.into()))?;
+        }
+        shapes.push(shape.to_bytes());
+    }
+    Ok((shapes, slices.ok_or((None, RenderError::NoPartial))?))
+}
+
+/// One hash range of a summary merged and folded from its slices of every partial
+/// ([`summary_cut`]): its top rows, distinct counts and sums, as bytes. An error gives
+/// the position of the slice that caused it, when one did.
+pub fn summary_range(slices: &[&[u8]]) -> Result<Vec<u8>, (Option<usize>, RenderError)> {
+    let mut options: Option<&[u8]> = None;
+    let mut states = Vec::new();
+    for (k, s) in slices.iter().enumerate() {
+        let (o, st) = swath_ops::logs::ranged::read_slice(s).map_err(|e| (Some(k), e.into()))?;
+        if options.is_some_and(|x| x != o) {
+            return Err((Some(k), PartialError::Options.into()));
+        }
+        options = Some(o);
+        states.extend(st);
+    }
+    let o = SummaryOptions::of(options.ok_or((None, RenderError::NoPartial))?)
+        .map_err(|e| (None, e))?;
+    let top = swath_ops::logs::ranged::summary_range(&states, o.n, o.statics())
+        .map_err(|e| (None, e.into()))?;
+    Ok(top.to_bytes())
+}
+
+/// The summary of partials from their shapes and their ranges' results ([`summary_cut`],
+/// [`summary_range`]: every range once, in range order): the report
+/// [`render_parts`] prints of the partials themselves.
+pub fn summary_of_ranges(
+    shapes: &[&[u8]],
+    ranges: &[&[u8]],
+    format: Format,
+    page: bool,
+) -> Result<Report, (Option<usize>, RenderError)> {
+    let (merged, _) = merged_shapes::<LogSummary>(REPORTS, shapes)?;
+    for part in merged.inputs.values() {
+        part.whole().map_err(|e| (None, e.into()))?;
+    }
+    let o = SummaryOptions::of(&merged.options).map_err(|e| (None, e))?;
+    let tops = ranges
+        .iter()
+        .map(|b| swath_ops::logs::ranged::RangeTop::from_bytes(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| (None, e.into()))?;
+    if tops.is_empty() {
+        return Err((None, RenderError::NoPartial));
+    }
+    let s = swath_ops::logs::ranged::combine(&tops, o.n);
+    Ok(o.report(&s, format == Format::Json, page))
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub mod agents;
 pub mod format;
 pub mod headers;
 pub mod panels;
+pub mod ranged;
 pub mod record;
 pub mod statics;
 pub mod streamed;

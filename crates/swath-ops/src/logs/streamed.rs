@@ -15,7 +15,7 @@
 //! [`Wf2::ranked`]: crate::logs::Wf2::ranked
 //! [`Summary::ranked`]: crate::logs::summary::Summary::ranked
 
-use crate::logs::summary::SummaryTop;
+use crate::logs::summary::{SummaryFold, SummaryTop};
 use crate::logs::{TopN, Wf2Top};
 use crate::partial::{
     key_hash, put_key, put_uri_value, put_varint, uri_value, PartialError, Reader, SUMMARY_NUMBERS,
@@ -266,6 +266,19 @@ pub fn summary(
     n: usize,
     exts: crate::logs::summary::Statics<'_>,
 ) -> Result<SummaryTop, PartialError> {
+    let (fold, numbers, days) = summary_fold(states, n, exts, |_, _, _, _| {})?;
+    Ok(fold.finish(&numbers, days))
+}
+
+/// The numbers and requests by day of the `logs summary` states `states`, and the fold of
+/// their tables' keys (each distinct key once, with its total, table after table), before
+/// it is finished; `each` sees every key after the fold took it.
+pub(crate) fn summary_fold<'e>(
+    states: &[&[u8]],
+    n: usize,
+    exts: crate::logs::summary::Statics<'e>,
+    mut each: impl FnMut(&mut SummaryFold<'e>, usize, &[u8], u64),
+) -> Result<SummaryParts<'e>, PartialError> {
     let mut at = vec![0usize; states.len()];
     let numbers = summary_numbers(states, &mut at)?;
     let mut days = Vec::new();
@@ -284,20 +297,26 @@ pub fn summary(
         return Err(PartialError::Damaged("a day is not 4 bytes"));
     }
     days.sort_unstable();
-    let mut fold = crate::logs::summary::SummaryFold::new(n, exts);
+    let mut fold = SummaryFold::new(n, exts);
     for table in 0..SUMMARY_TABLES {
         merge_lists(
             states,
             &mut at,
             Reader::varint,
             crate::partial::summary_list_merge(table),
-            |k, c| fold.entry(table, k, c),
+            |k, c| {
+                fold.entry(table, k, c);
+                each(&mut fold, table, k, c);
+            },
         )?;
         fold.end_table(table);
     }
     at_ends(states, &at)?;
-    Ok(fold.finish(&numbers, days))
+    Ok((fold, numbers, days))
 }
+
+/// A summary's fold before it is finished, with its numbers and requests by day.
+pub(crate) type SummaryParts<'e> = (SummaryFold<'e>, [u64; SUMMARY_NUMBERS], Vec<(u32, u64)>);
 
 /// Writes a keyed list merged from every state's list (see [`merge_lists`]): its count,
 /// then each key with its values written by `put`.
@@ -400,7 +419,7 @@ fn merged_out(states: &[&[u8]]) -> (Vec<u8>, Vec<usize>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::logs::summary::{Summary, SummaryConfig};
     use crate::logs::{LineReport, Wf2, Wf2Config};
@@ -408,7 +427,7 @@ mod tests {
     use proptest::prelude::*;
 
     /// Log lines over small alphabets, so that keys repeat across pieces and counts tie.
-    fn log() -> impl Strategy<Value = Vec<u8>> {
+    pub(crate) fn log() -> impl Strategy<Value = Vec<u8>> {
         let line = (0u8..6, 0u8..9, 0u8..5, 0u16..3000, 0u8..4, 0u8..3).prop_map(
             |(client, uri, status, bytes, refr, agent)| {
                 let uri = match uri {
@@ -433,7 +452,7 @@ mod tests {
     }
 
     /// The data cut at line ends near the given fractions: each piece whole lines.
-    fn pieces(data: &[u8], cuts: &[u16]) -> Vec<(u64, u64)> {
+    pub(crate) fn pieces(data: &[u8], cuts: &[u16]) -> Vec<(u64, u64)> {
         let mut at: Vec<u64> = cuts
             .iter()
             .map(|&c| {
@@ -455,7 +474,7 @@ mod tests {
         at.windows(2).map(|w| (w[0], w[1])).collect()
     }
 
-    fn report<R: LineReport>(c: &R::Config, data: &[u8]) -> R {
+    pub(crate) fn report<R: LineReport>(c: &R::Config, data: &[u8]) -> R {
         let mut r = R::default();
         r.block(c, data);
         r

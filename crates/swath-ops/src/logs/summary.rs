@@ -617,7 +617,7 @@ fn row_visitor_of(panel: usize, row: u64, visitor: u64) -> u128 {
 
 /// The tables kept as (hits, bytes) in one entry ([`Summary::pairs`]): the hits table and
 /// the bytes table of each.
-const PAIRED: [(usize, usize); 5] = [
+pub(crate) const PAIRED: [(usize, usize); 5] = [
     (T_CLIENTS, T_CLIENT_BYTES),
     (T_REFERRERS, T_REFERRER_BYTES),
     (T_AGENTS, T_AGENT_BYTES),
@@ -1516,33 +1516,34 @@ impl<'e> SummaryFold<'e> {
         }
     }
 
+    /// Group `g`'s hits and bytes so far (`G_*`), for a hash range's fold
+    /// ([`crate::logs::ranged`]: its groups are summed across ranges).
+    pub(crate) fn group_rows(&self, g: usize) -> &HashMap<crate::logs::Key, [u64; 2]> {
+        &self.groups[g]
+    }
+
+    /// What agent `k` is, if the fold remembers it.
+    pub(crate) fn agent_of(&self, k: &[u8]) -> Option<&Agent> {
+        self.agents.get(k)
+    }
+
+    /// The visitors by day so far (day, then the visitor key without its day and hour),
+    /// sorted, each once.
+    pub(crate) fn visitor_days(&mut self) -> &[(u32, u128)] {
+        self.visitor_days.sort_unstable();
+        self.visitor_days.dedup();
+        &self.visitor_days
+    }
+
     /// The panels, with the numbers and the days.
     pub fn finish(mut self, numbers: &[u64], days: Vec<(u32, u64)>) -> SummaryTop {
         self.visitor_days.sort_unstable();
         self.visitor_days.dedup();
-        let n = self.n;
-        let mut groups = self.groups.into_iter();
-        let mut group_bytes = Vec::new();
-        let mut rank = |rows: usize| {
-            let g = groups.next().unwrap_or_default();
-            let ranking = Ranking::of(&GroupHits(&g), rows);
-            let kept: std::collections::BTreeMap<Vec<u8>, u64> = ranking
-                .top
-                .iter()
-                .map(|(k, _)| (k.clone(), g.get(&Probe(k)).map_or(0, |v| v[1])))
-                .collect();
-            group_bytes.push(kept);
-            ranking
-        };
-        let groups: Vec<Ranking> = GROUPS
-            .iter()
-            .map(|g| rank(if g.every_row { usize::MAX } else { n }))
-            .collect();
+        let (groups, group_bytes) = rank_groups(self.groups, self.n);
         let mut per_day: HashMap<u32, u64> = HashMap::new();
         let mut client_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
         let mut agent_visitors: std::collections::BTreeMap<Vec<u8>, u64> = Default::default();
-        let mut group_visitors: Vec<HashMap<&str, u64>> =
-            (0..GROUPS.len()).map(|_| HashMap::new()).collect();
+        let mut group_visitors = no_group_visitors();
         for (d, v) in &self.visitor_days {
             *per_day.entry(*d).or_insert(0) += 1;
             let (c, a) = (
@@ -1557,30 +1558,11 @@ impl<'e> SummaryFold<'e> {
             }
             // A visitor with no agent, or one past the fold's memory, is not counted by
             // browser or system.
-            if let Some(ag) = self.agent_parts.get(&a).filter(|ag| !ag.is_none()) {
-                if ag.crawler {
-                    *group_visitors[G_CRAWLERS]
-                        .entry(&ag.browser_version)
-                        .or_insert(0) += 1;
-                }
-                *group_visitors[G_BROWSERS].entry(&ag.browser).or_insert(0) += 1;
-                *group_visitors[G_BROWSER_VERSIONS]
-                    .entry(&ag.browser_version)
-                    .or_insert(0) += 1;
-                *group_visitors[G_SYSTEMS].entry(&ag.os).or_insert(0) += 1;
-                *group_visitors[G_SYSTEM_VERSIONS]
-                    .entry(&ag.os_version)
-                    .or_insert(0) += 1;
+            if let Some(ag) = self.agent_parts.get(&a) {
+                add_group_visitors(&mut group_visitors, ag, 1);
             }
         }
-        let group_visitors: Vec<std::collections::BTreeMap<Vec<u8>, u64>> = group_visitors
-            .into_iter()
-            .map(|g| {
-                g.into_iter()
-                    .map(|(k, v)| (k.as_bytes().to_vec(), v))
-                    .collect()
-            })
-            .collect();
+        let group_visitors = group_visitors_of(group_visitors);
         let mut visitors_by_day: Vec<(u32, u64)> = per_day.into_iter().collect();
         visitors_by_day.sort_unstable();
         let mut visitors_by_hour: Vec<(u32, u8, u64)> = self
@@ -1617,6 +1599,69 @@ impl<'e> SummaryFold<'e> {
             times_of: self.times_of,
         }
     }
+}
+
+/// The groups' rankings (every row of the groups that keep every row, else `n`) and the
+/// bytes of the rows kept, from the groups' hits and bytes (the `G_*` indices).
+pub(crate) fn rank_groups(
+    groups: Vec<HashMap<crate::logs::Key, [u64; 2]>>,
+    n: usize,
+) -> (Vec<Ranking>, Vec<std::collections::BTreeMap<Vec<u8>, u64>>) {
+    let mut groups = groups.into_iter();
+    let mut group_bytes = Vec::new();
+    let mut rank = |rows: usize| {
+        let g = groups.next().unwrap_or_default();
+        let ranking = Ranking::of(&GroupHits(&g), rows);
+        let kept: std::collections::BTreeMap<Vec<u8>, u64> = ranking
+            .top
+            .iter()
+            .map(|(k, _)| (k.clone(), g.get(&Probe(k)).map_or(0, |v| v[1])))
+            .collect();
+        group_bytes.push(kept);
+        ranking
+    };
+    let groups: Vec<Ranking> = GROUPS
+        .iter()
+        .map(|g| rank(if g.every_row { usize::MAX } else { n }))
+        .collect();
+    (groups, group_bytes)
+}
+
+/// No visitors yet by group (the `G_*` indices).
+pub(crate) fn no_group_visitors<'a>() -> Vec<HashMap<&'a str, u64>> {
+    (0..GROUPS.len()).map(|_| HashMap::new()).collect()
+}
+
+/// Adds `n` visitors of agent `ag` to their groups (browser, system, their versions, and
+/// crawler).
+pub(crate) fn add_group_visitors<'a>(g: &mut [HashMap<&'a str, u64>], ag: &'a Agent, n: u64) {
+    if ag.is_none() {
+        // No browser or system (an empty agent): no row, as in GoAccess.
+        return;
+    }
+    if ag.crawler {
+        // Each crawler by its name (its class is `Crawlers`).
+        *g[G_CRAWLERS].entry(&ag.browser_version).or_insert(0) += n;
+    }
+    *g[G_BROWSERS].entry(&ag.browser).or_insert(0) += n;
+    *g[G_BROWSER_VERSIONS]
+        .entry(&ag.browser_version)
+        .or_insert(0) += n;
+    *g[G_SYSTEMS].entry(&ag.os).or_insert(0) += n;
+    *g[G_SYSTEM_VERSIONS].entry(&ag.os_version).or_insert(0) += n;
+}
+
+/// The visitors by group as the report holds them.
+pub(crate) fn group_visitors_of(
+    g: Vec<HashMap<&str, u64>>,
+) -> Vec<std::collections::BTreeMap<Vec<u8>, u64>> {
+    g.into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v))
+                .collect()
+        })
+        .collect()
 }
 
 /// A URI or an agent as GoAccess reads it (`decode_url` in its `parser.c`): `%XX` decoded
@@ -1766,7 +1811,7 @@ pub struct SummaryTop {
 }
 
 /// How many agents a fold remembers between the agents' hits and their bytes.
-const AGENT_CACHE: usize = 200_000;
+pub(crate) const AGENT_CACHE: usize = 200_000;
 
 /// No rows (of a list or group a summary has not).
 static NO_ROWS: Ranking = Ranking {

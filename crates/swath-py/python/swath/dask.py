@@ -4,8 +4,9 @@ Each call lists the files (paths, globs, fsspec URLs such as ``s3://bucket/logs/
 cuts them into byte ranges of ``blocksize`` (a compressed file is one range), computes the
 partial result of every range in a task, merges the partials in a tree (``split_every`` at
 a time) until at most ``split_every`` squared are left, and returns them as a :class:`Result`
-(on a cluster the partials stay on the workers, which print the report), whose text is
-byte for byte what the ``swath`` command prints for the same files::
+(on a cluster the partials stay on the workers, which print the report: the log summary
+of several partials by hash range, a task a range, combined on the client), whose text
+is byte for byte what the ``swath`` command prints for the same files::
 
     from dask.distributed import Client
     import swath.dask
@@ -56,12 +57,16 @@ class Result:
     needs its client open; the reports already asked for stay in the result.
     """
 
-    def __init__(self, parts: list, client=None):
+    def __init__(self, parts: list, client=None, ranges: int = 0):
         # Bytes, or (with a client) the futures of the partials on the workers.
         self._parts = list(parts)
         self._client = client
         self._merged: Optional[bytes] = None
         self._printed: dict = {}
+        # A `logs summary` on a cluster: printed by hash range (see `_by_range`), in this
+        # many ranges (0: by one task).
+        self._ranges = ranges
+        self._range_results: Optional[tuple] = None
 
     @property
     def partial(self) -> bytes:
@@ -88,9 +93,51 @@ class Result:
             if self._merged is not None or self._client is None:
                 parts = self._merged if self._merged is not None else self._parts
                 self._printed[fmt] = _swath.render(parts, fmt)
+            elif self._ranges > 0:
+                shapes, tops = self._by_range()
+                self._printed[fmt] = _swath.summary_of_ranges(shapes, tops, fmt)
             else:
                 self._printed[fmt] = self._remote(_swath.render, fmt)
         return self._printed[fmt]
+
+    def _by_range(self) -> tuple:
+        """The summary's partials merged by hash range (docs/design.md, issue 29): on
+        each worker, one task cuts the partials it holds into the ranges (every list's
+        entries by their hash); each range is merged and ranked by its own task, placed
+        on the workers in turn, from its slices of every worker; the client combines
+        the ranges' top rows, distinct counts and sums into the report. Only the slices
+        and the ranges' results travel. Returns the partials' shapes and the ranges'
+        results (kept for the other formats)."""
+        if self._range_results is None:
+            c = self._client
+            if c.status != "running":
+                raise SwathError(
+                    "the result's client is closed, and the partials on its workers with "
+                    "it: ask for the reports (or .partial) before closing it"
+                )
+            n = self._ranges
+            held: dict = {}
+            has = c.who_has(self._parts)
+            for f in self._parts:
+                who = sorted(has.get(f.key, ())) or [None]
+                held.setdefault(who[0], []).append(f)
+            cuts = []
+            for w, parts in held.items():
+                where = {} if w is None else {"workers": [w], "allow_other_workers": True}
+                cut = c.submit(_cut, parts, n, pure=False, **where)
+                shapes = c.submit(_item, cut, 0, pure=False, **where)
+                slices = [c.submit(_slice, cut, r, pure=False, **where) for r in range(n)]
+                cuts.append((shapes, slices))
+            workers = sorted(w for w in held if w is not None) or [None]
+            tops = []
+            for r in range(n):
+                w = workers[r % len(workers)]
+                where = {} if w is None else {"workers": [w], "allow_other_workers": True}
+                slices = [s[r] for _, s in cuts]
+                tops.append(c.submit(_swath.summary_range, slices, pure=False, **where))
+            shapes = [s for shapes, _ in cuts for s in c.gather(shapes)]
+            self._range_results = (shapes, c.gather(tops))
+        return self._range_results
 
     def bytes(self) -> bytes:
         """The report as the ``swath`` command prints it, as bytes."""
@@ -281,6 +328,21 @@ def _merge(parts: list[bytes]) -> bytes:
     return _swath.merge(parts)
 
 
+def _cut(parts: list[bytes], ranges: int) -> tuple:
+    """A task: `logs summary` partials cut into hash ranges (shapes, one slice a range)."""
+    return _swath.summary_cut(parts, ranges)
+
+
+def _item(cut: tuple, i: int):
+    """A task: an item of a cut."""
+    return cut[i]
+
+
+def _slice(cut: tuple, r: int) -> bytes:
+    """A task: range `r`'s slice of a cut."""
+    return cut[1][r]
+
+
 def _run(
     kind: str,
     paths: Paths,
@@ -290,6 +352,7 @@ def _run(
     split_every: int,
     storage_options: Optional[dict],
     progress: bool,
+    ranges: Optional[int] = 0,
 ) -> Result:
     if split_every < 2:
         raise ValueError("split_every must be at least 2")
@@ -344,7 +407,14 @@ def _run(
         for f in futures:
             if f.status != "finished":
                 f.result()
-        return Result(futures, client)
+        if ranges is None:
+            # Two ranges for each thread of the cluster, when there is more than one
+            # partial to merge: a range's slices then travel while another range is
+            # merged (BENCHMARKS.md, "Issue 29, Dask by hash range": 2 ranges on 2
+            # workers were slower than 4).
+            threads = sum(client.nthreads().values())
+            ranges = 2 * max(threads, 1) if len(futures) > 1 else 0
+        return Result(futures, client, ranges)
     if progress:
         import sys
 
@@ -404,10 +474,18 @@ def summary(
     storage_options: Optional[dict] = None,
     progress: bool = False,
     visitors_4xx: bool = False,
+    ranges: Optional[int] = 0,
 ) -> Result:
     """The log summary (``swath logs summary``): text, ``.json()``, ``.html(path)``.
     Arguments as for :func:`wf2`; ``visitors_4xx`` counts the clients of 4xx responses
-    as visitors too (``--4xx-to-unique-count``)."""
+    as visitors too (``--4xx-to-unique-count``). On a cluster the report is merged and
+    printed by one task (``ranges=0``, the default), or merged by hash range, ``ranges``
+    of them, each by its own task on the workers that hold the partials (``None``: twice
+    as many as the cluster has threads, when there are several partials). The ranges
+    give the same report; on 2 shared cores they were no faster than the one task
+    (BENCHMARKS.md, "Issue 29, Dask by hash range"), hence the default."""
+    if ranges is not None and ranges < 0:
+        raise ValueError("ranges must be at least 0")
     options = {
         "top": top,
         "max_line": _size(max_line),
@@ -415,7 +493,15 @@ def summary(
         "visitors_4xx": visitors_4xx,
     }
     return _run(
-        "summary", paths, options, client, blocksize, split_every, storage_options, progress
+        "summary",
+        paths,
+        options,
+        client,
+        blocksize,
+        split_every,
+        storage_options,
+        progress,
+        ranges,
     )
 
 
