@@ -217,8 +217,14 @@ proptest! {
                 let lost = render(&rest).unwrap_err().1.to_string();
                 prop_assert!(lost.contains("no partial covers"), "{}", lost);
             }
-            let twice = render(&[&left, &merged]).unwrap_err().1.to_string();
-            prop_assert!(twice.contains("are in two partials"), "{}", twice);
+            // Bytes given twice are refused (when the left half holds any: a half of
+            // pieces of no line covers nothing, and nothing is then given twice).
+            if parts_held[..half].iter().any(|p| p.2) {
+                let twice = render(&[&left, &merged]).unwrap_err().1.to_string();
+                prop_assert!(twice.contains("are in two partials"), "{}", twice);
+            } else {
+                prop_assert_eq!(render(&[&left, &merged]).unwrap().text, printed(want));
+            }
         }
         // The merged partial of the whole is the one the whole file makes.
         let whole = piece::<XCount>(&of, &input, (0, len), &b'x', &engine).unwrap();
