@@ -577,9 +577,9 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
         ("valid_requests", n(&sg["requests"])),
         ("failed_requests", n(&sg["lines_failed"])),
         ("unique_visitors", n(&sg["unique_visitors"])),
-        ("unique_files", n(&panel(&s, "requests")["distinct"])),
-        ("unique_static_files", n(&panel(&s, "static")["distinct"])),
-        ("unique_not_found", n(&panel(&s, "not_found")["distinct"])),
+        ("unique_files", n(&panel(s, "requests")["distinct"])),
+        ("unique_static_files", n(&panel(s, "static")["distinct"])),
+        ("unique_not_found", n(&panel(s, "not_found")["distinct"])),
         ("bandwidth", n(&sg["bytes"])),
     ];
     for (figure, ours) in general {
@@ -591,8 +591,8 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
     }
     // Visitors by day: GoAccess's YYYYMMDD, swath's YYYY-MM-DD.
     let day = |r: &Value| r["data"].as_str().unwrap().to_string();
-    let gv = goaccess_rows(&g, "visitors", day);
-    let sv: BTreeMap<String, [u64; 3]> = panel(&s, "visitors")["rows"]
+    let gv = goaccess_rows(g, "visitors", day);
+    let sv: BTreeMap<String, [u64; 3]> = panel(s, "visitors")["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -614,16 +614,16 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
     );
     let data = |r: &Value| r["data"].as_str().unwrap().to_string();
     assert_eq!(
-        goaccess_rows(&g, "hosts", data),
-        swath_rows(&s, "hosts", |r| r["host"].as_str().unwrap().to_string()),
+        goaccess_rows(g, "hosts", data),
+        swath_rows(s, "hosts", |r| r["host"].as_str().unwrap().to_string()),
         "{format}: hosts"
     );
     // The hours of the day, each day's visitors in an hour added over the days.
     // GoAccess shows no hour without requests.
-    let mut hours = swath_rows(&s, "time", |r| r["hour"].as_str().unwrap().to_string());
+    let mut hours = swath_rows(s, "time", |r| r["hour"].as_str().unwrap().to_string());
     hours.retain(|_, c| c[0] > 0);
     assert_eq!(
-        goaccess_rows(&g, "visit_time", data),
+        goaccess_rows(g, "visit_time", data),
         hours,
         "{format}: visit time"
     );
@@ -644,10 +644,10 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
     let status = |r: &Value| r["status"].as_str().unwrap().to_string();
     assert_eq!(
         codes,
-        swath_rows(&s, "status", status),
+        swath_rows(s, "status", status),
         "{format}: status codes"
     );
-    let mut ours = swath_rows(&s, "status_classes", |r| {
+    let mut ours = swath_rows(s, "status_classes", |r| {
         r["class"].as_str().unwrap().to_string()
     });
     // GoAccess shows no empty class.
@@ -668,16 +668,16 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
         }
         let name = |r: &Value| r[key].as_str().unwrap().to_string();
         assert_eq!(
-            goaccess_rows(&g, ga, data),
-            swath_rows(&s, classes, name),
+            goaccess_rows(g, ga, data),
+            swath_rows(s, classes, name),
             "{format}: {ga}"
         );
-        assert_eq!(items, swath_rows(&s, names, name), "{format}: {ga}' items");
+        assert_eq!(items, swath_rows(s, names, name), "{format}: {ga}' items");
     }
     if how.vhosts {
         assert_eq!(
-            goaccess_rows(&g, "vhosts", data),
-            swath_rows(&s, "vhosts", |r| r["vhost"].as_str().unwrap().to_string()),
+            goaccess_rows(g, "vhosts", data),
+            swath_rows(s, "vhosts", |r| r["vhost"].as_str().unwrap().to_string()),
             "{format}: virtual hosts"
         );
     }
@@ -695,12 +695,12 @@ fn equal_figures(g: &Value, s: &Value, how: &Reading<'_>) {
             format!("{} {uri} {}", shown(method), shown(protocol))
         };
         assert_eq!(
-            goaccess_rows(&g, ga, |r| request(
+            goaccess_rows(g, ga, |r| request(
                 &r["method"],
                 (how.request)(r["data"].as_str().unwrap()),
                 &r["protocol"]
             )),
-            swath_rows(&s, ours, |r| request(
+            swath_rows(s, ours, |r| request(
                 &r["method"],
                 r["uri"].as_str().unwrap().to_string(),
                 &r["protocol"]
