@@ -1867,31 +1867,35 @@ mod tests {
     /// CloudFront agent's `%2520` is `%20`, an IIS agent's `+` stays.
     #[test]
     fn agents_are_decoded_once_in_every_format() {
+        // The agents table's keys of one line in format `name` under `head`.
+        let agents_of = |name: &str, head: &[u8], line: &[u8]| -> Vec<Vec<u8>> {
+            let config = SummaryConfig {
+                format: Format::named(name, head).unwrap(),
+                ..Default::default()
+            };
+            let mut s = Summary::default();
+            s.block(&config, line);
+            s.entries(T_AGENTS).map(|(k, _)| k.to_vec()).collect()
+        };
         let head = b"#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method \
             cs(Host) cs-uri-stem sc-status cs(Referer) cs(User-Agent) cs-uri-query time-taken\n";
-        let config = SummaryConfig {
-            format: Format::named("cloudfront", head).unwrap(),
-            ..Default::default()
-        };
-        let mut s = Summary::default();
-        s.block(
-            &config,
-            b"2024-03-05\t10:15:30\tFRA56-P1\t5120\t192.0.2.10\tGET\td1.cloudfront.net\t/a\t200\t-\tMozilla/5.0%2520(X%20Y)\t-\t0.002\n",
+        assert_eq!(
+            agents_of(
+                "cloudfront",
+                head,
+                b"2024-03-05\t10:15:30\tFRA56-P1\t5120\t192.0.2.10\tGET\td1.cloudfront.net\t/a\t200\t-\tMozilla/5.0%2520(X%20Y)\t-\t0.002\n",
+            ),
+            [b"Mozilla/5.0%20(X Y)".to_vec()]
         );
-        let agents: Vec<&[u8]> = s.entries(T_AGENTS).map(|(k, _)| k).collect();
-        assert_eq!(agents, [&b"Mozilla/5.0%20(X Y)"[..]]);
         let head = b"#Fields: date time c-ip cs-method cs-uri-stem sc-status cs(User-Agent)\n";
-        let config = SummaryConfig {
-            format: Format::named("w3c", head).unwrap(),
-            ..Default::default()
-        };
-        let mut s = Summary::default();
-        s.block(
-            &config,
-            b"2024-03-05 10:15:30 192.0.2.1 GET /a 200 Mozilla/5.0+(X%20Y)\n",
+        assert_eq!(
+            agents_of(
+                "w3c",
+                head,
+                b"2024-03-05 10:15:30 192.0.2.1 GET /a 200 Mozilla/5.0+(X%20Y)\n",
+            ),
+            [b"Mozilla/5.0+(X Y)".to_vec()]
         );
-        let agents: Vec<&[u8]> = s.entries(T_AGENTS).map(|(k, _)| k).collect();
-        assert_eq!(agents, [&b"Mozilla/5.0+(X Y)"[..]]);
     }
 
     proptest::proptest! {
