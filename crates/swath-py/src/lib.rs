@@ -369,6 +369,10 @@ fn error_at(what: &str) -> impl Fn((Option<usize>, RenderError)) -> PyErr + '_ {
     }
 }
 
+/// The most hash ranges a summary is cut into (each range costs a slice of every
+/// partial, and a task).
+const MAX_RANGES: usize = 1 << 16;
+
 /// `logs summary` partials cut into `ranges` hash ranges, for the summary merged by range:
 /// `(shapes, slices)`, each partial's shape (its pieces and options, no tables) and one
 /// slice a range, of every partial (`summary_range` merges a range's slices of every
@@ -380,6 +384,11 @@ fn summary_cut<'py>(
     parts: Vec<PyBackedBytes>,
     ranges: usize,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>)> {
+    if !(1..=MAX_RANGES).contains(&ranges) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "ranges must be 1 to {MAX_RANGES}, not {ranges}"
+        )));
+    }
     let parts: Vec<&[u8]> = parts.iter().map(|p| &p[..]).collect();
     let (shapes, slices) = py
         .detach(|| swath_report::merge::summary_cut(&parts, ranges))

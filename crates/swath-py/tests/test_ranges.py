@@ -117,3 +117,10 @@ def test_on_a_cluster_ranges_none_is_twice_its_threads(chdir_logs, cli, client):
     assert sd.summary(["b.log"], client=client, ranges=None)._ranges == 0
     with pytest.raises(ValueError):
         sd.summary(["a.log"], client=client, ranges=-1)
+    # A count of ranges past any use is refused before anything is allocated for it.
+    with pytest.raises(ValueError):
+        sd.summary(["a.log"], client=client, ranges=10**9)
+    with pytest.raises(ValueError, match="ranges must be 1 to 65536"):
+        _swath.summary_cut([], 10**12)
+    with pytest.raises(ValueError):
+        _swath.summary_cut([], 0)

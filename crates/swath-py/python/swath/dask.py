@@ -484,8 +484,8 @@ def summary(
     as many as the cluster has threads, when there are several partials). The ranges
     give the same report; on 2 shared cores they were no faster than the one task
     (BENCHMARKS.md, "Issue 29, Dask by hash range"), hence the default."""
-    if ranges is not None and ranges < 0:
-        raise ValueError("ranges must be at least 0")
+    if ranges is not None and not 0 <= ranges <= 65536:
+        raise ValueError("ranges must be 0 to 65536")
     options = {
         "top": top,
         "max_line": _size(max_line),
