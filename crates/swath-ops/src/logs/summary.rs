@@ -1370,21 +1370,7 @@ impl<'e> SummaryFold<'e> {
                 return;
             }
             T_REFERRERS => self.group(G_SITES, site(k), 0, c),
-            T_AGENTS => {
-                let a = agent(k);
-                if a.crawler {
-                    self.crawler_hits = self.crawler_hits.saturating_add(c);
-                }
-                self.agent_groups(&a, 0, c);
-                if self.agents.len() < AGENT_CACHE {
-                    // Keyed as the visitor keys have the agent (decoded, as the table's
-                    // keys are; an empty agent is `-` there, and has no browser).
-                    if !a.is_none() {
-                        self.agent_parts.insert(visitor_part(k), a.clone());
-                    }
-                    self.agents.insert(k.to_vec(), a);
-                }
-            }
+            T_AGENTS => self.agent_entry(k, c, None),
             T_CLIENT_BYTES | T_REFERRER_BYTES | T_AGENT_BYTES | T_VHOST_BYTES | T_USER_BYTES => {
                 if table == T_REFERRER_BYTES {
                     self.group(G_SITES, site(k), 1, c);
@@ -1438,14 +1424,38 @@ impl<'e> SummaryFold<'e> {
     /// bytes). The kept rows' bytes are then given by [`SummaryFold::kept_pair_bytes`],
     /// in place of the bytes table's keys.
     pub fn pair_entry(&mut self, table: usize, k: &[u8], h: u64, b: u64) {
-        self.entry(table, k, h);
         match table {
-            T_REFERRERS => self.group(G_SITES, site(k), 1, b),
-            T_AGENTS => {
-                let a = self.agents.get(k).cloned().unwrap_or_else(|| agent(k));
-                self.agent_groups(&a, 1, b);
+            T_REFERRERS => {
+                self.entry(table, k, h);
+                self.group(G_SITES, site(k), 1, b);
             }
-            _ => {}
+            // The agent read once for its hits and its bytes.
+            T_AGENTS => {
+                self.agent_entry(k, h, Some(b));
+                self.tops[T_AGENTS].add(k, h);
+            }
+            _ => self.entry(table, k, h),
+        }
+    }
+
+    /// An agent's hits `h` (and bytes `b`, when given) added to its browser's and
+    /// system's groups, and the agent remembered (up to [`AGENT_CACHE`]).
+    fn agent_entry(&mut self, k: &[u8], h: u64, b: Option<u64>) {
+        let a = agent(k);
+        if a.crawler {
+            self.crawler_hits = self.crawler_hits.saturating_add(h);
+        }
+        self.agent_groups(&a, 0, h);
+        if let Some(b) = b {
+            self.agent_groups(&a, 1, b);
+        }
+        if self.agents.len() < AGENT_CACHE {
+            // Keyed as the visitor keys have the agent (decoded, as the table's keys
+            // are; an empty agent is `-` there, and has no browser).
+            if !a.is_none() {
+                self.agent_parts.insert(visitor_part(k), a.clone());
+            }
+            self.agents.insert(k.to_vec(), a);
         }
     }
 
