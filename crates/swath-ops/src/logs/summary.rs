@@ -392,19 +392,6 @@ fn fold_into(counted: &[(u128, u64)], fresh: &[u128], out: &mut Vec<(u128, u64)>
     out.extend(c);
 }
 
-/// Sorted keys as (key, how many times).
-fn runs(mut keys: Vec<u128>) -> Vec<(u128, u64)> {
-    keys.sort_unstable();
-    let mut out: Vec<(u128, u64)> = Vec::new();
-    for k in keys {
-        match out.last_mut() {
-            Some(l) if l.0 == k => l.1 += 1,
-            _ => out.push((k, 1)),
-        }
-    }
-    out
-}
-
 impl Visitors {
     /// One request of visitor `key`.
     #[inline]
@@ -452,10 +439,11 @@ impl Visitors {
         if self.fresh.is_empty() {
             Cow::Borrowed(&self.counted)
         } else {
-            Cow::Owned(merge_counted(
-                self.counted.clone(),
-                runs(self.fresh.clone()),
-            ))
+            let mut fresh = self.fresh.clone();
+            fresh.sort_unstable();
+            let mut out = Vec::with_capacity(self.counted.len() + fresh.len());
+            fold_into(&self.counted, &fresh, &mut out);
+            Cow::Owned(out)
         }
     }
 
@@ -1917,6 +1905,7 @@ mod tests {
             other in proptest::collection::vec(0u128..40, 0..100),
         ) {
             let mut want = std::collections::BTreeMap::new();
+            let mut mine = std::collections::BTreeMap::new();
             let mut v = Visitors::default();
             for (op, k) in ops {
                 if op == 0 {
@@ -1925,6 +1914,7 @@ mod tests {
                     let k = k << 100 | k;
                     v.push(k);
                     *want.entry(k).or_insert(0u64) += 1;
+                    *mine.entry(k).or_insert(0u64) += 1;
                 }
             }
             let mut o = Visitors::default();
@@ -1936,6 +1926,8 @@ mod tests {
                 }
             }
             let unsealed: Vec<(u128, u64)> = v.counts().into_owned();
+            // Unsealed (keys still appended), the counts are those of the keys pushed.
+            proptest::prop_assert_eq!(&unsealed, &mine.into_iter().collect::<Vec<_>>());
             let mut rows = RowVisitors::default();
             for &(k, n) in &unsealed {
                 for _ in 0..n.min(3) {
