@@ -81,8 +81,9 @@ pub const BATCH: usize = 64;
 /// Bits of a slot that hold the record's offset plus one.
 const OFFSET_BITS: u32 = 48;
 
+/// Asks for the cache line at `p` to be brought into the cache (a hint, never a fault).
 #[inline]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults, whatever the address.
     unsafe {
@@ -104,7 +105,7 @@ fn fresh_slots(n: usize) -> Vec<u64> {
 }
 
 /// Asks for transparent huge pages over the whole 2 MiB pages inside `[start, start+len)`.
-fn advise_huge_pages(start: usize, len: usize) {
+pub(crate) fn advise_huge_pages(start: usize, len: usize) {
     const HUGE: usize = 2 << 20;
     let from = start.next_multiple_of(HUGE);
     let to = (start + len) / HUGE * HUGE;

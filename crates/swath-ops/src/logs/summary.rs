@@ -24,7 +24,7 @@ pub use crate::logs::panels::{
     T_VHOSTS, T_VHOST_BYTES, T_VISITORS,
 };
 pub use crate::logs::statics::{default_static, is_static, Statics, STATIC_EXTENSIONS};
-use crate::logs::tables::{add, merge_map, top, Probe, Ranked, Ranking, Table, TopN};
+use crate::logs::tables::{add, merge_map, top, Interned, Probe, Ranked, Ranking, Table, TopN};
 use crate::logs::{LineReport, DEFAULT_MAX_LINE};
 use crate::partial::{
     add_numbers, bucket, visitor_key_of, visitor_part, N_BYTES, N_FILTERED, N_FIRST, N_HOURS,
@@ -300,7 +300,7 @@ pub struct Summary {
     /// Requests and bytes by client, referrer, user agent, virtual host and remote user
     /// (the tables of [`PAIRED`], each hits and bytes in one entry: one lookup a line),
     /// then the key's [`pair_parts`], made once when the key is first seen.
-    pub pairs: Vec<HashMap<crate::logs::Key, [u64; 4]>>,
+    pub pairs: Vec<Interned<[u64; 4]>>,
     /// Requests by visitor and hour ([`visitor_key`](crate::partial::visitor_key)): the [`T_VISITORS`] table.
     pub visitors: Visitors,
     /// The (row, visitor) pairs ([`row_visitor_key`]): the [`T_ROW_VISITORS`] table.
@@ -308,7 +308,7 @@ pub struct Summary {
     /// Requests, bytes, time in all and longest time by request: the [`T_REQUESTS`],
     /// [`T_BYTES`], [`T_TIME_SUM`] and [`T_TIME_MAX`] tables as one (one lookup a line),
     /// then the request's [`row_part`], made once when the request is first seen.
-    pub requests: HashMap<crate::logs::Key, [u64; 5]>,
+    pub requests: Interned<[u64; 5]>,
     /// A worker's scratch: the request key being built.
     key: Vec<u8>,
     /// A worker's last row visitors, by their low bits: a row's visitor seen again soon
@@ -640,26 +640,17 @@ fn pair_parts(p: usize, key: &[u8]) -> [u64; 2] {
     }
 }
 
-/// Adds a request of `bytes` to `key` in pair `p`'s table: the key's [`pair_parts`].
+/// Adds a request of `bytes` to `key` (whose [`Interned::id`] is `id`) in pair `p`'s table:
+/// the key's [`pair_parts`].
 #[inline]
-fn add_pair(
-    t: &mut HashMap<crate::logs::Key, [u64; 4]>,
-    p: usize,
-    key: &[u8],
-    bytes: u64,
-) -> [u64; 2] {
-    match t.get_mut(&Probe(key)) {
-        Some(v) => {
-            v[0] += 1;
-            v[1] = v[1].saturating_add(bytes);
-            [v[2], v[3]]
-        }
-        None => {
-            let parts = pair_parts(p, key);
-            t.insert(crate::logs::Key::new(key), [1, bytes, parts[0], parts[1]]);
-            parts
-        }
-    }
+fn add_pair(t: &mut Interned<[u64; 4]>, p: usize, key: &[u8], id: u128, bytes: u64) -> [u64; 2] {
+    let v = t.entry_of(id, key, || {
+        let parts = pair_parts(p, key);
+        [0, 0, parts[0], parts[1]]
+    });
+    v[0] += 1;
+    v[1] = v[1].saturating_add(bytes);
+    [v[2], v[3]]
 }
 
 impl Default for Summary {
@@ -668,8 +659,8 @@ impl Default for Summary {
             numbers: vec![0; SUMMARY_NUMBERS],
             days: HashMap::new(),
             tables: (0..SUMMARY_TABLES).map(|_| Table::default()).collect(),
-            requests: HashMap::new(),
-            pairs: (0..PAIRED.len()).map(|_| HashMap::new()).collect(),
+            requests: Interned::default(),
+            pairs: (0..PAIRED.len()).map(|_| Interned::default()).collect(),
             visitors: Visitors::default(),
             row_visitors: RowVisitors::default(),
             key: Vec::new(),
@@ -744,22 +735,17 @@ impl Summary {
             }
             for (k, n) in from {
                 if let Some((p, j)) = paired(i) {
-                    let v = s.pairs[p]
-                        .entry(crate::logs::Key::new(k))
-                        .or_insert_with(|| {
-                            let parts = pair_parts(p, k);
-                            [0, 0, parts[0], parts[1]]
-                        });
+                    let v = s.pairs[p].entry(k, || {
+                        let parts = pair_parts(p, k);
+                        [0, 0, parts[0], parts[1]]
+                    });
                     v[j] = v[j].saturating_add(*n);
                     continue;
                 }
                 match i {
                     T_VISITORS | T_ROW_VISITORS => {}
                     T_REQUESTS | T_BYTES | T_TIME_SUM | T_TIME_MAX => {
-                        let v = s
-                            .requests
-                            .entry(crate::logs::Key::new(k))
-                            .or_insert_with(|| [0, 0, 0, 0, row_part(k)]);
+                        let v = s.requests.entry(k, || [0, 0, 0, 0, row_part(k)]);
                         let j = request_slot(i);
                         v[j] = crate::partial::summary_list_merge(i)(v[j], *n);
                     }
@@ -774,12 +760,12 @@ impl Summary {
     /// visitors, which are in [`Summary::visitors`] and [`Summary::row_visitors`]).
     pub fn entries(&self, i: usize) -> Box<dyn Iterator<Item = (&[u8], u64)> + '_> {
         if let Some((p, j)) = paired(i) {
-            return Box::new(self.pairs[p].iter().map(move |(k, v)| (k.bytes(), v[j])));
+            return Box::new(self.pairs[p].iter().map(move |(k, v)| (k, v[j])));
         }
         match i {
             T_REQUESTS | T_BYTES => {
                 let j = request_slot(i);
-                Box::new(self.requests.iter().map(move |(k, v)| (k.bytes(), v[j])))
+                Box::new(self.requests.iter().map(move |(k, v)| (k, v[j])))
             }
             // Times only for the requests that have one.
             T_TIME_SUM | T_TIME_MAX => {
@@ -788,7 +774,7 @@ impl Summary {
                     self.requests
                         .iter()
                         .filter(|(_, v)| v[2] > 0 || v[3] > 0)
-                        .map(move |(k, v)| (k.bytes(), v[j])),
+                        .map(move |(k, v)| (k, v[j])),
                 )
             }
             _ => self.tables[i].entries(),
@@ -837,6 +823,20 @@ impl Summary {
             self.numbers[N_FILTERED] += 1;
             return;
         }
+        // The paired tables' slots asked for first: their misses overlap one another and
+        // the work below, instead of coming one after another. Each field's id, 0 for a
+        // field not logged (empty or `-`; an agent `-` is one, which GoAccess classes
+        // `Unknown`). The agent is decoded, as GoAccess decodes it (empty when nothing is
+        // left: not logged).
+        let agent = goaccess_decoded(r.agent);
+        let fields = [r.client, r.referrer, &agent[..], r.vhost, r.user];
+        let mut ids = [0u128; PAIRED.len()];
+        for (p, field) in fields.iter().enumerate() {
+            if p == 0 || (!field.is_empty() && (*field != b"-" || p == 2)) {
+                ids[p] = Interned::<[u64; 4]>::id(field);
+                self.pairs[p].prefetch(ids[p]);
+            }
+        }
         let n = &mut self.numbers;
         n[N_REQUESTS] += 1;
         n[N_BYTES] = n[N_BYTES].saturating_add(r.bytes);
@@ -866,7 +866,7 @@ impl Summary {
         };
         let t = &mut self.tables;
         let pairs = &mut self.pairs;
-        let client = add_pair(&mut pairs[0], 0, r.client, r.bytes)[0];
+        let client = add_pair(&mut pairs[0], 0, r.client, ids[0], r.bytes)[0];
         // Both spaces always, so that a URI with spaces (JSON, W3C) splits back whole
         // (`logformat::split_key`).
         self.key.clear();
@@ -884,30 +884,19 @@ impl Summary {
             add(&mut t[T_NOT_FOUND_BYTES], &self.key, r.bytes);
             row_part(&self.key)
         } else {
-            match self.requests.get_mut(&Probe(&self.key)) {
-                Some(v) => {
-                    v[0] += 1;
-                    v[1] = v[1].saturating_add(r.bytes);
-                    v[2] = v[2].saturating_add(us);
-                    v[3] = v[3].max(us);
-                    v[4]
-                }
-                None => {
-                    let part = row_part(&self.key);
-                    self.requests
-                        .insert(crate::logs::Key::new(&self.key), [1, r.bytes, us, us, part]);
-                    part
-                }
-            }
+            let key = &self.key;
+            let v = self.requests.entry(key, || [0, 0, 0, 0, row_part(key)]);
+            v[0] += 1;
+            v[1] = v[1].saturating_add(r.bytes);
+            v[2] = v[2].saturating_add(us);
+            v[3] = v[3].max(us);
+            v[4]
         };
-        // Each field's parts, `None` for a field not logged (empty or `-`; an agent `-` is
-        // one, which GoAccess classes `Unknown`). The agent is decoded, as GoAccess decodes
-        // it (empty when nothing is left: not logged).
-        let agent = goaccess_decoded(r.agent);
+        // Each field's parts, `None` for a field not logged.
         let mut parts = [None; 4];
-        for (p, field) in [(1, r.referrer), (2, &agent[..]), (3, r.vhost), (4, r.user)] {
-            if !field.is_empty() && (field != b"-" || p == 2) {
-                parts[p - 1] = Some(add_pair(&mut pairs[p], p, field, r.bytes));
+        for p in 1..PAIRED.len() {
+            if ids[p] != 0 {
+                parts[p - 1] = Some(add_pair(&mut pairs[p], p, fields[p], ids[p], r.bytes));
             }
         }
         if let Some((day, hour)) = visitor {
@@ -962,13 +951,11 @@ impl Summary {
                     // one pass over its keys (the groups' bytes with them), and the
                     // bytes of the kept rows looked up, not found by a second pass.
                     Some((p, 0)) => {
-                        for (k, v) in &self.pairs[p] {
-                            fold.pair_entry(i, k.bytes(), v[0], v[1]);
+                        for (k, v) in self.pairs[p].iter() {
+                            fold.pair_entry(i, k, v[0], v[1]);
                         }
                     }
-                    Some((p, _)) => {
-                        fold.kept_pair_bytes(p, |k| self.pairs[p].get(&Probe(k)).map(|v| v[1]))
-                    }
+                    Some((p, _)) => fold.kept_pair_bytes(p, |k| self.pairs[p].get(k).map(|v| v[1])),
                     None => {
                         for (k, c) in self.entries(i) {
                             fold.entry(i, k, c);
@@ -1109,8 +1096,8 @@ struct Tables<'a> {
     numbers: &'a mut Vec<u64>,
     days: &'a mut HashMap<u32, u64>,
     tables: &'a mut Vec<Table>,
-    requests: &'a mut HashMap<crate::logs::Key, [u64; 5]>,
-    pairs: &'a mut Vec<HashMap<crate::logs::Key, [u64; 4]>>,
+    requests: &'a mut Interned<[u64; 5]>,
+    pairs: &'a mut Vec<Interned<[u64; 4]>>,
 }
 
 impl Tables<'_> {
@@ -1126,7 +1113,7 @@ impl Tables<'_> {
             merge_map(a, b, |x, y| *x = rule(*x, y));
         }
         // A key's parts are the same on both sides (and not yet there in a new entry).
-        merge_map(self.requests, o.requests, |e, v| {
+        self.requests.merge(o.requests, |e, v| {
             for j in 0..3 {
                 e[j] = e[j].saturating_add(v[j]);
             }
@@ -1134,7 +1121,7 @@ impl Tables<'_> {
             e[4] = v[4];
         });
         for (a, b) in self.pairs.iter_mut().zip(o.pairs) {
-            merge_map(a, b, |e, v| {
+            a.merge(b, |e, v| {
                 e[0] = e[0].saturating_add(v[0]);
                 e[1] = e[1].saturating_add(v[1]);
                 (e[2], e[3]) = (v[2], v[3]);

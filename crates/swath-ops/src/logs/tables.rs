@@ -86,6 +86,164 @@ pub(crate) fn add(t: &mut Table, key: &[u8], n: u64) {
     }
 }
 
+/// A table of values by key for the keys a log repeats most (clients, referrers, user
+/// agents, requests), each key known by its XXH3-128 ([`Interned::id`]) and its bytes kept
+/// once, in an arena, when first seen. The slots are one cache line each (the id, where the
+/// key's bytes are, the value), in open addressing with linear probing: a lookup hashes the
+/// key once and compares two numbers in one line, following no pointer to a boxed key and
+/// comparing no key's bytes (a `HashMap<Key, _>` did both: a fifth of the summary's time).
+/// The line can be asked for before it is needed ([`Interned::prefetch`]), so that a line's
+/// lookups in several tables wait for memory together, not one after another.
+///
+/// Two keys are one only if their 128-bit ids are equal: over the 10^7 distinct keys of a
+/// big log, a chance of about 10^-25 that two distinct keys are counted as one. An id of 0
+/// marks an empty slot, so a key whose hash is 0 has the id 1.
+#[derive(Debug, Clone, Default)]
+pub struct Interned<V> {
+    slots: Vec<Slot<V>>,
+    len: usize,
+    keys: Vec<u8>,
+}
+
+/// An [`Interned`] slot: the key's id (0: empty), where its bytes are in the arena, its
+/// value; a cache line of its own.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Slot<V> {
+    id: u128,
+    at: usize,
+    len: usize,
+    value: V,
+}
+
+/// Slots of a table's first allocation.
+const FIRST_SLOTS: usize = 1024;
+
+impl<V: Copy + Default> Interned<V> {
+    /// The id of a key: its XXH3-128 (1 for a hash of 0).
+    #[inline]
+    pub fn id(key: &[u8]) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(key).max(1)
+    }
+
+    /// Asks for the slot where `id`'s search starts to be brought into the cache.
+    #[inline]
+    pub fn prefetch(&self, id: u128) {
+        if !self.slots.is_empty() {
+            let home = id as usize & (self.slots.len() - 1);
+            crate::counts::prefetch(&self.slots[home]);
+        }
+    }
+
+    /// The slot of `id`: its own, or the empty one where it would go.
+    #[inline]
+    fn find(&self, id: u128) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = id as usize & mask;
+        loop {
+            let s = self.slots[i].id;
+            if s == id || s == 0 {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The value of `key`, made by `new` when the key is new.
+    #[inline]
+    pub fn entry(&mut self, key: &[u8], new: impl FnOnce() -> V) -> &mut V {
+        self.entry_of(Self::id(key), key, new)
+    }
+
+    /// [`Interned::entry`] of a key whose [`Interned::id`] is `id`.
+    #[inline]
+    pub fn entry_of(&mut self, id: u128, key: &[u8], new: impl FnOnce() -> V) -> &mut V {
+        // Three quarters full at most, so that a search ends soon.
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let i = self.find(id);
+        if self.slots[i].id == 0 {
+            let at = self.keys.len();
+            self.keys.extend_from_slice(key);
+            self.slots[i] = Slot {
+                id,
+                at,
+                len: key.len(),
+                value: new(),
+            };
+            self.len += 1;
+        }
+        &mut self.slots[i].value
+    }
+
+    /// Twice the slots (at least [`FIRST_SLOTS`]), every key placed again by its id.
+    #[cold]
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(FIRST_SLOTS);
+        let mut slots: Vec<Slot<V>> = Vec::with_capacity(n);
+        crate::counts::advise_huge_pages(slots.as_ptr() as usize, n * size_of::<Slot<V>>());
+        slots.resize(
+            n,
+            Slot {
+                id: 0,
+                at: 0,
+                len: 0,
+                value: V::default(),
+            },
+        );
+        let old = std::mem::replace(&mut self.slots, slots);
+        for s in old.into_iter().filter(|s| s.id != 0) {
+            let i = self.find(s.id);
+            self.slots[i] = s;
+        }
+    }
+
+    /// The value of `key`, if it is there.
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Option<&V> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let s = &self.slots[self.find(Self::id(key))];
+        (s.id != 0).then_some(&s.value)
+    }
+
+    /// Distinct keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every key and its value, in no order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.id != 0)
+            .map(|s| (&self.keys[s.at..s.at + s.len], &s.value))
+    }
+
+    /// Adds the entries of `from` with `add` (a new key's value starting as `V::default()`),
+    /// walking the smaller table into the larger (whichever it is). No key is hashed again.
+    pub fn merge(&mut self, from: Interned<V>, add: impl Fn(&mut V, V)) {
+        let (mut big, small) = if self.len() >= from.len() {
+            (std::mem::take(self), from)
+        } else {
+            (from, std::mem::take(self))
+        };
+        big.keys.reserve(small.keys.len());
+        for s in small.slots.iter().filter(|s| s.id != 0) {
+            let key = &small.keys[s.at..s.at + s.len];
+            add(big.entry_of(s.id, key, V::default), s.value);
+        }
+        *self = big;
+    }
+}
+
 /// Adds the entries of `from` into `into` with `add`, walking the smaller map into the
 /// larger (whichever it is).
 pub(crate) fn merge_map<V: Default>(
@@ -236,5 +394,86 @@ impl TopN {
                 .map(|Worst(c, k)| (k, c))
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap as StdMap;
+
+    /// Keys with many repeats (short, few letters) and some long ones.
+    fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        proptest::collection::vec(
+            prop_oneof![
+                8 => proptest::collection::vec(0u8..4, 0..6),
+                1 => proptest::collection::vec(0u8..2, 60..200),
+            ],
+            0..4000,
+        )
+    }
+
+    /// The oracle: sums and maxima by key in a standard map.
+    fn oracle(keys: &[Vec<u8>]) -> StdMap<Vec<u8>, [u64; 2]> {
+        let mut want: StdMap<Vec<u8>, [u64; 2]> = StdMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            let v = want.entry(k.clone()).or_default();
+            v[0] += 1;
+            v[1] = v[1].max(i as u64);
+        }
+        want
+    }
+
+    fn add_all(t: &mut Interned<[u64; 2]>, keys: &[Vec<u8>], first: usize) {
+        for (i, k) in keys.iter().enumerate() {
+            let v = t.entry(k, || [0, 0]);
+            v[0] += 1;
+            v[1] = v[1].max((first + i) as u64);
+        }
+    }
+
+    fn contents(t: &Interned<[u64; 2]>) -> StdMap<Vec<u8>, [u64; 2]> {
+        t.iter().map(|(k, v)| (k.to_vec(), *v)).collect()
+    }
+
+    proptest! {
+        /// Every key once with its values, through growth, a merge either way round, and
+        /// lookups of keys there and not there.
+        #[test]
+        fn interned_counts_like_a_hash_map(keys in keys(), split in 0usize..4000, other_first in any::<bool>()) {
+            let want = oracle(&keys);
+            let (a, b) = keys.split_at(split.min(keys.len()));
+            let mut ta = Interned::default();
+            add_all(&mut ta, a, 0);
+            let mut tb = Interned::default();
+            add_all(&mut tb, b, a.len());
+            let add = |e: &mut [u64; 2], v: [u64; 2]| {
+                e[0] += v[0];
+                e[1] = e[1].max(v[1]);
+            };
+            let merged = if other_first {
+                tb.merge(ta, add);
+                tb
+            } else {
+                ta.merge(tb, add);
+                ta
+            };
+            prop_assert_eq!(merged.len(), want.len());
+            prop_assert_eq!(merged.is_empty(), want.is_empty());
+            prop_assert_eq!(contents(&merged), want.clone());
+            for (k, v) in &want {
+                prop_assert_eq!(merged.get(k), Some(v));
+            }
+            prop_assert_eq!(merged.get(b"not among the keys"), None);
+        }
+    }
+
+    #[test]
+    fn an_empty_table_finds_nothing() {
+        let t: Interned<[u64; 1]> = Interned::default();
+        assert_eq!(t.get(b""), None);
+        assert_eq!(t.iter().count(), 0);
+        t.prefetch(Interned::<[u64; 1]>::id(b"x"));
     }
 }
