@@ -837,6 +837,21 @@ impl Summary {
                 self.pairs[p].prefetch(ids[p]);
             }
         }
+        // The request's key (both spaces always, so that a URI with spaces, JSON or W3C,
+        // splits back whole: `logformat::split_key`) and its slot, asked for likewise. A
+        // request answered 404 is in the 404s only (as in GoAccess), the others in the
+        // requests (the static files among them).
+        self.key.clear();
+        self.key.extend_from_slice(r.method);
+        self.key.push(b' ');
+        decode_into(&mut self.key, r.uri);
+        self.key.push(b' ');
+        self.key.extend_from_slice(r.protocol);
+        let not_found = r.status == 404;
+        let request_id = Interned::<[u64; 5]>::id(&self.key);
+        if !not_found {
+            self.requests.prefetch(request_id);
+        }
         let n = &mut self.numbers;
         n[N_REQUESTS] += 1;
         n[N_BYTES] = n[N_BYTES].saturating_add(r.bytes);
@@ -867,25 +882,16 @@ impl Summary {
         let t = &mut self.tables;
         let pairs = &mut self.pairs;
         let client = add_pair(&mut pairs[0], 0, r.client, ids[0], r.bytes)[0];
-        // Both spaces always, so that a URI with spaces (JSON, W3C) splits back whole
-        // (`logformat::split_key`).
-        self.key.clear();
-        self.key.extend_from_slice(r.method);
-        self.key.push(b' ');
-        decode_into(&mut self.key, r.uri);
-        self.key.push(b' ');
-        self.key.extend_from_slice(r.protocol);
         let us = r.micros.unwrap_or(0);
-        // A request answered 404 is in the 404s only (as in GoAccess), the others in the
-        // requests (the static files among them).
-        let not_found = r.status == 404;
         let request = if not_found {
             add(&mut t[T_NOT_FOUND], &self.key, 1);
             add(&mut t[T_NOT_FOUND_BYTES], &self.key, r.bytes);
             row_part(&self.key)
         } else {
             let key = &self.key;
-            let v = self.requests.entry(key, || [0, 0, 0, 0, row_part(key)]);
+            let v = self
+                .requests
+                .entry_of(request_id, key, || [0, 0, 0, 0, row_part(key)]);
             v[0] += 1;
             v[1] = v[1].saturating_add(r.bytes);
             v[2] = v[2].saturating_add(us);
