@@ -416,6 +416,10 @@ impl Visitors {
     }
 
     fn fold(&mut self) {
+        // Nothing new: the counted list stays as it is (folding would copy it whole).
+        if self.fresh.is_empty() {
+            return;
+        }
         self.fresh.sort_unstable();
         let mut out = std::mem::take(&mut self.spare);
         out.clear();
@@ -426,8 +430,13 @@ impl Visitors {
         self.fresh.clear();
     }
 
-    /// Another summary's visitors added.
+    /// Another summary's visitors added (taken whole when there are none here yet, as
+    /// when the first worker's state merges into the run's).
     pub fn merge(&mut self, o: Visitors) {
+        if self.fresh.is_empty() && self.counted.is_empty() {
+            *self = o;
+            return;
+        }
         self.fresh.extend(o.fresh);
         self.counted = merge_counted(std::mem::take(&mut self.counted), o.counted);
         self.fold();
@@ -487,6 +496,10 @@ impl RowVisitors {
     }
 
     fn fold(&mut self) {
+        // Nothing new: the list stays as it is (a union would copy it whole).
+        if self.fresh.is_empty() {
+            return;
+        }
         self.fresh.sort_unstable();
         let fresh = std::mem::take(&mut self.fresh);
         self.union(&fresh);
@@ -499,33 +512,40 @@ impl RowVisitors {
         let mut out = std::mem::take(&mut self.spare);
         out.clear();
         out.reserve(self.keys.len() + more.len());
-        let (mut a, mut b) = (self.keys.iter().peekable(), more.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&x), Some(&&y)) if x <= y => {
-                    a.next();
-                    x
-                }
-                (_, Some(&&y)) => {
-                    b.next();
-                    y
-                }
-                (Some(&&x), None) => {
-                    a.next();
-                    x
-                }
-                (None, None) => break,
+        let (a, b) = (&self.keys[..], more);
+        let (mut i, mut j) = (0, 0);
+        // The last key written (none yet), so that a key is written once: `a` holds each
+        // once, `b` may repeat, and the two may share keys.
+        let mut last = None;
+        while i < a.len() && j < b.len() {
+            let next = if a[i] <= b[j] {
+                i += 1;
+                a[i - 1]
+            } else {
+                j += 1;
+                b[j - 1]
             };
-            if out.last() != Some(&next) {
+            if last != Some(next) {
                 out.push(next);
+                last = Some(next);
+            }
+        }
+        for &next in a[i..].iter().chain(&b[j..]) {
+            if last != Some(next) {
+                out.push(next);
+                last = Some(next);
             }
         }
         self.spare = std::mem::replace(&mut self.keys, out);
     }
 
-    /// Another summary's pairs added.
+    /// Another summary's pairs added (taken whole when there are none here yet).
     pub fn merge(&mut self, mut o: RowVisitors) {
         o.seal();
+        if self.fresh.is_empty() && self.keys.is_empty() {
+            *self = o;
+            return;
+        }
         self.fresh.extend(o.fresh);
         self.fold();
         self.union(&o.keys);
@@ -1158,7 +1178,9 @@ impl VisitorDays {
                     .map(|&(v, _)| ((v >> 96) as u32, v & VISITOR_OF_DAY)),
             );
         }
-        d.days.sort_unstable();
+        // Each hour's run of keys gives its visitors in order: a sort that merges runs
+        // (not one that ignores them) takes a day's hours as the sorted runs they are.
+        d.days.sort();
         d.days.dedup();
         d
     }
