@@ -384,6 +384,9 @@ pub fn report_reader_after<R: LineReport>(
                         Err(_) => break,
                     }
                 }
+                // Each worker's end work (sorting its lists) on its own thread, as the
+                // engine's blocks have it, not one after another in the merge below.
+                r.seal();
                 results.lock().unwrap_or_else(|p| p.into_inner()).push(r);
             });
             spawned += usize::from(started.is_ok());
