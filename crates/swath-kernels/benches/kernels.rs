@@ -73,7 +73,9 @@ fn transform(c: &mut Criterion) {
 
 fn wf2(c: &mut Criterion) {
     use swath_kernels::logs::{wf2_fields, wf2_fields_naive, wf2_fields_scalar};
-    let log = swath_gen::log::LogGenerator::new(7).chunk(0, 4 << 20);
+    let log = swath_gen::log::LogGenerator::new(7)
+        .damaged(true)
+        .chunk(0, 4 << 20);
     let lines: Vec<&[u8]> = log.split(|&b| b == b'\n').collect();
     for l in &lines {
         assert_eq!(wf2_fields(l), wf2_fields_naive(l));

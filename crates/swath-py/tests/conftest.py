@@ -39,7 +39,7 @@ def logs(tmp_path_factory, cli):
     one without a final newline, one with CR LF line ends."""
     d = tmp_path_factory.mktemp("logs")
     for name, size, seed in [("a.log", "600K", "1"), ("b.log", "300K", "2"), ("c.log", "200K", "3")]:
-        _, err, status = cli("gen", "log", "--seed", seed, size, str(d / name))
+        _, err, status = cli("gen", "log", "--damaged", "--seed", seed, size, str(d / name))
         assert status == 0, err
     data = (d / "c.log").read_bytes()
     half = len(data) // 2

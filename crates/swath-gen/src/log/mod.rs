@@ -42,10 +42,14 @@
 //! - `USER-AGENT`: drawn from pools of period browsers, crawlers and feed readers; some
 //!   contain quotes, escaped as Apache writes them (`\"`).
 //!
-//! About 0.1 % of lines are malformed, as real logs are: lines cut short (fewer than 11
+//! With [`LogGenerator::damaged`] (`swath gen log --damaged`), about 0.1 % of lines are
+//! malformed, for testing what a reader does with them: lines cut short (fewer than 11
 //! whitespace-separated fields), lines of binary garbage, empty lines, lines ending in
 //! CR LF, and (rarely) lines several KB long (a probe with a padded URI, refused with
-//! 414). Lines average about 220 bytes.
+//! 414). Without it (the default) every line is a well-formed text line, as a user who
+//! greps a generated log expects (binary garbage makes GNU grep say `binary file
+//! matches`). The ordinary lines are drawn alike either way. Lines average about 220
+//! bytes.
 //!
 //! The figures above live in the named constants below, each citing its target.
 //!
@@ -879,6 +883,8 @@ pub struct LogGenerator {
     searches: Weighted<usize>,
     sites: Weighted<usize>,
     malformed: Weighted<Malformed>,
+    /// Whether the malformed lines are written (else an ordinary line stands for each).
+    damaged: bool,
     /// Mixed into the long-tail client numbers so that each seed has its own clients.
     client_key: u64,
     start: i64,
@@ -936,10 +942,19 @@ impl LogGenerator {
             searches: Weighted::new(SEARCHES.iter().enumerate().map(|(i, s)| (i, s.2))),
             sites: Weighted::new(SITES.iter().enumerate().map(|(i, s)| (i, s.3))),
             malformed: Weighted::new(MALFORMED_KINDS.iter().copied()),
+            damaged: false,
             client_key: mix(seed ^ 0x5157_4154_4843_4c49),
             start: start_day * 86_400,
             traffic: Traffic::new(start_day),
         }
+    }
+
+    /// The same log with about 0.1 % of its lines malformed (see the module's docs), for
+    /// testing readers: `LogGenerator::new(seed).damaged(true)` writes the bytes that
+    /// `swath gen log` wrote before the malformed lines became an option.
+    pub fn damaged(mut self, on: bool) -> Self {
+        self.damaged = on;
+        self
     }
 
     /// Chunk `index` of the log: `len` bytes of whole lines, the last fitted to the exact
@@ -970,9 +985,9 @@ impl LogGenerator {
         out
     }
 
-    /// Appends one line, now and then a malformed one.
+    /// Appends one line, now and then a malformed one (when [`LogGenerator::damaged`]).
     fn write_line(&self, rng: &mut Rng, clock: &mut Clock, now: i64, out: &mut Vec<u8>) {
-        let kind = if chance(rng, MALFORMED) {
+        let kind = if chance(rng, MALFORMED) && self.damaged {
             self.malformed.pick(rng)
         } else {
             let agent = self.write_head(rng, clock, now, out);
@@ -1365,9 +1380,11 @@ fn chunks(size: u64) -> impl Iterator<Item = (u64, u64, usize)> {
 }
 
 /// Writes a `size`-byte access log for `seed` to `out` (through a temporary file renamed
-/// into place), generating chunks on every core.
-pub fn generate(out: &Path, size: u64, seed: u64) -> Result<(), EngineError> {
-    generate_counted(out, size, seed, &std::sync::atomic::AtomicU64::new(0))
+/// into place), generating chunks on every core; with `damaged`, about 0.1 % of its lines
+/// malformed ([`LogGenerator::damaged`]).
+pub fn generate(out: &Path, size: u64, seed: u64, damaged: bool) -> Result<(), EngineError> {
+    let none = std::sync::atomic::AtomicU64::new(0);
+    generate_counted(out, size, seed, damaged, &none)
 }
 
 /// [`generate`], adding the bytes written to `done` as chunks are written (for a progress
@@ -1376,10 +1393,11 @@ pub fn generate_counted(
     out: &Path,
     size: u64,
     seed: u64,
+    damaged: bool,
     done: &std::sync::atomic::AtomicU64,
 ) -> Result<(), EngineError> {
     crate::check_room(out, size)?;
-    let generator = LogGenerator::new(seed);
+    let generator = LogGenerator::new(seed).damaged(damaged);
     let plan: Vec<(u64, u64, usize)> = chunks(size).collect();
     crate::write_chunks(out, size, &plan, done, |index, len| {
         generator.chunk(index, len)

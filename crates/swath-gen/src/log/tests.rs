@@ -17,6 +17,36 @@ fn fields(line: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
+/// `swath gen log` without `--damaged` is what a user greps: text lines only, each with
+/// the fields of the combined format; `--damaged` adds the malformed ones.
+#[test]
+fn a_log_is_text_unless_damaged() {
+    let size = 6 * CHUNK;
+    let plain = log_bytes(size, 3);
+    for line in plain[..plain.len() - 1].split(|&b| b == b'\n') {
+        assert!(
+            line.iter().all(|&b| (0x20..0x7f).contains(&b)),
+            "not a text line: {:?}",
+            String::from_utf8_lossy(line)
+        );
+        assert!(
+            fields(line).len() >= 12,
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+    }
+    let g = LogGenerator::new(3).damaged(true);
+    let damaged: Vec<u8> = chunks(size)
+        .flat_map(|(i, _, len)| g.chunk(i, len))
+        .collect();
+    assert_eq!(damaged.len(), plain.len());
+    let malformed = damaged[..damaged.len() - 1]
+        .split(|&b| b == b'\n')
+        .filter(|l| fields(l).len() < 12 || l.ends_with(b"\r"))
+        .count();
+    assert!(malformed > 0, "--damaged wrote no malformed line");
+}
+
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let dir = tempfile::tempdir().unwrap();
@@ -26,9 +56,9 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
         dir.path().join("c"),
     );
     let size = 2 * CHUNK + 12_345;
-    generate(&a, size, 7).unwrap();
-    generate(&b, size, 7).unwrap();
-    generate(&c, size, 8).unwrap();
+    generate(&a, size, 7, false).unwrap();
+    generate(&b, size, 7, false).unwrap();
+    generate(&c, size, 8, false).unwrap();
     let (da, db, dc) = (
         std::fs::read(&a).unwrap(),
         std::fs::read(&b).unwrap(),
@@ -70,7 +100,7 @@ fn exact_size_ending_in_newline() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("log");
     for size in [0, 1, 300, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK - 7] {
-        generate(&p, size, 9).unwrap();
+        generate(&p, size, 9, false).unwrap();
         let data = std::fs::read(&p).unwrap();
         assert_eq!(data.len() as u64, size);
         assert!(size == 0 || data.ends_with(b"\"\n") || size < 100);
@@ -183,8 +213,8 @@ fn status_tables_add_up_to_the_targets() {
 
 #[test]
 fn distributions_match_the_wide_finder_sample() {
-    // About 20 MB, generated on all cores.
-    let g = LogGenerator::new(11);
+    // About 20 MB, generated on all cores, with the malformed lines.
+    let g = LogGenerator::new(11).damaged(true);
     let n = 20u64;
     let parts: Vec<Vec<u8>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)

@@ -31,10 +31,11 @@ pub enum GenCommand {
     /// (`/ongoing/When/200x/YYYY/MM/DD/Title`) about half; 57 % of referrers are `-`;
     /// Zipf-like clients (host names, IPv4, IPv6); period user agents, some with escaped
     /// quotes; time stamps from 1 October 2007 that never decrease, with a day and week
-    /// profile (a 4G log covers about three days); lines of about 220 bytes, 0.1 % of them
-    /// malformed (cut short, binary, empty, CR LF, several KB long).
-    #[command(after_help = "Example:
-  swath gen log 1G access.log      then: swath logs summary --html r.html access.log")]
+    /// profile (a 4G log covers about three days); lines of about 220 bytes, all
+    /// well-formed text unless --damaged makes 0.1 % of them malformed.
+    #[command(after_help = "Examples:
+  swath gen log 1G access.log             then: swath logs summary --html r.html access.log
+  swath gen log 1G test.log --damaged     with malformed lines, to test a reader")]
     Log(LogArgs),
 }
 
@@ -60,6 +61,11 @@ pub struct LogArgs {
     /// Seed: the same seed and size give the same bytes on every machine.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Make about 0.1 % of the lines malformed, for testing readers: cut short, binary
+    /// garbage, empty, CR LF, several KB long (without it every line is a well-formed
+    /// text line).
+    #[arg(long)]
+    damaged: bool,
 }
 
 /// Arguments of `swath gen mutate`.
@@ -114,12 +120,12 @@ fn edit_len_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {
         Ok(n) if (1..=1 << 30).contains(&n) => Ok(n),
         Ok(_) => Err("the edit length must be 1 byte to 1 GiB".into()),
-        Err(_) => Err(format!("invalid size '{s}'")),
+        Err(_) => Err(crate::size::invalid_size(s)),
     }
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|_| format!("invalid size '{s}'"))
+    parse_size(s).map_err(|_| crate::size::invalid_size(s))
 }
 
 /// An output name that reads as a size (`10`, `64M`) is most likely a size given where the
@@ -145,7 +151,7 @@ pub fn run(cmd: GenCommand) -> Result<()> {
                 [out] => (DEFAULT_TEXT_SIZE, out),
                 [size, out] => match size.to_str().map(parse_size) {
                     Some(Ok(s)) => (s, out),
-                    _ => bail!("invalid size '{}'", size.to_string_lossy()),
+                    _ => bail!(crate::size::invalid_size(&size.to_string_lossy())),
                 },
                 _ => bail!("usage: swath gen text [SIZE] OUT"),
             };
@@ -158,7 +164,7 @@ pub fn run(cmd: GenCommand) -> Result<()> {
         GenCommand::Log(l) => {
             check_out_name(l.out.as_os_str(), "log")?;
             crate::progress::with_progress(Some(l.size), "swath gen log", |done| {
-                swath_gen::log::generate_counted(&l.out, l.size, l.seed, done)
+                swath_gen::log::generate_counted(&l.out, l.size, l.seed, l.damaged, done)
             })?;
             Ok(())
         }

@@ -293,11 +293,11 @@ fn log_report_pieces_merge_into_the_report_of_the_whole_logs() {
     let dir = Dir::new();
     ok(&swath(
         &dir,
-        &["gen", "log", "400K", "a.log", "--seed", "5"],
+        &["gen", "log", "400K", "a.log", "--seed", "5", "--damaged"],
     ));
     ok(&swath(
         &dir,
-        &["gen", "log", "300K", "b.log", "--seed", "6"],
+        &["gen", "log", "300K", "b.log", "--seed", "6", "--damaged"],
     ));
     // A hostile line or two, and a gzip log (one range).
     let mut b = std::fs::read(dir.path("b.log")).unwrap();
@@ -419,7 +419,7 @@ fn more_partials_than_maps_merge_into_the_report() {
     let dir = Dir::new();
     ok(&swath(
         &dir,
-        &["gen", "log", "120K", "a.log", "--seed", "9"],
+        &["gen", "log", "120K", "a.log", "--seed", "9", "--damaged"],
     ));
     let want = swath(&dir, &["logs", "summary", "--top", "3", "a.log"]);
     assert!(want.status.success());
