@@ -9,6 +9,24 @@ use super::tables::{Key, Ranking, Table};
 use super::{LineReport, DEFAULT_MAX_LINE};
 use crate::counts::{Counts, BATCH};
 
+/// Whether `head` (a log's first bytes, as `swath_engine::Source::head` gives them) may be
+/// an access log: false when it holds whole lines that are not blank and none of the first
+/// 32 has the fields the report reads (`/var/log/dpkg.log`), which is refused instead of
+/// reported as zeros. A head without one whole line (a first line longer than the head,
+/// an endless stream of zeros) decides nothing: it is read, its long lines skipped.
+pub fn recognises(head: &[u8]) -> bool {
+    let whole = match memchr::memrchr(b'\n', head) {
+        Some(end) => &head[..end],
+        None => return true,
+    };
+    let mut lines = whole
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .take(32)
+        .peekable();
+    lines.peek().is_none() || lines.any(|line| wf2_fields(line).is_some())
+}
+
 /// How the Wide Finder 2 report reads lines.
 #[derive(Debug, Clone)]
 pub struct Wf2Config {
@@ -330,5 +348,27 @@ impl Wf2 {
             clients: Ranking::of(&self.clients, n),
             referrers: Ranking::of(&self.referrers, n),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recognises;
+
+    #[test]
+    fn access_log_lines_are_recognised_and_others_not() {
+        let combined =
+            b"1.2.3.4 - - [01/Oct/2007:00:00:00 -0700] \"GET /a HTTP/1.1\" 200 5 \"-\" \"x\"\n";
+        assert!(recognises(combined));
+        let dpkg = b"2026-11-01 10:00:00 startup archives unpack\n2026-11-01 10:00:01 install a:amd64 <none> 1.0\n";
+        assert!(!recognises(dpkg));
+        // One junk line first does not hide the log after it.
+        let mut mixed = b"# a header\n".to_vec();
+        mixed.extend_from_slice(combined);
+        assert!(recognises(&mixed));
+        // Nothing whole to judge by: read.
+        assert!(recognises(b""));
+        assert!(recognises(&[0u8; 4096]));
+        assert!(recognises(b"\n\n"));
     }
 }

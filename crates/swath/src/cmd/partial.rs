@@ -51,6 +51,14 @@ pub struct SplitArgs {
     files: Vec<PathBuf>,
 }
 
+/// The one line for `--range` or `--operand-index` given without `--emit-partial` (wc and
+/// grep): an option that is accepted must act, so these are refused.
+pub(crate) fn needs_emit_partial(option: &str) -> String {
+    format!(
+        "{option} applies only with --emit-partial OUT (it shapes a partial result for 'swath merge')"
+    )
+}
+
 /// Writes a partial's bytes to `path` atomically (a temporary file renamed into place).
 pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let what = |e: &dyn std::fmt::Display| format!("cannot write '{}': {e}", path.display());
@@ -204,20 +212,26 @@ impl Held {
     }
 }
 
-/// Prints a merged report (and writes its page), then says the malformed lines.
+/// Writes a merged report's page, then prints the report (with a page, only when JSON is
+/// asked for: `swath logs summary --html` prints nothing else either), then says the
+/// malformed lines.
 fn print_report(a: &MergeArgs, report: &swath_report::merge::Report) -> ExitCode {
-    let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
-    out.write(&report.text);
-    let status = match out.finish() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(status) => ExitCode::from(status),
-    };
+    let mut page_written = false;
     if let (Some(path), Some(page)) = (&a.html, &report.page) {
         if let Err(m) = write_bytes(path, page.as_bytes()) {
             eprintln!("swath merge: {m}");
             return ExitCode::from(Status::Failure);
         }
+        page_written = true;
     }
+    let mut out = crate::stdout::Stdout::new("swath merge", crate::stdout::Voice::Swath);
+    if !page_written || a.json {
+        out.write(&report.text);
+    }
+    let status = match out.finish() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(status) => ExitCode::from(status),
+    };
     if report.malformed > 0 {
         // Said after the report, as `swath logs` says it.
         eprintln!("swath logs: {} malformed lines skipped", report.malformed);

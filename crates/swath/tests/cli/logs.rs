@@ -911,7 +911,7 @@ fn random_logs_swath_agrees() {
 fn generated_log_swath_agrees() {
     let dir = Dir::new();
     let gen = Command::new(swath_bin())
-        .args(["gen", "log", "20M", "gen.log"])
+        .args(["gen", "log", "20M", "gen.log", "--damaged"])
         .current_dir(dir.tmp.path())
         .output()
         .unwrap();
@@ -1275,17 +1275,30 @@ fn missing_file_and_malformed_message() {
             out.status.code()
         ));
     }
-    // Malformed lines only: an empty report and the count on stderr.
+    // Malformed lines only: the reference prints an empty report, swath refuses the file
+    // as no access log (issue 30: a report of zeros with status 0 said nothing).
     dir.write("bad.log", b"one\ntwo three\n\n");
-    let (text, t) = reference(b"one\ntwo three\n\n", &Opts::wf2());
+    let (_, t) = reference(b"one\ntwo three\n\n", &Opts::wf2());
     assert_eq!(t.malformed, 3);
     let out = wf2(dir.tmp.path(), &os(&["bad.log"]), None);
-    failures.outcome("swath logs wf2 bad.log", &out, &text, 3);
+    if out.status.code() != Some(2) || !out.stdout.is_empty() {
+        failures.fail(format!(
+            "swath logs wf2 bad.log: {out:?}, expected no report and 2"
+        ));
+    }
     failures.same(
         "swath logs wf2 bad.log: the message",
-        b"swath logs: 3 malformed lines skipped\n",
+        b"swath logs: bad.log: no access log line among its first lines (wf2 reads the Common \
+          and Combined Log Formats; 'swath logs summary' recognises others)\n",
         &out.stderr,
     );
+    // A malformed line among log lines is counted, the report printed.
+    let mut mixed = b"one\n".to_vec();
+    mixed.extend_from_slice(&small_log());
+    dir.write("mixed.log", &mixed);
+    let (text, t) = reference(&mixed, &Opts::wf2());
+    let out = wf2(dir.tmp.path(), &os(&["mixed.log"]), None);
+    failures.outcome("swath logs wf2 mixed.log", &out, &text, t.malformed);
     failures.finish();
 }
 
@@ -1975,6 +1988,11 @@ fn out_of_memory_is_an_error_not_an_abort() {
             let err = without_format_line(&o.stderr);
             let what = format!("ulimit -v {limit}; logs {report}: {:?}: {err}", o.status);
             match o.status.code() {
+                // `--html` writes the page alone, as GoAccess's `-o` does.
+                Some(0) if report.contains("--html") => {
+                    assert!(o.stdout.is_empty(), "{what}");
+                    assert!(dir.path("r.html").exists(), "{what}");
+                }
                 Some(0) => assert!(!o.stdout.is_empty(), "{what}"),
                 Some(2) => {
                     ended_with_the_error += 1;

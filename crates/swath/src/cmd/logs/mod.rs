@@ -116,7 +116,7 @@ fn parse_max_line(s: &str) -> Result<usize, String> {
     match crate::size::parse_size(s) {
         Ok(n) if (1..=1 << 40).contains(&n) => Ok(n as usize),
         Ok(_) => Err("the line bound must be from 1 byte to 1 TiB".into()),
-        Err(_) => Err(format!("invalid size '{s}'")),
+        Err(_) => Err(crate::size::invalid_size(s)),
     }
 }
 
@@ -355,8 +355,19 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
             ),
         );
     }
+    let mut stdin = None;
+    let head = first_head(&a.common.files, &mut stdin);
+    if !head.is_empty() && !swath_ops::logs::wf2::recognises(&head) {
+        let name = a.common.files.first().map(|f| f.to_string_lossy());
+        eprintln!(
+            "swath logs: {}: no access log line among its first lines (wf2 reads the Common \
+             and Combined Log Formats; 'swath logs summary' recognises others)",
+            name.unwrap_or_default()
+        );
+        return Ok(std::process::ExitCode::from(Status::Trouble));
+    }
     let mut r = Wf2::default();
-    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut r, &mut None);
+    let (failed, last) = gather(&a.common.files, &config, &a.engine, &mut r, &mut stdin);
     if failed && !a.common.partial {
         return Ok(std::process::ExitCode::from(Status::Trouble));
     }
@@ -689,8 +700,11 @@ pub(crate) struct Output<'a> {
     pub format: &'a str,
 }
 
-/// Prints the summary of `s` (text, JSON or CSV), and writes its page to `html` unless
-/// `failed` (some logs not read in full: then said on standard error).
+/// Writes the page of `s` to `html` unless `failed` (some logs not read in full: then said
+/// on standard error), then prints the summary as JSON or CSV when asked, or as text when
+/// no page was asked for (as GoAccess's `-o report.html` writes the page alone) or none
+/// was written. A page that cannot be written is one line and status 2, with nothing
+/// printed before it.
 pub(crate) fn summary_report(
     s: &Summary,
     how: &Output<'_>,
@@ -700,18 +714,7 @@ pub(crate) fn summary_report(
     let statics = swath_ops::logs::summary::Statics::new(how.statics, how.format);
     let ranked = s.ranked(how.top, statics);
     let mut model = swath_report::summary::model(&ranked, how.format);
-    if how.json {
-        if failed {
-            model["partial"] = true.into();
-        }
-        write_stdout(format!("{model:#}\n").as_bytes())?;
-    } else if how.csv {
-        write_stdout(swath_report::summary::csv(&model).as_bytes())?;
-    } else {
-        let text = swath_report::summary::text(&model);
-        let marked = if failed { PARTIAL } else { b"" };
-        write_stdout(&[marked, text.as_bytes()].concat())?;
-    }
+    let mut page_written = false;
     if let (Some(out), true) = (how.html, failed) {
         eprintln!(
             "swath logs: '{}' not written: some logs could not be read",
@@ -728,11 +731,23 @@ pub(crate) fn summary_report(
             o.commit(false)
                 .with_context(|| format!("cannot write '{}'", out.display()))
         })();
-        // A page that cannot be written is one line and status 2, as with --follow.
         if let Err(e) = written {
             eprintln!("swath logs: {e:#}");
             return Err(crate::stdout::Reported(Status::Trouble).into());
         }
+        page_written = true;
+    }
+    if how.json {
+        if failed {
+            model["partial"] = true.into();
+        }
+        write_stdout(format!("{model:#}\n").as_bytes())?;
+    } else if how.csv {
+        write_stdout(swath_report::summary::csv(&model).as_bytes())?;
+    } else if !page_written {
+        let text = swath_report::summary::text(&model);
+        let marked = if failed { PARTIAL } else { b"" };
+        write_stdout(&[marked, text.as_bytes()].concat())?;
     }
     Ok(())
 }
