@@ -594,7 +594,17 @@ impl AtomicOutput {
                 install_handlers();
                 Sink::Unnamed(file)
             }
-            None => named_temp_in(&dir, &entry).map_err(err)?,
+            None => named_temp_in(&dir, &entry).map_err(|e| {
+                // The target exists (or its directory does): say which file could not be
+                // made, not a bare "No such file or directory" (`/proc/version`).
+                err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot create a temporary file in its directory ({})",
+                        crate::error::os_message(&e)
+                    ),
+                ))
+            })?,
         };
         let out = AtomicOutput {
             temp: Some(sink),
@@ -865,6 +875,21 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"data");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// `/proc` takes no new file: the message says the temporary file failed, not that the
+    /// existing target is missing.
+    #[test]
+    fn a_directory_without_new_files_is_named_as_such() {
+        let err = AtomicOutput::create(Path::new("/proc/version")).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("/proc/version: "), "{text}");
+        // Root passes the access checks and meets the temporary file's failure; others are
+        // refused write permission first.
+        assert!(
+            text.contains("temporary file") || text.ends_with("Permission denied"),
+            "{text}"
+        );
     }
 
     #[test]

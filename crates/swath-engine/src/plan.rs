@@ -261,7 +261,7 @@ pub enum OptionError {
     #[error("block size must be at most 1 GiB")]
     BlockSizeTooBig,
     /// `--block-size` was not a size.
-    #[error("invalid size '{0}'")]
+    #[error("{}", crate::size::invalid_size(.0))]
     Size(String),
     /// `--strategy` or `--layout` named no choice.
     #[error(transparent)]

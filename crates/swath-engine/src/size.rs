@@ -18,6 +18,16 @@ pub enum SizeError {
     Overflow,
 }
 
+/// The one line for a size that did not parse, naming the suffixes that would (swath's own
+/// options; the GNU tools' options keep GNU's wording).
+pub fn invalid_size(text: &str) -> String {
+    format!("invalid size '{text}' ({SIZE_FORMS})")
+}
+
+/// What a size may be, as [`invalid_size`] says it.
+pub const SIZE_FORMS: &str = "a number, optionally followed by K, M, G, T, P or E for powers \
+    of 1024, also written KiB, MiB, ..., or by KB, MB, GB, ... for powers of 1000";
+
 /// Parses a whole size string.
 pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     match parse_size_prefix(text) {

@@ -77,11 +77,28 @@ pub fn gnu_usage_message(e: &clap::Error, argv: &[OsString]) -> String {
                 Some(ContextValue::String(s)) => s.clone(),
                 _ => String::new(),
             };
+            let size = std::error::Error::source(e)
+                .and_then(|s| s.downcast_ref())
+                .is_some_and(|o: &swath_engine::plan::OptionError| {
+                    matches!(o, swath_engine::plan::OptionError::Size(_))
+                });
             if value.is_empty() {
                 requires_argument(&flag, argv)
+            } else if size {
+                let forms = swath_engine::size::SIZE_FORMS;
+                format!("invalid {flag} value '{value}' ({forms})")
             } else {
                 format!("invalid {flag} value '{value}'")
             }
+        }
+        ErrorKind::MissingRequiredArgument => {
+            // clap lists the missing arguments on the lines after its first: one line here.
+            let missing = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(s)) => s.join(", "),
+                Some(ContextValue::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            format!("missing {missing}")
         }
         _ => {
             let text = e.to_string();

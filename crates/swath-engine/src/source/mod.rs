@@ -117,6 +117,25 @@ pub struct Stream<'a> {
     ended: bool,
 }
 
+/// A reader that stays at its end once it has met it: a terminal's end of input (Ctrl-D)
+/// is met once, as GNU's tools meet it, though the terminal would be read again (looking
+/// at a log's first lines and then reading it would otherwise take one Ctrl-D each).
+struct Fused<R> {
+    reader: R,
+    ended: bool,
+}
+
+impl<R: Read> Read for Fused<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ended || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.reader.read(buf)?;
+        self.ended = n == 0;
+        Ok(n)
+    }
+}
+
 impl std::fmt::Debug for Stream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
@@ -249,7 +268,10 @@ impl<'a> Source<'a> {
     pub fn stream(name: impl Into<PathBuf>, reader: impl Read + Send + 'a) -> Source<'a> {
         Source::Stream(Stream {
             name: name.into(),
-            reader: Box::new(reader),
+            reader: Box::new(Fused {
+                reader,
+                ended: false,
+            }),
             ahead: Vec::new(),
             ended: false,
         })

@@ -21,11 +21,16 @@ use crate::status::Status;
 
 /// Arguments of `swath cipher`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:
+#[command(
+    override_usage = "swath cipher [OPTIONS] --shift N INPUT OUTPUT
+       swath cipher [OPTIONS] --shift N --in-place FILE
+       swath cipher --resume FILE",
+    after_help = "Examples:
   swath cipher --shift 3 plain.txt secret.txt     every byte + 3 (modulo 256)
   swath cipher --shift -3 secret.txt plain.txt    back again
   swath cipher --alphabet --shift 13 a.txt b.txt  ROT13 of letters (and digits by 3)
-  swath cipher --shift 1 --in-place big.img       in place; if interrupted, run it again")]
+  swath cipher --shift 1 --in-place big.img       in place; if interrupted, run it again"
+)]
 pub struct CipherArgs {
     /// Added to every byte, modulo 256 (-255 to 255); a negative shift decrypts.
     #[arg(
@@ -70,11 +75,12 @@ pub struct CipherArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "in_place", "shift"])]
     resume: Option<PathBuf>,
 
-    /// The file to transform (`-` for standard input).
+    /// The file to transform (`-` for standard input); required, except with --resume.
     #[arg(required_unless_present = "resume")]
     input: Option<PathBuf>,
 
-    /// Where to write the result (`-` for standard output).
+    /// Where to write the result (`-` for standard output); required, except with
+    /// --in-place or --resume.
     #[arg(required_unless_present_any = ["resume", "in_place"])]
     output: Option<PathBuf>,
     #[command(flatten)]

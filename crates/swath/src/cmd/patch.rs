@@ -177,7 +177,8 @@ fn threads(t: Option<usize>) -> usize {
 }
 
 fn size_arg(flag: &str, text: &str) -> Result<u64, PatchError> {
-    parse_size(text).map_err(|_| PatchError::Usage(format!("{flag}: invalid size '{text}'")))
+    parse_size(text)
+        .map_err(|_| PatchError::Usage(format!("{flag}: {}", crate::size::invalid_size(text))))
 }
 
 fn make(a: MakeArgs, out: &mut Stdout) -> Result<(), PatchError> {

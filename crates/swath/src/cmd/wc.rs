@@ -92,16 +92,11 @@ pub struct WcArgs {
     emit_partial: Option<OsString>,
     /// With --emit-partial: count only bytes START..END of FILE, cut at line ends as Hadoop
     /// and Dask cut (each line belongs to the range that holds the byte before it).
-    #[arg(long, value_name = "START:END", requires = "emit_partial")]
+    #[arg(long, value_name = "START:END")]
     range: Option<String>,
     /// With --emit-partial: FILE's position among the whole job's files, so that `swath
     /// merge` prints the files in that order (default 0: then in name order).
-    #[arg(
-        long = "operand-index",
-        value_name = "K",
-        default_value_t = 0,
-        requires = "emit_partial"
-    )]
+    #[arg(long = "operand-index", value_name = "K", default_value_t = 0)]
     operand_index: u32,
     /// The files to count (`-` or none: standard input).
     #[arg(value_name = "FILE")]
@@ -136,6 +131,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(c) => c.args,
         Err(e) => return usage(e.to_string()),
     };
+    if a.emit_partial.is_none() {
+        let index_given =
+            matches.value_source("operand_index") == Some(clap::parser::ValueSource::CommandLine);
+        if a.range.is_some() {
+            return usage(crate::cmd::partial::needs_emit_partial("--range"));
+        } else if index_given {
+            return usage(crate::cmd::partial::needs_emit_partial("--operand-index"));
+        }
+    }
     if a.version {
         let text = format!("wc (swath) {}\n", env!("CARGO_PKG_VERSION"));
         return Stdout::print_and_exit(prog, Voice::Wc, text.as_bytes());

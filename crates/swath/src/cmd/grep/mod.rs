@@ -623,7 +623,10 @@ fn grep_file(
             if printing && (begun || o.selected > 0) {
                 json.elapsed = started.elapsed();
                 json.matched_lines = o.selected;
-                json.bytes_searched = res.run.as_ref().map_or(0, |(_, st)| st.extent.len);
+                // Stopped by -m: the bytes up to the last selected line's end, as rg
+                // counts what it read before stopping (not the whole file).
+                let whole = res.run.as_ref().map_or(0, |(_, st)| st.extent.len);
+                json.bytes_searched = o.resume_at.map_or(whole, |at| at.min(whole));
                 let mut tail = Vec::new();
                 if !begun {
                     // Its only selected line lies past the binary turn: no line is shown,

@@ -452,10 +452,29 @@ pub(super) fn take_engine_options(
                 )
             }
             "emit-partial" => partial.emit = Some(OsString::from(&value)),
-            "operand-index" => partial.index = value.parse().map_err(|_| bad("operand index"))?,
+            "operand-index" => {
+                partial.index = value.parse().map_err(|_| bad("operand index"))?;
+                partial.index_given = true;
+            }
             _ => {
                 engine.set(name, &value).map_err(|e| bad(e.what()))?;
             }
+        }
+    }
+    if partial.emit.is_none() {
+        // An option that is accepted must act: these two only shape a partial result.
+        let given = if partial.range.is_some() {
+            Some("--range")
+        } else if partial.index_given {
+            Some("--operand-index")
+        } else {
+            None
+        };
+        if let Some(option) = given {
+            return Err(usage(
+                prog,
+                Some(&crate::cmd::partial::needs_emit_partial(option)),
+            ));
         }
     }
     Ok((rest, engine, flags, max_line, partial))
@@ -476,6 +495,8 @@ pub(super) struct PartialArgs {
     pub(super) emit: Option<OsString>,
     pub(super) range: Option<(u64, u64)>,
     pub(super) index: u32,
+    /// `--operand-index` was given (it is refused without `--emit-partial`).
+    pub(super) index_given: bool,
 }
 
 pub(super) fn parse(prog: &str, args: Vec<OsString>) -> Result<Config, ExitCode> {
