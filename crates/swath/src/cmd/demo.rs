@@ -33,7 +33,7 @@ use timing::{same_contents, Answer, Job};
 /// Arguments of `swath demo`.
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
-  swath demo                      640 MB of text, about half a minute on 2 cores
+  swath demo                      640,000,000 bytes of text (610 MiB), about two minutes on 2 cores
   swath demo --size 100M --json   smaller, as one JSON object")]
 pub struct DemoArgs {
     /// Size of the test text (suffixes such as 100M or 1G accepted; at least 1M). The rows
@@ -55,7 +55,7 @@ fn size_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {
         Ok(v) if v >= MIN_SIZE => Ok(v),
         Ok(_) => Err(format!("'{s}' is too small: the demo needs at least 1M")),
-        Err(_) => Err(format!("invalid size '{s}'")),
+        Err(_) => Err(crate::size::invalid_size(s)),
     }
 }
 
@@ -77,6 +77,7 @@ struct Sizes {
 }
 
 impl Sizes {
+    /// The fractions `table::SMALLER_ROWS` explains.
     fn new(size: u64) -> Sizes {
         Sizes {
             text: size,
@@ -228,7 +229,7 @@ impl<'a> Demo<'a> {
         swath_gen::mutate(&f(TEXT), &f(DIFF), &m)?;
         swath_gen::text(&f(WORDS), sizes.words, 1)?;
         let raw = f("access-raw.log");
-        swath_gen::log::generate(&raw, sizes.log, 1)?;
+        swath_gen::log::generate(&raw, sizes.log, 1, false)?;
         keep_lines_goaccess_reads(&raw, &f(LOG))?;
         std::fs::remove_file(&raw).with_context(|| raw.display().to_string())?;
         swath_gen::text(&f(OLD), sizes.release, 2)?;
