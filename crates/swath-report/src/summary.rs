@@ -677,6 +677,16 @@ fn rows(p: &Value) -> &[Value] {
     p["rows"].as_array().map(|r| &r[..]).unwrap_or(&[])
 }
 
+/// How many of a panel's rows are shown, of how many it has (`10 of 23,699`), for the text
+/// report's and the page's panel titles.
+fn shown_of(p: &Value) -> String {
+    format!(
+        "{} of {}",
+        grouped(rows(p).len() as u64),
+        grouped(p["distinct"].as_u64().unwrap_or(0))
+    )
+}
+
 /// The report as text: the header, then each panel as aligned columns (fields from the
 /// log shown with control characters escaped).
 pub fn text(m: &Value) -> String {
@@ -689,10 +699,9 @@ pub fn text(m: &Value) -> String {
         let r = rows(p);
         let _ = writeln!(
             o,
-            "\n{} ({} of {})",
+            "\n{} ({})",
             p["title"].as_str().unwrap_or(""),
-            r.len(),
-            p["distinct"].as_u64().unwrap_or(0)
+            shown_of(p)
         );
         let cells: Vec<Vec<String>> = r
             .iter()
@@ -1007,12 +1016,11 @@ fn html_panel(body: &mut String, p: &Value) {
     let r = rows(p);
     let _ = write!(
         body,
-        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
+        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} shown</p>{}"#,
         esc(id),
         esc(id),
         esc(p["title"].as_str().unwrap_or("")),
-        grouped(r.len() as u64),
-        grouped(p["distinct"].as_u64().unwrap_or(0)),
+        shown_of(p),
         chart(p)
     );
     let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
@@ -1186,6 +1194,27 @@ mod tests {
         let (a, b) = (state(&read(&log[..cut])), state(&read(&log[cut..])));
         let merged = swath_ops::logs::streamed::summary(&[&a, &b], 10, exts).unwrap();
         assert_eq!(model(&merged, "json"), m);
+    }
+
+    /// A panel's title line groups its counts as the rest of the report does, in the text
+    /// and on the page.
+    #[test]
+    fn the_shown_of_distinct_counts_are_grouped() {
+        let row = json!({"uri": "/a", "hits": 1234567});
+        let m = json!({"general": {}, "panels": [panel(
+            "requests",
+            "Requests",
+            23699,
+            vec![col("uri", "Request", "text"), col("hits", "Hits", "count")],
+            vec![row; 1000],
+            None,
+        )]});
+        assert!(
+            text(&m).contains("\nRequests (1,000 of 23,699)\n"),
+            "{}",
+            text(&m)
+        );
+        assert!(html(&m, None).contains(r#"<p class="note">1,000 of 23,699 shown</p>"#));
     }
 
     #[test]
