@@ -677,6 +677,16 @@ fn rows(p: &Value) -> &[Value] {
     p["rows"].as_array().map(|r| &r[..]).unwrap_or(&[])
 }
 
+/// How many of a panel's rows are shown, of how many it has (`10 of 23,699`), for the text
+/// report's and the page's panel titles.
+fn shown_of(p: &Value) -> String {
+    format!(
+        "{} of {}",
+        grouped(rows(p).len() as u64),
+        grouped(p["distinct"].as_u64().unwrap_or(0))
+    )
+}
+
 /// The report as text: the header, then each panel as aligned columns (fields from the
 /// log shown with control characters escaped).
 pub fn text(m: &Value) -> String {
@@ -689,10 +699,9 @@ pub fn text(m: &Value) -> String {
         let r = rows(p);
         let _ = writeln!(
             o,
-            "\n{} ({} of {})",
+            "\n{} ({})",
             p["title"].as_str().unwrap_or(""),
-            r.len(),
-            p["distinct"].as_u64().unwrap_or(0)
+            shown_of(p)
         );
         let cells: Vec<Vec<String>> = r
             .iter()
@@ -851,8 +860,48 @@ fn axis(max: f64) -> (f64, f64) {
     (step, (max / step).ceil() * step)
 }
 
+/// The size of the charts' text (the style sheet's `.tick` and `.axis-title`).
+const FONT: f64 = 12.0;
+/// How far above and below its baseline a line of the charts' text reaches (in `FONT`s).
+const ASCENT: f64 = 0.95;
+const DESCENT: f64 = 0.25;
+/// The angle of the labels under the bars (degrees).
+const SLANT: f64 = 40.0;
+/// The longest label drawn under a bar; a longer one is cut there with an ellipsis (the
+/// bar's title, shown on hover, and the table have it whole).
+const LABEL_CHARS: usize = 20;
+
+/// About the width of `s` in the charts' text, a little more than DejaVu Sans gives it
+/// (the widest of the usual sans-serif faces), so that what is measured to fit fits.
+fn text_width(s: &str) -> f64 {
+    let em: f64 = s
+        .chars()
+        .map(|c| match c {
+            ',' | '.' | ':' | ';' | ' ' | '\'' | '!' | '|' | 'i' | 'j' | 'l' => 0.36,
+            '-' | '(' | ')' | '/' | 'f' | 'r' | 't' => 0.46,
+            'M' | 'W' | 'm' | 'w' | '%' | '@' | '…' => 1.0,
+            '0'..='9' | 'a'..='z' => 0.66,
+            _ => 0.8,
+        })
+        .sum();
+    em * FONT
+}
+
+/// A label cut to [`LABEL_CHARS`], with an ellipsis when it was longer.
+fn label_text(l: &str) -> String {
+    if l.chars().count() <= LABEL_CHARS {
+        return l.to_string();
+    }
+    let mut cut: String = l.chars().take(LABEL_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// A bar chart (SVG) of a panel's rows: a y axis with round ticks and its title, labels
-/// on the x axis (thinned to fit), each bar's value in its `<title>` (shown on hover).
+/// under the bars (thinned to fit, slanted, cut when long), each bar's value in its
+/// `<title>` (shown on hover). The margins are measured from the labels, so that none is
+/// cut by the chart's edge or drawn over another: the title, then the longest tick, on
+/// the left; the longest label below; the first label's reach to the left.
 fn chart(p: &Value) -> String {
     let Some(c) = p.get("chart") else {
         return String::new();
@@ -875,59 +924,76 @@ fn chart(p: &Value) -> String {
         .find(|c| c.0 == value)
         .map(|c| c.1.to_string())
         .unwrap_or_default();
-    let (w, h, left, bottom, top) = (760.0, 240.0, 70.0, 50.0, 14.0);
+    let (w, top, plot_h) = (760.0, 14.0, 176.0);
     let max = vals.iter().copied().fold(0.0, f64::max);
     let (step, axis_top) = axis(max);
-    let plot_h = h - bottom - top;
-    let bw = ((w - left - 10.0) / vals.len() as f64).min(60.0);
+    let ticks: Vec<(f64, String)> = std::iter::successors(Some(0.0), |t| Some(t + step))
+        .take_while(|t| *t <= axis_top + step / 2.0)
+        .map(|t| (t, grouped(t as u64)))
+        .collect();
+    let every = (vals.len() as f64 / 16.0).ceil().max(1.0) as usize;
+    let shown: Vec<(usize, String)> = labels
+        .iter()
+        .enumerate()
+        .step_by(every)
+        .map(|(i, l)| (i, label_text(l)))
+        .collect();
+    let (sin, cos) = SLANT.to_radians().sin_cos();
+    // The title's baseline (it reads upwards, its letters left of it), the ticks' right
+    // edge, and the bars' width.
+    let title_x = 2.0 + ASCENT * FONT;
+    let tick_w = ticks.iter().map(|t| text_width(&t.1)).fold(0.0, f64::max);
+    let bar_w = |left: f64| ((w - left - 10.0) / vals.len() as f64).min(60.0);
+    let reach = shown.first().map_or(0.0, |(_, l)| {
+        text_width(l) * cos + ASCENT * FONT * sin + 2.0
+    });
+    let mut left = title_x + DESCENT * FONT + 8.0 + tick_w + 6.0;
+    left = left.max(reach - bar_w(reach) / 2.0);
+    let bw = bar_w(left);
+    // Bars at their widest leave room on the right: they stand in the middle.
+    let x0 = left + (w - left - 10.0 - bw * vals.len() as f64) / 2.0;
+    let longest = shown.iter().map(|(_, l)| text_width(l)).fold(0.0, f64::max);
+    let base = top + plot_h;
+    let h = (base + 12.0 + longest * sin + DESCENT * FONT * cos + 4.0).ceil();
     let mut s = format!(
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{}"><text class="axis-title" x="14" y="{}" transform="rotate(-90 14 {})">{}</text>"#,
+        r#"<div class="plot"><svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{}"><text class="axis-title" x="{title_x:.1}" y="{}" text-anchor="middle" transform="rotate(-90 {title_x:.1} {})">{}</text>"#,
         esc(&format!("{} by {}", title, label)),
         top + plot_h / 2.0,
         top + plot_h / 2.0,
         esc(&title)
     );
-    let mut t = 0.0;
-    while t <= axis_top + step / 2.0 {
-        let y = top + plot_h - plot_h * t / axis_top;
+    for (t, text) in &ticks {
+        let y = base - plot_h * t / axis_top;
         let _ = write!(
             s,
-            r#"<line class="grid" x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            r#"<line class="grid" x1="{left:.1}" x2="{}" y1="{y:.1}" y2="{y:.1}"/><text class="tick y" x="{:.1}" y="{:.1}" text-anchor="end">{text}</text>"#,
             w - 10.0,
             left - 6.0,
             y + 4.0,
-            grouped(t as u64)
         );
-        t += step;
     }
-    let every = (vals.len() as f64 / 16.0).ceil().max(1.0) as usize;
     for (i, v) in vals.iter().enumerate() {
         let bh = plot_h * v / axis_top;
-        let x = left + i as f64 * bw;
         let _ = write!(
             s,
             r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"><title>{}: {}</title></rect>"#,
-            x + 1.0,
-            top + plot_h - bh,
+            x0 + i as f64 * bw + 1.0,
+            base - bh,
             (bw - 2.0).max(1.0),
             bh,
             esc(&labels[i]),
             grouped(*v as u64)
         );
-        if i % every == 0 {
-            let l: String = labels[i].chars().take(14).collect();
-            let _ = write!(
-                s,
-                r#"<text class="tick" x="{:.1}" y="{}" text-anchor="end" transform="rotate(-35 {:.1} {})">{}</text>"#,
-                x + bw / 2.0,
-                h - bottom + 14.0,
-                x + bw / 2.0,
-                h - bottom + 14.0,
-                esc(&l)
-            );
-        }
     }
-    let _ = write!(s, "</svg>");
+    for (i, l) in &shown {
+        let (x, y) = (x0 + (*i as f64 + 0.5) * bw, base + 12.0);
+        let _ = write!(
+            s,
+            r#"<text class="tick x" x="{x:.1}" y="{y}" text-anchor="end" transform="rotate(-{SLANT} {x:.1} {y})">{}</text>"#,
+            esc(l)
+        );
+    }
+    let _ = write!(s, "</svg></div>");
     s
 }
 
@@ -956,7 +1022,8 @@ pub fn html(m: &Value, info: Option<&PageInfo>) -> String {
 }
 
 /// The page's header: the model's header `g` as cards, with the inputs, the generation
-/// time and the parse time of `info` when there is one.
+/// time and the parse time of `info` when there is one. A card's value stays on one line
+/// (the card is as wide as it needs); the inputs' names wrap, each size on one line.
 fn html_cards(body: &mut String, g: &Value, info: Option<&PageInfo>) {
     let _ = write!(
         body,
@@ -967,9 +1034,19 @@ fn html_cards(body: &mut String, g: &Value, info: Option<&PageInfo>) {
         let names: Vec<String> = i
             .inputs
             .iter()
-            .map(|(n, b)| format!("{n} ({})", human_bytes(*b)))
+            .map(|(n, b)| {
+                format!(
+                    r#"{} <span class="num">({})</span>"#,
+                    esc(n),
+                    human_bytes(*b)
+                )
+            })
             .collect();
-        lines.insert(0, ("Inputs", names.join(", ")));
+        let _ = write!(
+            body,
+            r#"<div class="card inputs"><dt>Inputs</dt><dd>{}</dd></div>"#,
+            names.join(", ")
+        );
         lines.push(("Generated", i.generated.clone()));
         lines.push(("Parse time", format!("{:.2} s", i.parse_seconds)));
     }
@@ -999,27 +1076,46 @@ fn html_nav(body: &mut String, panels: &[Value]) {
     let _ = write!(body, "</nav>");
 }
 
+/// A text column's cells longer than this many characters wrap, in a column given room
+/// for them; shorter ones stay on one line.
+const LONG_CELL: usize = 32;
+
 /// Panel `p` as a section: its title, how many rows of how many it shows, its chart and
-/// its table (each number cell carrying its value for sorting).
+/// its table (each number cell carrying its value for sorting). The table's columns are
+/// the model's, but for the request (the key of a request panel), which comes first, so
+/// that on a narrow screen the table shows what each row is and scrolls (in its own box)
+/// to the numbers.
 fn html_panel(body: &mut String, p: &Value) {
     let id = p["id"].as_str().unwrap_or("");
-    let cols = columns(p);
+    let mut cols = columns(p);
+    if let Some(k) = cols.iter().position(|c| c.0 == "uri") {
+        let uri = cols.remove(k);
+        cols.insert(0, uri);
+    }
     let r = rows(p);
+    let long: Vec<bool> = cols
+        .iter()
+        .map(|(cid, _, kind)| {
+            *kind == "text"
+                && r.iter()
+                    .any(|row| cell(&row[*cid], kind).chars().count() > LONG_CELL)
+        })
+        .collect();
     let _ = write!(
         body,
-        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} of {} shown</p>{}"#,
+        r#"<section class="panel" id="p-{}" data-panel="{}"><h2>{}</h2><p class="note">{} shown</p>{}"#,
         esc(id),
         esc(id),
         esc(p["title"].as_str().unwrap_or("")),
-        grouped(r.len() as u64),
-        grouped(p["distinct"].as_u64().unwrap_or(0)),
+        shown_of(p),
         chart(p)
     );
     let _ = write!(body, r#"<div class="scroll"><table><thead><tr>"#);
-    for (cid, title, kind) in &cols {
+    for ((cid, title, kind), long) in cols.iter().zip(&long) {
+        let class = if *long { r#" class="long""# } else { "" };
         let _ = write!(
             body,
-            r#"<th data-col="{}" data-type="{}">{}</th>"#,
+            r#"<th data-col="{}" data-type="{}"{class}>{}</th>"#,
             esc(cid),
             esc(kind),
             esc(title)
@@ -1028,13 +1124,17 @@ fn html_panel(body: &mut String, p: &Value) {
     let _ = write!(body, "</tr></thead><tbody>");
     for row in r {
         let _ = write!(body, "<tr>");
-        for (cid, _, kind) in &cols {
+        for ((cid, _, kind), long) in cols.iter().zip(&long) {
             let v = &row[*cid];
             let sort = match v {
                 Value::Number(x) => format!(r#" data-v="{x}""#),
                 _ => String::new(),
             };
-            let class = if *kind == "text" { "" } else { r#" class="n""# };
+            let class = match (*kind, long) {
+                (_, true) => r#" class="w""#,
+                ("text", false) => "",
+                _ => r#" class="n""#,
+            };
             let _ = write!(body, "<td{class}{sort}>{}</td>", esc(&cell(v, kind)));
         }
         let _ = write!(body, "</tr>");
@@ -1055,16 +1155,17 @@ fn html_page(refresh: &str, body: &str, data: &str) -> String {
 :root[data-theme=dark]{{--bg:#14171d;--fg:#e4e7ee;--muted:#9aa3b5;--card:#1f242d;--line:#323946;--bar:#6f9cf0;--grid:#2a303b}}
 body{{font-family:system-ui,sans-serif;margin:0 auto;padding:1em;max-width:1100px;background:var(--bg);color:var(--fg)}}
 h1{{font-size:1.4em}} h2{{font-size:1.1em;margin:.2em 0}} .note{{color:var(--muted);margin:.2em 0 .6em;font-size:.85em}}
-.cards{{display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:.6em}} .card{{background:var(--card);padding:.5em .8em;border-radius:6px}}
-dt{{color:var(--muted);font-size:.8em}} dd{{margin:0;font-weight:600;overflow-wrap:anywhere}}
-nav{{margin:1em 0;line-height:1.8}} nav a{{margin-right:.6em;color:var(--bar)}}
+.cards{{display:flex;flex-wrap:wrap;gap:.6em;margin:0}} .card{{flex:1 1 9em;background:var(--card);padding:.5em .8em;border-radius:6px}} .card.inputs{{flex-basis:18em}}
+dt{{color:var(--muted);font-size:.8em}} dd{{margin:0;font-weight:600;white-space:nowrap}} .inputs dd{{white-space:normal;overflow-wrap:anywhere}} .num{{white-space:nowrap}}
+nav{{margin:1em 0;line-height:1.8}} nav a{{margin-right:.6em;color:var(--bar);display:inline-block}}
 .panel{{border-top:1px solid var(--line);padding:1em 0}} .scroll{{overflow-x:auto}}
 table{{border-collapse:collapse;width:100%}} th,td{{padding:.2em .5em;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}}
-td{{overflow-wrap:anywhere;max-width:40em}} td.n,th[data-type=count],th[data-type=bytes],th[data-type=percent]{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}}
+td{{white-space:nowrap}} td.w{{white-space:normal;overflow-wrap:anywhere}} th.long{{min-width:min(24em,80vw)}} td.n,th[data-type=count],th[data-type=bytes],th[data-type=percent],th[data-type=micros]{{text-align:right;font-variant-numeric:tabular-nums}}
 th{{cursor:pointer;user-select:none;white-space:nowrap}} th[aria-sort=ascending]::after{{content:" ▲"}} th[aria-sort=descending]::after{{content:" ▼"}}
-.chart{{width:100%;height:auto;max-height:260px}} .bar{{fill:var(--bar)}} .grid{{stroke:var(--grid)}} .tick,.axis-title{{fill:var(--muted);font-size:11px}}
+.plot{{overflow-x:auto}} .chart{{display:block;width:100%;min-width:600px;max-width:880px;height:auto}} .bar{{fill:var(--bar)}} .grid{{stroke:var(--grid)}} .tick,.axis-title{{fill:var(--muted);font-size:12px}}
 .pager{{margin:.4em 0;font-size:.9em}} .pager button,#theme{{background:var(--card);color:var(--fg);border:1px solid var(--line);border-radius:4px;padding:.1em .6em}}
 #theme{{float:right}}
+@media (max-width:32em){{body{{padding:.6em}} .cards{{font-size:.9em}}}}
 </style></head><body>
 <button id="theme" type="button" hidden>Theme</button>
 {body}
@@ -1186,6 +1287,27 @@ mod tests {
         let (a, b) = (state(&read(&log[..cut])), state(&read(&log[cut..])));
         let merged = swath_ops::logs::streamed::summary(&[&a, &b], 10, exts).unwrap();
         assert_eq!(model(&merged, "json"), m);
+    }
+
+    /// A panel's title line groups its counts as the rest of the report does, in the text
+    /// and on the page.
+    #[test]
+    fn the_shown_of_distinct_counts_are_grouped() {
+        let row = json!({"uri": "/a", "hits": 1234567});
+        let m = json!({"general": {}, "panels": [panel(
+            "requests",
+            "Requests",
+            23699,
+            vec![col("uri", "Request", "text"), col("hits", "Hits", "count")],
+            vec![row; 1000],
+            None,
+        )]});
+        assert!(
+            text(&m).contains("\nRequests (1,000 of 23,699)\n"),
+            "{}",
+            text(&m)
+        );
+        assert!(html(&m, None).contains(r#"<p class="note">1,000 of 23,699 shown</p>"#));
     }
 
     #[test]
