@@ -1693,11 +1693,19 @@ fn logs_on_dev_zero_stays_in_bounded_memory() {
         }
     }
     std::thread::sleep(std::time::Duration::from_secs(2));
-    for (report, stdin, mut child) in children {
-        let still_running = child.try_wait().unwrap().is_none();
-        let hwm = vm_hwm(child.id());
-        child.kill().unwrap();
-        child.wait().unwrap();
+    // Every child is looked at and killed before any assertion (a failed one would leave
+    // the others reading /dev/zero for ever).
+    let seen: Vec<_> = children
+        .into_iter()
+        .map(|(report, stdin, mut child)| {
+            let still_running = child.try_wait().unwrap().is_none();
+            let hwm = vm_hwm(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            (report, stdin, still_running, hwm)
+        })
+        .collect();
+    for (report, stdin, still_running, hwm) in seen {
         assert!(
             still_running,
             "{report} stdin={stdin}: ended on an endless input"
