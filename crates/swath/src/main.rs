@@ -22,6 +22,7 @@ mod gnu_help;
 mod interrupt;
 mod oom;
 mod progress;
+mod scratch;
 mod sigpipe;
 use swath_engine::size;
 mod status;

@@ -3,6 +3,9 @@
 //! never see them. Every command that can run for more than a second draws its bar here.
 //! `SWATH_PROGRESS=never` turns them off; `SWATH_PROGRESS=always` draws them at once, for
 //! any size (still only on a terminal).
+//!
+//! `swath bench`, which runs for minutes, also says a line as each configuration ends
+//! ([`say`]), on a terminal or not: above its bar on a terminal, alone otherwise.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -111,6 +114,17 @@ pub fn runs_bar(total: u64, label: &str) -> ProgressBar {
     }
     bar.set_prefix(label.to_string());
     bar
+}
+
+/// Writes `line` on standard error: above `bar` when it is drawn, alone otherwise. A failed
+/// write (standard error closed) is ignored: progress is not worth failing the work.
+pub fn say(bar: &ProgressBar, line: &str) {
+    if bar.is_hidden() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    } else {
+        bar.println(line);
+    }
 }
 
 /// How long a rate is measured over.

@@ -132,33 +132,33 @@ fn one_run(path: &Path, bytes: u64, block: u64, threads: usize, mode: Mode) -> R
     }
 }
 
-/// Runs every configuration, calling `tick` after each run.
-pub fn run(bench: &WriteBench, mut tick: impl FnMut()) -> Result<Vec<Run>> {
+/// Runs every configuration, handing each run to `record` as it ends (a configuration's runs
+/// one after the other).
+pub fn run(bench: &WriteBench, mut record: impl FnMut(Run)) -> Result<()> {
     let f =
         File::create(&bench.path).with_context(|| format!("creating {}", bench.path.display()))?;
-    f.set_len(bench.bytes)?;
+    f.set_len(bench.bytes)
+        .with_context(|| format!("sizing {}", bench.path.display()))?;
     drop(f);
-    let mut runs = Vec::new();
     for mode in [Mode::Spawn, Mode::Prespawned] {
         for &block in &bench.blocks {
             for &threads in &bench.threads {
                 for r in 0..bench.runs {
                     let seconds = one_run(&bench.path, bench.bytes, block, threads, mode)
                         .with_context(|| format!("writing {}", bench.path.display()))?;
-                    runs.push(Run {
+                    record(Run {
                         series: mode.name().to_string(),
                         block_size: block,
                         threads,
                         run: r,
                         seconds,
                     });
-                    tick();
                 }
             }
         }
     }
     let _ = std::fs::remove_file(&bench.path);
-    Ok(runs)
+    Ok(())
 }
 
 /// Runs per call of [`run`], for a progress bar.
@@ -193,10 +193,9 @@ mod tests {
             threads: vec![1, 3],
             runs: 2,
         };
-        let mut ticks = 0;
-        let runs = run(&bench, || ticks += 1).unwrap();
+        let mut runs = Vec::new();
+        run(&bench, |r| runs.push(r)).unwrap();
         assert_eq!(runs.len() as u64, total_runs(&bench));
-        assert_eq!(ticks, runs.len());
         assert!(runs.iter().all(|r| r.seconds > 0.0));
         // And the content: one run by hand, then check every byte.
         File::create(&bench.path).unwrap().set_len(1 << 20).unwrap();

@@ -1,6 +1,6 @@
 //! `swath demo`: every command beside the tool it replaces, on generated data, in one table.
 //!
-//! The demo makes a private scratch directory (see [`scratch`]), generates its data there
+//! The demo makes a private scratch directory (see [`crate::scratch`]), generates its data there
 //! (random text of `--size` bytes, an identical copy and a copy with one difference near the
 //! end; a smaller text for `wc`; an access log; an old and a new version of a file), then for
 //! each row runs the swath command and its peer once, checks that their answers agree, and
@@ -12,7 +12,6 @@
 //! eighth of the text, GoAccess and swath a log of a thirty-second (at least 1 MiB), the
 //! patch rows a sixteenth. The table gives every row's size.
 
-mod scratch;
 mod table;
 mod timing;
 
@@ -25,8 +24,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use swath_gen::Mutation;
 
+use crate::scratch::{self, Scratch};
 use crate::size::parse_size;
-use scratch::Scratch;
 use table::{Check, Row};
 use timing::{same_contents, Answer, Job};
 
@@ -90,7 +89,7 @@ impl Sizes {
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> Result<()> {
-    let scratch = Scratch::new()?;
+    let scratch = Scratch::new(&std::env::temp_dir(), "swath-demo.", |_| {})?;
     let shown = scratch.path().display().to_string();
     let result = Demo::new(&scratch, args.runs).and_then(|mut d| d.all_rows(args.size));
     if scratch::interrupted() {

@@ -1,11 +1,14 @@
 //! `swath bench`: a tiny cipher benchmark (a 256 KiB file, two block sizes, three runs)
 //! whose exports must hold every run and figures that agree with the runs, and whose chart
 //! must be well-formed SVG with one point per run and a look of its own for every series.
+//! The defaults are a short table (the full one behind `--full`), a line on standard error
+//! says each configuration as it ends (no terminal needed), and Ctrl-C removes every file
+//! the benchmark made while keeping the runs measured so far.
 //!
 //! The well-formedness check runs `xmllint` (Debian's libxml2-utils, which CI installs);
 //! without it that one check is skipped with a note.
 
-use crate::util::{swath, Dir};
+use crate::util::{default_signals, swath, swath_bin, Dir, Paused};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
@@ -13,31 +16,36 @@ use std::process::Command;
 /// (series, block size, threads): one configuration.
 type Key = (String, u64, usize);
 
+/// The tiny benchmark's arguments.
+const TINY: &[&str] = &[
+    "bench",
+    "cipher",
+    "--input",
+    "in",
+    "--dir",
+    "data",
+    "--out",
+    "out",
+    "--runs",
+    "3",
+    "--strategies",
+    "stream,threads,pool",
+    "--block-sizes",
+    "4K,64K",
+    "--threads",
+    "1,2",
+];
+
 /// Runs the tiny benchmark in `dir` and returns the runs from `out/cipher.csv`.
 fn tiny_bench(dir: &Dir) -> Vec<(Key, usize, f64)> {
+    tiny_bench_output(dir).0
+}
+
+/// Runs the tiny benchmark in `dir`: the runs from `out/cipher.csv`, and standard error.
+fn tiny_bench_output(dir: &Dir) -> (Vec<(Key, usize, f64)>, String) {
     let data: Vec<u8> = (0..256 * 1024u32).map(|i| (i * 7) as u8).collect();
     dir.write("in", &data);
-    let out = swath(
-        dir,
-        &[
-            "bench",
-            "cipher",
-            "--input",
-            "in",
-            "--dir",
-            "data",
-            "--out",
-            "out",
-            "--runs",
-            "3",
-            "--strategies",
-            "stream,threads,pool",
-            "--block-sizes",
-            "4K,64K",
-            "--threads",
-            "1,2",
-        ],
-    );
+    let out = swath(dir, TINY);
     assert!(
         out.status.success(),
         "{}",
@@ -45,7 +53,15 @@ fn tiny_bench(dir: &Dir) -> Vec<(Key, usize, f64)> {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("cores"), "no machine line: {stdout}");
-    let csv = std::fs::read_to_string(dir.path("out/cipher.csv")).unwrap();
+    (
+        runs_csv(&dir.path("out/cipher.csv")),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The runs of a `NAME.csv`, in its order.
+fn runs_csv(path: &Path) -> Vec<(Key, usize, f64)> {
+    let csv = std::fs::read_to_string(path).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("series,block_size,threads,run,seconds"));
     lines
@@ -412,4 +428,261 @@ fn bench_chart_is_svg_with_a_point_per_run_and_a_look_per_series() {
         legend_x > rightmost + 5.0,
         "legend at {legend_x}, a point at {rightmost}"
     );
+}
+
+/// The configurations a `--dry-run` lists, and its first line's counts: (configurations,
+/// runs, bytes).
+fn dry_run(dir: &Dir, extra: &[&str]) -> (Vec<Key>, [u64; 3]) {
+    let mut args = vec!["bench", "cipher", "--dry-run"];
+    args.extend_from_slice(extra);
+    let out = swath(dir, &args);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    // `swath bench cipher would measure 30 configurations x 3 runs (90 runs) on 67108864
+    // bytes of generated text:`
+    let first: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(first[..4], ["swath", "bench", "cipher", "would"], "{text}");
+    let counts = [
+        first[5].parse().unwrap(),
+        first[10].trim_start_matches('(').parse().unwrap(),
+        first[13].parse().unwrap(),
+    ];
+    assert_eq!(lines.next().map(str::split_whitespace).unwrap().count(), 3);
+    let configs: Vec<Key> = lines
+        .map(|l| {
+            // A series may hold spaces ("dd bs=4M (copy)"): block and threads are the last two.
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = f.len();
+            let block = if f[n - 2] == "-" {
+                0
+            } else {
+                f[n - 2].parse().unwrap()
+            };
+            (f[..n - 2].join(" "), block, f[n - 1].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(configs.len() as u64, counts[0], "{text}");
+    (configs, counts)
+}
+
+/// The entries of a directory, by name.
+fn entries(p: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// With no options the benchmark is short: every strategy and peer tool, but three block
+/// sizes, one and two threads and 64 MiB (90 runs, where the full table has 279 on
+/// 640,000,000 bytes, behind `--full`, whose help says how long it takes). Run at a tiny
+/// size, the defaults measure exactly what the dry run lists, write the table and the chart,
+/// and leave nothing in the `--dir` they made.
+#[test]
+fn bench_cipher_defaults_are_a_short_table_and_full_is_the_whole_one() {
+    let dir = Dir::new();
+    let (quick, [configs, runs, bytes]) = dry_run(&dir, &[]);
+    assert!(bytes <= 64 << 20, "default size {bytes}");
+    assert!(runs <= 100 && runs == 3 * configs, "default runs {runs}");
+    let series: BTreeSet<&str> = quick.iter().map(|k| k.0.as_str()).collect();
+    for s in [
+        "stream",
+        "mmap",
+        "threads",
+        "pool",
+        "uring",
+        "mmap-threads",
+        "tr",
+        "dd bs=4M (copy)",
+        "cp (copy)",
+    ] {
+        assert!(
+            series.contains(s),
+            "{s} is not measured by default: {quick:?}"
+        );
+    }
+    let blocks: BTreeSet<u64> = quick.iter().map(|k| k.1).filter(|&b| b > 0).collect();
+    assert!(blocks.len() >= 3, "{blocks:?}");
+    let (full, [_, full_runs, full_bytes]) = dry_run(&dir, &["--full"]);
+    assert_eq!((full.len(), full_runs, full_bytes), (93, 279, 640_000_000));
+    // Options beside --full still apply.
+    let (_, [_, _, small]) = dry_run(&dir, &["--full", "--size", "1M"]);
+    assert_eq!(small, 1 << 20);
+
+    let help = swath(&dir, &["bench", "cipher", "--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    let full_help = help
+        .split("\n      --full")
+        .nth(1)
+        .expect("no --full in the help")
+        .split("\n      --")
+        .next()
+        .unwrap();
+    assert!(
+        full_help.contains("minutes") && full_help.contains("279 runs"),
+        "--full does not say how long it takes: {full_help}"
+    );
+
+    let (tiny, _) = dry_run(&dir, &["--size", "256K"]);
+    assert_eq!(tiny, quick);
+    let out = swath(
+        &dir,
+        &[
+            "bench", "cipher", "--size", "256K", "--dir", "data", "--out", "out",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("of 262144 bytes"), "{table}");
+    let measured = runs_csv(&dir.path("out/cipher.csv"));
+    assert_eq!(measured.len() as u64, runs);
+    let order: Vec<Key> = measured.chunks(3).map(|c| c[0].0.clone()).collect();
+    assert_eq!(order, quick);
+    let svg = std::fs::read_to_string(dir.path("out/cipher.svg")).unwrap();
+    assert_eq!(svg.matches("class=\"run\"").count() as u64, runs);
+    assert!(
+        !dir.path("data").exists(),
+        "left behind: {:?}",
+        entries(&dir.path("data"))
+    );
+}
+
+/// Without a terminal (standard error is a pipe here), each configuration's end is said on
+/// a line of its own: its number of all, its series, block size and threads, its median.
+/// The write benchmark says them too.
+#[test]
+fn bench_says_a_line_per_finished_configuration_without_a_terminal() {
+    let dir = Dir::new();
+    let (runs, stderr) = tiny_bench_output(&dir);
+    let order: Vec<Key> = runs.chunks(3).map(|c| c[0].0.clone()).collect();
+    assert_eq!(order.len(), expected_configs().len());
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(" median ")).collect();
+    assert_eq!(lines.len(), order.len(), "{stderr}");
+    for (i, ((series, block, threads), line)) in order.iter().zip(&lines).enumerate() {
+        let want = if *block == 0 {
+            format!(
+                "swath bench cipher: {}/{} {series}: median ",
+                i + 1,
+                order.len()
+            )
+        } else {
+            format!(
+                "swath bench cipher: {}/{} {series}, {block}-byte blocks, {threads} thread",
+                i + 1,
+                order.len()
+            )
+        };
+        assert!(line.starts_with(&want), "{line:?} is not {want:?}");
+        assert!(line.ends_with(" ms over 3 runs"), "{line}");
+    }
+
+    let out = swath(
+        &dir,
+        &[
+            "bench",
+            "write",
+            "--runs",
+            "2",
+            "--size",
+            "64K",
+            "--block-sizes",
+            "4K",
+            "--threads",
+            "1,2",
+            "--dir",
+            "wdata",
+            "--out",
+            "out",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(" median ")).collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[3].starts_with(
+            "swath bench write: 4/4 pre-spawned workers, 4096-byte blocks, 2 threads: median "
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.path("wdata").exists());
+}
+
+/// Ctrl-C as the first configuration ends (a pause point holds swath there): the generated
+/// input and the outputs go, the files of the directory's owner stay, and the runs of that
+/// configuration are printed and saved, titled as interrupted; the exit status is 130.
+#[test]
+fn bench_interrupted_removes_its_files_and_keeps_the_runs_so_far() {
+    let dir = Dir::new();
+    std::fs::create_dir(dir.path("data")).unwrap();
+    dir.write("data/mine", b"not the benchmark's");
+    let mut cmd = Command::new(swath_bin());
+    default_signals(&mut cmd)
+        .args([
+            "bench",
+            "cipher",
+            "--size",
+            "1M",
+            "--dir",
+            "data",
+            "--out",
+            "out",
+            "--runs",
+            "2",
+            "--strategies",
+            "stream,pool",
+            "--block-sizes",
+            "4K,64K",
+            "--threads",
+            "1,2",
+        ])
+        .current_dir(dir.tmp.path());
+    let mut p = Paused::spawn(cmd, dir.tmp.path(), "bench-configuration-done");
+    assert!(
+        p.reached(),
+        "the benchmark ended before its first configuration did"
+    );
+    // While it runs, its files are in a directory of its own beside the owner's.
+    let during = entries(&dir.path("data"));
+    assert_eq!(during.len(), 2, "{during:?}");
+    let scratch = during.iter().find(|n| *n != "mine").unwrap();
+    assert!(
+        entries(&dir.path("data").join(scratch)).contains("cipher-input"),
+        "{during:?}"
+    );
+    // SAFETY: kill has no memory-safety preconditions; the id is our child's.
+    assert_eq!(unsafe { libc::kill(p.child.id() as i32, libc::SIGINT) }, 0);
+    let out = p.resume();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert_eq!(
+        entries(&dir.path("data")),
+        BTreeSet::from(["mine".to_string()])
+    );
+    assert_eq!(
+        std::fs::read(dir.path("data/mine")).unwrap(),
+        b"not the benchmark's"
+    );
+    // 2 strategies x 2 blocks (stream once, pool at 1 and 2 threads) + 3 peers, 2 runs each.
+    assert!(
+        stdout.contains("(interrupted after 2 of 18 runs)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("interrupted: the 2 runs so far are saved in out"),
+        "{stderr}"
+    );
+    let saved = runs_csv(&dir.path("out/cipher.csv"));
+    let keys: Vec<(Key, usize)> = saved.iter().map(|r| (r.0.clone(), r.1)).collect();
+    assert_eq!(
+        keys,
+        [0, 1]
+            .map(|r| (("stream".to_string(), 4096, 1), r))
+            .to_vec()
+    );
+    let svg = std::fs::read_to_string(dir.path("out/cipher.svg")).unwrap();
+    assert_eq!(svg.matches("class=\"run\"").count(), 2);
 }

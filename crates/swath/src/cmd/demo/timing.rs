@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::scratch;
+use crate::scratch;
 
 /// One command line and how to run it.
 #[derive(Clone, Debug)]

@@ -1,10 +1,10 @@
-//! The demo's scratch directory: private (mode 0700, a fresh name made by the tempfile crate
-//! under `$TMPDIR`, else `/tmp`), and removed whatever ends the demo: its end, an error, or
-//! Ctrl-C, SIGTERM and SIGHUP.
+//! A private scratch directory for commands that make large files of their own (`swath demo`,
+//! `swath bench`): mode 0700, a fresh name made by the tempfile crate in a parent directory,
+//! and removed whatever ends the command: its end, an error, or Ctrl-C, SIGTERM and SIGHUP.
 //!
 //! On a signal ([`crate::interrupt`]), the thread that takes it stops the command being
-//! timed, removes the directory, and ends the process with status 128 + the signal's
-//! number.
+//! timed, removes the directory, runs the caller's own last action (`swath bench` saves the
+//! runs measured so far), and ends the process with status 128 + the signal's number.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-/// Set once a signal asked the demo to stop: errors after that are the signal's doing.
+/// Set once a signal asked the command to stop: errors after that are the signal's doing.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The process id of the command being timed, or 0.
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -24,25 +24,28 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Makes the directory and starts the thread that removes it on a signal.
-    pub fn new() -> Result<Scratch> {
+    /// Makes the directory in `parent`, its name starting with `prefix`, and starts the
+    /// thread that removes it on a signal and then runs `last(signal)`.
+    pub fn new(
+        parent: &Path,
+        prefix: &str,
+        last: impl FnOnce(libc::c_int) + Send + 'static,
+    ) -> Result<Scratch> {
         use std::os::unix::fs::PermissionsExt;
         // Blocked first, so that a Ctrl-C from here on waits for the thread that cleans up.
         let blocked = crate::interrupt::block()?;
         let dir = tempfile::Builder::new()
-            .prefix("swath-demo.")
-            .tempdir()
-            .with_context(|| {
-                format!(
-                    "{}: cannot make a scratch directory",
-                    std::env::temp_dir().display()
-                )
-            })?;
+            .prefix(prefix)
+            .tempdir_in(parent)
+            .with_context(|| format!("{}: cannot make a scratch directory", parent.display()))?;
         let path = dir.path().to_path_buf();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
             .with_context(|| path.display().to_string())?;
         let gone = path.clone();
-        blocked.then(move |_| clean_up(gone))?;
+        blocked.then(move |sig| {
+            clean_up(gone);
+            last(sig);
+        })?;
         Ok(Scratch {
             dir: Some(dir),
             path,
@@ -70,13 +73,14 @@ impl Scratch {
     }
 }
 
-/// True once a signal asked the demo to stop.
+/// True once a signal asked the command to stop.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// Waits for the signal thread to end the process (called when an error is the signal's
-/// doing, so that it is not reported as a failure of its own).
+/// doing, so that it is not reported as a failure of its own, or when the results are the
+/// signal thread's to report).
 pub fn wait_for_the_end() -> ! {
     loop {
         std::thread::sleep(Duration::from_secs(1));
