@@ -121,7 +121,8 @@ pub struct WriteBenchArgs {
 
 fn size_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {
-        Ok(0) | Err(_) => Err(format!("invalid size '{s}'")),
+        Ok(0) => Err(format!("invalid size '{s}': it must be at least 1 byte")),
+        Err(_) => Err(crate::size::invalid_size(s)),
         Ok(n) => Ok(n),
     }
 }

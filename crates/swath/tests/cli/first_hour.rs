@@ -277,15 +277,29 @@ fn html_writes_the_page_alone() {
     let dir = Dir::new();
     let o = swath(&dir, &["gen", "log", "300K", "access.log"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = swath(&dir, &["logs", "summary", "--html", "report.html", "access.log"]);
+    let o = swath(
+        &dir,
+        &["logs", "summary", "--html", "report.html", "access.log"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let page = std::fs::read_to_string(dir.path("report.html")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..60]);
     // With --json the JSON is printed beside the page.
     let o = swath(
         &dir,
-        &["logs", "summary", "--json", "--html", "r2.html", "access.log"],
+        &[
+            "logs",
+            "summary",
+            "--json",
+            "--html",
+            "r2.html",
+            "access.log",
+        ],
     );
     assert!(o.status.success() && o.stdout.starts_with(b"{"));
     assert!(dir.path("r2.html").exists());

@@ -251,7 +251,9 @@ fn the_readme_says_what_its_words_mean() {
     let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
     assert!(!text.contains("seed article") && !text.contains("the seeds'"));
     for term in ["compMP", "cci"] {
-        let first = text.find(term).unwrap_or_else(|| panic!("{term} not in the README"));
+        let first = text
+            .find(term)
+            .unwrap_or_else(|| panic!("{term} not in the README"));
         let sentence_start = text[..first].rfind("\n\n").unwrap_or(0);
         let paragraph = &text[sentence_start..first + 200.min(text.len() - first)];
         assert!(
