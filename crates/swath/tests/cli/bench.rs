@@ -608,6 +608,33 @@ fn bench_says_a_line_per_finished_configuration_without_a_terminal() {
         "{stderr}"
     );
     assert!(!dir.path("wdata").exists());
+
+    // Without --runs, 10 runs a configuration (the article's 100 took minutes).
+    let out = swath(
+        &dir,
+        &[
+            "bench",
+            "write",
+            "--size",
+            "64K",
+            "--block-sizes",
+            "4K",
+            "--threads",
+            "1",
+            "--dir",
+            "wdata",
+            "--out",
+            "out",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(" median ")).collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines.iter().all(|l| l.ends_with(" ms over 10 runs")),
+        "{stderr}"
+    );
 }
 
 /// Ctrl-C as the first configuration ends (a pause point holds swath there): the generated
