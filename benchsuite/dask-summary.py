@@ -3,7 +3,7 @@
 processes (one thread each): the report printed by one task against the report merged by
 hash range (issue 29).
 
-    benchsuite/dask-summary.py DATA_DIR      (l0.log .. l7.log: `swath gen log --seed K 1G`)
+    benchsuite/dask-summary.py DATA_DIR      (l0.log .. l7.log: `swath gen log --damaged --seed K 1G`)
 
 Run it in the venv of scripts/test-python with the extension built for speed
 (`cd crates/swath-py && maturin develop --release`). Each case runs ROUNDS times (default

@@ -15,9 +15,9 @@ command -v hyperfine >/dev/null || { echo "logs.sh: hyperfine is required" >&2; 
 command -v goaccess >/dev/null || { echo "logs.sh: goaccess is required (apt-get install goaccess)" >&2; exit 2; }
 (cd "$root" && cargo build --release --quiet)
 swath=$root/target/release/swath
-[ -f "$data/gen4g.log" ] || "$swath" gen log 4G "$data/gen4g.log" --seed 11
-[ -f "$data/gen256m.log" ] || "$swath" gen log 256M "$data/gen256m.log" --seed 5
-[ -f "$data/gen1g.log" ] || "$swath" gen log 1G "$data/gen1g.log" --seed 7
+[ -f "$data/gen4g.log" ] || "$swath" gen log 4G "$data/gen4g.log" --seed 11 --damaged
+[ -f "$data/gen256m.log" ] || "$swath" gen log 256M "$data/gen256m.log" --seed 5 --damaged
+[ -f "$data/gen1g.log" ] || "$swath" gen log 1G "$data/gen1g.log" --seed 7 --damaged
 [ -f "$data/gen1g.log.zst" ] || zstd -q -3 -k "$data/gen1g.log"
 [ -f "$data/gen1g.log.gz" ] || gzip -1 -k "$data/gen1g.log"
 cd "$data"

@@ -23,7 +23,7 @@ swath=$root/target/release/swath
 mkdir -p "$data"
 cd "$data"
 for i in 0 1 2 3 4 5 6 7; do
-  [ -f l$i.log ] || "$swath" gen log 1G l$i.log --seed $((20 + i)) >/dev/null
+  [ -f l$i.log ] || "$swath" gen log 1G l$i.log --seed $((20 + i)) --damaged >/dev/null
 done
 files="l0.log l1.log l2.log l3.log l4.log l5.log l6.log l7.log"
 # The pieces: one `logs wf2 --range` command per line.

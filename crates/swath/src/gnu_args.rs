@@ -91,15 +91,6 @@ pub fn gnu_usage_message(e: &clap::Error, argv: &[OsString]) -> String {
                 format!("invalid {flag} value '{value}'")
             }
         }
-        ErrorKind::MissingRequiredArgument => {
-            // clap lists the missing arguments on the lines after its first: one line here.
-            let missing = match e.get(ContextKind::InvalidArg) {
-                Some(ContextValue::Strings(s)) => s.join(", "),
-                Some(ContextValue::String(s)) => s.clone(),
-                _ => String::new(),
-            };
-            format!("missing {missing}")
-        }
         _ => {
             let text = e.to_string();
             let first = text

@@ -32,6 +32,7 @@ impl Scratch {
         last: impl FnOnce(libc::c_int) + Send + 'static,
     ) -> Result<Scratch> {
         use std::os::unix::fs::PermissionsExt;
+        refuse_shared_parent(parent)?;
         // Blocked first, so that a Ctrl-C from here on waits for the thread that cleans up.
         let blocked = crate::interrupt::block()?;
         let dir = tempfile::Builder::new()
@@ -71,6 +72,36 @@ impl Scratch {
             None => Ok(()),
         }
     }
+}
+
+/// Refuses a parent in which another user could rename the private directory and put a
+/// link to a directory of theirs in its place (the files would then be written and
+/// removed there): one owned by another user (root aside), or one others may write into
+/// without the sticky bit (`/tmp` has it). `swath bench --dir bench-data` run in `/tmp`,
+/// where someone made `/tmp/bench-data` first, is refused so.
+fn refuse_shared_parent(parent: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(parent) else {
+        // Missing: making the directory in it says why.
+        return Ok(());
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me && meta.uid() != 0 {
+        anyhow::bail!(
+            "{}: belongs to another user, who could swap the files made in it: give a \
+             directory of your own",
+            parent.display()
+        );
+    }
+    if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+        anyhow::bail!(
+            "{}: others may write into it and it has no sticky bit: give a directory of \
+             your own",
+            parent.display()
+        );
+    }
+    Ok(())
 }
 
 /// True once a signal asked the command to stop.

@@ -24,7 +24,16 @@ pub fn recognises(head: &[u8]) -> bool {
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
         .take(32)
         .peekable();
-    lines.peek().is_none() || lines.any(|line| wf2_fields(line).is_some())
+    lines.peek().is_none()
+        || lines.any(|line| {
+            // The fields of a Common or Combined line, not merely eleven words (a syslog
+            // or JSON line has as many): a quoted request, a three-digit status.
+            wf2_fields(line).is_some_and(|f| {
+                f.method.first() == Some(&b'"')
+                    && f.status.len() == 3
+                    && f.status.iter().all(u8::is_ascii_digit)
+            })
+        })
 }
 
 /// How the Wide Finder 2 report reads lines.
@@ -362,6 +371,9 @@ mod tests {
         assert!(recognises(combined));
         let dpkg = b"2026-11-01 10:00:00 startup archives unpack\n2026-11-01 10:00:01 install a:amd64 <none> 1.0\n";
         assert!(!recognises(dpkg));
+        // Eleven words or more, but no request and status where a log has them.
+        let syslog = b"Nov 30 01:02:03 host sshd[123]: Accepted publickey for root from 10.0.0.1 port 22 ssh2\n";
+        assert!(!recognises(syslog));
         // One junk line first does not hide the log after it.
         let mut mixed = b"# a header\n".to_vec();
         mixed.extend_from_slice(combined);

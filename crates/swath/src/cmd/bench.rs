@@ -56,7 +56,7 @@ pub struct CipherBenchArgs {
     input: Option<PathBuf>,
     /// Bytes of generated text to transform when no --input is given (suffixes accepted)
     /// [default: 64M; with --full: 640000000].
-    #[arg(long, value_parser = size_arg)]
+    #[arg(long, value_parser = size_arg, conflicts_with = "input")]
     size: Option<u64>,
     /// Directory under which the files the benchmark makes are kept while it runs (in a
     /// private directory, removed at the end or on Ctrl-C).
@@ -363,7 +363,19 @@ impl Session {
         self.bar.finish_and_clear();
         let removed = scratch.remove();
         self.remove_dir();
-        result?;
+        if let Err(e) = result {
+            // The runs measured before the error are kept, titled as such.
+            if let Some(runs) = self.take().filter(|r| !r.is_empty()) {
+                let title = format!(
+                    "{} (ended by an error after {} of {} runs)",
+                    self.title,
+                    runs.len(),
+                    self.total
+                );
+                let _ = self.report(&title, &runs);
+            }
+            return Err(e);
+        }
         removed?;
         match self.take() {
             Some(runs) => self.report(&self.title, &runs),
@@ -398,7 +410,9 @@ impl Session {
         }
     }
 
-    /// Prints the table and the machine, then saves the exports and the chart.
+    /// Saves the exports and the chart, then prints the table and the machine (saved
+    /// first: a standard output that is gone, a pipe's reader killed by the same Ctrl-C,
+    /// loses no run).
     fn report(&self, title: &str, runs: &[Run]) -> Result<()> {
         let summaries = bench::summarize(runs);
         let table = format!(
@@ -406,7 +420,6 @@ impl Session {
             self.machine.describe(),
             bench::table(&summaries)
         );
-        crate::stdout::print_all("swath bench", table.as_bytes())?;
         let command = format!("bench {}", self.name);
         let report = Report {
             command: &command,
@@ -417,7 +430,7 @@ impl Session {
         let written = bench::export::save(&self.out, self.name, &report)?;
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         let saved = format!("saved: {}\n", names.join(", "));
-        crate::stdout::print_all("swath bench", saved.as_bytes())?;
+        crate::stdout::print_all("swath bench", format!("{table}{saved}").as_bytes())?;
         Ok(())
     }
 }

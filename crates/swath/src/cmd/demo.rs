@@ -32,7 +32,7 @@ use timing::{same_contents, Answer, Job};
 /// Arguments of `swath demo`.
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
-  swath demo                      640,000,000 bytes of text (610 MiB), about two minutes on 2 cores
+  swath demo                      640,000,000 bytes of text (610 MiB), under two minutes on 2 cores
   swath demo --size 100M --json   smaller, as one JSON object")]
 pub struct DemoArgs {
     /// Size of the test text (suffixes such as 100M or 1G accepted; at least 1M). The rows

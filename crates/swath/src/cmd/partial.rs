@@ -28,8 +28,8 @@ pub struct MergeArgs {
     /// Print a log report as JSON (as `swath logs ... --json`).
     #[arg(long)]
     json: bool,
-    /// With `logs summary` partials: also write the self-contained HTML report to OUT (as
-    /// `swath logs summary --html OUT`).
+    /// With `logs summary` partials: write the self-contained HTML report to OUT instead of
+    /// printing the text (as `swath logs summary --html OUT`; --json still prints).
     #[arg(long, value_name = "OUT")]
     html: Option<PathBuf>,
 }

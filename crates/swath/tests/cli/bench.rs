@@ -713,3 +713,67 @@ fn bench_interrupted_removes_its_files_and_keeps_the_runs_so_far() {
     let svg = std::fs::read_to_string(dir.path("out/cipher.svg")).unwrap();
     assert_eq!(svg.matches("class=\"run\"").count(), 2);
 }
+
+/// `--dir` in which another user could rename the private directory and put a link to a
+/// directory of theirs in its place (made by someone else in /tmp, or writable by all
+/// without the sticky bit) is refused before anything is written there.
+#[test]
+fn bench_refuses_a_directory_others_could_swap_its_files_in() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    std::fs::create_dir(dir.path("open")).unwrap();
+    std::fs::set_permissions(dir.path("open"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cases = vec![("open", "others may write into it")];
+    if crate::util::is_root() {
+        std::fs::create_dir(dir.path("theirs")).unwrap();
+        std::os::unix::fs::chown(dir.path("theirs"), Some(65534), Some(65534)).unwrap();
+        cases.push(("theirs", "belongs to another user"));
+    }
+    for (d, why) in cases {
+        let out = swath(
+            &dir,
+            &[
+                "bench",
+                "write",
+                "--runs",
+                "1",
+                "--size",
+                "64K",
+                "--block-sizes",
+                "4K",
+                "--threads",
+                "1",
+                "--dir",
+                d,
+                "--out",
+                "out",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{d}: {stderr}");
+        assert!(stderr.contains(why), "{d}: {stderr}");
+        assert_eq!(std::fs::read_dir(dir.path(d)).unwrap().count(), 0, "{d}");
+    }
+    // The sticky bit (as /tmp has) makes a shared directory safe.
+    std::fs::set_permissions(dir.path("open"), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = swath(
+        &dir,
+        &[
+            "bench",
+            "write",
+            "--runs",
+            "1",
+            "--size",
+            "64K",
+            "--block-sizes",
+            "4K",
+            "--threads",
+            "1",
+            "--dir",
+            "open",
+            "--out",
+            "out",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+}

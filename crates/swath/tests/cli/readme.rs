@@ -34,6 +34,9 @@ const ELSEWHERE: &[(&str, &str)] = &[
     ),
 ];
 
+/// What the README tells a user whose PATH lacks `~/.local/bin`, for `man swath-grep`.
+const README_MANPATH: &str = "export MANPATH=\"$HOME/.local/share/man:\"";
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -237,6 +240,30 @@ fn every_readme_command_runs_as_written() {
     ] {
         assert!(home.join(file).exists(), "{file} missing");
     }
+    // A cargo user whose PATH has only ~/.cargo/bin: `man` finds the pages through the
+    // MANPATH the README gives for that case.
+    let export = README_MANPATH;
+    assert!(
+        std::fs::read_to_string(repo().join("README.md"))
+            .unwrap()
+            .contains(export),
+        "the README no longer says {export}"
+    );
+    let man = Command::new("bash")
+        .args(["-c", &format!("{export}; man swath-grep")])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", &home)
+        .env(
+            "PATH",
+            format!("{}/.cargo/bin:/usr/bin:/bin", home.display()),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&man.stdout).contains("swath-grep"),
+        "{man:?}"
+    );
     let o = run("cmp --version", &home, &work);
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("swath"),
@@ -261,7 +288,7 @@ fn the_readme_says_what_its_words_mean() {
             "{term} is first used without saying whose it is: {paragraph}"
         );
     }
-    let setup: Vec<&str> = text.lines().skip(2).take(2).collect();
+    let setup: Vec<&str> = text.lines().skip(3).take(2).collect();
     assert!(
         setup.iter().all(|l| l.contains("minutes")),
         "the set-up commands do not say how long they take: {setup:?}"

@@ -171,7 +171,8 @@ pub struct PartialArgs {
 pub struct SummaryArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Also write a self-contained HTML report (charts included) to OUT.
+    /// Write a self-contained HTML report (charts included) to OUT instead of printing the
+    /// text report, as GoAccess's -o does (--json and --csv still print).
     #[arg(long, help_heading = "Report options", value_name = "OUT")]
     pub html: Option<PathBuf>,
     /// Keep reading the logs as they grow (as `tail -F`, through rotation and truncation)
@@ -356,13 +357,11 @@ fn wf2(a: Wf2Args) -> Result<std::process::ExitCode> {
         );
     }
     let mut stdin = None;
-    let head = first_head(&a.common.files, &mut stdin);
+    let (head, name) = first_head(&a.common.files, &mut stdin);
     if !head.is_empty() && !swath_ops::logs::wf2::recognises(&head) {
-        let name = a.common.files.first().map(|f| f.to_string_lossy());
         eprintln!(
-            "swath logs: {}: no access log line among its first lines (wf2 reads the Common \
-             and Combined Log Formats; 'swath logs summary' recognises others)",
-            name.unwrap_or_default()
+            "swath logs: {name}: no access log line among its first lines (wf2 reads the \
+             Common and Combined Log Formats; 'swath logs summary' recognises others)"
         );
         return Ok(std::process::ExitCode::from(Status::Trouble));
     }
@@ -469,8 +468,9 @@ fn refuse_output_among_inputs(out: &Path, files: &[PathBuf]) -> Result<()> {
 }
 
 /// The first bytes of the first log that has any (standard input kept in `stdin`, its
-/// bytes looked at, for the report to read after them), to recognise the format by.
-fn first_head(files: &[PathBuf], stdin: &mut Option<Source<'static>>) -> Vec<u8> {
+/// bytes looked at, for the report to read after them), to recognise the format by, and
+/// that log's name (the first file's when none has any).
+fn first_head(files: &[PathBuf], stdin: &mut Option<Source<'static>>) -> (Vec<u8>, String) {
     for f in files {
         let raw = if f.as_os_str() == "-" {
             stdin
@@ -489,10 +489,11 @@ fn first_head(files: &[PathBuf], stdin: &mut Option<Source<'static>>) -> Vec<u8>
             }
         };
         if !raw.iter().all(u8::is_ascii_whitespace) {
-            return raw;
+            return (raw, f.to_string_lossy().into_owned());
         }
     }
-    Vec::new()
+    let first = files.first().map(|f| f.to_string_lossy().into_owned());
+    (Vec::new(), first.unwrap_or_default())
 }
 
 /// The summary's configuration from its options; the format recognised (said on
@@ -502,14 +503,14 @@ fn summary_config(
     stdin: &mut Option<Source<'static>>,
     head: Option<Vec<u8>>,
 ) -> Result<(SummaryConfig, Vec<String>)> {
-    let head = head.unwrap_or_else(|| first_head(&a.common.files, stdin));
+    let (head, name) = match head {
+        Some(h) => {
+            let first = a.common.files.first().map(|f| f.to_string_lossy());
+            (h, first.unwrap_or_default().into_owned())
+        }
+        None => first_head(&a.common.files, stdin),
+    };
     let (format, detected) = swath_report::logs::log_format(&a.format, &head).map_err(|e| {
-        let name = a
-            .common
-            .files
-            .first()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
         if a.format == "auto" {
             anyhow::anyhow!("{name}: {e}")
         } else {
