@@ -318,6 +318,10 @@ impl Session {
 
     /// Keeps a run; when it ends its configuration, says the configuration's median.
     fn record(&self, run: Run) {
+        if scratch::interrupted() {
+            // A run that ends after the signal is not one of the runs so far.
+            return;
+        }
         self.bar.inc(1);
         let line = {
             let mut guard = self.runs.lock().unwrap_or_else(|p| p.into_inner());

@@ -578,28 +578,9 @@ fn bench_says_a_line_per_finished_configuration_without_a_terminal() {
         assert!(line.ends_with(" ms over 3 runs"), "{line}");
     }
 
-    let out = swath(
-        &dir,
-        &[
-            "bench",
-            "write",
-            "--runs",
-            "2",
-            "--size",
-            "64K",
-            "--block-sizes",
-            "4K",
-            "--threads",
-            "1,2",
-            "--dir",
-            "wdata",
-            "--out",
-            "out",
-        ],
-    );
+    let (out, lines) = bench_write(&dir, &["--runs", "2", "--threads", "1,2", "--dir", "wdata"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(" median ")).collect();
     assert_eq!(lines.len(), 4, "{stderr}");
     assert!(
         lines[3].starts_with(
@@ -610,26 +591,9 @@ fn bench_says_a_line_per_finished_configuration_without_a_terminal() {
     assert!(!dir.path("wdata").exists());
 
     // Without --runs, 10 runs a configuration (the article's 100 took minutes).
-    let out = swath(
-        &dir,
-        &[
-            "bench",
-            "write",
-            "--size",
-            "64K",
-            "--block-sizes",
-            "4K",
-            "--threads",
-            "1",
-            "--dir",
-            "wdata",
-            "--out",
-            "out",
-        ],
-    );
+    let (out, lines) = bench_write(&dir, &["--threads", "1", "--dir", "wdata"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(" median ")).collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
         lines.iter().all(|l| l.ends_with(" ms over 10 runs")),
@@ -681,6 +645,14 @@ fn bench_interrupted_removes_its_files_and_keeps_the_runs_so_far() {
     );
     // SAFETY: kill has no memory-safety preconditions; the id is our child's.
     assert_eq!(unsafe { libc::kill(p.child.id() as i32, libc::SIGINT) }, 0);
+    // Resumed once the signal is taken (its scratch directory gone), so that the runs so
+    // far are the first configuration's whatever the threads' timing.
+    for _ in 0..600 {
+        if entries(&dir.path("data")).len() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let out = p.resume();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -729,26 +701,9 @@ fn bench_refuses_a_directory_others_could_swap_its_files_in() {
         std::os::unix::fs::chown(dir.path("theirs"), Some(65534), Some(65534)).unwrap();
         cases.push(("theirs", "belongs to another user"));
     }
+    let write_in = |d: &str| bench_write(&dir, &["--runs", "1", "--threads", "1", "--dir", d]).0;
     for (d, why) in cases {
-        let out = swath(
-            &dir,
-            &[
-                "bench",
-                "write",
-                "--runs",
-                "1",
-                "--size",
-                "64K",
-                "--block-sizes",
-                "4K",
-                "--threads",
-                "1",
-                "--dir",
-                d,
-                "--out",
-                "out",
-            ],
-        );
+        let out = write_in(d);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{d}: {stderr}");
         assert!(stderr.contains(why), "{d}: {stderr}");
@@ -756,24 +711,29 @@ fn bench_refuses_a_directory_others_could_swap_its_files_in() {
     }
     // The sticky bit (as /tmp has) makes a shared directory safe.
     std::fs::set_permissions(dir.path("open"), std::fs::Permissions::from_mode(0o1777)).unwrap();
-    let out = swath(
-        &dir,
-        &[
-            "bench",
-            "write",
-            "--runs",
-            "1",
-            "--size",
-            "64K",
-            "--block-sizes",
-            "4K",
-            "--threads",
-            "1",
-            "--dir",
-            "open",
-            "--out",
-            "out",
-        ],
-    );
+    let out = write_in("open");
     assert!(out.status.success(), "{out:?}");
+}
+
+/// `swath bench write` on 64 KiB in 4 KiB blocks with `args`; its output, and the lines of
+/// its standard error that say a configuration's median.
+fn bench_write(dir: &Dir, args: &[&str]) -> (std::process::Output, Vec<String>) {
+    let mut all = vec![
+        "bench",
+        "write",
+        "--size",
+        "64K",
+        "--block-sizes",
+        "4K",
+        "--out",
+        "out",
+    ];
+    all.extend_from_slice(args);
+    let out = swath(dir, &all);
+    let lines = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(" median "))
+        .map(String::from)
+        .collect();
+    (out, lines)
 }
