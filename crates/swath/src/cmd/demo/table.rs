@@ -182,7 +182,7 @@ fn time(t: Duration) -> String {
 pub const SMALLER_ROWS: &str = "Rows on less data: wc counts an eighth of the text, logs \
     summary a log of a 32nd of it (at least 1 MiB), patch make releases of a 16th: GNU wc's \
     word count, GoAccess and xdelta3 read only a few MB a second, and the whole demo is meant \
-    to take about two minutes.";
+    to take under two minutes.";
 
 /// A size in binary units, as `--size` reads its suffixes (`--size 100M`: 100.0 MiB).
 pub fn size(bytes: u64) -> String {
