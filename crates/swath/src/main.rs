@@ -257,7 +257,7 @@ fn main() -> ExitCode {
             if let Some(stdout::Reported(status)) = e.downcast_ref::<stdout::Reported>() {
                 return ExitCode::from(*status);
             }
-            eprintln!("{prog}: {e:#}");
+            eprintln!("{prog}: {}", error_line(&e));
             // An input that changed while read (grew, or was rewritten, under a copy) is status 2, as the
             // engine's readers report it; other failures 1.
             let changed = e.chain().any(|c| {
@@ -276,4 +276,16 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// An error and its causes on one line, `: `-separated, a system error said without its
+/// `(os error N)` suffix (as every message of the engine says it).
+fn error_line(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(|c| match c.downcast_ref::<std::io::Error>() {
+            Some(io) => swath_engine::error::os_message(io),
+            None => c.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }

@@ -322,3 +322,24 @@ fn html_writes_the_page_alone() {
     assert!(o.stdout.is_empty());
     assert!(dir.path("m.html").exists());
 }
+
+/// A system error in swath's own commands is said as the engine says it, without the
+/// `(os error N)` that Rust's errors append (`bench --dir FILE` said `File exists (os error
+/// 17)`).
+#[test]
+fn system_errors_are_said_without_their_number() {
+    let dir = Dir::new();
+    dir.write("afile", b"x\n");
+    for args in [
+        &[
+            "bench", "write", "--dir", "afile", "--runs", "1", "--size", "64K",
+        ][..],
+        &["gen", "text", "1M", "no-such-dir/x"],
+    ] {
+        let o = swath(&dir, args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("os error"), "{args:?}: {err}");
+    }
+}
