@@ -487,17 +487,9 @@ fn bench_cipher_defaults_are_a_short_table_and_full_is_the_whole_one() {
     assert!(bytes <= 64 << 20, "default size {bytes}");
     assert!(runs <= 100 && runs == 3 * configs, "default runs {runs}");
     let series: BTreeSet<&str> = quick.iter().map(|k| k.0.as_str()).collect();
-    for s in [
-        "stream",
-        "mmap",
-        "threads",
-        "pool",
-        "uring",
-        "mmap-threads",
-        "tr",
-        "dd bs=4M (copy)",
-        "cp (copy)",
-    ] {
+    // Every strategy but `auto` (a choice among them), and the peers.
+    let peers = ["tr", "dd bs=4M (copy)", "cp (copy)"];
+    for s in crate::cipher::STRATEGIES[1..].iter().chain(&peers) {
         assert!(
             series.contains(s),
             "{s} is not measured by default: {quick:?}"

@@ -5,7 +5,8 @@ use std::process::{Command, Stdio};
 
 use crate::util::{default_signals, swath, swath_bin, Dir, SmallFs};
 
-const STRATEGIES: [&str; 7] = [
+/// Every `--strategy` of `swath cipher` (`auto` first), for the tests that try each.
+pub const STRATEGIES: [&str; 7] = [
     "auto",
     "stream",
     "mmap",

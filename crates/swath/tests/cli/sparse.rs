@@ -507,15 +507,7 @@ fn cp_and_cipher_keep_holes_on_a_small_tmpfs() {
     run(&["cp", "sparse", out_s], "cp");
     check(&out, "cp", false);
     std::fs::remove_file(&out).unwrap();
-    for strategy in [
-        "auto",
-        "stream",
-        "mmap",
-        "threads",
-        "pool",
-        "uring",
-        "mmap-threads",
-    ] {
+    for strategy in crate::cipher::STRATEGIES {
         let what = format!("cipher --strategy {strategy}");
         run(
             &[
